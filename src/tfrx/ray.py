@@ -1,0 +1,607 @@
+"""Ray Data: read TFRecord files into a ``ray.data.Dataset`` and write one back as shards.
+
+:func:`read_tfrecords` builds a :class:`TFRecordDatasource` (Ray's
+Datasource API): one read task per file, and a large uncompressed file is
+split into several tasks. With an index file (:func:`tfrx.build_index`) the
+split is by record ranges and every task knows its row count; without one
+it is by byte ranges, each task starting at the first record header at or
+after its range start (a header whose length CRC and data CRC both hold,
+so a split never starts inside a payload) and reading the records whose
+header starts before its range end. Every task reads with the native
+framing scanner (both CRCs checked) and parses with the native parser into
+Arrow blocks (:mod:`tfrx.arrow`, numerics zero-copy).
+
+:func:`write_tfrecords` writes a Dataset through :class:`TFRecordDatasink`
+(Ray's Datasink API): every block becomes one shard, written under a
+hidden temporary name by its write task and renamed to its TFDS name
+(``prefix.tfrecord-00003-of-00016``) only once every task has finished, so
+a failed write leaves no file that looks finished.
+
+Ray is imported when this module is: ``pip install 'tfrx[ray]'``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+try:
+    import pyarrow as pa
+    import ray
+    from ray.data.block import BlockAccessor, BlockMetadata
+    from ray.data.datasource import Datasink, Datasource, ReadTask
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError("tfrx.ray needs Ray Data: pip install 'tfrx[ray]'") from None
+
+from tfrx import _native
+from tfrx.arrow import to_examples, to_record_batch
+from tfrx.crc import masked_crc32c
+from tfrx.errors import CorruptRecordError, TfrxError
+from tfrx.io.compression import detect_compression
+from tfrx.io.options import normalize_compression
+from tfrx.io.paths import expand_paths, is_url, local_size, open_input, source_name, url_to_fs, with_options
+
+__all__ = ["TFRecordDatasource", "TFRecordDatasink", "read_tfrecords", "write_tfrecords"]
+
+_HEADER = 12
+_FRAMING = 16
+_ON_ERROR = ("raise", "skip", "warn")
+_WINDOW = 1 << 20
+# Bytes a file must hold per extra read task before it is split (a task costs
+# a few milliseconds to schedule).
+DEFAULT_MIN_SPLIT_BYTES = 32 << 20
+RAW_COLUMN = "bytes"
+
+
+# ------------------------------------------------------------------ files
+def _file_size(source) -> int | None:
+    size = local_size(source)
+    if size is None and isinstance(source, str) and is_url(source):
+        fs, path = url_to_fs(source)
+        size = int(fs.size(path))
+    return size
+
+
+def _compression_of(source, compression: str) -> str:
+    """The compression of one file: the given one, or detected from its first bytes."""
+    if compression != "auto":
+        return compression
+    with open_input(source) as f:
+        head = f.read(_HEADER)
+    return detect_compression(head)
+
+
+def _payload_ok(f, offset: int, length: int) -> bool:
+    """Whether the record whose header is at ``offset`` has a matching data CRC."""
+    f.seek(offset + _HEADER)
+    body = f.read(length + 4)
+    if len(body) != length + 4:
+        return False
+    return masked_crc32c(body[:length]) == int.from_bytes(body[length:], "little")
+
+
+def record_boundary(source, position: int, size: int) -> int:
+    """The offset of the first record header at or after ``position`` (``size`` if none).
+
+    A header counts when its length CRC holds, the record fits in the file
+    and its data CRC holds too: a false match inside a payload would need
+    both 32-bit checksums to agree by chance. A damaged record is therefore
+    never a boundary; the task before it reads it and reports the damage.
+    """
+    if position <= 0:
+        return 0
+    if position >= size:
+        return size
+    with open_input(source) as f:
+        base = position
+        while base < size:
+            f.seek(base)
+            # _HEADER - 1 bytes of overlap: a header that starts in this window is whole in it
+            window = np.frombuffer(f.read(min(_WINDOW + _HEADER - 1, size - base)), np.uint8)
+            limit = min(_WINDOW, len(window))
+            k = _native.find_header(window, 0)
+            while 0 <= k < limit:
+                offset = base + k
+                length = int.from_bytes(window[k : k + 8].tobytes(), "little")
+                if offset + _FRAMING + length <= size and _payload_ok(f, offset, length):
+                    return offset
+                k = _native.find_header(window, k + 1)
+            base += _WINDOW
+    return size
+
+
+def _index_of(source):
+    """The record index of a local uncompressed file when one exists (never built here)."""
+    from tfrx.index import load_index
+
+    if not isinstance(source, str) or is_url(source):
+        return None
+    try:
+        return load_index(source, build=False)
+    except (OSError, TfrxError):
+        return None
+
+
+# ------------------------------------------------------------------ pieces
+@dataclass(frozen=True)
+class _Piece:
+    """What one read task reads: a whole file, or records of one uncompressed file."""
+
+    source: Any
+    start: int = 0  # byte position (a record offset when exact)
+    end: int | None = None  # byte position; None: to the end of the file
+    exact: bool = True  # start and end are record offsets (from an index, or a whole file), not byte positions
+    first_index: int = 0  # the index of the first record, when exact
+    rows: int | None = None  # record count, when known
+    nbytes: int = 0
+
+
+def _plan(sources, compression: str, parallelism: int, min_split_bytes: int, use_index: bool) -> list[_Piece]:
+    sizes = [_file_size(s) for s in sources]
+    known = [s for s in sizes if s is not None]
+    total = sum(known)
+    target = max(int(min_split_bytes), math.ceil(total / parallelism) if parallelism > 0 else total) or 1
+    pieces: list[_Piece] = []
+    for source, size in zip(sources, sizes):
+        if size is None or size <= target or _compression_of(source, compression):
+            pieces.append(_Piece(source, nbytes=size or 0))
+            continue
+        n = math.ceil(size / target)
+        index = _index_of(source) if use_index else None
+        if index is not None:
+            bounds = np.linspace(0, len(index), n + 1).astype(np.int64)
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                if hi == lo:
+                    continue
+                start = int(index.offsets[lo])
+                end = int(index.offsets[hi]) if hi < len(index) else size
+                pieces.append(_Piece(source, start, end, True, int(lo), int(hi - lo), end - start))
+            continue
+        bounds = [size * i // n for i in range(n + 1)]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            pieces.append(_Piece(source, lo, hi, False, 0, None, hi - lo))
+    return pieces
+
+
+def _groups(pieces: list[_Piece], parallelism: int) -> list[list[_Piece]]:
+    """Contiguous groups of pieces, at most ``parallelism`` of them (every piece alone when fewer)."""
+    if parallelism <= 0 or len(pieces) <= parallelism:
+        return [[p] for p in pieces]
+    bounds = np.linspace(0, len(pieces), parallelism + 1).astype(np.int64)
+    return [pieces[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+# ------------------------------------------------------------------ reading
+def _schema(features) -> pa.Schema:
+    """The Arrow schema of parsed ``features`` (from an empty batch)."""
+    if features is False:
+        return pa.schema([(RAW_COLUMN, pa.binary())])
+    from tfrx.io.batch import RecordBatch
+    from tfrx.parsing import parse_example
+
+    empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    return to_record_batch(parse_example(empty, features)).schema
+
+
+def _parse_skipping(parser, batch, errors: list) -> dict | None:
+    """Parses record by record, dropping the ones that are not valid Examples."""
+    keep = []
+    for i in range(len(batch)):
+        try:
+            parser.parse(batch[i : i + 1], num_threads=1)
+        except (TfrxError, ValueError) as e:
+            errors.append(f"{batch.path}: record {batch.first_index + i}: {e}")
+            continue
+        keep.append(i)
+    if not keep:
+        return None
+    from tfrx.io.batch import RecordBatch
+
+    return parser.parse(RecordBatch.from_records([batch[i] for i in keep]), num_threads=1)
+
+
+def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_size: int) -> Iterator[pa.Table]:
+    from tfrx.io.reader import RecordPosition, RecordReader
+    from tfrx.parsing import ExampleParser
+
+    parser = None if features is False else ExampleParser(features, num_threads=1)
+    start, end = piece.start, piece.end
+    if not piece.exact:
+        size = _file_size(piece.source)
+        start = record_boundary(piece.source, start, size)
+        end = record_boundary(piece.source, end, size) if end is not None else None
+        if end is not None and start >= end:
+            return
+    kwargs = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
+    reader = RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs)
+    with reader:
+        try:
+            for batch in reader.iter_batches(max_records=batch_size):
+                if parser is None:
+                    yield pa.table({RAW_COLUMN: pa.array(batch.to_list(), pa.binary())})
+                    continue
+                try:
+                    parsed = parser.parse(batch, num_threads=1)
+                except (TfrxError, ValueError):
+                    if on_error == "raise":
+                        raise
+                    skipped: list[str] = []
+                    parsed = _parse_skipping(parser, batch, skipped)
+                    if on_error == "warn":
+                        import warnings
+
+                        for message in skipped:
+                            warnings.warn(message, stacklevel=2)
+                    if parsed is None:
+                        continue
+                yield pa.Table.from_batches([to_record_batch(parsed)])
+        except CorruptRecordError as e:
+            if piece.exact or not start:
+                raise
+            # Records of a byte-range task are numbered from the range's first record.
+            raise CorruptRecordError(
+                f"{e} (record numbers count from byte {start}, where this read task starts; "
+                "an index file gives true record numbers: tfrx.build_index)",
+                path=e.path, record_index=e.record_index, offset=e.offset, kind=e.kind,
+                expected=e.expected, actual=e.actual,
+            ) from e
+
+
+class TFRecordDatasource(Datasource):
+    """A Ray Datasource over TFRecord files of ``tf.train.Example`` records.
+
+    ``features``: a spec as for :func:`tfrx.parse_example`; ``None`` infers
+    one from the first ``infer_records`` records (:func:`tfrx.infer_features`);
+    ``False`` gives the raw records in one ``binary`` column named ``"bytes"``.
+    ``compression_type``: ``"auto"`` (detect per file, the default), ``None``,
+    ``"GZIP"`` or ``"ZLIB"``. Compressed files are read by one task each;
+    uncompressed files larger than ``min_split_bytes`` are split (see the
+    module's notes). ``use_index``: split by an existing index file when a
+    file has one (``tfrx.build_index``).
+    """
+
+    def __init__(
+        self,
+        paths,
+        features: Mapping | bool | None = None,
+        *,
+        compression_type: str | None = "auto",
+        storage_options: dict | None = None,
+        on_error: str = "raise",
+        batch_size: int = 8192,
+        infer_records: int = 1000,
+        min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
+        use_index: bool = True,
+    ) -> None:
+        super().__init__()
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self._sources = [s if isinstance(s, str) else source_name(s) for s in
+                         expand_paths(paths, storage_options=storage_options)]
+        if any(s is None for s in self._sources):
+            raise TypeError("read_tfrecords reads paths and URLs, not open file objects (tasks run elsewhere)")
+        self.compression = normalize_compression(compression_type, allow_auto=True)
+        self.on_error = on_error
+        self.batch_size = int(batch_size)
+        self.min_split_bytes = int(min_split_bytes)
+        self.use_index = bool(use_index)
+        if features is None:
+            features = self._infer(infer_records)
+        elif features is not False and features is not True:
+            features = dict(features)
+        elif features is True:
+            raise ValueError("features must be a spec, None (infer) or False (raw records)")
+        self.features = features
+        self.schema = _schema(features)
+
+    def _infer(self, infer_records: int):
+        from tfrx.io.reader import RecordReader
+        from tfrx.parsing import infer_features
+
+        records: list[bytes] = []
+        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error) as reader:
+            for record in reader:
+                records.append(record)
+                if len(records) >= infer_records:
+                    break
+        if not records:
+            raise ValueError(f"no records in {len(self._sources)} file(s) to infer features from; pass features=")
+        return infer_features(records, max_records=infer_records, kind="example")
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self._sources)
+
+    def get_name(self) -> str:
+        return "TFRecordTfrx"
+
+    def estimate_inmemory_data_size(self) -> int | None:
+        sizes = [_file_size(s) for s in self._sources]
+        return sum(s for s in sizes if s is not None) or None
+
+    def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, data_context=None) -> list[ReadTask]:
+        pieces = _plan(self._sources, self.compression, parallelism, self.min_split_bytes, self.use_index)
+        features, compression, on_error, batch_size = self.features, self.compression, self.on_error, self.batch_size
+        tasks = []
+        for group in _groups(pieces, parallelism):
+            rows = None if any(p.rows is None for p in group) else sum(p.rows for p in group)
+            if rows is None and all(p.nbytes == 0 and p.exact for p in group):
+                rows = 0
+            metadata = BlockMetadata(
+                num_rows=rows,
+                size_bytes=int(sum(p.nbytes for p in group)),
+                input_files=[str(p.source) for p in group],
+                exec_stats=None,
+            )
+
+            def read(group=group) -> Iterable[pa.Table]:
+                for piece in group:
+                    yield from _read_piece(piece, features, compression, on_error, batch_size)
+
+            kwargs = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
+            tasks.append(ReadTask(read, metadata, schema=self.schema, **kwargs))
+        return tasks
+
+
+def read_tfrecords(
+    paths,
+    features: Mapping | bool | None = None,
+    *,
+    compression_type: str | None = "auto",
+    storage_options: dict | None = None,
+    on_error: str = "raise",
+    batch_size: int = 8192,
+    infer_records: int = 1000,
+    min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
+    use_index: bool = True,
+    override_num_blocks: int | None = None,
+    concurrency: int | None = None,
+    ray_remote_args: dict | None = None,
+) -> ray.data.Dataset:
+    """Reads TFRecord files of ``tf.train.Example`` into a ``ray.data.Dataset``.
+
+    Columns are the features in name order: a ``FixedLenFeature`` of shape
+    ``[]`` is a scalar column, other shapes fixed-size lists, ``VarLenFeature``
+    / ``RaggedFeature`` list columns, strings ``binary``. ``features=None``
+    infers the spec; ``features=False`` gives one ``binary`` column
+    ``"bytes"`` of raw records. CRCs are always checked; ``on_error="skip"``
+    drops damaged records (and records that are not Examples) and goes on.
+    ``paths`` are paths, globs or fsspec URLs (``storage_options`` go to
+    fsspec). ``override_num_blocks`` sets the number of read tasks: files
+    are grouped when it is smaller than their count, and large uncompressed
+    files split when it is larger. See :class:`TFRecordDatasource`.
+    """
+    source = TFRecordDatasource(
+        paths, features, compression_type=compression_type, storage_options=storage_options,
+        on_error=on_error, batch_size=batch_size, infer_records=infer_records,
+        min_split_bytes=min_split_bytes, use_index=use_index,
+    )
+    return ray.data.read_datasource(
+        source, override_num_blocks=override_num_blocks, concurrency=concurrency, ray_remote_args=ray_remote_args,
+    )
+
+
+# ------------------------------------------------------------------ writing
+def _cast_leaf(arr: pa.Array | pa.ChunkedArray, leaf: pa.DataType):
+    """``arr`` with its innermost value type cast to ``leaf`` (lists kept)."""
+    def swap(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_list(t):
+            return pa.list_(swap(t.value_type))
+        if pa.types.is_large_list(t):
+            return pa.large_list(swap(t.value_type))
+        if pa.types.is_fixed_size_list(t):
+            return pa.list_(swap(t.value_type), t.list_size)
+        return leaf
+
+    return arr.cast(swap(arr.type))
+
+
+_LEAF = {"int64": pa.int64(), "float32": pa.float32(), "string": pa.binary()}
+
+
+def _select(table: pa.Table, features: Mapping | None) -> pa.Table:
+    """The columns named by ``features``, their values cast to the features' dtypes."""
+    if features is None:
+        return table
+    missing = [n for n in features if n not in table.column_names]
+    if missing:
+        raise ValueError(f"features name columns the dataset does not have: {missing}; columns: {table.column_names}")
+    columns = []
+    for name, feature in features.items():
+        dtype = str(getattr(getattr(feature, "dtype", feature), "name", getattr(feature, "dtype", feature)))
+        leaf = _LEAF.get(dtype.replace("tfrx.", ""))
+        if leaf is None:
+            raise ValueError(f"feature {name!r}: dtype {dtype!r} is not int64, float32 or string")
+        columns.append(_cast_leaf(table.column(name), leaf))
+    return pa.table(columns, names=list(features))
+
+
+class TFRecordDatasink(Datasink):
+    """A Ray Datasink that writes each block as one TFRecord shard of ``tf.train.Example`` records.
+
+    ``prefix`` is where the shards go, as for :class:`tfrx.ShardedWriter`:
+    ``out/train`` gives ``out/train.tfrecord-00000-of-00004``, ... (``naming``
+    is ``"tfds"`` or a template with ``{prefix}``, ``{index}``, ``{total}``).
+    Each write task writes its blocks under hidden names
+    (``.train-<run>-<task>-<block>.part``); :meth:`on_write_complete` renames
+    them in dataset order to their final names and writes the manifest
+    ``prefix.manifest.json`` (as ShardedWriter's). A failed write removes
+    the temporary files. ``num_shards``: pad with empty shards up to this
+    many (:func:`write_tfrecords` repartitions to it first).
+    """
+
+    def __init__(
+        self,
+        prefix: str | os.PathLike,
+        *,
+        compression_type: str | None = None,
+        features: Mapping | None = None,
+        naming: str = "tfds",
+        num_shards: int | None = None,
+        manifest: bool = True,
+        storage_options: dict | None = None,
+    ) -> None:
+        from tfrx.tools.sharded import shard_name
+
+        self.prefix = os.fspath(prefix)
+        self.storage_options = storage_options
+        self.remote = is_url(self.prefix)
+        if self.remote:
+            self.prefix = with_options(self.prefix, storage_options)
+        self.compression = normalize_compression(compression_type)
+        self.features = dict(features) if features is not None else None
+        if naming != "tfds" and shard_name("p", 0, 2, naming) == shard_name("p", 1, 2, naming):
+            raise ValueError(f"naming template {naming!r} must use {{index}} so shard names differ")
+        self.naming = naming
+        self.num_shards = num_shards
+        self.manifest = manifest
+        self.run = uuid.uuid4().hex[:12]
+        self.paths: list[str] = []
+
+    # ------------------------------------------------------------ names
+    def _split(self) -> tuple[str, str]:
+        if self.remote:
+            directory, base = self.prefix.rsplit("/", 1)
+            return directory, base
+        directory, base = os.path.split(self.prefix)
+        return directory or ".", base
+
+    def _tmp(self, task: int, block: int) -> str:
+        directory, base = self._split()
+        name = f".{base}-{self.run}-{task:05d}-{block:05d}.part"
+        if self.remote:
+            return with_options(f"{directory}/{name}", self.storage_options)
+        return os.path.join(directory, name)
+
+    def _fs(self):
+        fs, _ = url_to_fs(self.prefix)
+        return fs
+
+    # ------------------------------------------------------------ Datasink
+    def on_write_start(self, schema=None) -> None:
+        if not self.remote:
+            os.makedirs(self._split()[0], exist_ok=True)
+
+    def write(self, blocks: Iterable, ctx) -> list[tuple[int, int, str, int, int]]:
+        from tfrx.io.writer import TFRecordWriter
+
+        out = []
+        for b, block in enumerate(blocks):
+            table = _select(BlockAccessor.for_block(block).to_arrow(), self.features)
+            tmp = self._tmp(ctx.task_idx, b)
+            with TFRecordWriter(tmp, compression=self.compression) as writer:
+                for chunk in table.to_batches(max_chunksize=8192):
+                    writer.write_many(to_examples(chunk, as_batch=True))
+                records = writer.records_written
+            if not self.remote:
+                from tfrx.tools.sharded import _fsync_path
+
+                _fsync_path(tmp)
+            out.append((ctx.task_idx, b, str(tmp), records, table.num_rows))
+        return out
+
+    def on_write_complete(self, write_result) -> None:
+        from tfrx.io.writer import TFRecordWriter
+        from tfrx.tools.sharded import _fsync_dir, shard_name
+
+        parts = sorted((p for task in write_result.write_returns for p in task), key=lambda p: (p[0], p[1]))
+        total = max(len(parts), self.num_shards or 0, 1)
+        fs = self._fs() if self.remote else None
+        entries, self.paths = [], []
+        for i in range(total):
+            final = shard_name(self.prefix, i, total, self.naming)
+            if i < len(parts):
+                tmp, records = parts[i][2], parts[i][3]
+                if fs is not None:
+                    fs.mv(fs._strip_protocol(tmp), fs._strip_protocol(final))
+                else:
+                    os.replace(tmp, final)
+            else:  # padding up to num_shards: an empty (valid) shard
+                records = 0
+                TFRecordWriter(with_options(final, self.storage_options) if fs else final,
+                               compression=self.compression).close()
+            size = int(fs.size(fs._strip_protocol(final))) if fs is not None else os.path.getsize(final)
+            self.paths.append(str(final))
+            entries.append({"name": str(final).rsplit("/", 1)[-1], "records": int(records), "bytes": size})
+        if fs is None:
+            _fsync_dir(self._split()[0])
+        if self.manifest:
+            manifest = {
+                "format": "tfrx-shards/1",
+                "prefix": self._split()[1],
+                "compression": self.compression or None,
+                "num_shards": total,
+                "num_records": sum(e["records"] for e in entries),
+                "num_bytes": sum(e["bytes"] for e in entries),
+                "shardLengths": [e["records"] for e in entries],
+                "shards": entries,
+            }
+            text = (json.dumps(manifest, indent=2) + "\n").encode()
+            path = self.prefix + ".manifest.json"
+            if fs is not None:
+                fs.pipe_file(fs._strip_protocol(path), text)
+            else:
+                with open(path + ".tmp", "wb") as f:
+                    f.write(text)
+                os.replace(path + ".tmp", path)
+
+    def on_write_failed(self, error: Exception) -> None:
+        directory, base = self._split()
+        pattern = f".{base}-{self.run}-"
+        try:
+            if self.remote:
+                fs = self._fs()
+                for name in fs.ls(fs._strip_protocol(directory), detail=False):
+                    if name.rsplit("/", 1)[-1].startswith(pattern):
+                        fs.rm(name)
+            else:
+                for name in os.listdir(directory):
+                    if name.startswith(pattern):
+                        os.remove(os.path.join(directory, name))
+        except OSError:
+            pass
+
+
+def write_tfrecords(
+    dataset: ray.data.Dataset,
+    prefix: str | os.PathLike,
+    *,
+    num_shards: int | None = None,
+    compression_type: str | None = None,
+    features: Mapping | None = None,
+    naming: str = "tfds",
+    manifest: bool = True,
+    storage_options: dict | None = None,
+    concurrency: int | None = None,
+    ray_remote_args: dict | None = None,
+) -> list[str]:
+    """Writes a ``ray.data.Dataset`` as TFRecord shards of ``tf.train.Example``; returns the shard paths.
+
+    Integer and boolean columns become ``int64_list`` features, floating
+    point ``float_list``, binary/string ``bytes_list``; list columns give
+    several values, nulls leave the feature out (as :func:`tfrx.arrow.to_examples`).
+    ``features`` selects columns and casts their values to the features'
+    dtypes. ``num_shards`` repartitions the dataset into that many shards
+    first; without it every block becomes a shard. Shards get TFDS names
+    and appear only once the whole write has succeeded (see
+    :class:`TFRecordDatasink`).
+    """
+    if num_shards is not None:
+        if not isinstance(num_shards, int) or num_shards < 1:
+            raise ValueError(f"num_shards must be a positive integer, got {num_shards!r}")
+        dataset = dataset.repartition(num_shards)
+    sink = TFRecordDatasink(
+        prefix, compression_type=compression_type, features=features, naming=naming,
+        num_shards=num_shards, manifest=manifest, storage_options=storage_options,
+    )
+    dataset.write_datasink(sink, concurrency=concurrency, ray_remote_args=ray_remote_args)
+    return sink.paths

@@ -1,0 +1,245 @@
+"""tfrx.ray: read_tfrecords / write_tfrecords on a local Ray instance, against tfrx's single-process results."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import tfrx
+
+pa = pytest.importorskip("pyarrow")
+ray = pytest.importorskip("ray")
+tray = pytest.importorskip("tfrx.ray")
+from tfrx.arrow import read_tfrecord  # noqa: E402
+
+SPEC = {
+    "id": tfrx.FixedLenFeature([], tfrx.int64),
+    "score": tfrx.FixedLenFeature([], tfrx.float32),
+    "vec": tfrx.FixedLenFeature([3], tfrx.float32),
+    "name": tfrx.FixedLenFeature([], tfrx.string),
+    "tags": tfrx.VarLenFeature(tfrx.int64),
+    "words": tfrx.RaggedFeature(tfrx.string),
+}
+
+
+def _columns(n: int, first: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 4, n)
+    words = rng.integers(0, 3, n)
+    # payloads of very different sizes, so split points land inside records of every size
+    return {
+        "id": np.arange(first, first + n, dtype=np.int64),
+        "score": rng.random(n).astype(np.float32),
+        "vec": rng.random((n, 3)).astype(np.float32),
+        "name": [b"n%d-" % i + b"x" * int(k) for i, k in zip(range(first, first + n), rng.integers(0, 300, n))],
+        "tags": tfrx.Ragged(rng.integers(0, 100, int(lengths.sum())).astype(np.int64), row_lengths=lengths),
+        "words": tfrx.Ragged([b"w%d" % i for i in range(int(words.sum()))], row_lengths=words),
+    }
+
+
+def _write(path, n, first, seed, compression=None) -> str:
+    tfrx.write_records(str(path), tfrx.encode_examples(_columns(n, first, seed)), compression=compression)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ray-shards")
+    shards = [_write(d / f"train-{i}.tfrecord", 150, 150 * i, i) for i in range(3)]
+    big = _write(d / "big.tfrecord", 2000, 10_000, 7)
+    gz = [_write(d / f"gz-{i}.tfrecord.gz", 120, 20_000 + 120 * i, 10 + i, "gzip") for i in range(2)]
+    return {"shards": shards, "big": big, "gz": gz}
+
+
+def _table(ds) -> pa.Table:
+    return pa.concat_tables(ray.get(ds.to_arrow_refs()))
+
+
+def _assert_same(table: pa.Table, expected: pa.Table) -> None:
+    assert table.schema == expected.schema
+    assert table.to_pydict() == expected.to_pydict()
+
+
+def test_several_shards_equal_the_single_process_read(cluster, files):
+    paths = files["shards"] + [files["big"]]
+    _assert_same(_table(tray.read_tfrecords(paths, SPEC)), read_tfrecord(paths, SPEC))
+
+
+def test_files_are_grouped_when_fewer_blocks_are_asked_for(files):
+    source = tray.TFRecordDatasource(files["shards"], SPEC)
+    assert len(source.get_read_tasks(8)) == 3  # one per shard
+    tasks = source.get_read_tasks(2)
+    assert len(tasks) == 2
+    assert sorted(f for t in tasks for f in t.metadata.input_files) == sorted(files["shards"])
+    assert all(t.schema == source.schema for t in tasks)
+
+
+def test_a_large_shard_splits_into_byte_ranges_on_record_boundaries(cluster, files):
+    source = tray.TFRecordDatasource(files["big"], SPEC, min_split_bytes=1, use_index=False)
+    tasks = source.get_read_tasks(7)
+    assert len(tasks) == 7 and all(t.metadata.num_rows is None for t in tasks)
+    ds = tray.read_tfrecords(files["big"], SPEC, min_split_bytes=1, use_index=False, override_num_blocks=7)
+    _assert_same(_table(ds), read_tfrecord(files["big"], SPEC))
+
+
+def test_record_boundary_finds_every_header(files):
+    index = tfrx.build_index(files["big"], index_path=files["big"] + ".idx-check")
+    size = os.path.getsize(files["big"])
+    offsets = index.offsets.tolist()
+    for k in (1, 2, 500, 1999):
+        o = offsets[k]
+        assert tray.record_boundary(files["big"], o, size) == o
+        assert tray.record_boundary(files["big"], o - 1, size) == o
+        assert tray.record_boundary(files["big"], offsets[k - 1] + 1, size) == o
+    assert tray.record_boundary(files["big"], offsets[-1] + 1, size) == size
+
+
+def test_a_large_shard_splits_by_its_index(cluster, files, tmp_path):
+    path = _write(tmp_path / "indexed.tfrecord", 900, 0, 3)
+    tfrx.build_index(path)
+    source = tray.TFRecordDatasource(path, SPEC, min_split_bytes=1)
+    tasks = source.get_read_tasks(4)
+    assert [t.metadata.num_rows for t in tasks] == [225, 225, 225, 225]
+    ds = tray.read_tfrecords(path, SPEC, min_split_bytes=1, override_num_blocks=4)
+    _assert_same(_table(ds), read_tfrecord(path, SPEC))
+
+
+def test_gzip_files_are_read_whole(cluster, files):
+    source = tray.TFRecordDatasource(files["gz"], SPEC, min_split_bytes=1)
+    assert len(source.get_read_tasks(10)) == 2
+    ds = tray.read_tfrecords(files["gz"], SPEC, min_split_bytes=1, override_num_blocks=10)
+    _assert_same(_table(ds), read_tfrecord(files["gz"], SPEC))
+
+
+def test_inferred_schema(cluster, files):
+    paths = files["shards"]
+    ds = tray.read_tfrecords(paths)
+    expected = read_tfrecord(paths)  # infers from the first records too
+    _assert_same(_table(ds), expected)
+    assert ds.schema().names == sorted(SPEC)
+
+
+def test_raw_records(cluster, files):
+    ds = tray.read_tfrecords(files["shards"], features=False)
+    table = _table(ds)
+    assert table.column_names == ["bytes"]
+    assert table.column("bytes").to_pylist() == list(tfrx.read_records(files["shards"]))
+
+
+def _corrupt(src: str, dst, record: int) -> tuple[str, int]:
+    """A copy of ``src`` with one payload byte of ``record`` flipped; returns (path, header offset)."""
+    data = bytearray(open(src, "rb").read())
+    offset = int(tfrx.build_index(src, index_path=str(dst) + ".idx").offsets[record])
+    data[offset + 12] ^= 0xFF
+    open(dst, "wb").write(bytes(data))
+    return str(dst), offset
+
+
+def test_a_corrupt_record_raises_with_file_and_offset(cluster, files, tmp_path):
+    path, offset = _corrupt(files["shards"][1], tmp_path / "bad.tfrecord", 40)
+    with pytest.raises(Exception, match=rf"data CRC mismatch in '.*bad.tfrecord', record 40 at byte {offset}"):
+        _table(tray.read_tfrecords(path, SPEC))
+
+
+def test_skip_loses_only_the_corrupt_record(cluster, files, tmp_path):
+    path, _ = _corrupt(files["shards"][1], tmp_path / "bad.tfrecord", 40)
+    table = _table(tray.read_tfrecords(path, SPEC, on_error="skip"))
+    expected = read_tfrecord(files["shards"][1], SPEC)
+    keep = [i for i in range(expected.num_rows) if i != 40]
+    _assert_same(table, expected.take(keep))
+
+
+def test_a_corrupt_record_at_a_split_point_is_never_lost(cluster, files, tmp_path):
+    # With 5 byte ranges, find a record whose header starts in a range after its start:
+    # the corrupt record is the first one the range would begin with.
+    size = os.path.getsize(files["big"])
+    offsets = tfrx.build_index(files["big"], index_path=str(tmp_path / "i.idx")).offsets
+    split = size * 2 // 5
+    record = int(np.searchsorted(offsets, split))
+    path, _ = _corrupt(files["big"], tmp_path / "bad-big.tfrecord", record)
+    args = dict(min_split_bytes=1, use_index=False, override_num_blocks=5)
+    with pytest.raises(Exception, match="data CRC mismatch"):
+        _table(tray.read_tfrecords(path, SPEC, **args))
+    table = _table(tray.read_tfrecords(path, SPEC, on_error="skip", **args))
+    expected = read_tfrecord(files["big"], SPEC)
+    _assert_same(table, expected.take([i for i in range(expected.num_rows) if i != record]))
+
+
+def test_write_round_trips_with_tfds_names(cluster, files, tmp_path):
+    paths = files["shards"]
+    expected = read_tfrecord(paths, SPEC)
+    out = tray.write_tfrecords(tray.read_tfrecords(paths, SPEC), tmp_path / "out" / "train", num_shards=4)
+    assert [os.path.basename(p) for p in out] == [f"train.tfrecord-{i:05d}-of-00004" for i in range(4)]
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(["train.manifest.json", *map(os.path.basename, out)])
+    assert sum(1 for _ in tfrx.read_records(out)) == expected.num_rows
+    _assert_same(read_tfrecord(out, SPEC), expected)
+
+
+def test_write_one_shard_per_block_gzip(cluster, files, tmp_path):
+    ds = ray.data.from_arrow(read_tfrecord(files["shards"], SPEC)).repartition(3)
+    out = tray.write_tfrecords(ds, str(tmp_path / "gz" / "data"), compression_type="gzip")
+    assert len(out) == 3 and all(re.fullmatch(r"data\.tfrecord-0000[0-2]-of-00003", os.path.basename(p)) for p in out)
+    assert open(out[0], "rb").read(2) == b"\x1f\x8b"
+    _assert_same(read_tfrecord(out, SPEC), read_tfrecord(files["shards"], SPEC))
+    assert not [n for n in os.listdir(tmp_path / "gz") if n.startswith(".")]
+
+
+def test_write_selects_and_casts_features(cluster, tmp_path):
+    ds = ray.data.from_items([{"a": i, "b": float(i) / 2, "c": "t%d" % i} for i in range(20)])
+    features = {"a": tfrx.FixedLenFeature([], tfrx.int64), "b": tfrx.FixedLenFeature([], tfrx.float32)}
+    out = tray.write_tfrecords(ds, tmp_path / "sel", features=features)
+    table = read_tfrecord(out, features)
+    assert table.column("a").to_pylist() == list(range(20))
+    assert table.column("b").to_pylist() == [i / 2 for i in range(20)]
+    assert set(tfrx.decode_example(next(tfrx.read_records(out)))) == {"a", "b"}
+
+
+def test_a_failed_write_leaves_no_files(cluster, tmp_path):
+    ds = ray.data.from_items([{"a": {"nested": 1}} for _ in range(5)])  # a struct has no Feature kind
+    with pytest.raises(Exception, match="no tf.train.Example counterpart"):
+        tray.write_tfrecords(ds, tmp_path / "bad" / "x")
+    assert os.listdir(tmp_path / "bad") == []
+
+
+def _list_columns(n: int, seed: int) -> dict:
+    """Columns for Ray's own reader, which turns single-value features into scalars and
+    longer ones into lists: every list feature holds two or more values in every record."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 5, n)
+    return {
+        "id": np.arange(n, dtype=np.int64) + 1000 * seed,
+        "score": rng.random(n).astype(np.float32),
+        "vec": rng.random((n, 3)).astype(np.float32),
+        "name": [b"r%d" % i for i in range(n)],
+        "tags": tfrx.Ragged(rng.integers(0, 100, int(lengths.sum())).astype(np.int64), row_lengths=lengths),
+    }
+
+
+def test_equals_rays_own_reader(cluster, tf, tmp_path):
+    paths = []
+    for i in range(2):
+        paths.append(str(tmp_path / f"part-{i}.tfrecords"))
+        tfrx.write_records(paths[-1], tfrx.encode_examples(_list_columns(200, i)))
+    ours = _table(tray.read_tfrecords(paths)).to_pydict()
+    theirs: dict = {}
+    # Ray's blocks order their columns as each record's feature map happens to iterate
+    for block in ray.get(ray.data.read_tfrecords(paths, override_num_blocks=1).to_arrow_refs()):
+        for name, values in block.to_pydict().items():
+            theirs.setdefault(name, []).extend(values)
+    assert sorted(ours) == sorted(theirs)
+    for name in ours:
+        assert ours[name] == theirs[name], name
