@@ -243,3 +243,58 @@ def test_equals_rays_own_reader(cluster, tf, tmp_path):
     assert sorted(ours) == sorted(theirs)
     for name in ours:
         assert ours[name] == theirs[name], name
+
+
+# ------------------------------------------------------------------ converters as Ray tasks
+def _records(paths) -> list[bytes]:
+    return list(tfrx.read_records(paths))
+
+
+def test_csv_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
+    from tfrx.tools.convert import csv_to_tfrecord
+
+    src = tmp_path / "t.csv"
+    rows = ["id,text,x"] + [f'{i},"r{i}, ""q""",{"bad" if i == 700 else i / 4}' for i in range(1500)]
+    src.write_text("\n".join(rows) + "\n")
+    args = dict(spec={"id": "int64", "text": "bytes", "x": "float"}, parallel_chunk_bytes=4096, num_shards=3,
+                on_error="skip")
+    local = csv_to_tfrecord(src, tmp_path / "local" / "t", workers=1, **args)
+    remote = csv_to_tfrecord(src, tmp_path / "ray" / "t", engine="ray", **args)
+    assert (remote.records, remote.skipped, remote.errors) == (local.records, local.skipped, local.errors) == (
+        1499, 1, [f"{src}: line 702: column 'x': 'bad' is not float"])
+    assert [_records(p) for p in remote.paths] == [_records(p) for p in local.paths]
+
+
+def test_image_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
+    from tfrx.tools.convert import images_to_tfrecord
+
+    Image = pytest.importorskip("PIL.Image")
+    rng = np.random.default_rng(1)
+    for i in range(70):  # more than one part of the file list (64 images)
+        d = tmp_path / "img" / ("a" if i % 3 else "b")
+        d.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 255, (6 + i % 5, 7, 3), dtype=np.uint8)).save(d / f"{i}.png")
+    (tmp_path / "img" / "a" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
+    args = dict(num_shards=2, workers=1, on_error="skip", resize=(4, 4))
+    local = images_to_tfrecord(tmp_path / "img", tmp_path / "local" / "i", **args)
+    remote = images_to_tfrecord(tmp_path / "img", tmp_path / "ray" / "i", engine="ray", **args)
+    assert (remote.records, remote.skipped) == (local.records, local.skipped) == (70, 1)
+    assert [_records(p) for p in remote.paths] == [_records(p) for p in local.paths]
+
+
+def test_parquet_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
+    import pyarrow.parquet as pq
+
+    from tfrx.tools.convert import parquet_to_tfrecord
+
+    n = 1000
+    table = pa.table({"a": np.arange(n), "b": [None if i % 9 == 0 else f"{i / 2}" for i in range(n)],
+                      "c": [[i, i + 1] for i in range(n)]})
+    table = table.set_column(1, "b", pa.array([("x" if i == 333 else v) for i, v in enumerate(table.column("b").to_pylist())]))
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=300)
+    args = dict(spec={"b": "float"}, max_records_per_shard=400, on_error="skip", batch_rows=128)
+    local = parquet_to_tfrecord(tmp_path / "t.parquet", tmp_path / "local" / "p", **args)
+    remote = parquet_to_tfrecord(tmp_path / "t.parquet", tmp_path / "ray" / "p", engine="ray", **args)
+    assert (remote.records, remote.skipped, remote.errors) == (local.records, local.skipped, local.errors)
+    assert local.skipped == 1 and "row 333" in local.errors[0]
+    assert [_records(p) for p in remote.paths] == [_records(p) for p in local.paths]

@@ -6,20 +6,26 @@ not fit the spec) follow ``on_error``: ``"raise"`` (default) stops with a
 :class:`tfrx.TfrxError` naming the input, ``"skip"`` leaves the input out and
 counts it, ``"warn"`` does the same with a warning. Skipped inputs are always
 counted in ``summary.skipped`` with their messages in ``summary.errors``.
+
+``engine="ray"`` runs the per-chunk work of the image, CSV and Parquet
+converters (decoding images, parsing rows, encoding Examples) as Ray tasks
+on the cluster ``ray.init()`` connected to (a local one when none was
+started); the driver only writes the returned records into the shards, so
+the output is the same as a local conversion. The inputs must be readable
+at the same paths from every Ray worker.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
-import math
 import os
 import time
 import warnings
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +48,7 @@ __all__ = [
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
 _ON_ERROR = ("raise", "skip", "warn")
+_ENGINES = ("local", "ray")
 _MAX_KEPT_ERRORS = 100
 
 
@@ -82,12 +89,70 @@ class _Errors:
         if self.on_error == "warn":
             warnings.warn(message, stacklevel=3)
 
+    def add(self, skipped: int, messages, *, warn: bool = True) -> None:
+        """Counts inputs skipped elsewhere (a worker that ran with ``"skip"``), keeping and warning about its messages."""
+        self.summary.skipped += skipped
+        for m in messages:
+            if len(self.summary.errors) < _MAX_KEPT_ERRORS:
+                self.summary.errors.append(m)
+            if warn and self.on_error == "warn":
+                warnings.warn(m, stacklevel=3)
+
+
+def _start(on_error: str) -> tuple[ConvertSummary, _Errors, float]:
+    """A fresh summary, its error policy, and the start time."""
+    summary = ConvertSummary()
+    return summary, _Errors(on_error, summary), time.perf_counter()
+
+
+def _worker_policy(on_error: str) -> str:
+    """Workers collect messages instead of warning; the driver warns once it has them (``_Errors.add``)."""
+    return "skip" if on_error == "warn" else on_error
+
+
+def _check_engine(engine: str) -> None:
+    if engine not in _ENGINES:
+        raise ValueError(f"engine must be one of {_ENGINES}, got {engine!r}")
+
+
+def _map_jobs(func, jobs, engine: str, workers: int, *, processes: bool = False):
+    """``func(job)`` for every job, results in job order: as Ray tasks, or in a local pool.
+
+    Ray tasks are submitted a few at a time ahead of the result being
+    consumed, so results waiting in the object store stay bounded.
+    """
+    if engine == "ray":
+        try:
+            import ray
+        except ImportError:
+            raise ImportError("engine='ray' needs Ray: pip install 'tfrx[ray]'") from None
+        if not ray.is_initialized():
+            ray.init()
+        task = ray.remote(func)
+        ahead = max(2, 2 * int(ray.available_resources().get("CPU", workers) or workers))
+        pending: deque = deque()
+        for job in jobs:
+            pending.append(task.remote(job))
+            if len(pending) >= ahead:
+                yield ray.get(pending.popleft())
+        while pending:
+            yield ray.get(pending.popleft())
+        return
+    pool = ProcessPoolExecutor if processes else ThreadPoolExecutor
+    with pool(workers) as ex:
+        yield from ex.map(func, jobs)
+
 
 def _writer(output, sharding: Mapping | None, compression, total=None) -> ShardedWriter:
     sharding = dict(sharding or {})
     if sharding.get("num_shards") is not None and total is not None:
         sharding.setdefault("total_records", total)
     return ShardedWriter(output, compression=compression, **sharding)
+
+
+def _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming) -> dict:
+    return {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
+            "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}
 
 
 def _finish(writer: ShardedWriter, summary: ConvertSummary, t0: float, ok: bool) -> ConvertSummary:
@@ -159,6 +224,22 @@ def _image_record(path: str, label: int, classes, root, resize, reencode, qualit
     return (data, fmt, label, classes[label], int(image.shape[0]), int(image.shape[1]), os.path.relpath(path, root))
 
 
+def _image_part_job(job) -> list:
+    """A Ray task: the results of ``_image_record`` for one part of the file list."""
+    part, options = job
+    return [_image_record(path, label, *options) for path, label in part]
+
+
+def _image_results(parts, options, engine: str, workers: int):
+    """For each part of the file list, the list of its ``_image_record`` results."""
+    if engine == "ray":
+        yield from _map_jobs(_image_part_job, [(part, options) for part in parts], engine, workers)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        for part in parts:
+            yield list(pool.map(lambda fl: _image_record(fl[0], fl[1], *options), part))
+
+
 def images_to_tfrecord(
     root: str | os.PathLike,
     output: str | os.PathLike,
@@ -178,6 +259,7 @@ def images_to_tfrecord(
     extensions=IMAGE_EXTENSIONS,
     on_error: str = "raise",
     progress: bool | None = None,
+    engine: str = "local",
 ) -> ConvertSummary:
     """Converts a folder with one subfolder per class (ImageNet layout) into TFRecord shards.
 
@@ -196,12 +278,13 @@ def images_to_tfrecord(
     JPEG unless it was a PNG). The file order is shuffled with ``seed``
     unless ``shuffle=False`` (sorted by class then name). ``workers`` threads
     (default: every core) decode in parallel; decoding releases the GIL.
+    ``engine="ray"`` decodes parts of the file list as Ray tasks instead.
     Output naming and sharding are as :class:`tfrx.ShardedWriter` (the
     default, without sharding arguments, is one shard per 1024 images).
     """
     from tfrx.codec import encode_examples
 
-    t0 = time.perf_counter()
+    _check_engine(engine)
     root = os.fspath(root)
     if validate not in ("full", "header"):
         raise ValueError(f"validate must be 'full' or 'header', got {validate!r}")
@@ -213,21 +296,18 @@ def images_to_tfrecord(
     if shuffle:
         order = np.random.default_rng(seed).permutation(len(files))
         files = [files[i] for i in order]
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     if num_shards is None and max_records_per_shard is None and max_bytes_per_shard is None:
         max_records_per_shard = 1024
-    writer = _writer(output, {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
-                              "max_bytes_per_shard": max_bytes_per_shard, "naming": naming},
-                     compression)
+    writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
     workers = workers or os.cpu_count() or 1
     chunk = max(64, 16 * workers)
+    parts = [files[lo : lo + chunk] for lo in range(0, len(files), chunk)]
+    options = (classes, root, resize, reencode, quality, validate)
     ok = False
     try:
-        with ThreadPoolExecutor(workers) as pool, progress_bar(len(files), desc="images", unit="img", enabled=progress) as bar:
-            for lo in range(0, len(files), chunk):
-                part = files[lo : lo + chunk]
-                results = list(pool.map(lambda fl: _image_record(fl[0], fl[1], classes, root, resize, reencode, quality, validate), part))
+        with progress_bar(len(files), desc="images", unit="img", enabled=progress) as bar:
+            for part, results in zip(parts, _image_results(parts, options, engine, workers)):
                 rows = []
                 for r in results:
                     if isinstance(r, str):
@@ -337,6 +417,7 @@ def csv_to_tfrecord(
     parallel_chunk_bytes: int = 16 << 20,
     on_error: str = "raise",
     progress: bool | None = None,
+    engine: str = "local",
 ) -> ConvertSummary:
     """Converts a CSV file with a header row into TFRecord shards, one Example per row.
 
@@ -351,11 +432,11 @@ def csv_to_tfrecord(
     Files larger than ``parallel_chunk_bytes`` are split at row boundaries
     and converted by ``workers`` processes (default: every core); records
     keep the file's order. Fields may be quoted (RFC 4180), also across lines.
+    ``engine="ray"`` converts those ranges as Ray tasks instead.
     """
-    t0 = time.perf_counter()
+    _check_engine(engine)
     path = os.fspath(path)
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     given = _normalize_spec(spec or {})
     size = os.path.getsize(path)
     with open(path, newline="", encoding="utf-8") as f:
@@ -381,29 +462,22 @@ def csv_to_tfrecord(
         summary.spec = kinds
         names = list(kinds.items())
     header_end = _header_end(path)
-    writer = _writer(output, {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
-                              "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}, compression)
+    writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
     workers = workers or os.cpu_count() or 1
     ok = False
     try:
         with progress_bar(size, desc="csv", unit="B", enabled=progress) as bar:
             bar.update(header_end)
-            ranges = _csv_ranges(path, header_end, size, parallel_chunk_bytes) if workers > 1 else []
+            split = workers > 1 or engine == "ray"
+            ranges = _csv_ranges(path, header_end, size, parallel_chunk_bytes) if split else []
             if len(ranges) > 1:
-                from concurrent.futures import ProcessPoolExecutor
-
                 jobs = [(path, a, b, line, names, width, delimiter, on_error, chunk_rows) for a, b, line in ranges]
-                with ProcessPoolExecutor(min(workers, len(ranges))) as pool:
-                    for (a, b, _), (batches, skipped, messages) in zip(ranges, pool.map(_csv_range_job, jobs)):
-                        for batch in batches:
-                            writer.write_many(batch)
-                        summary.skipped += skipped
-                        for m in messages:
-                            if len(summary.errors) < _MAX_KEPT_ERRORS:
-                                summary.errors.append(m)
-                            if on_error == "warn":
-                                warnings.warn(m, stacklevel=2)
-                        bar.update(b - a)
+                results = _map_jobs(_csv_range_job, jobs, engine, min(workers, len(ranges)), processes=True)
+                for (a, b, _), (batches, skipped, messages) in zip(ranges, results):
+                    for batch in batches:
+                        writer.write_many(batch)
+                    errors.add(skipped, messages)
+                    bar.update(b - a)
             else:
                 _csv_range(path, header_end, size, 2, names, width, delimiter, errors, chunk_rows,
                                      on_batch=lambda batch, done: (writer.write_many(batch), bar.update(done)))
@@ -455,8 +529,7 @@ def _csv_ranges(path: str, start: int, size: int, target: int) -> list[tuple[int
 def _csv_range_job(job):
     """Worker: converts one byte range; returns (record batches, rows skipped, messages)."""
     path, start, end, line, names, width, delimiter, on_error, chunk_rows = job
-    summary = ConvertSummary()
-    errors = _Errors("skip" if on_error == "warn" else on_error, summary)
+    summary, errors, _ = _start(_worker_policy(on_error))
     batches = []
     _csv_range(path, start, end, line, names, width, delimiter, errors, chunk_rows,
                on_batch=lambda batch, done: batches.append(batch))
@@ -635,10 +708,8 @@ def jsonl_to_tfrecord(
     kind, is a bad input (``on_error``); keys first seen after the inference
     rows are bad inputs too unless the spec names them.
     """
-    t0 = time.perf_counter()
     path = os.fspath(path)
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     kinds = _normalize_spec(spec or {})
     size = os.path.getsize(path)
     with open(path, "rb") as f:
@@ -671,8 +742,7 @@ def jsonl_to_tfrecord(
                 if kinds[k] is None:
                     raise ValueError(f"{path!r}: key {k!r} mixes kinds {sorted(x for x in ks)}; pass spec={{{k!r}: ...}}")
         summary.spec = dict(kinds)
-        writer = _writer(output, {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
-                                  "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}, compression)
+        writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
         ok = False
         try:
             with progress_bar(size, desc="jsonl", unit="B", enabled=progress) as bar:
@@ -760,6 +830,7 @@ def parquet_to_tfrecord(
     batch_rows: int = 8192,
     on_error: str = "raise",
     progress: bool | None = None,
+    engine: str = "local",
 ) -> ConvertSummary:
     """Converts a Parquet file into TFRecord shards, one Example per row (needs pyarrow).
 
@@ -768,16 +839,14 @@ def parquet_to_tfrecord(
     nulls are left out. ``spec`` forces kinds; a column whose type has no
     Feature kind (structs, maps, timestamps) must be cast first or left out
     with ``columns=``. A value that does not fit a forced kind is a bad input.
+    ``engine="ray"`` converts each row group as a Ray task.
     """
-    from tfrx.codec import encode_examples
-
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    t0 = time.perf_counter()
+    _check_engine(engine)
     path = os.fspath(path)
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     pf = pq.ParquetFile(path)
     schema = pf.schema_arrow
     names = columns or schema.names
@@ -793,45 +862,79 @@ def parquet_to_tfrecord(
         kinds[name] = kind
     summary.spec = dict(kinds)
     total = pf.metadata.num_rows
-    writer = _writer(output, {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
-                              "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}, compression, total)
+    writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total)
     ok = False
     try:
         with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
-            row0 = 0
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
-                cols = {}
-                bad = np.zeros(batch.num_rows, bool)
-                for name in names:
-                    arr = batch.column(name)
-                    kind = kinds[name]
-                    natural = _arrow_kind(arr.type, pa)
-                    is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
-                    if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
-                        cols[name] = arr.to_numpy(zero_copy_only=False)
-                        continue
-                    values = arr.to_pylist()
-                    if natural != kind:
-                        for i, v in enumerate(values):
-                            if v is None or bad[i]:
-                                continue
-                            try:
-                                values[i] = _arrow_cell(v, kind)
-                            except (ValueError, TypeError, UnicodeDecodeError):
-                                bad[i] = True
-                                errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
-                    cols[name] = values
-                if bad.any():
-                    keep = np.flatnonzero(~bad)
-                    cols = {k: (v[keep] if isinstance(v, np.ndarray) else [v[i] for i in keep]) for k, v in cols.items()}
-                if len(next(iter(cols.values()), [])):
-                    writer.write_many(encode_examples(cols, kinds=kinds, as_batch=True))
-                row0 += batch.num_rows
-                bar.update(batch.num_rows)
+            if engine == "ray":
+                groups = pf.metadata.num_row_groups
+                starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
+                jobs = [(path, g, int(starts[g]), names, kinds, _worker_policy(on_error), batch_rows) for g in range(groups)]
+                for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, engine, 1):
+                    for batch in batches:
+                        writer.write_many(batch)
+                    errors.add(skipped, messages)
+                    bar.update(rows)
+            else:
+                row0 = 0
+                for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
+                    records = _parquet_batch(path, batch, row0, kinds, errors)
+                    if records is not None:
+                        writer.write_many(records)
+                    row0 += batch.num_rows
+                    bar.update(batch.num_rows)
         ok = True
     finally:
         _finish(writer, summary, t0, ok)
     return summary
+
+
+def _parquet_batch(path: str, batch, row0: int, kinds: dict, errors: _Errors):
+    """The Examples of one Arrow record batch of a Parquet file (bad rows left out), or None when none remain."""
+    from tfrx.codec import encode_examples
+
+    pa = _pyarrow()
+    cols = {}
+    bad = np.zeros(batch.num_rows, bool)
+    for name, kind in kinds.items():
+        arr = batch.column(name)
+        natural = _arrow_kind(arr.type, pa)
+        is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
+        if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
+            cols[name] = arr.to_numpy(zero_copy_only=False)
+            continue
+        values = arr.to_pylist()
+        if natural != kind:
+            for i, v in enumerate(values):
+                if v is None or bad[i]:
+                    continue
+                try:
+                    values[i] = _arrow_cell(v, kind)
+                except (ValueError, TypeError, UnicodeDecodeError):
+                    bad[i] = True
+                    errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
+        cols[name] = values
+    if bad.any():
+        keep = np.flatnonzero(~bad)
+        cols = {k: (v[keep] if isinstance(v, np.ndarray) else [v[i] for i in keep]) for k, v in cols.items()}
+    if not len(next(iter(cols.values()), [])):
+        return None
+    return encode_examples(cols, kinds=kinds, as_batch=True)
+
+
+def _parquet_group_job(job):
+    """A Ray task: the Examples of one row group; returns (record batches, rows skipped, messages, rows read)."""
+    import pyarrow.parquet as pq
+
+    path, group, row0, names, kinds, on_error, batch_rows = job
+    summary, errors, _ = _start(on_error)
+    out, rows = [], 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group], columns=names):
+        records = _parquet_batch(path, batch, row0 + rows, kinds, errors)
+        if records is not None:
+            out.append(records)
+        rows += batch.num_rows
+    return out, summary.skipped, summary.errors, rows
 
 
 def _arrow_cell(value, kind: str):
@@ -864,9 +967,16 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc):
                 except TfrxError as e:
                     errors(f"{batch.path}: record {batch.first_index + i}: not an Example: {e}")
             bar.update(len(batch))
-        for e in reader.stats.errors:
-            errors.summary.errors.append(str(e)) if len(errors.summary.errors) < _MAX_KEPT_ERRORS else None
-        errors.summary.skipped += reader.stats.skipped_records
+        # the reader has warned about these already (on_error="warn")
+        errors.add(reader.stats.skipped_records, [str(e) for e in reader.stats.errors], warn=False)
+
+
+def _done(summary: ConvertSummary, records: int, output: str, t0: float) -> ConvertSummary:
+    """The summary of a conversion that wrote one file."""
+    summary.records = records
+    summary.paths = [output]
+    summary.seconds = time.perf_counter() - t0
+    return summary
 
 
 def tfrecord_to_jsonl(
@@ -887,9 +997,7 @@ def tfrecord_to_jsonl(
     """
     from tfrx.cli._common import json_value
 
-    t0 = time.perf_counter()
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     output = os.fspath(output)
     tmp = output + ".tmp"
     n = 0
@@ -904,10 +1012,7 @@ def tfrecord_to_jsonl(
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    summary.records = n
-    summary.paths = [output]
-    summary.seconds = time.perf_counter() - t0
-    return summary
+    return _done(summary, n, output, t0)
 
 
 def tfrecord_to_parquet(
@@ -929,9 +1034,7 @@ def tfrecord_to_parquet(
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    t0 = time.perf_counter()
-    summary = ConvertSummary()
-    errors = _Errors(on_error, summary)
+    summary, errors, t0 = _start(on_error)
     output = os.fspath(output)
     tmp = output + ".tmp"
     types = {"int64": pa.list_(pa.int64()), "float": pa.list_(pa.float32()), "bytes": pa.list_(pa.binary())}
@@ -996,7 +1099,4 @@ def tfrecord_to_parquet(
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    summary.records = n
-    summary.paths = [output]
-    summary.seconds = time.perf_counter() - t0
-    return summary
+    return _done(summary, n, output, t0)
