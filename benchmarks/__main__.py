@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,ray,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import datetime
 import sys
 
 from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, workloads, write
+from benchmarks import ray as ray_data
 from benchmarks.report import machine, table, versions
 
 SUITES = {
@@ -18,6 +19,7 @@ SUITES = {
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
+    "ray": ray_data.run,
 }
 
 
