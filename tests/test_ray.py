@@ -163,6 +163,15 @@ def test_skip_loses_only_the_corrupt_record(cluster, files, tmp_path):
     _assert_same(table, expected.take(keep))
 
 
+def test_skip_drops_records_that_are_not_examples(cluster, files, tmp_path):
+    records = list(tfrx.read_records(files["shards"][0]))
+    path = str(tmp_path / "mixed.tfrecord")
+    tfrx.write_records(path, records[:10] + [b"\xff\xff\xff"] + records[10:])
+    with pytest.raises(Exception):
+        _table(tray.read_tfrecords(path, SPEC))
+    _assert_same(_table(tray.read_tfrecords(path, SPEC, on_error="skip")), read_tfrecord(files["shards"][0], SPEC))
+
+
 def test_a_corrupt_record_at_a_split_point_is_never_lost(cluster, files, tmp_path):
     # With 5 byte ranges, find a record whose header starts in a range after its start:
     # the corrupt record is the first one the range would begin with.
