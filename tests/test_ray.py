@@ -80,6 +80,7 @@ def test_several_shards_equal_the_single_process_read(cluster, files):
 
 
 def test_files_are_grouped_when_fewer_blocks_are_asked_for(files):
+    assert tfrx.ray is tray  # the facade imports it lazily
     source = tray.TFRecordDatasource(files["shards"], SPEC)
     assert len(source.get_read_tasks(8)) == 3  # one per shard
     tasks = source.get_read_tasks(2)

@@ -254,6 +254,13 @@ def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_
             ) from e
 
 
+def _metadata(rows: int | None, nbytes: int, files: list[str]) -> BlockMetadata:
+    try:
+        return BlockMetadata(num_rows=rows, size_bytes=nbytes, input_files=files, exec_stats=None)
+    except TypeError:  # Ray versions whose BlockMetadata still carries the schema
+        return BlockMetadata(num_rows=rows, size_bytes=nbytes, schema=None, input_files=files, exec_stats=None)
+
+
 class TFRecordDatasource(Datasource):
     """A Ray Datasource over TFRecord files of ``tf.train.Example`` records.
 
@@ -336,19 +343,17 @@ class TFRecordDatasource(Datasource):
             rows = None if any(p.rows is None for p in group) else sum(p.rows for p in group)
             if rows is None and all(p.nbytes == 0 and p.exact for p in group):
                 rows = 0
-            metadata = BlockMetadata(
-                num_rows=rows,
-                size_bytes=int(sum(p.nbytes for p in group)),
-                input_files=[str(p.source) for p in group],
-                exec_stats=None,
-            )
+            metadata = _metadata(rows, int(sum(p.nbytes for p in group)), [str(p.source) for p in group])
 
             def read(group=group) -> Iterable[pa.Table]:
                 for piece in group:
                     yield from _read_piece(piece, features, compression, on_error, batch_size)
 
             kwargs = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
-            tasks.append(ReadTask(read, metadata, schema=self.schema, **kwargs))
+            try:
+                tasks.append(ReadTask(read, metadata, schema=self.schema, **kwargs))
+            except TypeError:  # Ray before the schema moved from BlockMetadata to ReadTask
+                tasks.append(ReadTask(read, metadata))
         return tasks
 
 
@@ -513,7 +518,8 @@ class TFRecordDatasink(Datasink):
         from tfrx.io.writer import TFRecordWriter
         from tfrx.tools.sharded import _fsync_dir, shard_name
 
-        parts = sorted((p for task in write_result.write_returns for p in task), key=lambda p: (p[0], p[1]))
+        returns = getattr(write_result, "write_returns", write_result)  # older Ray passes the list itself
+        parts = sorted((p for task in returns for p in task), key=lambda p: (p[0], p[1]))
         total = max(len(parts), self.num_shards or 0, 1)
         fs = self._fs() if self.remote else None
         entries, self.paths = [], []
