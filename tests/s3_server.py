@@ -19,10 +19,12 @@ _FAULT_BODY = (
 
 @dataclass
 class Fault:
-    """Fails ``remaining`` requests whose method and path match, with ``status``, after letting ``after`` through."""
+    """Fails ``remaining`` requests whose method, path (and Range header, when given) match,
+    with ``status``, after letting ``after`` through."""
 
     method: str = "GET"
     path_contains: str = ""
+    range_starts: str | None = None
     remaining: int = 0
     status: int = 503
     after: int = 0
@@ -64,10 +66,18 @@ class S3Server:
         def app(environ, start_response):
             method = environ.get("REQUEST_METHOD", "")
             path = environ.get("PATH_INFO", "")
-            self.log.add(method, path, environ.get("HTTP_RANGE"))
+            range_header = environ.get("HTTP_RANGE")
+            self.log.add(method, path, range_header)
             with self._lock:
                 hit = next(
-                    (f for f in self.faults if f.remaining > 0 and f.method == method and f.path_contains in path),
+                    (
+                        f
+                        for f in self.faults
+                        if f.remaining > 0
+                        and f.method == method
+                        and f.path_contains in path
+                        and (f.range_starts is None or (range_header or "").startswith(f.range_starts))
+                    ),
                     None,
                 )
                 if hit is not None and hit.after > 0:
@@ -111,9 +121,21 @@ class S3Server:
         return f"http://{host}:{port}"
 
     def fail(
-        self, remaining: int, *, method: str = "GET", path_contains: str = "", status: int = 503, after: int = 0
+        self,
+        remaining: int,
+        *,
+        method: str = "GET",
+        path_contains: str = "",
+        range_starts: str | None = None,
+        status: int = 503,
+        after: int = 0,
     ) -> Fault:
-        fault = Fault(method=method, path_contains=path_contains, remaining=remaining, status=status, after=after)
+        """Fails the next ``remaining`` matching requests; ``range_starts`` (``"bytes=1024-"``)
+        picks range requests by where they start."""
+        fault = Fault(
+            method=method, path_contains=path_contains, range_starts=range_starts, remaining=remaining,
+            status=status, after=after,
+        )
         with self._lock:
             self.faults.append(fault)
         return fault
