@@ -181,6 +181,7 @@ class _FileScanner:
         self._error: CorruptRecordError | None = None
         self._stream_error: CorruptRecordError | None = None
         self._io_error: OSError | None = None  # a read error held back until the records before it are out
+        self._shrunk_by = 0  # bytes the file lost while being read
 
         # ``raw``: an already opened stream (remote readahead), positioned at
         # ``start_offset`` when the file is uncompressed, else at its start.
@@ -320,6 +321,11 @@ class _FileScanner:
             io_error = e
         if self._remaining is not None:
             self._remaining -= n - have
+            if self._eof and self._remaining > 0:
+                # The file ended before the size seen at open: it shrank while
+                # being read. What is missing does not exist; say so in errors.
+                self._shrunk_by = self._remaining
+                self._remaining = 0
             if self._remaining <= 0:
                 self._eof = True
         self._base += self._lo
@@ -399,6 +405,8 @@ class _FileScanner:
         else:
             expected_total = _FRAMING + length
             detail = f"the header claims {length} data bytes, so the record needs {expected_total} bytes, but only {present} remain"
+        if self._shrunk_by:
+            detail += f"; the file shrank by {self._shrunk_by} bytes while it was being read"
         kind = "bogus_length" if present >= _HEADER and length >= _BOGUS_LENGTH else "truncated"
         label = "impossible record length" if kind == "bogus_length" else "truncated record"
         return CorruptRecordError(
