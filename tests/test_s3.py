@@ -371,3 +371,61 @@ def test_readahead_failure_after_retries_names_the_block(s3, prefix, monkeypatch
     s3.clear_faults()
     assert seen + list(reader) == expected[0] + expected[1] + expected[2]
     reader.close()
+
+
+# ---------------------------------------------------------------- command line
+def _cli_options(s3) -> list[str]:
+    """The server's storage options as the CLI takes them: a JSON object plus KEY=VALUE entries on top."""
+    import json
+
+    return [
+        "--storage-options", json.dumps({"key": s3.key, "secret": s3.secret}),
+        "--storage-option", f"client_kwargs.endpoint_url={s3.endpoint}",
+        "--storage-option", "client_kwargs.region_name=us-east-1",
+        "--storage-option", "config_kwargs.retries.max_attempts=3",
+    ]
+
+
+def test_cli_reads_and_writes_object_stores(s3, opts, prefix, capsys, tmp_path, monkeypatch):
+    import json
+
+    from tfrx.cli import main
+
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
+    cols = {"id": np.arange(12, dtype=np.int64), "name": [b"r%d" % i for i in range(12)]}
+    tfrx.write_examples(f"{prefix}/d", cols, num_shards=2, storage_options=opts)
+    glob = f"{prefix}/d.tfrecord-*-of-00002"  # not the index objects written beside the shards below
+    cli = _cli_options(s3)
+
+    def run(*argv) -> str:
+        capsys.readouterr()
+        assert main([*argv, *cli]) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    rows = [json.loads(line) for line in run("inspect", "--json", "-n", "2", glob).splitlines()]
+    assert [r["id"] for r in rows] == [[0], [1], [6], [7]] and rows[0]["name"] == ["r0"]
+    shards = [f"{prefix}/d.tfrecord-0000{i}-of-00002" for i in range(2)]
+    assert run("count", glob).splitlines() == [f"6\t{shards[0]}", f"6\t{shards[1]}", "12\ttotal"]
+    assert run("verify", glob).splitlines()[-1] == "2 of 2 files intact, 12 records read"
+    stats = json.loads(run("stats", "--json", glob))
+    assert stats["records"] == 12
+    assert json.loads(run("schema", "--json", glob))
+    assert run("index", glob).splitlines() == [f"{shard}\t6 records" for shard in shards]
+    s3.log.clear()
+    ds = tfrx.RandomAccessDataset(glob, storage_options=opts)
+    assert s3.log.count("GET", ".tfrxidx") == 2 and len(ds) == 12  # the indexes went beside the shards
+    out = run("reshard", glob, "-o", f"{prefix}/re", "--num-shards", "3")
+    assert len(out.split()) == 3
+    got = list(tfrx.read_records(out.split(), storage_options=opts))
+    assert sorted(got) == sorted(tfrx.read_records(glob, storage_options=opts))
+
+
+def test_cli_rejects_malformed_storage_options(capsys):
+    from tfrx.cli import main
+
+    assert main(["count", "s3://bucket/x", "--storage-option", "no-equals-sign"]) == 2
+    assert "--storage-option expects KEY=VALUE" in capsys.readouterr().err
+    assert main(["count", "s3://bucket/x", "--storage-options", "[1, 2]"]) == 2
+    assert "must be a JSON object" in capsys.readouterr().err
+    assert main(["count", "s3://bucket/x", "--storage-options", "{bad"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
