@@ -15,7 +15,9 @@ bucket. Three ways of reading, each local and remote:
   checked), with the indexes already built.
 
 The loopback server answers from memory, with no network latency; most of
-its cost is its own Python, on the same two cores. The ratio column is
+its cost is its own Python, on the same two cores. A second server adds
+``LATENCY`` (20 ms) before answering each request, as a distant store
+would; requests in flight together wait together. The ratio column is
 remote records/s over local records/s (wall clock); per CPU-second figures
 count only the reading process.
 
@@ -39,13 +41,14 @@ WORKLOADS = ("image", "criteo")
 SHARDS = 8
 BLOCK = 256
 BUCKET = "tfrx-bench"
+LATENCY = 0.02
 _TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 _SERVER = """
 import sys
 sys.path.insert(0, {tests!r})
 from s3_server import S3Server
-server = S3Server()
+server = S3Server(latency={latency!r})
 server.start()
 server.client().create_bucket(Bucket={bucket!r})
 print(server.endpoint, flush=True)
@@ -57,9 +60,12 @@ server.stop()
 class _Server:
     """The loopback S3 server in a child process; ``storage_options`` for s3fs."""
 
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+
     def __enter__(self) -> _Server:
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER.format(tests=str(_TESTS), bucket=BUCKET)],
+            [sys.executable, "-c", _SERVER.format(tests=str(_TESTS), bucket=BUCKET, latency=self.latency)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         self.endpoint = self._proc.stdout.readline().strip()
@@ -137,38 +143,51 @@ def random_access(paths, opts=None):
     return run
 
 
+def _contenders(local, remote, opts, slow, slow_opts):
+    return [
+        ("sequential", "local files", sequential(local)),
+        ("sequential", "S3, readahead 32 MiB", sequential(remote, opts)),
+        ("sequential", "S3, readahead=0", sequential(remote, opts, readahead=0)),
+        ("sequential", "S3 +20 ms, readahead 32 MiB", sequential(slow, slow_opts)),
+        ("sequential", "S3 +20 ms, readahead=0", sequential(slow, slow_opts, readahead=0)),
+        ("parallel", "local files", parallel(local)),
+        ("parallel", "S3", parallel(remote, opts)),
+        ("parallel", "S3 +20 ms", parallel(slow, slow_opts)),
+        ("random", "local files", random_access(local)),
+        ("random", "S3, coalesced ranges", random_access(remote, opts)),
+        ("random", "S3 +20 ms, coalesced ranges", random_access(slow, slow_opts)),
+    ]
+
+
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
     import tfrx
 
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS] or list(WORKLOADS)
     results = []
-    with tempfile.TemporaryDirectory(prefix="tfrx-remote-bench-") as tmp, _Server() as server:
+    with tempfile.TemporaryDirectory(prefix="tfrx-remote-bench-") as tmp, _Server() as server, \
+            _Server(LATENCY) as distant:
         os.environ["TFRX_CACHE_DIR"] = os.path.join(tmp, "index-cache")
-        opts = server.storage_options
+        opts, slow_opts = server.storage_options, distant.storage_options
         for name in names:
             local, remote = _write_shards(name, size, Path(tmp), f"s3://{BUCKET}/{size}", opts)
-            for paths in (local, remote):
-                for p in paths:
-                    tfrx.build_index(tfrx.io.paths.with_options(p, opts) if p.startswith("s3://") else p)
+            slow = [u.replace(f"s3://{BUCKET}/", f"s3://{BUCKET}/slow/") for u in remote]
+            for path, url in zip(local, slow):
+                tfrx.write_records(url, tfrx.read_records(path), storage_options=slow_opts)
+            for p in local:
+                tfrx.build_index(p)
+            for urls, o in ((remote, opts), (slow, slow_opts)):
+                for u in urls:
+                    tfrx.build_index(tfrx.io.paths.with_options(u, o))
             count = nbytes = 0
             for b in tfrx.RecordReader(local).iter_batches():
                 count, nbytes = count + len(b), nbytes + b.nbytes
-            contenders = [
-                ("sequential", "local files", sequential(local)),
-                ("sequential", "S3, readahead 32 MiB", sequential(remote, opts)),
-                ("sequential", "S3, readahead=0", sequential(remote, opts, readahead=0)),
-                ("parallel", "local files", parallel(local)),
-                ("parallel", "S3", parallel(remote, opts)),
-                ("random", "local files", random_access(local)),
-                ("random", "S3, coalesced ranges", random_access(remote, opts)),
-            ]
-            for access, contender, fn in contenders:
+            for access, contender, fn in _contenders(local, remote, opts, slow, slow_opts):
                 fn()  # imports, connections, page cache and indexes warm
                 value, wall, cpu = measure(fn, repeat)
                 if value != count:
                     raise RuntimeError(f"{access} {contender} read {value} records of {name}, expected {count}")
                 r = Result(f"{name} {access}", contender, count, nbytes, wall, cpu)
-                log(f"  {r.workload:<18} {contender:<24} {r.mb_per_s:>8,.1f} MB/s {r.records_per_s:>10,.0f} rec/s "
+                log(f"  {r.workload:<18} {contender:<28} {r.mb_per_s:>8,.1f} MB/s {r.records_per_s:>10,.0f} rec/s "
                     f"{r.mb_per_cpu_s:>8,.1f} MB/CPU-s")
                 results.append(r)
     return results

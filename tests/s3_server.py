@@ -9,6 +9,7 @@ real HTTP. Used by ``tests/test_s3.py``; needs ``moto[server]`` and ``s3fs``.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 _FAULT_BODY = (
@@ -55,7 +56,8 @@ class S3Server:
     key = "testing-key"
     secret = "testing-secret"
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency  # seconds added before answering each request, as a network would
         self.log = RequestLog()
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -91,6 +93,8 @@ class S3Server:
                     f"{hit.status} Fault", [("Content-Type", "application/xml"), ("Content-Length", str(len(_FAULT_BODY)))]
                 )
                 return [_FAULT_BODY]
+            if self.latency:
+                time.sleep(self.latency)
             return inner(environ, start_response)
 
         return app

@@ -343,7 +343,10 @@ def test_readahead_with_failing_requests_loses_nothing(s3, opts, prefix):
         tfrx.write_records(url, recs, storage_options=opts)
         expected += recs
     # Requests in flight together fail: a later block of one object, the first of another.
-    faults = [s3.fail(1, path_contains="part-1", range_starts="bytes=2048-"), s3.fail(1, path_contains="part-2", range_starts="bytes=0-")]
+    faults = [
+        s3.fail(1, path_contains="part-1", range_starts="bytes=2048-"),
+        s3.fail(1, path_contains="part-2", range_starts="bytes=0-"),
+    ]
     got = list(tfrx.RecordReader(urls, chunk_size=2048, readahead=6 * 2048, storage_options=opts))
     assert got == expected
     assert all(f.failed == 1 for f in faults)

@@ -181,8 +181,9 @@ def _sparse_steps(s: SparseArray) -> RaggedArray:
         np.maximum.at(steps_per, ex, step + 1)
     ex_splits = np.zeros(n + 1, np.int64)
     np.cumsum(steps_per, out=ex_splits[1:])
-    counts = np.bincount(ex_splits[ex] + step, minlength=int(ex_splits[-1])) if len(ex) else np.zeros(int(ex_splits[-1]), np.int64)
-    step_splits = np.zeros(int(ex_splits[-1]) + 1, np.int64)
+    total_steps = int(ex_splits[-1])
+    counts = np.bincount(ex_splits[ex] + step, minlength=total_steps) if len(ex) else np.zeros(total_steps, np.int64)
+    step_splits = np.zeros(total_steps + 1, np.int64)
     np.cumsum(counts, out=step_splits[1:])
     return RaggedArray(RaggedArray(s.values, step_splits), ex_splits)
 
