@@ -162,6 +162,12 @@ def _contenders(local, remote, opts, slow, slow_opts):
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
     import tfrx
 
+    from importlib.util import find_spec
+
+    missing = [m for m in ("s3fs", "boto3", "moto", "werkzeug") if find_spec(m) is None]
+    if missing:
+        log(f"  remote: skipped ({', '.join(missing)} not installed; pip install 'tfrx[test]')")
+        return []
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS] or list(WORKLOADS)
     results = []
     with tempfile.TemporaryDirectory(prefix="tfrx-remote-bench-") as tmp, _Server() as server, \
