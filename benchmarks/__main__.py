@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,ray,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import datetime
 import sys
 
-from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, workloads, write
+from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workloads, write
 from benchmarks import ray as ray_data
 from benchmarks.report import machine, table, versions
 
@@ -19,8 +19,11 @@ SUITES = {
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
+    "remote": remote.run,
     "ray": ray_data.run,
 }
+# Suites whose results read better in their own table.
+TABLES = {"remote": remote.remote_table}
 
 
 def main(argv=None) -> int:
@@ -46,7 +49,7 @@ def main(argv=None) -> int:
         print(f"\n## {suite}")
         results = SUITES[suite](args.size, names, args.repeat)
         print()
-        print(table(results))
+        print(TABLES.get(suite, table)(results))
     return 0
 
 

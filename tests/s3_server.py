@@ -9,6 +9,7 @@ real HTTP. Used by ``tests/test_s3.py``; needs ``moto[server]`` and ``s3fs``.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 _FAULT_BODY = (
@@ -19,10 +20,12 @@ _FAULT_BODY = (
 
 @dataclass
 class Fault:
-    """Fails ``remaining`` requests whose method and path match, with ``status``, after letting ``after`` through."""
+    """Fails ``remaining`` requests whose method, path (and Range header, when given) match,
+    with ``status``, after letting ``after`` through."""
 
     method: str = "GET"
     path_contains: str = ""
+    range_starts: str | None = None
     remaining: int = 0
     status: int = 503
     after: int = 0
@@ -53,7 +56,8 @@ class S3Server:
     key = "testing-key"
     secret = "testing-secret"
 
-    def __init__(self) -> None:
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency  # seconds added before answering each request, as a network would
         self.log = RequestLog()
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -64,10 +68,18 @@ class S3Server:
         def app(environ, start_response):
             method = environ.get("REQUEST_METHOD", "")
             path = environ.get("PATH_INFO", "")
-            self.log.add(method, path, environ.get("HTTP_RANGE"))
+            range_header = environ.get("HTTP_RANGE")
+            self.log.add(method, path, range_header)
             with self._lock:
                 hit = next(
-                    (f for f in self.faults if f.remaining > 0 and f.method == method and f.path_contains in path),
+                    (
+                        f
+                        for f in self.faults
+                        if f.remaining > 0
+                        and f.method == method
+                        and f.path_contains in path
+                        and (f.range_starts is None or (range_header or "").startswith(f.range_starts))
+                    ),
                     None,
                 )
                 if hit is not None and hit.after > 0:
@@ -81,6 +93,8 @@ class S3Server:
                     f"{hit.status} Fault", [("Content-Type", "application/xml"), ("Content-Length", str(len(_FAULT_BODY)))]
                 )
                 return [_FAULT_BODY]
+            if self.latency:
+                time.sleep(self.latency)
             return inner(environ, start_response)
 
         return app
@@ -111,9 +125,21 @@ class S3Server:
         return f"http://{host}:{port}"
 
     def fail(
-        self, remaining: int, *, method: str = "GET", path_contains: str = "", status: int = 503, after: int = 0
+        self,
+        remaining: int,
+        *,
+        method: str = "GET",
+        path_contains: str = "",
+        range_starts: str | None = None,
+        status: int = 503,
+        after: int = 0,
     ) -> Fault:
-        fault = Fault(method=method, path_contains=path_contains, remaining=remaining, status=status, after=after)
+        """Fails the next ``remaining`` matching requests; ``range_starts`` (``"bytes=1024-"``)
+        picks range requests by where they start."""
+        fault = Fault(
+            method=method, path_contains=path_contains, range_starts=range_starts, remaining=remaining,
+            status=status, after=after,
+        )
         with self._lock:
             self.faults.append(fault)
         return fault

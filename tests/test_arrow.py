@@ -168,3 +168,128 @@ def test_fixed_shape_strings_and_zero_sizes():
     assert batch.column("none").to_pylist() == [[], []]
     again = tfrx.parse_example(ta.to_examples(batch), spec)
     assert ta.to_record_batch(again).equals(batch)
+
+
+# ---------------------------------------------------------------- SequenceExamples
+def _sequence_records(n: int = 6, seed: int = 0) -> tuple[list[bytes], dict, dict]:
+    """SequenceExamples with steps of varying length (empty steps included) and examples without steps."""
+    rng = np.random.default_rng(seed)
+    steps = rng.integers(0, 4, n)
+    steps[1] = 0
+    tok_steps = [[list(rng.integers(0, 50, rng.integers(0, 3))) for _ in range(k)] for k in steps]
+    context = {"id": np.arange(n, dtype=np.int64), "name": [b"seq-%d" % i for i in range(n)]}
+    lists = {
+        "tok": tok_steps,
+        "emb": [rng.random((k, 2)).astype(np.float32) for k in steps],
+        "word": [[[b"w%d-%d" % (i, t)] for t in range(k)] for i, k in enumerate(steps)],
+    }
+    records = tfrx.encode_sequence_examples(context, lists, kinds={"tok": "int64", "word": "bytes"})
+    return records, context, lists
+
+
+SEQ_CONTEXT = {"id": tfrx.FixedLenFeature([], tfrx.int64), "name": tfrx.FixedLenFeature([], tfrx.string)}
+SEQ_LISTS = {
+    "tok": tfrx.RaggedFeature(tfrx.int64),
+    "emb": tfrx.FixedLenSequenceFeature([2], tfrx.float32, allow_missing=True),
+    "word": tfrx.RaggedFeature(tfrx.string),
+}
+
+
+def _tf_sequence_specs(tf):
+    ctx = {"id": tf.io.FixedLenFeature([], tf.int64), "name": tf.io.FixedLenFeature([], tf.string)}
+    seq = {
+        "tok": tf.io.RaggedFeature(tf.int64),
+        "emb": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True),
+        "word": tf.io.RaggedFeature(tf.string),
+    }
+    return ctx, seq
+
+
+def _tf_sequence_rows(tf, records) -> dict:
+    """TensorFlow's parse of ``records`` as Python lists per column (padding of dense lists dropped)."""
+    ctx, seq = _tf_sequence_specs(tf)
+    c, s, lengths = tf.io.parse_sequence_example(tf.constant(records), context_features=ctx, sequence_features=seq)
+    emb, n = s["emb"].numpy(), lengths["emb"].numpy()
+    return {
+        "id": c["id"].numpy().tolist(),
+        "name": c["name"].numpy().tolist(),
+        "tok": s["tok"].to_list(),
+        "word": s["word"].to_list(),
+        "emb": [emb[i, : n[i]].tolist() for i in range(len(records))],
+    }
+
+
+def test_sequence_examples_to_arrow_match_tensorflow(tf):
+    records, _, _ = _sequence_records(7, seed=1)
+    parsed = tfrx.parse_sequence_example(records, SEQ_CONTEXT, SEQ_LISTS)
+    batch = ta.to_record_batch(parsed)
+    assert batch.schema.names == ["emb", "id", "name", "tok", "word"]
+    assert str(batch.schema.field("tok").type) == "list<item: list<item: int64>>"
+    assert str(batch.schema.field("emb").type) == "large_list<item: fixed_size_list<item: float>[2]>"
+    assert batch.to_pydict() == _tf_sequence_rows(tf, records)
+    # Nested row_splits are used as they are: the values and both offset levels are the parser's buffers.
+    tok = batch.column("tok")
+    assert tok.offsets.buffers()[1].address == parsed[1]["tok"].row_splits.ctypes.data
+    assert tok.flatten().offsets.buffers()[1].address == parsed[1]["tok"].values.row_splits.ctypes.data
+    assert _address(tok.flatten().flatten()) == parsed[1]["tok"].values.values.ctypes.data
+    assert ta.FEATURE_LISTS_KEY in batch.schema.metadata
+
+
+def test_sequence_examples_round_trip_through_arrow(tf):
+    records, _, _ = _sequence_records(9, seed=2)
+    table = ta.to_table([tfrx.parse_sequence_example(records[:4], SEQ_CONTEXT, SEQ_LISTS),
+                         tfrx.parse_sequence_example(records[4:], SEQ_CONTEXT, SEQ_LISTS)])
+    again = ta.to_sequence_examples(table)
+    assert again == records  # the same bytes: deterministic serialization of the same message
+    assert _tf_sequence_rows(tf, again) == _tf_sequence_rows(tf, records)
+    # Named explicitly (no metadata), and with a null: the feature list is left out of that example.
+    plain = table.replace_schema_metadata(None)
+    with pytest.raises(ValueError, match="feature_lists"):
+        ta.to_sequence_examples(plain)
+    words = table.column("word").combine_chunks()
+    mask = pa.array([i == 3 for i in range(len(words))])
+    nulled = plain.set_column(plain.schema.get_field_index("word"), "word", pa.compute.if_else(mask, None, words))
+    out = ta.to_sequence_examples(nulled, feature_lists=["tok", "emb", "word"])
+    _, lists = tfrx.decode_sequence_example(out[3])
+    assert "word" not in lists and "tok" in lists
+    assert [r for i, r in enumerate(out) if i != 3] == [r for i, r in enumerate(records) if i != 3]
+    rows, expected = _tf_sequence_rows(tf, out), _tf_sequence_rows(tf, records)
+    expected["word"][3] = []
+    assert rows == expected
+
+
+def test_varlen_feature_lists(tf):
+    records, _, lists = _sequence_records(6, seed=4)
+    parsed = tfrx.parse_sequence_example(records, SEQ_CONTEXT, {"tok": tfrx.VarLenFeature(tfrx.int64)})
+    got = ta.to_record_batch(parsed).column("tok").to_pylist()
+    # A SparseArray keeps no trailing empty steps: each example's steps end at its last value.
+    expected = []
+    for steps in lists["tok"]:
+        last = max([i + 1 for i, s in enumerate(steps) if len(s)], default=0)
+        expected.append([[int(v) for v in s] for s in steps[:last]])
+    assert got == expected
+
+
+def test_read_tfrecord_sequence_examples(tmp_path, tf):
+    records, _, _ = _sequence_records(8, seed=5)
+    path = str(tmp_path / "seq.tfrecord")
+    tfrx.write_records(path, records)
+    table = tfrx.read_tfrecord(path, batch_size=3)  # inferred; VarLen feature lists read as ragged
+    rows = _tf_sequence_rows(tf, records)
+    assert table.column("tok").to_pylist() == rows["tok"]
+    # One value in every step: inferred as FixedLenSequenceFeature([]), a list of the steps' values.
+    assert table.column("word").to_pylist() == [[w for (w,) in steps] for steps in rows["word"]]
+    assert table.column("emb").to_pylist() == rows["emb"]
+    assert ta.to_sequence_examples(table) == records
+    explicit = tfrx.read_tfrecord(path, (SEQ_CONTEXT, SEQ_LISTS))
+    assert explicit.to_pydict() == ta.to_table(tfrx.parse_sequence_example(records, SEQ_CONTEXT, SEQ_LISTS)).to_pydict()
+    assert explicit.column("emb").to_pylist() == rows["emb"]
+
+
+def test_context_and_feature_list_with_one_name():
+    records = tfrx.encode_sequence_examples({"x": np.arange(2, dtype=np.int64)},
+                                            {"x": [[[1]], [[2], [3]]]}, kinds={"x": "int64"})
+    parsed = tfrx.parse_sequence_example(records, {"x": tfrx.FixedLenFeature([], tfrx.int64)},
+                                         {"x": tfrx.RaggedFeature(tfrx.int64)})
+    with pytest.raises(ValueError, match="both context features and feature lists"):
+        ta.to_record_batch(parsed)

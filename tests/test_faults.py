@@ -109,6 +109,24 @@ def test_file_truncated_while_being_read(tmp_path):
     complete = sum(end <= cut for end in FRAMED_END)
     assert isinstance(err, tfrx.CorruptRecordError) and err.record_index == complete
     assert got == RECORDS[:complete]
+    # The message quotes the bytes that were really there, not the size seen at open.
+    left = cut - FRAMED_END[complete - 1]
+    assert (err.offset, err.actual, err.expected) == (FRAMED_END[complete - 1], left, len(RECORDS[complete]) + 16)
+    assert f"but only {left} remain" in str(err)
+    assert f"shrank by {FRAMED_END[-1] - cut} bytes while it was being read" in str(err)
+
+
+def test_file_truncated_into_a_header_while_being_read(tmp_path):
+    path = tmp_path / "t.tfrecord"
+    path.write_bytes(_framed())
+    reader = tfrx.RecordReader(path, chunk_size=256)
+    got = [next(reader) for _ in range(5)]
+    cut = FRAMED_END[29] + 5
+    os.truncate(path, cut)
+    more, err = _read_until_error(reader)
+    assert got + more == RECORDS[:30]
+    assert (err.kind, err.record_index, err.actual) == ("truncated", 30, 5)
+    assert "the file ends 5 bytes into the 12-byte header" in str(err)
 
 
 def test_file_truncated_while_being_read_skip_mode(tmp_path):

@@ -111,6 +111,24 @@ def test_fsspec_urls(tmp_path):
         fs.rm("/bucket", recursive=True)
 
 
+def test_readahead_reaches_a_missing_object_after_the_records_before_it():
+    fsspec = pytest.importorskip("fsspec")
+    recs = [b"r%d" % i for i in range(100)]
+    urls = [f"memory://readahead/p{k}.tfrecord" for k in range(3)]
+    tfrx.write_records(urls[0], recs)
+    tfrx.write_records(urls[2], recs)
+    seen = []
+    try:
+        with pytest.raises(FileNotFoundError, match="no such object: 'memory://readahead/p1.tfrecord'"):
+            for r in tfrx.RecordReader(urls, chunk_size=256, readahead=1024):
+                seen.append(r)
+        assert seen == recs
+        with pytest.raises(ValueError, match="readahead must be >= 0"):
+            tfrx.RecordReader(urls, readahead=-1)
+    finally:
+        fsspec.filesystem("memory").rm("/readahead", recursive=True)
+
+
 def test_empty_inputs(tmp_path):
     (tmp_path / "empty").write_bytes(b"")
     assert list(tfrx.read_records(tmp_path / "empty")) == []

@@ -250,8 +250,185 @@ def test_failure_mid_object_stops_reading_there(s3, prefix, monkeypatch):
     s3.fail(1000, path_contains="big.tfrecord", after=1)  # the first block arrives, then the store fails
     seen = []
     with pytest.raises(OSError, match=r"reading 's3://.*/big\.tfrecord' at byte [1-9]\d*"):
-        with tfrx.RecordReader(url, chunk_size=256 << 10, storage_options=opts) as reader:
+        with tfrx.RecordReader(url, chunk_size=256 << 10, readahead=0, storage_options=opts) as reader:
             for r in reader:
                 seen.append(r)
     s3.clear_faults()
     assert 0 < len(seen) < len(recs) and seen == recs[: len(seen)]
+
+
+# ---------------------------------------------------------------- readahead
+def _wait_for(predicate, timeout: float = 10.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def _readahead_threads() -> list:
+    import threading
+
+    return [t for t in threading.enumerate() if t.name.startswith("tfrx-readahead")]
+
+
+@pytest.mark.parametrize("compression", ["", "gzip"])
+def test_readahead_keeps_order_positions_and_resume(opts, prefix, compression):
+    urls = []
+    for k, n in enumerate((300, 0, 1, 450)):
+        urls.append(f"{prefix}/part-{k}.tfrecord")
+        tfrx.write_records(urls[-1], _records(k, n, size=9), compression=compression, storage_options=opts)
+
+    def walk(**kw):
+        out = []
+        with tfrx.RecordReader(urls, chunk_size=4096, storage_options=opts, **kw) as r:
+            while (batch := r.read_batch(max_records=37)) is not None:
+                out.append((r.position, batch.to_list()))
+        return out
+
+    plain = walk(readahead=0)
+    ahead = walk(readahead=5 * 4096)  # several blocks per object, running into the next objects
+    assert ahead == plain and sum(len(b) for _, b in plain) == 751
+    # Resume at every 5th batch boundary (inside objects, at their ends) and read the rest.
+    expected = [r for _, b in plain for r in b]
+    done = 0
+    for k, (pos, batch) in enumerate(plain):
+        done += len(batch)
+        if k % 5 == 0:
+            with tfrx.RecordReader(urls, start=pos, chunk_size=4096, readahead=3 * 4096, storage_options=opts) as r:
+                assert list(r) == expected[done:]
+
+
+def test_readahead_requests_the_next_objects_early_and_stays_bounded(s3, opts, prefix):
+    urls = [f"{prefix}/part-{k}.tfrecord" for k in range(6)]
+    for k, url in enumerate(urls):
+        tfrx.write_records(url, _records(k, 50, size=40), storage_options=opts)  # about 12 KiB each
+    s3.log.clear()
+    reader = tfrx.RecordReader(urls, chunk_size=4096, readahead=4 * 4096, storage_options=opts)
+    assert next(reader) == _records(0, 50, size=40)[0]
+    # While object 0 is read, its later blocks are in flight, and so on into part-1 (four blocks at most).
+    assert _wait_for(lambda: s3.log.count("GET", "part-1") >= 1)
+    assert s3.log.count("GET", "part-2") == 0 and s3.log.count("GET") <= 5
+    assert list(reader) == [r for k in range(6) for r in _records(k, 50, size=40)][1:]
+    reader.close()
+
+
+def test_readahead_threads_end_when_the_reader_is_dropped(opts, prefix):
+    import gc
+
+    urls = [f"{prefix}/part-{k}.tfrecord" for k in range(3)]
+    for k, url in enumerate(urls):
+        tfrx.write_records(url, _records(k, 200, size=30), storage_options=opts)
+    it = tfrx.read_records(urls, storage_options=opts)
+    assert next(it) == _records(0, 200, size=30)[0]
+    assert _readahead_threads()
+    del it
+    gc.collect()
+    assert _wait_for(lambda: not _readahead_threads())
+    reader = tfrx.RecordReader(urls, chunk_size=1024, storage_options=opts)
+    next(reader)
+    del reader
+    gc.collect()
+    assert _wait_for(lambda: not _readahead_threads())
+
+
+def test_readahead_with_failing_requests_loses_nothing(s3, opts, prefix):
+    urls = [f"{prefix}/part-{k}.tfrecord" for k in range(4)]
+    expected = []
+    for k, url in enumerate(urls):
+        recs = _records(k, 120, size=25)
+        tfrx.write_records(url, recs, storage_options=opts)
+        expected += recs
+    # Requests in flight together fail: a later block of one object, the first of another.
+    faults = [
+        s3.fail(1, path_contains="part-1", range_starts="bytes=2048-"),
+        s3.fail(1, path_contains="part-2", range_starts="bytes=0-"),
+    ]
+    got = list(tfrx.RecordReader(urls, chunk_size=2048, readahead=6 * 2048, storage_options=opts))
+    assert got == expected
+    assert all(f.failed == 1 for f in faults)
+
+
+def test_readahead_failure_after_retries_names_the_block(s3, prefix, monkeypatch):
+    import s3fs
+
+    opts = s3.storage_options(retries=2)
+    urls = [f"{prefix}/part-{k}.tfrecord" for k in range(3)]
+    expected = []
+    for k, url in enumerate(urls):
+        recs = _records(k, 100, size=40)
+        tfrx.write_records(url, recs, storage_options=opts)
+        expected.append(recs)
+    monkeypatch.setattr(s3fs.S3FileSystem, "retries", 1)
+    s3.fail(1000, path_contains="part-1", range_starts="bytes=1024-")  # part-1's second block fails
+    seen = []
+    reader = tfrx.RecordReader(urls, chunk_size=1024, readahead=4 * 1024, storage_options=opts)
+    with pytest.raises(OSError, match=r"reading 's3://.*/part-1\.tfrecord' at byte 1024 failed"):
+        for r in reader:
+            seen.append(r)
+    assert seen == expected[0] + expected[1][: len(seen) - 100] and len(seen) > 100
+    # Once the store recovers, the same reader goes on where it stopped.
+    s3.clear_faults()
+    assert seen + list(reader) == expected[0] + expected[1] + expected[2]
+    reader.close()
+
+
+# ---------------------------------------------------------------- command line
+def _cli_options(s3) -> list[str]:
+    """The server's storage options as the CLI takes them: a JSON object plus KEY=VALUE entries on top."""
+    import json
+
+    return [
+        "--storage-options", json.dumps({"key": s3.key, "secret": s3.secret}),
+        "--storage-option", f"client_kwargs.endpoint_url={s3.endpoint}",
+        "--storage-option", "client_kwargs.region_name=us-east-1",
+        "--storage-option", "config_kwargs.retries.max_attempts=3",
+    ]
+
+
+def test_cli_reads_and_writes_object_stores(s3, opts, prefix, capsys, tmp_path, monkeypatch):
+    import json
+
+    from tfrx.cli import main
+
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
+    cols = {"id": np.arange(12, dtype=np.int64), "name": [b"r%d" % i for i in range(12)]}
+    tfrx.write_examples(f"{prefix}/d", cols, num_shards=2, storage_options=opts)
+    glob = f"{prefix}/d.tfrecord-*-of-00002"  # not the index objects written beside the shards below
+    cli = _cli_options(s3)
+
+    def run(*argv) -> str:
+        capsys.readouterr()
+        assert main([*argv, *cli]) == 0, capsys.readouterr().err
+        return capsys.readouterr().out
+
+    rows = [json.loads(line) for line in run("inspect", "--json", "-n", "2", glob).splitlines()]
+    assert [r["id"] for r in rows] == [[0], [1], [6], [7]] and rows[0]["name"] == ["r0"]
+    shards = [f"{prefix}/d.tfrecord-0000{i}-of-00002" for i in range(2)]
+    assert run("count", glob).splitlines() == [f"6\t{shards[0]}", f"6\t{shards[1]}", "12\ttotal"]
+    assert run("verify", glob).splitlines()[-1] == "2 of 2 files intact, 12 records read"
+    stats = json.loads(run("stats", "--json", glob))
+    assert stats["records"] == 12
+    assert json.loads(run("schema", "--json", glob))
+    assert run("index", glob).splitlines() == [f"{shard}\t6 records" for shard in shards]
+    s3.log.clear()
+    ds = tfrx.RandomAccessDataset(glob, storage_options=opts)
+    assert s3.log.count("GET", ".tfrxidx") == 2 and len(ds) == 12  # the indexes went beside the shards
+    out = run("reshard", glob, "-o", f"{prefix}/re", "--num-shards", "3")
+    assert len(out.split()) == 3
+    got = list(tfrx.read_records(out.split(), storage_options=opts))
+    assert sorted(got) == sorted(tfrx.read_records(glob, storage_options=opts))
+
+
+def test_cli_rejects_malformed_storage_options(capsys):
+    from tfrx.cli import main
+
+    assert main(["count", "s3://bucket/x", "--storage-option", "no-equals-sign"]) == 2
+    assert "--storage-option expects KEY=VALUE" in capsys.readouterr().err
+    assert main(["count", "s3://bucket/x", "--storage-options", "[1, 2]"]) == 2
+    assert "must be a JSON object" in capsys.readouterr().err
+    assert main(["count", "s3://bucket/x", "--storage-options", "{bad"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err

@@ -15,15 +15,26 @@ Arrow objects keep those buffers alive. Per feature kind:
 * strings (``bytes``): ``binary``; these are the one copy, since NumPy
   holds them as Python objects.
 
-The way back, :func:`to_examples`, turns a Table or RecordBatch into
-serialized ``tf.train.Example`` records through the native columnar
-encoder; nulls become missing features.
+SequenceExamples (the ``(context, feature_lists, lengths)`` that
+``tfrx.parse_sequence_example`` returns) become one column per context
+feature, as above, and one per feature list: a list over the example's
+steps of each step's values (``list<list<...>>`` from the nested
+``row_splits`` of a ``RaggedFeature``; ``list<...>`` or
+``list<fixed_size_list<...>>`` for a ``FixedLenSequenceFeature``, whose
+padding is dropped using ``lengths``). The schema's metadata names the
+feature-list columns.
+
+The way back, :func:`to_examples` / :func:`to_sequence_examples`, turns a
+Table or RecordBatch into serialized ``tf.train.Example`` /
+``SequenceExample`` records through the native columnar encoder; nulls
+become missing features.
 
 pyarrow is imported when this module is: ``pip install 'tfrx[arrow]'``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -36,9 +47,19 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.parsing.arrays import RaggedArray, SparseArray
 
-__all__ = ["to_record_batch", "to_table", "to_examples", "read_tfrecord", "iter_record_batches"]
+__all__ = [
+    "to_record_batch",
+    "to_table",
+    "to_examples",
+    "to_sequence_examples",
+    "read_tfrecord",
+    "iter_record_batches",
+    "FEATURE_LISTS_KEY",
+]
 
 _NUMERIC = {np.dtype(np.int64): pa.int64(), np.dtype(np.float32): pa.float32()}
+# Schema metadata key listing (as JSON) the columns that hold SequenceExample feature lists.
+FEATURE_LISTS_KEY = b"tfrx.feature_lists"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
@@ -102,19 +123,101 @@ def _column(name: str, value: Any) -> pa.Array:
     raise TypeError(f"feature {name!r}: cannot convert {type(value).__name__} to Arrow")
 
 
-def to_record_batch(parsed: Mapping[str, Any]) -> pa.RecordBatch:
-    """The output of ``tfrx.parse_example`` (a batch) as a ``pyarrow.RecordBatch``, columns in name order."""
-    names = sorted(parsed)
-    columns = [_column(n, parsed[n]) for n in names]
+def _steps(values: np.ndarray, lengths: np.ndarray | None) -> pa.Array:
+    """A padded ``FixedLenSequenceFeature`` batch ``(n, max_steps, ...)`` as lists of each example's steps."""
+    n, width = values.shape[0], values.shape[1]
+    if lengths is None:
+        lengths = np.full(n, width, np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    splits = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=splits[1:])
+    steps = values.reshape((n * width,) + values.shape[2:])
+    if int(splits[-1]) != n * width:  # padding to drop: the one copy
+        steps = steps[(np.arange(width) < lengths[:, None]).reshape(-1)]
+    return _ragged(RaggedArray(steps, splits))
+
+
+def _is_sequence(parsed) -> bool:
+    return isinstance(parsed, (tuple, list)) and len(parsed) in (2, 3) and all(isinstance(p, Mapping) for p in parsed)
+
+
+def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
+    context, feature_lists = parsed[0], parsed[1]
+    lengths = parsed[2] if len(parsed) == 3 else {}
+    both = sorted(set(context) & set(feature_lists))
+    if both:
+        raise ValueError(f"{both} are both context features and feature lists; one Arrow column each cannot hold both")
+    names = sorted([*context, *feature_lists])
+    columns = []
+    for name in names:
+        if name in context:
+            columns.append(_column(name, context[name]))
+            continue
+        value = feature_lists[name]
+        if isinstance(value, SparseArray) and value.indices.ndim == 2 and value.indices.shape[1] == 3:
+            value = _sparse_steps(value)
+        if isinstance(value, np.ndarray):
+            if value.ndim < 2:
+                raise ValueError(f"feature list {name!r} has shape {value.shape}, expected (examples, steps, ...)")
+            columns.append(_steps(value, lengths.get(name)))
+        elif isinstance(value, RaggedArray):
+            columns.append(_ragged(value))
+        else:
+            raise TypeError(f"feature list {name!r}: cannot convert {type(value).__name__} to Arrow")
+    return names, columns, sorted(feature_lists)
+
+
+def _sparse_steps(s: SparseArray) -> RaggedArray:
+    """A VarLen feature list (indices ``[example, step, value]``) as examples -> steps -> values.
+
+    A SparseArray does not record trailing empty steps: an example has as
+    many steps as its last step with a value (parse with ``RaggedFeature``
+    to keep every step).
+    """
+    n = int(s.dense_shape[0])
+    ex, step = s.indices[:, 0], s.indices[:, 1]
+    steps_per = np.zeros(n, np.int64)
+    if len(ex):
+        np.maximum.at(steps_per, ex, step + 1)
+    ex_splits = np.zeros(n + 1, np.int64)
+    np.cumsum(steps_per, out=ex_splits[1:])
+    total_steps = int(ex_splits[-1])
+    counts = np.bincount(ex_splits[ex] + step, minlength=total_steps) if len(ex) else np.zeros(total_steps, np.int64)
+    step_splits = np.zeros(total_steps + 1, np.int64)
+    np.cumsum(counts, out=step_splits[1:])
+    return RaggedArray(RaggedArray(s.values, step_splits), ex_splits)
+
+
+def to_record_batch(parsed) -> pa.RecordBatch:
+    """A parsed batch as a ``pyarrow.RecordBatch``, columns in name order.
+
+    ``parsed`` is the dict ``tfrx.parse_example`` returns, or the
+    ``(context, feature_lists, lengths)`` of ``tfrx.parse_sequence_example``
+    (the feature-list columns are then named in the schema metadata under
+    ``FEATURE_LISTS_KEY``, which :func:`to_sequence_examples` reads).
+    """
+    metadata = None
+    if _is_sequence(parsed):
+        names, columns, lists = _sequence_columns(parsed)
+        metadata = {FEATURE_LISTS_KEY: json.dumps(lists).encode()}
+    elif isinstance(parsed, Mapping):
+        names = sorted(parsed)
+        columns = [_column(n, parsed[n]) for n in names]
+    else:
+        raise TypeError(
+            f"expected parse_example's dict or parse_sequence_example's (context, feature_lists, lengths), "
+            f"got {type(parsed).__name__}"
+        )
     lengths = {len(c) for c in columns}
     if len(lengths) > 1:
         raise ValueError(f"features have different numbers of rows: {dict(zip(names, map(len, columns)))}")
-    return pa.RecordBatch.from_arrays(columns, names=names)
+    schema = pa.schema([pa.field(n, c.type) for n, c in zip(names, columns)], metadata=metadata)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def to_table(parsed: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> pa.Table:
-    """One parsed batch, or an iterable of them, as a ``pyarrow.Table``."""
-    if isinstance(parsed, Mapping):
+def to_table(parsed) -> pa.Table:
+    """One parsed batch (Example dict or SequenceExample tuple), or an iterable of them, as a ``pyarrow.Table``."""
+    if isinstance(parsed, Mapping) or _is_sequence(parsed):
         return pa.Table.from_batches([to_record_batch(parsed)])
     batches = [to_record_batch(p) for p in parsed]
     if not batches:
@@ -174,21 +277,94 @@ def to_examples(data, *, as_batch: bool = False):
     """
     from tfrx.codec import encode_examples
 
-    if isinstance(data, pa.Table):
-        data = data.combine_chunks()
-        arrays = {name: data.column(name).chunk(0) if data.column(name).num_chunks else
-                  pa.array([], type=data.column(name).type) for name in data.column_names}
-    elif isinstance(data, pa.RecordBatch):
-        arrays = {name: data.column(i) for i, name in enumerate(data.schema.names)}
-    else:
-        raise TypeError(f"expected a pyarrow Table or RecordBatch, got {type(data).__name__}")
     columns, present = {}, {}
-    for name, arr in arrays.items():
+    for name, arr in _arrays(data).items():
         col, mask = _to_column(name, arr)
         columns[name] = col
         if mask is not None:
             present[name] = mask
     return encode_examples(columns, present=present or None, as_batch=as_batch)
+
+
+def _arrays(data) -> dict:
+    if isinstance(data, pa.Table):
+        data = data.combine_chunks()
+        return {name: data.column(name).chunk(0) if data.column(name).num_chunks else
+                pa.array([], type=data.column(name).type) for name in data.column_names}
+    if isinstance(data, pa.RecordBatch):
+        return {name: data.column(i) for i, name in enumerate(data.schema.names)}
+    raise TypeError(f"expected a pyarrow Table or RecordBatch, got {type(data).__name__}")
+
+
+def _leaf_kind(t) -> str:
+    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        t = t.value_type
+    if pa.types.is_floating(t):
+        return "float"
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        return "int64"
+    return "bytes"
+
+
+def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as_batch: bool = False):
+    """Serialized ``tf.train.SequenceExample`` records of a Table / RecordBatch, one per row.
+
+    ``feature_lists`` names the columns that hold feature lists (lists over
+    steps); default: those the schema metadata names (as written by
+    :func:`to_record_batch`). Every other column is a context feature,
+    encoded as in :func:`to_examples`. A feature-list column is a list per
+    example of its steps: ``list<list<v>>`` (steps of any length),
+    ``list<v>`` (one value per step) or ``list<fixed_size_list<v>>``; a null
+    leaves the feature list out of that example.
+    """
+    from tfrx.codec import Ragged, encode_sequence_examples
+
+    if feature_lists is None:
+        meta = (data.schema.metadata or {}).get(FEATURE_LISTS_KEY)
+        if meta is None:
+            raise ValueError(
+                "no feature_lists given and the schema does not name them: pass feature_lists=[column names]"
+            )
+        feature_lists = json.loads(meta)
+    lists = set(feature_lists)
+    arrays = _arrays(data)
+    missing = sorted(lists - set(arrays))
+    if missing:
+        raise KeyError(f"feature lists {missing} are not columns of the table")
+    context, present, fl, kinds = {}, {}, {}, {}
+    for name, arr in arrays.items():
+        if name not in lists:
+            col, mask = _to_column(name, arr)
+            context[name] = col
+            if mask is not None:
+                present[name] = mask
+            continue
+        t = arr.type
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t)):
+            raise TypeError(f"feature list {name!r} must be a list column (one entry per step), got {t}")
+        kinds[name] = _leaf_kind(t)
+        if arr.null_count:  # examples without the feature list: one Python entry per example
+            fl[name] = [None if v is None else [_step_values(s) for s in v] for v in arr.to_pylist()]
+            continue
+        steps, _ = _to_column(name, arr.flatten())
+        if isinstance(steps, list):  # bytes, one value per step
+            steps = Ragged(steps, row_splits=np.arange(len(steps) + 1, dtype=np.int64))
+        fl[name] = Ragged(steps, row_splits=_offsets(arr))
+    return encode_sequence_examples(context, fl, kinds=kinds, present=present or None, as_batch=as_batch)
+
+
+def _step_values(step):
+    if isinstance(step, list):
+        return [v for v in _flatten_py(step)]
+    return [step]
+
+
+def _flatten_py(values):
+    for v in values:
+        if isinstance(v, list):
+            yield from _flatten_py(v)
+        else:
+            yield v
 
 
 # ---------------------------------------------------------------- reading
@@ -206,13 +382,32 @@ def iter_record_batches(
     Arguments as :func:`read_tfrecord`, which is the eager form.
     """
     from tfrx.io.reader import RecordReader
-    from tfrx.parsing import infer_features, parse_example
 
     with RecordReader(paths, compression=compression, storage_options=storage_options) as reader:
         for batch in reader.iter_batches(max_records=batch_size):
             if features is None:
-                features = infer_features(batch, max_records=infer_records, kind="example")
-            yield to_record_batch(parse_example(batch, features))
+                features = _inferred(batch, infer_records)
+            yield to_record_batch(_parse(batch, features))
+
+
+def _inferred(batch, infer_records: int):
+    """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept)."""
+    from tfrx.parsing import RaggedFeature, VarLenFeature, infer_features
+
+    features = infer_features(batch, max_records=infer_records, kind="auto")
+    if isinstance(features, tuple):
+        context, lists = features
+        lists = {k: RaggedFeature(v.dtype) if isinstance(v, VarLenFeature) else v for k, v in lists.items()}
+        features = (context, lists)
+    return features
+
+
+def _parse(batch, features):
+    from tfrx.parsing import parse_example, parse_sequence_example
+
+    if isinstance(features, tuple):
+        return parse_sequence_example(batch, *features)
+    return parse_example(batch, features)
 
 
 def read_tfrecord(
@@ -224,11 +419,14 @@ def read_tfrecord(
     infer_records: int = 1000,
     storage_options: dict | None = None,
 ) -> pa.Table:
-    """Reads TFRecord files of ``tf.train.Example`` into a ``pyarrow.Table`` (eager).
+    """Reads TFRecord files of ``tf.train.Example`` or ``SequenceExample`` into a ``pyarrow.Table`` (eager).
 
-    ``features`` is a spec as for :func:`tfrx.parse_example`; when ``None`` it
-    is inferred from the first ``infer_records`` records (a feature absent
-    from those and present later is not read; pass ``features`` then).
+    ``features`` is a spec as for :func:`tfrx.parse_example`, or a
+    ``(context_features, sequence_features)`` pair for SequenceExamples; when
+    ``None`` it is inferred from the first ``infer_records`` records (a
+    feature absent from those and present later is not read; pass
+    ``features`` then; inferred VarLen feature lists are read as
+    ``RaggedFeature`` so that empty steps are kept).
     CRCs are checked. ``storage_options`` go to fsspec for URLs.
     :func:`iter_record_batches` is the lazy form.
     """
@@ -243,7 +441,6 @@ def read_tfrecord(
     if features is None:
         return pa.table({})
     from tfrx.io.batch import RecordBatch
-    from tfrx.parsing import parse_example
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return pa.Table.from_batches([to_record_batch(parse_example(empty, features))])
+    return pa.Table.from_batches([to_record_batch(_parse(empty, features))])

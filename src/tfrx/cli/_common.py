@@ -26,10 +26,60 @@ COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
 
 
 def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True) -> None:
-    help_text = "TFRecord files or globs" + (" ('-' reads standard input)" if stdin else "")
+    help_text = "TFRecord files, globs or URLs (s3://, gs://, ...)" + (" ('-' reads standard input)" if stdin else "")
     p.add_argument("paths", nargs="+" if many else None, metavar="PATH", help=help_text)
     p.add_argument("-c", "--compression", default="auto", type=str.lower, choices=COMPRESSIONS,
                    help="compression of the input (default: detected from the content)")
+    add_storage_options(p)
+
+
+def add_storage_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("object stores (fsspec storage_options for s3://, gs://, ... URLs)")
+    g.add_argument("--storage-option", dest="storage_option", action="append", default=[], metavar="KEY=VALUE",
+                   help="one storage option; repeatable. VALUE is read as JSON when it parses (true, 3, {...}), "
+                        "else as text; a dotted KEY sets a nested option "
+                        "(client_kwargs.endpoint_url=http://localhost:9000)")
+    g.add_argument("--storage-options", dest="storage_options_json", default=None, metavar="JSON",
+                   help="all storage options as one JSON object (or @file.json); --storage-option entries "
+                        "are applied on top")
+
+
+def storage_options(args) -> dict | None:
+    """The fsspec ``storage_options`` given on the command line, or ``None``."""
+    import json
+
+    text = getattr(args, "storage_options_json", None)
+    opts: dict = {}
+    if text is not None:
+        if text.startswith("@"):
+            try:
+                with open(text[1:], encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                raise CliError(f"--storage-options: cannot read {text[1:]!r}: {e.strerror or e}") from None
+        try:
+            opts = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise CliError(f"--storage-options is not valid JSON: {e}") from None
+        if not isinstance(opts, dict):
+            raise CliError(f"--storage-options must be a JSON object, got {type(opts).__name__}")
+    for item in getattr(args, "storage_option", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CliError(f"--storage-option expects KEY=VALUE, got {item!r}")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        *parents, leaf = key.split(".")
+        node = opts
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise CliError(f"--storage-option {item!r}: {part!r} is already set to a value, not an object")
+            node = child
+        node[leaf] = parsed
+    return opts or None
 
 
 def add_progress(p: argparse.ArgumentParser) -> None:
@@ -45,12 +95,14 @@ def sources(args) -> list:
     from tfrx.io.paths import expand_paths
 
     paths = args.paths if isinstance(args.paths, list) else [args.paths]
+    opts = storage_options(args)
     out = []
     for p in paths:
         if p == "-":
             out.append(_stdin())
         else:
-            out.extend(expand_paths(p))
+            # URLs come back carrying the options, so whatever opens them later uses them.
+            out.extend(expand_paths(p, storage_options=opts))
     return out
 
 

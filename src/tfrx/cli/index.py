@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from tfrx.cli._common import CliError, add_progress, name_of, sources
+from tfrx.cli._common import CliError, add_progress, add_storage_options, name_of, sources, storage_options
 
 DESCRIPTION = """Write a record-offset index file beside each TFRecord file (tfrx.build_index).
 
 The index lets tfrx read any record directly: exact global shuffling and
-resuming without reading the files from the start.
+resuming without reading the files from the start. For URLs (s3://, gs://,
+...) the index object is written beside the shard, where RandomAccessDataset
+looks for it first.
 """
 
 
@@ -18,6 +20,7 @@ def add_arguments(p) -> None:
     p.add_argument("--format", choices=["tfrx", "dali"], default="tfrx",
                    help="tfrx's index, or the text index of DALI's tfrecord2idx (default tfrx)")
     p.add_argument("--verify", action="store_true", help="check data CRCs while scanning")
+    add_storage_options(p)
     add_progress(p)
 
 
@@ -32,10 +35,17 @@ def run(args) -> int:
         raise CliError("index needs files on disk, not standard input")
     if args.output is not None and len(srcs) != 1:
         raise CliError("--output needs exactly one input file")
+    from tfrx.io.paths import is_url, with_options
+
+    opts = storage_options(args)
     for source in srcs:
         kwargs = {"format": args.format, "verify": args.verify}
         if args.output is not None:
-            kwargs["index_path"] = args.output
+            kwargs["index_path"] = with_options(args.output, opts)
+        elif is_url(source):
+            # Asked for explicitly, so beside the object (the library's default for URLs is a local cache).
+            suffix = ".tfrxidx" if args.format == "tfrx" else ".idx"
+            kwargs["index_path"] = with_options(source + suffix, getattr(source, "storage_options", None))
         index = build(source, **kwargs)
         try:
             records = f"\t{len(index)} records"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tfrx.cli._common import CliError, add_input, add_progress, reader, sources
+from tfrx.cli._common import CliError, add_input, add_progress, reader, sources, storage_options
 
 DESCRIPTION = """Merge or split TFRecord files into new shards, optionally changing compression.
 
@@ -19,7 +19,7 @@ checked while reading).
 
 def add_arguments(p) -> None:
     add_input(p, stdin=False)
-    p.add_argument("-o", "--output", required=True, metavar="PREFIX", help="output prefix (PREFIX.tfrecord-00000-of-N)")
+    p.add_argument("-o", "--output", required=True, metavar="PREFIX", help="output prefix (PREFIX.tfrecord-00000-of-N); a URL is written with the same storage options")
     p.add_argument("--num-shards", type=int, metavar="N")
     p.add_argument("--max-records-per-shard", type=int, metavar="N")
     from tfrx.cli.convert import _size
@@ -45,7 +45,7 @@ def run(args) -> int:
         args.output, num_shards=args.num_shards, max_records_per_shard=args.max_records_per_shard,
         max_bytes_per_shard=args.max_bytes_per_shard,
         compression=None if args.output_compression == "none" else args.output_compression,
-        naming=args.naming, index=args.index, total_records=total,
+        naming=args.naming, index=args.index, total_records=total, storage_options=storage_options(args),
     )
     try:
         with progress_bar(total, desc="reshard", enabled=args.progress) as bar:

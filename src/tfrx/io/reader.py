@@ -25,7 +25,8 @@ from tfrx.errors import CorruptRecordError
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import DecompressingReader, detect_compression
 from tfrx.io.options import normalize_compression
-from tfrx.io.paths import Source, expand_paths, local_size, open_input, source_name
+from tfrx.io.paths import Source, expand_paths, is_url, local_size, open_input, source_name, url_to_fs
+from tfrx.io.readahead import DEFAULT_READAHEAD, RemoteBlocks
 
 __all__ = [
     "RecordReader",
@@ -159,6 +160,7 @@ class _FileScanner:
         record_index: int = 0,
         end_offset: int | None = None,
         use_mmap: bool = False,
+        raw=None,
     ) -> None:
         self.name = source_name(source)
         self._verify = verify
@@ -179,8 +181,13 @@ class _FileScanner:
         self._error: CorruptRecordError | None = None
         self._stream_error: CorruptRecordError | None = None
         self._io_error: OSError | None = None  # a read error held back until the records before it are out
+        self._shrunk_by = 0  # bytes the file lost while being read
 
-        raw = open_input(source)
+        # ``raw``: an already opened stream (remote readahead), positioned at
+        # ``start_offset`` when the file is uncompressed, else at its start.
+        self._positioned = raw is not None
+        if raw is None:
+            raw = open_input(source)
         self._owns = raw is not source
         self._raw = raw
         try:
@@ -194,6 +201,11 @@ class _FileScanner:
     # -------------------------------------------------------------- opening
     def _open_stream(self, source, raw, compression: str, start_offset: int) -> None:
         start = 0
+        if self._positioned and start_offset and not compression:
+            self.compression = ""
+            self._stream = raw
+            self._remaining = None
+            return
         if not self._owns:
             try:
                 start = raw.tell()
@@ -309,6 +321,11 @@ class _FileScanner:
             io_error = e
         if self._remaining is not None:
             self._remaining -= n - have
+            if self._eof and self._remaining > 0:
+                # The file ended before the size seen at open: it shrank while
+                # being read. What is missing does not exist; say so in errors.
+                self._shrunk_by = self._remaining
+                self._remaining = 0
             if self._remaining <= 0:
                 self._eof = True
         self._base += self._lo
@@ -388,6 +405,8 @@ class _FileScanner:
         else:
             expected_total = _FRAMING + length
             detail = f"the header claims {length} data bytes, so the record needs {expected_total} bytes, but only {present} remain"
+        if self._shrunk_by:
+            detail += f"; the file shrank by {self._shrunk_by} bytes while it was being read"
         kind = "bogus_length" if present >= _HEADER and length >= _BOGUS_LENGTH else "truncated"
         label = "impossible record length" if kind == "bogus_length" else "truncated record"
         return CorruptRecordError(
@@ -522,6 +541,13 @@ class RecordReader:
     per byte; a file truncated by another process while mapped can crash
     the process with SIGBUS, so it is off by default.
 
+    ``readahead``: for URLs (``s3://``, ``gs://``, ...), how many bytes to
+    fetch ahead of the reader, as concurrent range requests of
+    ``chunk_size`` bytes that run on into the next objects of the list
+    (default 32 MiB, ``0`` reads each object through one fsspec file, one
+    request at a time). Record order and positions are the same either way.
+    It applies when every source is a URL and no ``end_offset`` is given.
+
     Iterating yields ``bytes``; ``read_batch`` / ``iter_batches`` give
     :class:`tfrx.RecordBatch` objects without a Python object per record.
     The reader is a cursor: iteration continues from ``position``;
@@ -542,6 +568,7 @@ class RecordReader:
         end_offset: int | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         use_mmap: bool = False,
+        readahead: int | None = None,
         storage_options: dict | None = None,
     ) -> None:
         if on_error not in _ON_ERROR:
@@ -557,6 +584,12 @@ class RecordReader:
         if start is not None and start_offset is not None:
             raise ValueError("pass either start or start_offset, not both")
         self._end_offset = end_offset
+        remote = bool(self._sources) and all(isinstance(s, str) and is_url(s) for s in self._sources)
+        if readahead is not None and int(readahead) < 0:
+            raise ValueError(f"readahead must be >= 0 bytes, got {readahead!r}")
+        self.readahead = DEFAULT_READAHEAD if readahead is None else int(readahead)
+        self._use_readahead = remote and end_offset is None and self.readahead > 0
+        self._blocks: RemoteBlocks | None = None
         self.stats = ReaderStats()
         self._scanner: _FileScanner | None = None
         self._pending: RecordBatch | None = None
@@ -600,6 +633,7 @@ class RecordReader:
         if not 0 <= pos.file_index <= len(self._sources) or pos.offset < 0:
             raise ValueError(f"position {pos} is outside this reader's {len(self._sources)} files")
         self._drop_scanner()
+        self._drop_readahead()
         self._drop_pending()
         self._file_index = pos.file_index
         self._next_start = pos
@@ -613,6 +647,34 @@ class RecordReader:
         if self._scanner is not None:
             self._scanner.close()
             self._scanner = None
+
+    def _drop_readahead(self) -> None:
+        if self._blocks is not None:
+            self._blocks.close()
+            self._blocks = None
+
+    def _remote_stream(self, k: int, offset: int):
+        """``(stream, compression)`` of remote file ``k`` from the readahead, started on first use.
+
+        Resuming inside a file in ``"auto"`` mode reads its first bytes to
+        tell whether it is compressed: an uncompressed file is then fetched
+        from ``offset`` on, a compressed one from its start.
+        """
+        compression = self.compression
+        if offset and self._blocks is not None:
+            self._drop_readahead()  # a jump inside a file: fetch from there
+        if self._blocks is None:
+            base = offset
+            if offset and compression == "auto":
+                fs, path = url_to_fs(self._sources[k])
+                compression = detect_compression(fs.cat_file(path, start=0, end=_HEADER))
+            if compression:
+                base = 0
+            chunk = max(self.chunk_size, 64)
+            self._blocks = RemoteBlocks(
+                self._sources, k, base, block_size=chunk, window=max(1, self.readahead // chunk)
+            )
+        return self._blocks.stream(k), compression
 
     def _drop_pending(self) -> None:
         self._pending = None
@@ -628,9 +690,13 @@ class RecordReader:
             start = self._next_start
             if start.file_index != self._file_index:
                 start = RecordPosition(self._file_index, 0, 0)
+            raw, compression = None, self.compression
+            if self._use_readahead:
+                raw, compression = self._remote_stream(self._file_index, start.offset)
             self._scanner = _FileScanner(
                 self._sources[self._file_index],
-                compression=self.compression,
+                raw=raw,
+                compression=compression,
                 verify=self.verify,
                 on_error=self.on_error,
                 chunk_size=self.chunk_size,
@@ -713,6 +779,7 @@ class RecordReader:
         if not self._closed:
             self._next_start = self.position
         self._drop_scanner()
+        self._drop_readahead()
         self._drop_pending()
         self._closed = True
 
@@ -725,6 +792,7 @@ class RecordReader:
     def __del__(self) -> None:
         try:
             self._drop_scanner()
+            self._drop_readahead()
         except Exception:
             pass
 
