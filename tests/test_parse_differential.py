@@ -393,6 +393,51 @@ def test_truncated_packed_run_is_rejected():
     assert tfrx.parse_example([record], {"b": tfrx.VarLenFeature(tfrx.int64)})["b"].nnz == 0
 
 
+def _mixed_width_int64s(rng: np.random.Generator, n: int) -> list[int]:
+    """n int64 values in stretches of one encoded width (1 to 10 bytes), as real columns cluster."""
+    out: list[int] = []
+    while len(out) < n:
+        width = int(rng.integers(1, 11))
+        run = int(rng.integers(1, 40))
+        if width == 10:
+            vals = [-int(x) - 1 for x in rng.integers(0, 2**62, run)]
+        else:
+            lo, hi = (0 if width == 1 else 1 << (7 * (width - 1))), 1 << (7 * width)
+            vals = [int(x) for x in rng.integers(lo, min(hi, 2**63 - 1), run, dtype=np.uint64)]
+        out.extend(vals[: n - len(out)])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_packed_int64_runs(tf, seed):
+    # Long packed runs take the vectorized varint decoder: every width from
+    # 1 to 10 bytes, stretches of each, into dense rows, variable-length
+    # columns and feature lists; rows too short or too long raise.
+    rng = np.random.default_rng(seed)
+    lengths = [0, 1, 15, 16, 17, 31, 32, 33, 64, 100, 257, 600]
+    values = [_mixed_width_int64s(rng, n) for n in lengths]
+    records = [enc_example([("v", enc_feature("int64", v)), ("d", enc_feature("int64", v[:16] + [0] * (16 - len(v[:16]))))])
+               for v in values]
+    out = tfrx.parse_example(records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
+                             num_threads=1)
+    np.testing.assert_array_equal(out["v"].values, np.array([x for v in values for x in v], np.int64))
+    check_batch(tf, records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
+                single=False)
+    for n in (32, 100, 600):
+        same = [r for r, v in zip(records, values) if len(v) == n]
+        dense = tfrx.parse_example(same, {"v": tfrx.FixedLenFeature([n], tfrx.int64)})["v"]
+        np.testing.assert_array_equal(dense[0], np.array(values[lengths.index(n)], np.int64))
+        for wrong in (n - 1, n + 1, n - 17):
+            check_batch(tf, same, {"v": tfrx.FixedLenFeature([wrong], tfrx.int64)}, single=False)
+    # a varint of 11 bytes in the middle of a long run is malformed
+    bad = b"".join(varint(x) for x in values[-1][:40]) + b"\xff" * 10 + b"\x01" + b"\x00" * 40
+    record = enc_example([("v", ld(3, ld(1, bad)))])
+    with pytest.raises(tfrx.DecodeError):
+        tfrx.parse_example([record], {"v": tfrx.VarLenFeature(tfrx.int64)})
+    with pytest.raises(tfrx.DecodeError):
+        tfrx.parse_example([record], {"v": tfrx.FixedLenFeature([81], tfrx.int64)})
+
+
 def test_error_messages_name_feature_record_and_counts():
     recs = [enc_example([("a", enc_feature("int64", [1]))]), enc_example([("a", enc_feature("int64", [1, 2]))])]
     with pytest.raises(tfrx.ParseError) as info:
