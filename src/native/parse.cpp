@@ -290,7 +290,7 @@ inline int64_t* decode_varints(const uint8_t* p, const uint8_t* e, const uint8_t
                                int64_t* out_end, const uint8_t** stop) {
   constexpr uint64_t kHigh = 0x8080808080808080ull;
 #if TFRX_PARSE_SSSE3
-  if (e - p >= 32 && kHasSsse3 && (!kBounded || out_end - out >= 16)) p = decode_varints_ssse3(p, e, &out, out_end);
+  if (e - p >= 16 && kHasSsse3 && (!kBounded || out_end - out >= 16)) p = decode_varints_ssse3(p, e, &out, out_end);
 #endif
   // Windows of 8 bytes start before `limit` (inside the run, within `readable`).
   const uint8_t* limit = p;
@@ -872,6 +872,37 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       const Span list = seen_lists.span[si];
       Cursor lr{list.data, list.data + list.size};
       int64_t steps = 0;
+      // Numeric steps as writers emit them: FeatureList.feature = 1 holding
+      // a Feature whose only field is the list of the wanted kind, whose only
+      // field is one packed run, all lengths below 128:
+      //   0a L | kind-tag L-2 | 0a L-4 | L-4 bytes of values
+      // are decoded by this loop; from the first step laid out otherwise on,
+      // the general walk below takes over.
+      const unsigned kind_tag = col.kind == kInt64 ? 0x1a : col.kind == kFloat ? 0x12 : 0;
+      while (kind_tag != 0 && lr.e - lr.p >= 6) {
+        const uint8_t* q = lr.p;
+        const unsigned L = q[1];
+        if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == kind_tag &&
+              q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
+          break;
+        const uint8_t* values = q + 6;
+        const size_t n = L - 4;
+        VarSink sink{&out};
+        if (col.kind == kInt64) {
+          if (!sink.add_packed_varints(values, n, record.data + record.size)) {
+            bad = values;
+            return fail(kMalformed, c, true, 0, 0, steps);
+          }
+        } else {
+          if (n % 4 != 0) break;  // malformed: the general walk reports it
+          sink.add_float_bytes(values, n / 4);
+        }
+        if (col.step_count > 0 && sink.count != col.step_count)
+          return fail(kCountMismatch, c, true, col.step_count, sink.count, steps);
+        out.counts.push_back(sink.count);
+        ++steps;
+        lr.p = q + 2 + L;
+      }
       while (!lr.done()) {
         uint32_t field, type;
         if (!lr.key(&field, &type)) {
