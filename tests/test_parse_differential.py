@@ -281,6 +281,15 @@ def test_basic_kinds_defaults_and_shapes(tf):
         (enc_feature("int64", [1, 2]), tfrx.FixedLenFeature([3], tfrx.int64)),
         (enc_feature("bytes", [b"a"]), tfrx.FixedLenFeature([], tfrx.float32, default_value=1.0)),
         (enc_feature("int64", []), tfrx.FixedLenFeature([0], tfrx.int64)),
+        # the usual one-field layouts, with counts that do not fit the row
+        (enc_feature("bytes", [b"ab"]), tfrx.FixedLenFeature([2], tfrx.string)),
+        (enc_feature("bytes", [b""]), tfrx.FixedLenFeature([], tfrx.string)),
+        (enc_feature("float", [1.0, 2.0]), tfrx.FixedLenFeature([3], tfrx.float32)),
+        (enc_feature("float", [1.0, 2.0, 3.0]), tfrx.FixedLenFeature([3], tfrx.float32)),
+        (enc_feature("int64", [300]), tfrx.FixedLenFeature([], tfrx.int64)),
+        (enc_feature("int64", [1, 2]), tfrx.FixedLenFeature([], tfrx.int64)),
+        (b"\x1a\x03\x0a\x01\x80", tfrx.FixedLenFeature([], tfrx.int64)),  # a cut varint
+        (b"\x12\x05\x0a\x03\x00\x00\x80", tfrx.FixedLenFeature([], tfrx.float32)),  # 3 float bytes
     ],
 )
 def test_presence_kind_and_count_rules(tf, feature, spec):

@@ -805,6 +805,45 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       const ColumnSpec& col = columns_[ci];
       const int c = static_cast<int>(ci);
       bool present = seen.stamp[ci] == rec;
+      if (present && col.dense) {
+        // A Feature laid out as writers emit it, its only field the list of
+        // the wanted kind, the list's only field one packed run (or one
+        // bytes value), lengths below 128:
+        //   kind-tag L | 0a L-2 | L-2 bytes
+        // is written to its row here; other layouts take the general path.
+        const Span f = seen.span[ci];
+        const uint8_t* d = f.data;
+        if (f.size >= 4 && f.size < 130 && d[0] == ((col.kind << 3) | 2) && d[1] == f.size - 2 && d[2] == 0x0a &&
+            d[3] == f.size - 4) {
+          const uint8_t* payload = d + 4;
+          const size_t m = f.size - 4;
+          const int64_t n = col.count;
+          if (col.kind == kInt64) {
+            int64_t* row = static_cast<int64_t*>(dense[ci].values) + rec * n;
+            if (m == 1 && n == 1 && payload[0] < 0x80) {
+              row[0] = payload[0];
+              continue;
+            }
+            DenseSink<int64_t> sink{row, n};
+            if (!sink.add_packed_varints(payload, m, record.data + record.size)) {
+              bad = payload;
+              return fail(kMalformed, c, false, 0, 0, -1);
+            }
+            if (sink.count != n) return fail(kCountMismatch, c, false, n, sink.count, -1);
+            continue;
+          }
+          if (col.kind == kBytes) {
+            if (n != 1) return fail(kCountMismatch, c, false, n, 1, -1);
+            static_cast<Span*>(dense[ci].values)[rec] = Span{payload, m};
+            continue;
+          }
+          if (m % 4 == 0) {
+            if (static_cast<int64_t>(m / 4) != n) return fail(kCountMismatch, c, false, n, m / 4, -1);
+            std::memcpy(static_cast<float*>(dense[ci].values) + rec * n, payload, m);
+            continue;
+          }
+        }
+      }
       FeatureValues fv;
       if (present) {
         if (!locate_values(seen.span[ci], &fv, &bad)) return fail(kMalformed, c, false, 0, 0, -1);
