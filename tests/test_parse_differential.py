@@ -447,6 +447,27 @@ def test_long_packed_int64_runs(tf, seed):
         tfrx.parse_example([record], {"v": tfrx.FixedLenFeature([81], tfrx.int64)})
 
 
+def test_short_bytes_values_repeat_across_batches():
+    # Short bytes values are shared between records and batches where they
+    # repeat; equal values of different lengths (trailing zero bytes) stay
+    # apart, and columns that stop repeating come out right as well.
+    parser = tfrx.ExampleParser(
+        {"c": tfrx.FixedLenFeature([], tfrx.string), "v": tfrx.VarLenFeature(tfrx.string)}, num_threads=1
+    )
+    tricky = [b"ab", b"ab\x00", b"ab\x00\x00", b"\x00\x00", b"\x00\x00\x00", b"abcdefgh", b"abcdefgh\x00", b"a", b""]
+    rng = np.random.default_rng(0)
+    for batch in range(40):
+        if batch % 10 < 5:
+            cs = [tricky[int(i)] for i in rng.integers(0, len(tricky), 64)]
+        else:
+            cs = [bytes(rng.integers(0, 256, int(rng.integers(0, 10)), dtype=np.uint8)) for _ in range(64)]
+        vs = [cs[i : i + int(rng.integers(0, 4))] for i in range(64)]
+        out = parser.parse([enc_example([("c", enc_feature("bytes", [c])), ("v", enc_feature("bytes", v))])
+                            for c, v in zip(cs, vs)])
+        assert out["c"].tolist() == cs
+        assert out["v"].values.tolist() == [x for v in vs for x in v]
+
+
 def test_error_messages_name_feature_record_and_counts():
     recs = [enc_example([("a", enc_feature("int64", [1]))]), enc_example([("a", enc_feature("int64", [1, 2]))])]
     with pytest.raises(tfrx.ParseError) as info:
