@@ -223,8 +223,8 @@ const bool kHasSsse3 = [] {
   return __builtin_cpu_supports("ssse3") != 0;
 }();
 
-// Decodes from p while 16 bytes of the run remain and `room` values fit;
-// returns where it stopped (the scalar loop finishes the run).
+// Decodes from p while 16 bytes of the run remain and 16 values fit before
+// out_end; returns where it stopped (the scalar loop finishes the run).
 __attribute__((target("ssse3"), noinline)) const uint8_t* decode_varints_ssse3(const uint8_t* p, const uint8_t* e,
                                                                                int64_t** out_at, int64_t* out_end) {
   const VarintShuffle* table = varint_shuffles();
