@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from benchmarks import read, workloads, write
+from benchmarks import parse, read, workloads, write
 from benchmarks.report import measure
 
 
@@ -14,6 +14,8 @@ def main(suite: str, contender: str, workload: str, size: str, compression: str,
         make = {name: fn for name, fn, *_ in read.CONTENDERS + read.EXTRA}[contender]
         fn = make(workloads.workload_path(workload, size, compression), compression)
         fn()  # page cache and imports warm
+    elif suite == "parse":
+        fn = parse.worker_contender(contender, workload, size)
     else:
         make = {name: fn for name, fn, *_ in write.CONTENDERS}[contender]
         records = workloads.make_records(workload, size)

@@ -12,12 +12,10 @@ Run with ``python -m benchmarks parse`` (or ``python -m benchmarks.parse``).
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 from benchmarks import workloads
-from benchmarks.report import Result, measure
+from benchmarks.report import Result, in_subprocess
 
 BATCH = 256
 
@@ -202,33 +200,13 @@ def records_for(contender: str, workload: str, size: str) -> list[bytes]:
     return records[:UPB_MAX_RECORDS] if contender == "upb_numpy" else records
 
 
-def _in_subprocess(contender: str, workload: str, size: str, repeat: int):
-    import subprocess
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.parse", "--worker", contender, workload, size, str(repeat)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} on {workload} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(lines[-1])
-    return out["value"], out["wall"], out["cpu"]
-
-
 def run(size: str, names: list[str], repeat: int) -> list[Result]:
     results = []
     for workload in names:
         for label, contender in CONTENDERS:
             nbytes = sum(len(r) for r in records_for(contender, workload, size))
             try:
-                n, wall, cpu = _in_subprocess(contender, workload, size, repeat)
+                n, wall, cpu = in_subprocess("parse", contender, workload, size, "", repeat)
             except RuntimeError as e:
                 print(f"# skipped {label} on {workload}: {str(e).splitlines()[0]}", file=sys.stderr)
                 continue
@@ -238,12 +216,22 @@ def run(size: str, names: list[str], repeat: int) -> list[Result]:
     return results
 
 
-def _worker(contender: str, workload: str, size: str, repeat: str) -> None:
+def worker_contender(contender: str, workload: str, size: str):
+    """The timed function of one contender, warmed up (see benchmarks._worker).
+
+    The records stay referenced while it is timed, as a caller's input would:
+    freeing them first would leave ~128 MB of free heap for the image
+    workload's outputs and hide glibc's trimming (see docs/benchmarks.md).
+    """
     records = records_for(contender, workload, size)
     fn = make_contender(contender, workload, records)
     fn()  # imports, thread pools and caches warm
-    value, wall, cpu = measure(fn, int(repeat))
-    print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
+
+    def timed():
+        return fn()
+
+    timed.records = records
+    return timed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,9 +241,6 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.report import machine, table, versions
 
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "--worker":
-        _worker(*argv[1:])
-        return 0
     p = argparse.ArgumentParser(prog="python -m benchmarks.parse", description=__doc__)
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--workloads", default=",".join(workloads.WORKLOADS))

@@ -143,6 +143,7 @@ def in_subprocess(suite: str, contender: str, workload: str, size: str, compress
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks._worker", suite, contender, workload, size, compression, str(repeat)],
         capture_output=True,

@@ -281,6 +281,15 @@ def test_basic_kinds_defaults_and_shapes(tf):
         (enc_feature("int64", [1, 2]), tfrx.FixedLenFeature([3], tfrx.int64)),
         (enc_feature("bytes", [b"a"]), tfrx.FixedLenFeature([], tfrx.float32, default_value=1.0)),
         (enc_feature("int64", []), tfrx.FixedLenFeature([0], tfrx.int64)),
+        # the usual one-field layouts, with counts that do not fit the row
+        (enc_feature("bytes", [b"ab"]), tfrx.FixedLenFeature([2], tfrx.string)),
+        (enc_feature("bytes", [b""]), tfrx.FixedLenFeature([], tfrx.string)),
+        (enc_feature("float", [1.0, 2.0]), tfrx.FixedLenFeature([3], tfrx.float32)),
+        (enc_feature("float", [1.0, 2.0, 3.0]), tfrx.FixedLenFeature([3], tfrx.float32)),
+        (enc_feature("int64", [300]), tfrx.FixedLenFeature([], tfrx.int64)),
+        (enc_feature("int64", [1, 2]), tfrx.FixedLenFeature([], tfrx.int64)),
+        (b"\x1a\x03\x0a\x01\x80", tfrx.FixedLenFeature([], tfrx.int64)),  # a cut varint
+        (b"\x12\x05\x0a\x03\x00\x00\x80", tfrx.FixedLenFeature([], tfrx.float32)),  # 3 float bytes
     ],
 )
 def test_presence_kind_and_count_rules(tf, feature, spec):
@@ -391,6 +400,72 @@ def test_truncated_packed_run_is_rejected():
         tfrx.parse_example([enc_example([("a", b"\x1a\x05\x0a\x01")])], {"a": tfrx.VarLenFeature(tfrx.int64)})
     # unrequested features are skipped without being decoded
     assert tfrx.parse_example([record], {"b": tfrx.VarLenFeature(tfrx.int64)})["b"].nnz == 0
+
+
+def _mixed_width_int64s(rng: np.random.Generator, n: int) -> list[int]:
+    """n int64 values in stretches of one encoded width (1 to 10 bytes), as real columns cluster."""
+    out: list[int] = []
+    while len(out) < n:
+        width = int(rng.integers(1, 11))
+        run = int(rng.integers(1, 40))
+        if width == 10:
+            vals = [-int(x) - 1 for x in rng.integers(0, 2**62, run)]
+        else:
+            lo, hi = (0 if width == 1 else 1 << (7 * (width - 1))), 1 << (7 * width)
+            vals = [int(x) for x in rng.integers(lo, min(hi, 2**63 - 1), run, dtype=np.uint64)]
+        out.extend(vals[: n - len(out)])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_packed_int64_runs(tf, seed):
+    # Long packed runs take the vectorized varint decoder: every width from
+    # 1 to 10 bytes, stretches of each, into dense rows, variable-length
+    # columns and feature lists; rows too short or too long raise.
+    rng = np.random.default_rng(seed)
+    lengths = [0, 1, 15, 16, 17, 31, 32, 33, 64, 100, 257, 600]
+    values = [_mixed_width_int64s(rng, n) for n in lengths]
+    records = [enc_example([("v", enc_feature("int64", v)), ("d", enc_feature("int64", v[:16] + [0] * (16 - len(v[:16]))))])
+               for v in values]
+    out = tfrx.parse_example(records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
+                             num_threads=1)
+    np.testing.assert_array_equal(out["v"].values, np.array([x for v in values for x in v], np.int64))
+    check_batch(tf, records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
+                single=False)
+    for n in (32, 100, 600):
+        same = [r for r, v in zip(records, values) if len(v) == n]
+        dense = tfrx.parse_example(same, {"v": tfrx.FixedLenFeature([n], tfrx.int64)})["v"]
+        np.testing.assert_array_equal(dense[0], np.array(values[lengths.index(n)], np.int64))
+        for wrong in (n - 1, n + 1, n - 17):
+            check_batch(tf, same, {"v": tfrx.FixedLenFeature([wrong], tfrx.int64)}, single=False)
+    # a varint of 11 bytes in the middle of a long run is malformed
+    bad = b"".join(varint(x) for x in values[-1][:40]) + b"\xff" * 10 + b"\x01" + b"\x00" * 40
+    record = enc_example([("v", ld(3, ld(1, bad)))])
+    with pytest.raises(tfrx.DecodeError):
+        tfrx.parse_example([record], {"v": tfrx.VarLenFeature(tfrx.int64)})
+    with pytest.raises(tfrx.DecodeError):
+        tfrx.parse_example([record], {"v": tfrx.FixedLenFeature([81], tfrx.int64)})
+
+
+def test_short_bytes_values_repeat_across_batches():
+    # Short bytes values are shared between records and batches where they
+    # repeat; equal values of different lengths (trailing zero bytes) stay
+    # apart, and columns that stop repeating come out right as well.
+    parser = tfrx.ExampleParser(
+        {"c": tfrx.FixedLenFeature([], tfrx.string), "v": tfrx.VarLenFeature(tfrx.string)}, num_threads=1
+    )
+    tricky = [b"ab", b"ab\x00", b"ab\x00\x00", b"\x00\x00", b"\x00\x00\x00", b"abcdefgh", b"abcdefgh\x00", b"a", b""]
+    rng = np.random.default_rng(0)
+    for batch in range(40):
+        if batch % 10 < 5:
+            cs = [tricky[int(i)] for i in rng.integers(0, len(tricky), 64)]
+        else:
+            cs = [bytes(rng.integers(0, 256, int(rng.integers(0, 10)), dtype=np.uint8)) for _ in range(64)]
+        vs = [cs[i : i + int(rng.integers(0, 4))] for i in range(64)]
+        out = parser.parse([enc_example([("c", enc_feature("bytes", [c])), ("v", enc_feature("bytes", v))])
+                            for c, v in zip(cs, vs)])
+        assert out["c"].tolist() == cs
+        assert out["v"].values.tolist() == [x for v in vs for x in v]
 
 
 def test_error_messages_name_feature_record_and_counts():

@@ -162,6 +162,32 @@ def test_feature_list_rules(tf, lists, spec):
     check_sequence(tf, [enc_sequence_example([], lists)], {}, {"s": spec})
 
 
+def _packed_steps(kind: str, n: int, start: int = 0) -> list[bytes]:
+    return [enc_feature(kind, [start + 300 * i + j for j in range(i % 4 + 1)]) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "steps,spec",
+    [
+        # numeric steps in the usual layout, then others, then the usual one again
+        (_packed_steps("int64", 5) + [enc_feature("int64", [7, 8], packed=False)] + _packed_steps("int64", 3, 9),
+         tfrx.VarLenFeature(tfrx.int64)),
+        ([enc_feature(None, [])] + _packed_steps("float", 4), tfrx.VarLenFeature(tfrx.float32)),
+        (_packed_steps("float", 3) + [enc_feature("float", [1.5], packed=False)], tfrx.RaggedFeature(tfrx.float32)),
+        (_packed_steps("int64", 3), tfrx.FixedLenSequenceFeature([2], tfrx.int64)),  # wrong count on step 0
+        ([enc_feature("int64", [1, 2])] * 3 + [enc_feature("int64", [1, 2, 3])],
+         tfrx.FixedLenSequenceFeature([2], tfrx.int64)),  # wrong count on step 3
+        (_packed_steps("int64", 2) + [enc_feature("float", [1.0])], tfrx.VarLenFeature(tfrx.int64)),  # kind
+        (_packed_steps("int64", 2) + [b"\x1a\x03\x0a\x01\x80"], tfrx.VarLenFeature(tfrx.int64)),  # cut varint
+        (_packed_steps("float", 2) + [b"\x12\x05\x0a\x03\x00\x00\x80"], tfrx.VarLenFeature(tfrx.float32)),  # 3 bytes
+        ([enc_feature("int64", [2**40 + i] * 40) for i in range(3)], tfrx.VarLenFeature(tfrx.int64)),  # long steps
+    ],
+)
+def test_numeric_steps_in_every_layout(tf, steps, spec):
+    records = [enc_sequence_example([], [("s", steps)]), enc_sequence_example([], [("s", steps[::-1])])]
+    check_sequence(tf, records, {}, {"s": spec})
+
+
 @pytest.mark.parametrize("feature", [enc_feature(None, []), enc_feature("int64", []), enc_feature("float", [])])
 @pytest.mark.parametrize(
     "spec",

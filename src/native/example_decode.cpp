@@ -179,8 +179,24 @@ class Decoder {
     return true;
   }
 
-  // Features body: appends one Entry per map entry.
+  // Features body: one Entry per map entry, its values in the chunks.
   bool features(Reader r, std::vector<Entry>* out, int depth) {
+    return map_body(r, out, chunks_, depth, [&](Reader v, Entry* entry, int d) {
+      return feature(v, &entry->kind, entry->begin, d);
+    });
+  }
+
+  // FeatureLists body: one Entry per map entry, its steps in `steps`
+  // (repeated FeatureList values of one entry append).
+  bool feature_lists(Reader r, std::vector<Entry>* out, std::vector<Step>* steps, int depth) {
+    return map_body(r, out, steps, depth, [&](Reader v, Entry*, int d) { return feature_list(v, steps, d); });
+  }
+
+  // A map body (Features or FeatureLists): appends one Entry per entry, whose
+  // [begin, end) indexes `items` (chunks or steps); merge_value(value, entry,
+  // depth) decodes one value message into the entry.
+  template <typename Item, typename MergeValue>
+  bool map_body(Reader r, std::vector<Entry>* out, std::vector<Item>* items, int depth, MergeValue merge_value) {
     if (depth > kMaxDepth) return fail(r.pos, "nesting too deep");
     while (!r.done()) {
       uint32_t field, type;
@@ -188,14 +204,16 @@ class Decoder {
       if (field == 1 && type == wire::kLengthDelimited) {
         Reader e(nullptr, 0);
         if (!sub(r, &e)) return false;
-        Entry entry{e.pos, 0, kNone, static_cast<uint32_t>(chunks_->size()), 0};
+        Entry entry{e.pos, 0, kNone, static_cast<uint32_t>(items->size()), 0};
+        const size_t chunk_mark = chunks_->size();
         bool unknown = false;
-        if (!feature_entry(e, &entry, &unknown, depth + 1)) return false;
-        if (unknown) {  // upb keeps such an entry as an unknown field of Features: not in the map
-          chunks_->resize(entry.begin);
+        if (!map_entry(e, &entry, &unknown, depth + 1, merge_value)) return false;
+        if (unknown) {  // upb keeps such an entry as an unknown field of the map message: not in the map
+          items->resize(entry.begin);
+          chunks_->resize(chunk_mark);
           continue;
         }
-        entry.end = static_cast<uint32_t>(chunks_->size());
+        entry.end = static_cast<uint32_t>(items->size());
         out->push_back(entry);
         continue;
       }
@@ -204,7 +222,9 @@ class Decoder {
     return true;
   }
 
-  bool feature_entry(Reader r, Entry* entry, bool* unknown, int depth) {
+  // One map entry {key = 1, value = 2}; any other field makes it unknown.
+  template <typename MergeValue>
+  bool map_entry(Reader r, Entry* entry, bool* unknown, int depth, MergeValue& merge_value) {
     if (depth > kMaxDepth) return fail(r.pos, "nesting too deep");
     while (!r.done()) {
       uint32_t field, type;
@@ -219,58 +239,7 @@ class Decoder {
       if (field == 2 && type == wire::kLengthDelimited) {
         Reader v(nullptr, 0);
         if (!sub(r, &v)) return false;
-        if (!feature(v, &entry->kind, entry->begin, depth + 1)) return false;
-        continue;
-      }
-      *unknown = true;
-      if (!skip(r, field, type, depth)) return false;
-    }
-    return true;
-  }
-
-  // FeatureLists body: one Entry per map entry, its steps in `steps`.
-  bool feature_lists(Reader r, std::vector<Entry>* out, std::vector<Step>* steps, int depth) {
-    if (depth > kMaxDepth) return fail(r.pos, "nesting too deep");
-    while (!r.done()) {
-      uint32_t field, type;
-      if (!tag(r, &field, &type)) return false;
-      if (field == 1 && type == wire::kLengthDelimited) {
-        Reader e(nullptr, 0);
-        if (!sub(r, &e)) return false;
-        Entry entry{e.pos, 0, kNone, static_cast<uint32_t>(steps->size()), 0};
-        size_t chunk_mark = chunks_->size();
-        bool unknown = false;
-        if (!feature_list_entry(e, &entry, steps, &unknown, depth + 1)) return false;
-        if (unknown) {  // as for Features entries above
-          steps->resize(entry.begin);
-          chunks_->resize(chunk_mark);
-          continue;
-        }
-        entry.end = static_cast<uint32_t>(steps->size());
-        out->push_back(entry);
-        continue;
-      }
-      if (!skip(r, field, type, depth)) return false;
-    }
-    return true;
-  }
-
-  bool feature_list_entry(Reader r, Entry* entry, std::vector<Step>* steps, bool* unknown, int depth) {
-    if (depth > kMaxDepth) return fail(r.pos, "nesting too deep");
-    while (!r.done()) {
-      uint32_t field, type;
-      if (!tag(r, &field, &type)) return false;
-      if (field == 1 && type == wire::kLengthDelimited) {
-        Reader k(nullptr, 0);
-        if (!sub(r, &k)) return false;
-        entry->key = k.pos;
-        entry->key_size = k.remaining();
-        continue;
-      }
-      if (field == 2 && type == wire::kLengthDelimited) {  // FeatureList: repeated values append
-        Reader v(nullptr, 0);
-        if (!sub(r, &v)) return false;
-        if (!feature_list(v, steps, depth + 1)) return false;
+        if (!merge_value(v, entry, depth + 1)) return false;
         continue;
       }
       *unknown = true;

@@ -18,6 +18,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -841,13 +842,82 @@ class ObjectArena {
   size_t at_ = 0;
 };
 
-inline PyObject* span_bytes(const Span& s) {
-  return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(s.data), static_cast<Py_ssize_t>(s.size));
+// Categorical columns repeat a few short values (codes, hashed ids) across
+// records and batches. Values of 2 to 8 bytes are looked up in a small
+// direct-mapped cache of bytes objects kept by the parser: a hit hands out
+// the same immutable object again instead of allocating (and later freeing)
+// a new one. CPython already shares the empty and one-byte bytes objects.
+// A column whose values rarely repeat (under one hit in 8 values) skips the
+// cache for its next 16 batches, then tries again. Used only with the GIL held.
+class ShortBytesCache {
+ public:
+  ShortBytesCache() = default;
+  ShortBytesCache(const ShortBytesCache&) = delete;
+  ShortBytesCache& operator=(const ShortBytesCache&) = delete;
+  ~ShortBytesCache() {
+    if (!Py_IsInitialized()) return;
+    for (Slot& s : slots_) Py_XDECREF(s.object);
+  }
+
+  PyObject* get(const uint8_t* p, size_t n) {
+    if (n < 2 || n > 8) return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(p), static_cast<Py_ssize_t>(n));
+    uint64_t word = 0;
+    if (n == 8) {
+      std::memcpy(&word, p, 8);
+    } else {
+      for (size_t i = 0; i < n; ++i) word |= uint64_t{p[i]} << (8 * i);
+    }
+    const size_t h = static_cast<size_t>(((word + n) * 0x9e3779b97f4a7c15ull) >> (64 - kBits));
+    Slot& s = slots_[h];
+    if (s.object != nullptr && s.word == word && s.size == n) {
+      Py_INCREF(s.object);
+      ++hits_;
+      return s.object;
+    }
+    PyObject* b = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(p), static_cast<Py_ssize_t>(n));
+    if (b == nullptr) return nullptr;
+    Py_INCREF(b);
+    PyObject* old = s.object;
+    s = Slot{word, n, b};
+    Py_XDECREF(old);
+    return b;
+  }
+
+ private:
+  static constexpr int kBits = 10;
+  struct Slot {
+    uint64_t word = 0;
+    size_t size = 0;
+    PyObject* object = nullptr;
+  };
+  std::array<Slot, size_t{1} << kBits> slots_{};
+  size_t hits_ = 0;
+
+ public:
+  // Makes n objects of one column with make(i, cache or null), following
+  // and updating that column's `skip` count.
+  template <typename Make>
+  nb::object column(ObjectArena* arena, size_t n, uint32_t* skip, Make&& make) {
+    if (*skip > 0) {
+      --*skip;
+      return arena->take(n, [&](size_t i) { return make(i, static_cast<ShortBytesCache*>(nullptr)); });
+    }
+    const size_t before = hits_;
+    nb::object out = arena->take(n, [&](size_t i) { return make(i, this); });
+    if (8 * (hits_ - before) < n) *skip = 16;
+    return out;
+  }
+};
+
+inline PyObject* span_bytes(const Span& s, ShortBytesCache* cache) {
+  if (cache == nullptr)
+    return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(s.data), static_cast<Py_ssize_t>(s.size));
+  return cache->get(s.data, s.size);
 }
 
 // Concatenates the per-chunk values of one column into one owned array (or list of bytes).
 nb::object merge_values(tfrx::parse::Kind kind, const std::vector<std::vector<tfrx::parse::VarColumn>>& chunks,
-                        size_t col, ObjectArena* arena) {
+                        size_t col, ObjectArena* arena, ShortBytesCache* cache, uint32_t* skip) {
   size_t total = 0;
   for (const auto& ch : chunks) total += ch[col].size();
   if (kind == tfrx::parse::kInt64) {
@@ -876,7 +946,7 @@ nb::object merge_values(tfrx::parse::Kind kind, const std::vector<std::vector<tf
   flat.reserve(total);
   for (const auto& ch : chunks)
     for (const Span& sp : ch[col].bytes_values) flat.push_back(&sp);
-  return arena->take(total, [&](size_t i) { return span_bytes(*flat[i]); });
+  return cache->column(arena, total, skip, [&](size_t i, ShortBytesCache* c) { return span_bytes(*flat[i], c); });
 }
 
 // Row splits [0, c0, c0+c1, ...] from counts gathered chunk by chunk.
@@ -940,6 +1010,7 @@ class PyParser {
       c.required = nb::cast<bool>(t[3]);
       seq.push_back(std::move(c));
     }
+    skip_.assign(cols.size() + seq.size(), 0);
     parser_ = std::make_unique<tfrx::parse::Parser>(std::move(cols), std::move(seq), sequence);
   }
 
@@ -1064,22 +1135,22 @@ class PyParser {
         } else {
           const Span* spans = dense_bytes[c].get();
           const std::vector<std::string>& defaults = default_bytes_[c];
-          out.append(arena.take(rows * width, [&](size_t i) -> PyObject* {
+          out.append(cache_.column(&arena, rows * width, &skip_[c], [&](size_t i, ShortBytesCache* cache) -> PyObject* {
             const Span& sp = spans[i];
             if (sp.data == nullptr) {
               const std::string& d = defaults[sp.size];
               return PyBytes_FromStringAndSize(d.data(), static_cast<Py_ssize_t>(d.size()));
             }
-            return span_bytes(sp);
+            return span_bytes(sp, cache);
           }));
         }
       } else {
-        out.append(nb::make_tuple(merge_values(col.kind, var, c, &arena), merge_splits(var, c, false)));
+        out.append(nb::make_tuple(merge_values(col.kind, var, c, &arena, &cache_, &skip_[c]), merge_splits(var, c, false)));
       }
     }
     nb::list seq_out;
     for (size_t c = 0; c < seq_cols.size(); ++c) {
-      seq_out.append(nb::make_tuple(merge_values(seq_cols[c].kind, seq_var, c, &arena), merge_splits(seq_var, c, false),
+      seq_out.append(nb::make_tuple(merge_values(seq_cols[c].kind, seq_var, c, &arena, &cache_, &skip_[cols.size() + c]), merge_splits(seq_var, c, false),
                                     merge_splits(seq_var, c, true)));
     }
     return nb::make_tuple(out, seq_out, nb::none());
@@ -1087,6 +1158,8 @@ class PyParser {
 
   std::unique_ptr<tfrx::parse::Parser> parser_;
   std::vector<std::vector<std::string>> default_bytes_;
+  ShortBytesCache cache_;
+  std::vector<uint32_t> skip_;  // per column, then per sequence column: batches left without the cache
 };
 
 // COO indices for a SparseArray from the row splits of a parse result.

@@ -21,6 +21,13 @@
 
 #include "wire.h"
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define TFRX_PARSE_SSSE3 1
+#include <immintrin.h>
+#else
+#define TFRX_PARSE_SSSE3 0
+#endif
+
 namespace tfrx {
 namespace parse {
 
@@ -174,6 +181,95 @@ inline int64_t count_varints(const uint8_t* p, size_t n) {
   return count;
 }
 
+#if TFRX_PARSE_SSSE3
+// Packed varints with SSSE3, chosen at run time. Each step loads 16 bytes;
+// their continuation bits (one movemask) say where the varints of the
+// first 12 bytes end, and a table indexed by those 12 bits gives a byte
+// shuffle that moves each of up to four varints of at most 4 bytes into
+// its own 32-bit lane (Masked VByte, Plaisance, Kurz and Lemire 2015).
+// The 7-bit groups are then packed in all lanes at once and widened to
+// int64. Sixteen one-byte varints in a row are widened without the table.
+struct VarintShuffle {
+  alignas(16) uint8_t shuffle[16];
+  uint8_t count;     // varints decoded (0: the first is longer than 4 bytes)
+  uint8_t consumed;  // their bytes
+};
+
+const VarintShuffle* varint_shuffles() {
+  static const VarintShuffle* table = [] {
+    auto* t = new VarintShuffle[4096];
+    for (unsigned mask = 0; mask < 4096; ++mask) {
+      VarintShuffle& v = t[mask];
+      std::memset(v.shuffle, 0x80, 16);  // 0x80: the shuffle writes a zero byte
+      unsigned pos = 0, count = 0;
+      while (count < 4) {
+        unsigned end = pos;
+        while (end < 12 && (mask >> end) & 1) ++end;
+        if (end >= 12 || end - pos >= 4) break;  // unfinished in the window, or over 4 bytes
+        for (unsigned k = pos; k <= end; ++k) v.shuffle[4 * count + (k - pos)] = static_cast<uint8_t>(k);
+        ++count;
+        pos = end + 1;
+      }
+      v.count = static_cast<uint8_t>(count);
+      v.consumed = static_cast<uint8_t>(pos);
+    }
+    return t;
+  }();
+  return table;
+}
+
+const bool kHasSsse3 = [] {
+  __builtin_cpu_init();  // may run before libgcc's own constructor has
+  return __builtin_cpu_supports("ssse3") != 0;
+}();
+
+// Decodes from p while 16 bytes of the run remain and 16 values fit before
+// out_end; returns where it stopped (the scalar loop finishes the run).
+__attribute__((target("ssse3"), noinline)) const uint8_t* decode_varints_ssse3(const uint8_t* p, const uint8_t* e,
+                                                                               int64_t** out_at, int64_t* out_end) {
+  const VarintShuffle* table = varint_shuffles();
+  int64_t* out = *out_at;
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i low7 = _mm_set1_epi8(0x7f);
+  const __m128i low7_16 = _mm_set1_epi16(0x007f);
+  const __m128i high7_16 = _mm_set1_epi16(0x3f80);
+  const __m128i join14 = _mm_set1_epi32(0x40000001);  // 16-bit lanes: x0 * 1 + x1 * 2^14
+  while (e - p >= 16 && out_end - out >= 16) {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(w));
+    if (mask == 0) {
+      const __m128i lo = _mm_unpacklo_epi8(w, zero), hi = _mm_unpackhi_epi8(w, zero);
+      const __m128i q0 = _mm_unpacklo_epi16(lo, zero), q1 = _mm_unpackhi_epi16(lo, zero);
+      const __m128i q2 = _mm_unpacklo_epi16(hi, zero), q3 = _mm_unpackhi_epi16(hi, zero);
+      __m128i* o = reinterpret_cast<__m128i*>(out);
+      _mm_storeu_si128(o + 0, _mm_unpacklo_epi32(q0, zero));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(q0, zero));
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(q1, zero));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(q1, zero));
+      _mm_storeu_si128(o + 4, _mm_unpacklo_epi32(q2, zero));
+      _mm_storeu_si128(o + 5, _mm_unpackhi_epi32(q2, zero));
+      _mm_storeu_si128(o + 6, _mm_unpacklo_epi32(q3, zero));
+      _mm_storeu_si128(o + 7, _mm_unpackhi_epi32(q3, zero));
+      out += 16;
+      p += 16;
+      continue;
+    }
+    const VarintShuffle& v = table[mask & 0xfff];
+    if (v.count == 0) break;
+    __m128i x = _mm_and_si128(_mm_shuffle_epi8(w, _mm_load_si128(reinterpret_cast<const __m128i*>(v.shuffle))), low7);
+    x = _mm_or_si128(_mm_and_si128(x, low7_16), _mm_and_si128(_mm_srli_epi16(x, 1), high7_16));
+    x = _mm_madd_epi16(x, join14);  // 32-bit lanes: 28-bit values
+    __m128i* o = reinterpret_cast<__m128i*>(out);
+    _mm_storeu_si128(o + 0, _mm_unpacklo_epi32(x, zero));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(x, zero));
+    out += v.count;
+    p += v.consumed;
+  }
+  *out_at = out;
+  return p;
+}
+#endif
+
 // Decodes the varints of a run known to end on a terminator byte (so no
 // varint reads past the run). Returns false for a varint over 10 bytes.
 // While 8 bytes remain, varints of up to 8 bytes are decoded without
@@ -193,6 +289,9 @@ template <bool kBounded>
 inline int64_t* decode_varints(const uint8_t* p, const uint8_t* e, const uint8_t* readable, int64_t* out,
                                int64_t* out_end, const uint8_t** stop) {
   constexpr uint64_t kHigh = 0x8080808080808080ull;
+#if TFRX_PARSE_SSSE3
+  if (e - p >= 16 && kHasSsse3 && (!kBounded || out_end - out >= 16)) p = decode_varints_ssse3(p, e, &out, out_end);
+#endif
   // Windows of 8 bytes start before `limit` (inside the run, within `readable`).
   const uint8_t* limit = p;
   if (readable - p >= 8) limit = e < readable - 7 ? e : readable - 7;
@@ -706,6 +805,45 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       const ColumnSpec& col = columns_[ci];
       const int c = static_cast<int>(ci);
       bool present = seen.stamp[ci] == rec;
+      if (present && col.dense) {
+        // A Feature laid out as writers emit it, its only field the list of
+        // the wanted kind, the list's only field one packed run (or one
+        // bytes value), lengths below 128:
+        //   kind-tag L | 0a L-2 | L-2 bytes
+        // is written to its row here; other layouts take the general path.
+        const Span f = seen.span[ci];
+        const uint8_t* d = f.data;
+        if (f.size >= 4 && f.size < 130 && d[0] == ((col.kind << 3) | 2) && d[1] == f.size - 2 && d[2] == 0x0a &&
+            d[3] == f.size - 4) {
+          const uint8_t* payload = d + 4;
+          const size_t m = f.size - 4;
+          const int64_t n = col.count;
+          if (col.kind == kInt64) {
+            int64_t* row = static_cast<int64_t*>(dense[ci].values) + rec * n;
+            if (m == 1 && n == 1 && payload[0] < 0x80) {
+              row[0] = payload[0];
+              continue;
+            }
+            DenseSink<int64_t> sink{row, n};
+            if (!sink.add_packed_varints(payload, m, record.data + record.size)) {
+              bad = payload;
+              return fail(kMalformed, c, false, 0, 0, -1);
+            }
+            if (sink.count != n) return fail(kCountMismatch, c, false, n, sink.count, -1);
+            continue;
+          }
+          if (col.kind == kBytes) {
+            if (n != 1) return fail(kCountMismatch, c, false, n, 1, -1);
+            static_cast<Span*>(dense[ci].values)[rec] = Span{payload, m};
+            continue;
+          }
+          if (m % 4 == 0) {
+            if (static_cast<int64_t>(m / 4) != n) return fail(kCountMismatch, c, false, n, m / 4, -1);
+            std::memcpy(static_cast<float*>(dense[ci].values) + rec * n, payload, m);
+            continue;
+          }
+        }
+      }
       FeatureValues fv;
       if (present) {
         if (!locate_values(seen.span[ci], &fv, &bad)) return fail(kMalformed, c, false, 0, 0, -1);
@@ -773,6 +911,37 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       const Span list = seen_lists.span[si];
       Cursor lr{list.data, list.data + list.size};
       int64_t steps = 0;
+      // Numeric steps as writers emit them: FeatureList.feature = 1 holding
+      // a Feature whose only field is the list of the wanted kind, whose only
+      // field is one packed run, all lengths below 128:
+      //   0a L | kind-tag L-2 | 0a L-4 | L-4 bytes of values
+      // are decoded by this loop; from the first step laid out otherwise on,
+      // the general walk below takes over.
+      const unsigned kind_tag = col.kind == kInt64 ? 0x1a : col.kind == kFloat ? 0x12 : 0;
+      while (kind_tag != 0 && lr.e - lr.p >= 6) {
+        const uint8_t* q = lr.p;
+        const unsigned L = q[1];
+        if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == kind_tag &&
+              q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
+          break;
+        const uint8_t* values = q + 6;
+        const size_t n = L - 4;
+        VarSink sink{&out};
+        if (col.kind == kInt64) {
+          if (!sink.add_packed_varints(values, n, record.data + record.size)) {
+            bad = values;
+            return fail(kMalformed, c, true, 0, 0, steps);
+          }
+        } else {
+          if (n % 4 != 0) break;  // malformed: the general walk reports it
+          sink.add_float_bytes(values, n / 4);
+        }
+        if (col.step_count > 0 && sink.count != col.step_count)
+          return fail(kCountMismatch, c, true, col.step_count, sink.count, steps);
+        out.counts.push_back(sink.count);
+        ++steps;
+        lr.p = q + 2 + L;
+      }
       while (!lr.done()) {
         uint32_t field, type;
         if (!lr.key(&field, &type)) {
