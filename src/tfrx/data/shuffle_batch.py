@@ -11,8 +11,10 @@ is one ``RecordBatch`` copied out of the chunks in one native call
 The draws are those of ``shuffle`` (same generator, same blocks of uniform
 draws, same swap-with-last removal and refill), so the batches hold exactly
 the records, in the same order, that ``shuffle(...).batch(...)`` gives, and
-the iterator state has the same format as ``batch`` over ``shuffle``: a state
-saved on either path restores on the other.
+with files read one at a time the iterator state has the same format as
+``batch`` over ``shuffle``: a state saved on either path restores on the
+other. With ``num_parallel_reads`` the chunks come from the interleaved
+reader (``TFRecordDataset._record_batches_iterator``) in tf.data's order.
 """
 
 from __future__ import annotations
@@ -212,7 +214,11 @@ class ShuffledRecordBatchDataset(Dataset):
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         sh = self._shuffle
         epoch = ctx.epoch if sh._reshuffle else ()
-        pieces = _FilesDataset(self._source._files, self._source._options, _CHUNK_RECORDS, _CHUNK_BYTES)._iterator(ctx)
+        source = self._source
+        if source._parallel_reads == 1:
+            pieces = _FilesDataset(source._files, source._options, _CHUNK_RECORDS, _CHUNK_BYTES)._iterator(ctx)
+        else:  # the files' records interleaved in tf.data's order, gathered into chunks
+            pieces = source._record_batches_iterator(ctx, _CHUNK_RECORDS, False)
         return _ShuffledRecordBatchIterator(pieces, sh._size, sh._seed, epoch, self.batch_size, self.drop_remainder)
 
     def cardinality(self) -> int:
@@ -229,14 +235,13 @@ class ShuffledRecordBatchDataset(Dataset):
 
 
 def shuffled_record_batches(batch: Dataset) -> Dataset | None:
-    """The batch-native form of ``batch`` when it is ``TFRecordDataset(...).shuffle(...).batch(...)``
-    with files read one at a time; ``None`` otherwise."""
+    """The batch-native form of ``batch`` when it is ``TFRecordDataset(...).shuffle(...).batch(...)``; ``None`` otherwise."""
     if type(batch) is not BatchDataset:
         return None
     shuffle = batch._inputs[0]
     if type(shuffle) is not ShuffleDataset:
         return None
     source = shuffle._inputs[0]
-    if type(source) is not TFRecordDataset or source._parallel_reads != 1:
+    if type(source) is not TFRecordDataset:
         return None
     return ShuffledRecordBatchDataset(shuffle, batch.batch_size, batch.drop_remainder)
