@@ -81,3 +81,24 @@ def test_stop_iteration_in_user_function_is_an_error(parallel):
 
     with pytest.raises(RuntimeError, match="StopIteration"):
         list(Dataset.range(5).map(stop, num_parallel_calls=parallel))
+
+
+def test_state_of_a_nondeterministic_map_warns_once():
+    import warnings
+
+    it = iter(Dataset.range(10).map(lambda x: x, num_parallel_calls=2, deterministic=False))
+    next(it)
+    with pytest.warns(RuntimeWarning, match="deterministic=False"):
+        it.state_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        it.state_dict()  # once per iterator
+        det = iter(Dataset.range(10).map(lambda x: x, num_parallel_calls=2))
+        next(det)
+        det.state_dict()
+        opt = iter(Dataset.range(10).map(lambda x: x, num_parallel_calls=2).with_options(deterministic=False))
+    next(opt)
+    with pytest.warns(RuntimeWarning, match="deterministic=False"):
+        opt.state_dict()
+    for i in (it, det, opt):
+        i.close()

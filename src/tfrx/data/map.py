@@ -5,7 +5,8 @@ cores) up to that many calls run at once on threads; this speeds up functions
 that release the GIL (the native parser, image decoding, NumPy). Results come
 in input order unless ``deterministic=False``, in which case each result is
 returned as soon as it is ready. Tuple elements are unpacked into positional
-arguments, as in ``tf.data``.
+arguments, as in ``tf.data``. The state of a ``deterministic=False`` map is
+not exact (taking it warns): see docs/pipeline.md.
 
 Cheap functions are run on chunks of consecutive elements per task (the
 chunk grows while calls take less than about half a millisecond), so the
@@ -20,6 +21,7 @@ files, the file and record index.
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -116,6 +118,7 @@ class _ParallelMapIterator(DatasetIterator):
         self._count = 0  # elements returned
         self._pulled = 0  # elements taken from the parent
         self._state = None  # parent state after the last element returned
+        self._warned = False
 
     def _ensure_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -183,6 +186,15 @@ class _ParallelMapIterator(DatasetIterator):
         return value
 
     def get_state(self) -> dict:
+        if not self._deterministic and not self._warned:
+            self._warned = True
+            warnings.warn(
+                "the state of a map with deterministic=False is not exact: elements handed out ahead of earlier ones "
+                "are saved as consumed, so a restored iterator may skip up to the elements in flight; use "
+                "deterministic=True (the default) for exact resume",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         parent = self._state if self._state is not None else self._parent.get_state()
         return {"count": self._count, "parent": parent}
 
