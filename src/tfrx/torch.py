@@ -58,13 +58,10 @@ def to_tensors(element: Any) -> Any:
     """
     kind = type(element)
     if kind is dict:
-        return {k: to_tensors(v) if type(v) in _CONTAINERS else to_tensor(v) for k, v in element.items()}
+        return {k: to_tensors(v) if isinstance(v, (dict, tuple)) else to_tensor(v) for k, v in element.items()}
     if kind is tuple:
-        return tuple(to_tensors(v) if type(v) in _CONTAINERS else to_tensor(v) for v in element)
+        return tuple(to_tensors(v) if isinstance(v, (dict, tuple)) else to_tensor(v) for v in element)
     return map_structure(to_tensor, element)
-
-
-_CONTAINERS = frozenset({dict, tuple})
 
 
 def rank_and_world_size(rank: int | None = None, world_size: int | None = None) -> tuple[int, int]:
