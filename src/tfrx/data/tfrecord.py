@@ -207,9 +207,10 @@ class _FilesDataset(Dataset):
         return _SequentialFilesIterator(self._files._iterator(ctx), self._options, self._batch_size, self._max_bytes)
 
 
-# With num_parallel_reads, each open file is read on its own thread in batches
-# of this many records, and split into records on the consumer's side: handing
-# records over one at a time between threads would cost more than reading them.
+# With num_parallel_reads (and in files.interleave(TFRecordDataset, num_parallel_calls=...)),
+# each open file is read on its own thread in batches of this many records, which
+# the consumer's side interleaves or splits: handing records over one at a time
+# between threads would cost more than reading them.
 _PARALLEL_READ_BATCH = 256
 
 
