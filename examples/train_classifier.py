@@ -4,8 +4,9 @@ Writes ``--records`` 64x64 single-channel float32 images (four classes, each a
 different blurred pattern plus noise) as ``FloatList`` features, then trains
 on them through a tfrx pipeline (shuffle, batch, parse, prefetch):
 
-* ``--framework torch``: ``ds.to_torch()`` into a ``DataLoader`` and a plain
-  PyTorch training loop;
+* ``--framework torch``: ``ds.to_torch()`` into a ``DataLoader`` and the
+  plain PyTorch training loop of ``tfrx.demo.fit_torch`` (shared with
+  ``tfrx demo``);
 * ``--framework keras``: ``model.fit(ds.to_keras())`` with Keras 3 on the
   backend named by ``KERAS_BACKEND`` (``torch`` or ``jax``; set it before
   running, as Keras reads it at import).
@@ -65,29 +66,20 @@ def pipeline(path: str, batch_size: int, *, shuffle: bool, seed: int = 0):
 def train_torch(train_path: str, test_path: str, epochs: int, batch_size: int) -> tuple[list[float], float]:
     import torch
 
+    from tfrx.demo import fit_torch  # the tutorials' loop: Adam, cross-entropy, loss.backward(), opt.step()
+
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(SIDE * SIDE, 64), torch.nn.ReLU(), torch.nn.Linear(64, CLASSES))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loader = torch.utils.data.DataLoader(pipeline(train_path, batch_size, shuffle=True).to_torch(), batch_size=None)
-    losses = []
-    for epoch in range(epochs):
-        loader.dataset.set_epoch(epoch)
-        total, seen = 0.0, 0
-        for x, y in loader:
-            loss = torch.nn.functional.cross_entropy(model(x), y.long())
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += loss.item() * len(y)
-            seen += len(y)
-        losses.append(total / seen)
-        print(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f}")
-    correct = seen = 0
-    with torch.no_grad():
-        for x, y in pipeline(test_path, batch_size, shuffle=False).to_torch():
-            correct += int((model(x).argmax(1) == y).sum())
-            seen += len(y)
-    return losses, correct / seen
+
+    def train(epoch: int):
+        loader.dataset.set_epoch(epoch)  # a new shuffle order each epoch
+        return loader
+
+    def test():
+        return pipeline(test_path, batch_size, shuffle=False).to_torch()
+
+    return fit_torch(model, train, test, epochs, lr=1e-3)
 
 
 def train_keras(train_path: str, test_path: str, epochs: int, batch_size: int) -> tuple[list[float], float]:

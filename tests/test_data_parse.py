@@ -82,11 +82,23 @@ def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypa
                 assert rest == [list(x["raw"]) for x in whole][k:]
 
 
-def test_shuffle_batch_parse_with_parallel_reads_stays_element_wise(files):
+@pytest.mark.parametrize("parallel", [2, 3])
+def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(files, monkeypatch, parallel):
+    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)
+    import tfrx.data.shuffle_batch as shuffle_batch
+
+    monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 3)
+    for epoch in (0, 1):
+        parser = RecordingParser()
+        fast = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5).parse(parser)
+        slow = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5)
+        assert _raw_batches(fast, epoch) == _raw_batches(slow, epoch)
+        assert set(parser.inputs) == {tfrx.RecordBatch}
     parser = RecordingParser()
-    out = list(TFRecordDataset(files, num_parallel_reads=2).shuffle(4, seed=1).batch(5).parse(parser))
-    assert set(parser.inputs) == {np.ndarray}
-    assert sorted(r for b in out for r in b["raw"]) == sorted(TFRecordDataset(files))
+    fast = TFRecordDataset(files, num_parallel_reads=parallel).batch(5).parse(parser)
+    assert _raw_batches(fast) == _raw_batches(TFRecordDataset(files, num_parallel_reads=parallel).batch(5))
+    assert set(parser.inputs) == {tfrx.RecordBatch}
+    assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5).parse(RecordingParser()).prefetch(2))
 
 
 def test_parse_single_records(files):

@@ -96,6 +96,31 @@ def test_record_batches_resume(tmp_path, fake_reader):
     assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=2).record_batches(2).map(list))
 
 
+@pytest.mark.parametrize("sizes", [[3, 1, 2], [5, 0, 3, 7, 1, 0, 4], [0, 0, 2], [9], [2, 6, 1, 1, 8]])
+@pytest.mark.parametrize("parallel", [2, 3, 5])
+def test_parallel_record_batches_follow_the_record_interleave(tmp_path, fake_reader, monkeypatch, sizes, parallel):
+    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)  # pieces end inside batches and rounds
+    files = write_fake_files(tmp_path, sizes)
+    # The reference: interleave over the files record by record (checked against tf.data in test_data_interleave).
+    expected = list(Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=parallel, block_length=1))
+    assert list(TFRecordDataset(files, num_parallel_reads=parallel)) == expected
+    for size in (1, 3, 4, 100):
+        batches = list(TFRecordDataset(files, num_parallel_reads=parallel).record_batches(size))
+        assert all(isinstance(b, tfrx.RecordBatch) for b in batches)
+        assert [len(b) for b in batches[:-1]] == [size] * (len(batches) - 1)
+        assert [r for b in batches for r in b] == expected
+        dropped = list(TFRecordDataset(files, num_parallel_reads=parallel).record_batches(size, drop_remainder=True))
+        assert [r for b in dropped for r in b] == expected[: len(expected) // size * size]
+
+
+@pytest.mark.parametrize("parallel", [2, 3])
+def test_parallel_record_batches_resume(tmp_path, fake_reader, monkeypatch, parallel):
+    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)
+    files = write_fake_files(tmp_path, [4, 0, 3, 5, 1])
+    assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).record_batches(3).map(list))
+    assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=2).batch(3).map(list))
+
+
 @pytest.mark.parametrize("sizes,shards", [([3, 1, 4, 1, 5], 2), ([3, 1, 4, 1, 5], 4), ([7], 3), ([2, 2], 4), ([5, 0, 3], 3)])
 def test_sharding_partitions_records(tmp_path, fake_reader, sizes, shards):
     files = write_fake_files(tmp_path, sizes)
@@ -143,6 +168,17 @@ def test_real_files_match_tf(tf, tmp_path, parallel, compression):
     ours = list(TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel))
     theirs = list(tf.data.TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel).as_numpy_iterator())
     assert ours == theirs
+
+
+@needs_reader
+@pytest.mark.parametrize("parallel", [2, 3, 6])
+def test_real_parallel_record_batches_match_tf(tf, tmp_path, monkeypatch, parallel):
+    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 3)
+    paths = _write_tf_files(tf, tmp_path, [5, 0, 7, 3, 1, 9])
+    theirs = list(tf.data.TFRecordDataset(paths, num_parallel_reads=parallel).as_numpy_iterator())
+    for size in (1, 4, 64):
+        batches = list(TFRecordDataset(paths, num_parallel_reads=parallel).record_batches(size))
+        assert [r for b in batches for r in b] == theirs
 
 
 @needs_reader

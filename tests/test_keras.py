@@ -16,6 +16,8 @@ import tfrx  # noqa: E402
 SRC = str(Path(tfrx.__file__).resolve().parent.parent)  # wherever the tested tfrx is installed
 
 SCRIPT = r"""
+import warnings
+
 import numpy as np
 import keras
 import tfrx
@@ -25,24 +27,71 @@ from tfrx.data import Dataset
 rng = np.random.default_rng(0)
 x = rng.normal(size=(96, 8)).astype("float32")
 y = (x.sum(axis=1) > 0).astype("int64")
-ds = Dataset.from_tensor_slices((x, y)).shuffle(32, seed=1).batch(16).prefetch(2)
+passes = []
+
+def pipeline(n=96):
+    def count_pass(i):  # the pipeline counts its complete passes (Keras also starts one to build the model)
+        if i == n - 1:
+            passes.append(n)
+        return i
+
+    return (Dataset.range(n).map(count_pass).map(lambda i: (x[i], y[i]))
+            .shuffle(32, seed=1).batch(16).prefetch(2))
+
+def steps():
+    it = model.optimizer.iterations
+    return int(it.numpy() if hasattr(it, "numpy") else it)
+
 model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(2)])
 model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-history = model.fit(ds.to_keras(), epochs=2, verbose=0)
+
+# Three epochs over the dataset, each a new pass; validation_data after each epoch.
+history = model.fit(pipeline().to_keras(), validation_data=pipeline(32).to_keras(), epochs=3, verbose=0)
+assert len(history.history["loss"]) == 3 and len(history.history["val_loss"]) == 3, history.history
+assert steps() == 18, steps()  # 6 batches x 3 epochs
+assert passes == [96, 32] * 3, passes  # each epoch: a training pass, then a validation pass
+
+# steps_per_epoch over an endless pipeline: the iterator carries on across epochs.
+passes.clear()
+model.fit(pipeline().repeat().to_keras(), steps_per_epoch=4, epochs=3, verbose=0)
+assert steps() == 18 + 12, steps()
+assert len(passes) == 2, passes  # 12 batches of 6 per pass: two passes started
+
+# steps_per_epoch below the length of a finite pipeline.
+model.fit(pipeline().to_keras(), steps_per_epoch=3, epochs=2, verbose=0)
+assert steps() == 36, steps()
+
+# A pipeline of unknown length (from files): Keras learns where the epoch ends.
+path = "keras-test.tfrecord"
+with tfrx.TFRecordWriter(path) as w:
+    w.write_many(tfrx.encode_examples({"x": x, "y": y}, as_batch=True))
+spec = {"x": tfrx.FixedLenFeature([8], tfrx.float32), "y": tfrx.FixedLenFeature([], tfrx.int64)}
+files = tfrx.TFRecordDataset(path).shuffle(96, seed=0).batch(32).parse(spec).map(lambda b: (b["x"], b["y"]))
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="Your input ran out of data")
+    history = model.fit(files.to_keras(), epochs=2, verbose=0)
 assert len(history.history["loss"]) == 2
-model.evaluate(tfrx.keras.as_keras(ds.map(lambda a, b: (a, b))), verbose=0)
+assert steps() == 42, steps()  # 3 batches x 2 epochs
+
+model.evaluate(tfrx.keras.as_keras(pipeline()), verbose=0)
+try:
+    model.fit(pipeline(), epochs=1, verbose=0)
+except ValueError as e:
+    assert "Unrecognized data type" in str(e)
+else:
+    raise AssertionError("Keras took a tfrx dataset without to_keras() or register()")
 tfrx.keras.register()
-model.evaluate(ds, verbose=0)  # a tfrx dataset, passed directly
-print("steps", model.optimizer.iterations.numpy() if hasattr(model.optimizer.iterations, "numpy") else int(model.optimizer.iterations))
+model.fit(pipeline(), epochs=1, verbose=0)  # a tfrx dataset, passed directly
+print("steps", steps())
 """
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
-def test_fit_with_backend(backend):
+def test_fit_with_backend(backend, tmp_path):
     if importlib.util.find_spec(backend) is None:
         pytest.skip(f"{backend} is not installed")
     env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split()[-1] == "12"  # 6 batches x 2 epochs
+    assert out.stdout.split()[-1] == "48"  # 42 steps above + 6 batches

@@ -13,7 +13,8 @@ from torch.utils.data import DataLoader  # noqa: E402
 import tfrx.data.tfrecord as tfrecord_mod  # noqa: E402
 from data_helpers import FakeReader, to_py, write_fake_files  # noqa: E402
 from tfrx.data import Dataset, TFRecordDataset  # noqa: E402
-from tfrx.torch import TorchIterableDataset, to_tensor  # noqa: E402
+from tfrx.data.structure import map_structure  # noqa: E402
+from tfrx.torch import TorchIterableDataset, to_tensor, to_tensors  # noqa: E402
 
 
 def _read_all_ranks(ds, world_size=2, num_workers=2, epoch=0):
@@ -62,6 +63,35 @@ def test_batches_become_tensors_without_copies():
     assert to_tensor(strings) is strings
     x, y = next(iter(Dataset.from_tensor_slices((np.ones((8, 2), np.float32), np.arange(8))).batch(4).to_torch()))
     assert x.shape == (4, 2) and y.dtype == torch.int64
+
+
+def test_to_tensors_is_map_structure_of_to_tensor():
+    Pair = collections.namedtuple("Pair", "a b")
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    element = (
+        {"x": np.arange(4), "s": np.array([b"a", b"b"], dtype=object), "t": np.array(["u"]), "flag": np.array([True])},
+        Pair(np.float32(2.5), [1, 2]),
+        (frozen, b"raw", np.zeros((2, 2), np.uint8)),
+    )
+    fast, slow = to_tensors(element), map_structure(to_tensor, element)
+    assert type(fast[1]) is Pair
+    for a, b in zip(_leaves(fast), _leaves(slow), strict=True):
+        assert type(a) is type(b)
+        if isinstance(a, torch.Tensor):
+            assert torch.equal(a, b)
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b)
+        else:
+            assert a == b
+    assert fast[0]["x"].data_ptr() == element[0]["x"].ctypes.data  # shared, not copied
+    assert fast[0]["s"] is element[0]["s"]
+
+
+def _leaves(x):
+    out = []
+    map_structure(out.append, x)
+    return out
 
 
 def test_pin_memory_and_len():

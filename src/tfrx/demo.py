@@ -32,7 +32,7 @@ import numpy as np
 
 import tfrx
 
-__all__ = ["add_arguments", "main", "make_images", "softmax_regression"]
+__all__ = ["add_arguments", "fit_torch", "main", "make_images", "softmax_regression"]
 
 CLASSES = 10
 FEATURES = {
@@ -176,12 +176,29 @@ def _train_torch(train, test, dim: int, epochs: int, seed: int, log=print):
 
 def _torch_loop(torch, train, test, dim: int, epochs: int, log):
     model = torch.nn.Sequential(torch.nn.Linear(dim, 64), torch.nn.ReLU(), torch.nn.Linear(64, CLASSES))
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    return fit_torch(model, train, test, epochs, log=lambda line: log("    " + line))
+
+
+def fit_torch(model, train, test, epochs: int, *, lr: float = 1e-3, log=print) -> tuple[list[float], float]:
+    """Trains a PyTorch classifier with Adam and cross-entropy; returns (mean loss per epoch, test accuracy).
+
+    ``train(epoch)`` returns the epoch's ``(inputs, labels)`` batches and
+    ``test()`` the held-out ones, as NumPy arrays or tensors (a tfrx pipeline,
+    ``ds.to_torch()`` or a ``DataLoader`` over it). Logs ``epoch i/n: loss x``
+    after every epoch. The loop is the plain one from the PyTorch tutorials::
+
+        for x, y in train(epoch):
+            loss = cross_entropy(model(x), y)
+            opt.zero_grad(); loss.backward(); opt.step()
+    """
+    import torch
+
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
     for epoch in range(epochs):
         total, seen = 0.0, 0
         for x, y in train(epoch):
-            x, y = torch.from_numpy(x), torch.from_numpy(y)
+            x, y = torch.as_tensor(x), torch.as_tensor(y).long()
             loss = torch.nn.functional.cross_entropy(model(x), y)
             opt.zero_grad()
             loss.backward()
@@ -189,11 +206,11 @@ def _torch_loop(torch, train, test, dim: int, epochs: int, log):
             total += loss.item() * len(y)
             seen += len(y)
         losses.append(total / seen)
-        log(f"    epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f}")
+        log(f"epoch {epoch + 1}/{epochs}: loss {losses[-1]:.4f}")
     correct = seen = 0
     with torch.no_grad():
         for x, y in test():
-            correct += int((model(torch.from_numpy(x)).argmax(1) == torch.from_numpy(y)).sum())
+            correct += int((model(torch.as_tensor(x)).argmax(1) == torch.as_tensor(y)).sum())
             seen += len(y)
     return losses, correct / max(seen, 1)
 

@@ -2,7 +2,9 @@
 
 After ``tfrx.keras.register()``, ``model.fit(ds)`` accepts tfrx datasets
 directly: it wraps Keras's data-adapter lookup (``keras.src`` internals, so
-it is opt-in) to recognise them.
+it is opt-in) to recognise them. Keras picks adapters by type only (its own
+classes, or TensorFlow / torch / Grain classes by name), so without either
+step it rejects a tfrx dataset; see docs/pipeline.md.
 
 The adapter is a Keras ``DataAdapter``, which ``fit`` / ``evaluate`` /
 ``predict`` accept as is with the JAX, PyTorch and TensorFlow backends. Each

@@ -30,13 +30,16 @@ from tfrx.data.dataset import Dataset
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
 
-__all__ = ["TorchIterableDataset", "to_tensor", "rank_and_world_size"]
+__all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
+
+
+_KEEP_KINDS = frozenset("OSUV")  # object (bytes), fixed-width text and bytes, void: no tensor type
 
 
 def to_tensor(x: Any) -> Any:
     """A NumPy leaf as a tensor without copying numeric data; other values unchanged."""
     if isinstance(x, np.ndarray):
-        if x.dtype == object or x.dtype.kind in "SUV":
+        if x.dtype.kind in _KEEP_KINDS:
             return x
         if not x.flags.writeable:
             x = x.copy()  # torch warns on read-only memory
@@ -44,6 +47,21 @@ def to_tensor(x: Any) -> Any:
     if isinstance(x, np.generic) and x.dtype.kind in "biufc":
         return torch.from_numpy(np.asarray(x).copy())
     return x
+
+
+def to_tensors(element: Any) -> Any:
+    """``to_tensor`` on every leaf of an element (dicts, tuples, namedtuples; lists are leaves).
+
+    The same as ``map_structure(to_tensor, element)``, with the common
+    shapes (a dict or tuple of arrays) walked without the general machinery:
+    this runs once per batch on the training loop's thread.
+    """
+    kind = type(element)
+    if kind is dict:
+        return {k: to_tensors(v) if isinstance(v, (dict, tuple)) else to_tensor(v) for k, v in element.items()}
+    if kind is tuple:
+        return tuple(to_tensors(v) if isinstance(v, (dict, tuple)) else to_tensor(v) for v in element)
+    return map_structure(to_tensor, element)
 
 
 def rank_and_world_size(rank: int | None = None, world_size: int | None = None) -> tuple[int, int]:
@@ -99,7 +117,7 @@ class TorchIterableDataset(IterableDataset):
         self._iterator = it
         try:
             for element in it:
-                yield map_structure(to_tensor, element)
+                yield to_tensors(element)
         finally:
             it.close()
 

@@ -5,7 +5,9 @@ cores) up to that many calls run at once on threads; this speeds up functions
 that release the GIL (the native parser, image decoding, NumPy). Results come
 in input order unless ``deterministic=False``, in which case each result is
 returned as soon as it is ready. Tuple elements are unpacked into positional
-arguments, as in ``tf.data``.
+arguments, as in ``tf.data``. Out of order, the state names the input as of
+the lowest element not yet returned and the elements after it that were, so
+a restored iterator returns exactly the rest (in its own order).
 
 Cheap functions are run on chunks of consecutive elements per task (the
 chunk grows while calls take less than about half a millisecond), so the
@@ -106,7 +108,7 @@ class _ParallelMapIterator(DatasetIterator):
         self._deterministic = deterministic
         self._pool: ThreadPoolExecutor | None = None
         self._finalizer = None
-        # Tasks in flight: (future, first element number, parent state after each element).
+        # Tasks in flight: (future, the elements' numbers, parent state after each element).
         self._pending: deque = deque()
         # Results of finished tasks not yet returned: (result, number, parent state after it).
         self._ready: deque = deque()
@@ -116,6 +118,14 @@ class _ParallelMapIterator(DatasetIterator):
         self._count = 0  # elements returned
         self._pulled = 0  # elements taken from the parent
         self._state = None  # parent state after the last element returned
+        # Out of order (deterministic=False): the lowest element number not yet returned, the
+        # parent's state before it, the numbers above it already returned (or to skip after a
+        # restore), and the parent's state after each element pulled and not yet passed.
+        self._track = not deterministic
+        self._low = 0
+        self._low_state = None
+        self._returned: set = set()
+        self._after: dict = {}
 
     def _ensure_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -127,19 +137,41 @@ class _ParallelMapIterator(DatasetIterator):
         pool = self._ensure_pool()
         if self._state is None:
             self._state = self._parent.get_state()
+        if self._low_state is None:
+            self._low_state = self._state
+        track = self._track
         while not self._exhausted and len(self._pending) < 2 * self._threads:
-            values, states = [], []
+            values, numbers, states = [], [], []
             while len(values) < self._chunk:
                 try:
-                    values.append(next(self._parent))
+                    value = next(self._parent)
                 except StopIteration:
                     self._exhausted = True
                     break
-                states.append(self._parent.get_state())
+                number, state = self._pulled, self._parent.get_state()
+                self._pulled += 1
+                if track:
+                    self._after[number] = state
+                    if number in self._returned:  # returned before the state was saved
+                        self._passed(number)
+                        continue
+                values.append(value)
+                numbers.append(number)
+                states.append(state)
             if not values:
-                break
-            self._pending.append((pool.submit(_run_chunk, self._fn, values), self._pulled, states))
-            self._pulled += len(values)
+                if self._exhausted:
+                    break
+                continue
+            self._pending.append((pool.submit(_run_chunk, self._fn, values), numbers, states))
+
+    def _passed(self, number: int) -> None:
+        """Out of order: element ``number`` was returned; moves the lowest unreturned element on."""
+        returned = self._returned
+        returned.add(number)
+        while self._low in returned:
+            returned.remove(self._low)
+            self._low_state = self._after.pop(self._low)
+            self._low += 1
 
     def _collect(self) -> None:
         """Moves the results of the next finished task (in order unless nondeterministic) to ``_ready``."""
@@ -149,13 +181,13 @@ class _ParallelMapIterator(DatasetIterator):
             done, _ = wait([p[0] for p in self._pending], return_when=FIRST_COMPLETED)
             entry = next(p for p in self._pending if p[0] in done)
             self._pending.remove(entry)
-        future, first, states = entry
+        future, numbers, states = entry
         results, error, per_call = future.result()
         for i, r in enumerate(results):
-            self._ready.append((r, first + i, states[i]))
+            self._ready.append((r, numbers[i], states[i]))
         if error is not None:
             i = len(results)
-            self._error = (error, first + i, states[i])
+            self._error = (error, numbers[i], states[i])
         elif per_call > 0:
             want = int(_TARGET_TASK_S / per_call)
             self._chunk = max(1, min(_MAX_CHUNK, want, self._chunk * 2))
@@ -178,11 +210,18 @@ class _ParallelMapIterator(DatasetIterator):
                 self._release_pool()
                 raise StopIteration
             self._collect()
-        value, _, self._state = self._ready.popleft()
+        value, number, self._state = self._ready.popleft()
         self._count += 1
+        if self._track:
+            self._passed(number)
         return value
 
     def get_state(self) -> dict:
+        if self._track and self._low_state is not None:
+            # Out of order: the input as of the lowest element not yet returned, and which of the
+            # elements after it were returned already (a restore pulls those again and drops them).
+            skip = sorted(n - self._low for n in self._returned)
+            return {"count": self._count, "parent": self._low_state, "skip": skip}
         parent = self._state if self._state is not None else self._parent.get_state()
         return {"count": self._count, "parent": parent}
 
@@ -194,8 +233,13 @@ class _ParallelMapIterator(DatasetIterator):
         self._error = None
         self._exhausted = False
         self._parent.set_state(state["parent"])
-        self._count = self._pulled = int(state["count"])
-        self._state = state["parent"]
+        skip = state.get("skip", ())
+        self._count = int(state["count"])
+        self._pulled = self._low = self._count - len(skip)
+        self._state = self._low_state = state["parent"]
+        self._returned = {self._low + int(d) for d in skip}
+        self._after = {}
+        self._track = not self._deterministic or bool(skip)
 
     def _release_pool(self, wait: bool = False) -> None:
         pool, self._pool = self._pool, None

@@ -12,8 +12,8 @@ directly over the records) never builds a Python object per record: the
 records arrive as ``RecordBatch`` es from the reader's buffers
 (:meth:`TFRecordDataset.record_batches`) and the parser, which releases the
 GIL, runs on ``num_parallel_calls`` threads (default ``tfrx.AUTOTUNE``).
-``TFRecordDataset(files).shuffle(m, seed).batch(n).parse(spec)`` (files
-read one at a time) keeps the records in the reader's buffers too: the
+``TFRecordDataset(files).shuffle(m, seed).batch(n).parse(spec)`` keeps the
+records in the reader's buffers too: the
 shuffle buffer holds references and each batch is gathered into one
 ``RecordBatch``, in the order ``shuffle`` gives (``shuffle_batch.py``).
 ``ds.batch(n).map(lambda x: tfrx.parse_example(x, spec))`` also works, on

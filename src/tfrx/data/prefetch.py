@@ -156,7 +156,9 @@ class PrefetchIterator(DatasetIterator):
             self._start()
 
     def ready(self) -> bool:
-        """True when ``next`` would return (or raise) without waiting."""
+        """True when ``next`` would return (or raise) without waiting; starts reading ahead if it has not."""
+        if self._thread is None and not self._finished and self._next >= len(self._chunk):
+            self._start()  # (after ``set_state`` the thread starts again on demand)
         return self._next < len(self._chunk) or self._finished or (self._queue is not None and self._queue.qsize() > 0)
 
     def get_state(self) -> dict:

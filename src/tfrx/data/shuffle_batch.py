@@ -11,8 +11,10 @@ is one ``RecordBatch`` copied out of the chunks in one native call
 The draws are those of ``shuffle`` (same generator, same blocks of uniform
 draws, same swap-with-last removal and refill), so the batches hold exactly
 the records, in the same order, that ``shuffle(...).batch(...)`` gives, and
-the iterator state has the same format as ``batch`` over ``shuffle``: a state
-saved on either path restores on the other.
+with files read one at a time the iterator state has the same format as
+``batch`` over ``shuffle``: a state saved on either path restores on the
+other. With ``num_parallel_reads`` the chunks come from the interleaved
+reader (``TFRecordDataset._record_batches_iterator``) in tf.data's order.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ _COMPACT_MIN = 4096
 # everything made from it are gone): fresh large allocations cost a page fault
 # per 4 KiB, more than copying the records into pages already mapped.
 _SPARE_BUFFERS = 8
+_EMPTY = np.zeros(0, np.uint8)  # stands in for chunks no record of a batch comes from
 
 
 class _ShuffledRecordBatchIterator(DatasetIterator):
@@ -86,14 +89,15 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._read_end = 0  # record numbers below this have been read
         self._exhausted = False
         self._produced = 0
+        self._drawn_low = 0
         self._chunks: dict = {}  # chunk number -> [RecordBatch, records not yet emitted]
         self._nchunks = 0
-        # per record read and possibly still in the buffer, from record number ``_meta_base`` on:
-        # its chunk number, start and length in the chunk's data
+        # Per record read and possibly still in the buffer, from record number ``_meta_base`` on: its
+        # chunk number, start and length in the chunk's data, in the first ``_meta_len`` columns of a
+        # table that grows by doubling and drops the rows of records that have left the buffer.
         self._meta_base = 0
-        self._meta = np.zeros((3, 0), np.int64)
-        self._pending: list = []  # (chunk number, RecordBatch) read since ``_meta`` was last extended
-        self._compact_at = 4 * self._size + _COMPACT_MIN
+        self._meta_len = 0
+        self._meta = np.zeros((3, 4 * self._size + _COMPACT_MIN), np.int64)
 
     def _read_chunk(self) -> bool:
         while True:
@@ -106,25 +110,33 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         c = self._nchunks
         self._nchunks += 1
         self._chunks[c] = [piece, len(piece)]
-        self._pending.append((c, piece))
+        self._append_meta(c, piece)
         self._read_end += len(piece)
         return True
 
+    def _append_meta(self, c: int, piece: RecordBatch) -> None:
+        n, k = self._meta_len, len(piece)
+        meta = self._meta
+        if n + k > meta.shape[1]:
+            # Drop the rows below the oldest record still buffered or drawn but not yet looked up
+            # (``_draw_ids`` reads chunks while it draws, so the draws of this batch count too).
+            low = min(int(self._buffer[: self._fill].min()) if self._fill else self._next_id, self._drawn_low)
+            drop = low - self._meta_base
+            keep = n - drop
+            if keep + k > meta.shape[1] // 2:  # mostly live: grow
+                grown = np.empty((3, 2 * (keep + k)), np.int64)
+                grown[:, :keep] = meta[:, drop:n]
+                self._meta = meta = grown
+            else:
+                meta[:, :keep] = meta[:, drop:n]
+            self._meta_base, n = low, keep
+        meta[0, n : n + k] = c
+        meta[1, n : n + k] = piece.starts
+        meta[2, n : n + k] = piece.lengths
+        self._meta_len = n + k
+
     def _lookup(self, ids: np.ndarray) -> np.ndarray:
         """(chunk number, start, length) rows of the records ``ids``, as a 3 x len(ids) array."""
-        if self._pending:
-            parts = [self._meta]
-            for c, piece in self._pending:
-                parts.append(np.stack([np.full(len(piece), c, np.int64), piece.starts, piece.lengths]))
-            self._pending = []
-            meta = np.concatenate(parts, axis=1)
-            if meta.shape[1] > self._compact_at:  # drop the rows below the oldest record still buffered
-                low = int(self._buffer[: self._fill].min()) if self._fill else self._next_id
-                low = min(low, int(ids.min()) if len(ids) else low)
-                meta = meta[:, low - self._meta_base :].copy()
-                self._meta_base = low
-                self._compact_at = max(4 * self._size + _COMPACT_MIN, 2 * meta.shape[1])
-            self._meta = meta
         return self._meta[:, ids - self._meta_base]
 
     def _draw_ids(self, count: int) -> np.ndarray:
@@ -133,11 +145,14 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
 
         out = np.empty(count, np.int64)
         n = 0
+        self._drawn_low = self._next_id  # (no record drawn yet in this call is below the next to enter)
         while n < count:
             status, k, self._fill, self._upos, self._next_id = _native.shuffle_draws(
                 self._buffer, self._fill, self._uniform, self._upos, self._next_id, self._read_end,
                 self._exhausted, out[n:], count - n,
             )
+            if k:
+                self._drawn_low = min(self._drawn_low, int(out[n : n + k].min()))
             n += k
             if status == 1:
                 if not self._read_chunk():
@@ -166,15 +181,18 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         if not len(ids) or (self._drop and len(ids) < self._batch_size):
             raise StopIteration
         meta = self._lookup(ids)
-        nos, which, counts = np.unique(meta[0], return_inverse=True, return_counts=True)
+        first = int(meta[0].min())
+        which = meta[0] - first
+        counts = np.bincount(which)
         chunks = self._chunks
-        datas = [chunks[c][0].data for c in nos.tolist()]
+        datas = [chunks[c][0].data if k else _EMPTY for c, k in enumerate(counts.tolist(), first)]
         lengths = meta[2]
         from tfrx import _native
 
         total = int(lengths.sum())
-        data = _native.gather_spans(datas, which.astype(np.int64), meta[1], lengths, self._out_buffer(total))[:total]
-        self._release(nos, counts)
+        data = _native.gather_spans(datas, which, meta[1], lengths, self._out_buffer(total))[:total]
+        nos = np.flatnonzero(counts)
+        self._release(nos + first, counts[nos])
         out_starts = np.zeros(len(ids), np.int64)
         if len(ids) > 1:
             np.cumsum(lengths[:-1], out=out_starts[1:])
@@ -194,8 +212,11 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
             ids = self._draw_ids(min(produced - self._produced, 1 << 16))
             if not len(ids):
                 break
-            nos, counts = np.unique(self._lookup(ids)[0], return_counts=True)
-            self._release(nos, counts)
+            chunk_of = self._lookup(ids)[0]
+            first = int(chunk_of.min())
+            counts = np.bincount(chunk_of - first)
+            nos = np.flatnonzero(counts)
+            self._release(nos + first, counts[nos])
         self._done = bool(state["done"])
 
 
@@ -212,7 +233,11 @@ class ShuffledRecordBatchDataset(Dataset):
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         sh = self._shuffle
         epoch = ctx.epoch if sh._reshuffle else ()
-        pieces = _FilesDataset(self._source._files, self._source._options, _CHUNK_RECORDS, _CHUNK_BYTES)._iterator(ctx)
+        source = self._source
+        if source._parallel_reads == 1:
+            pieces = _FilesDataset(source._files, source._options, _CHUNK_RECORDS, _CHUNK_BYTES)._iterator(ctx)
+        else:  # the files' records interleaved in tf.data's order, gathered into chunks
+            pieces = source._record_batches_iterator(ctx, _CHUNK_RECORDS, False)
         return _ShuffledRecordBatchIterator(pieces, sh._size, sh._seed, epoch, self.batch_size, self.drop_remainder)
 
     def cardinality(self) -> int:
@@ -229,14 +254,13 @@ class ShuffledRecordBatchDataset(Dataset):
 
 
 def shuffled_record_batches(batch: Dataset) -> Dataset | None:
-    """The batch-native form of ``batch`` when it is ``TFRecordDataset(...).shuffle(...).batch(...)``
-    with files read one at a time; ``None`` otherwise."""
+    """The batch-native form of ``batch`` when it is ``TFRecordDataset(...).shuffle(...).batch(...)``; ``None`` otherwise."""
     if type(batch) is not BatchDataset:
         return None
     shuffle = batch._inputs[0]
     if type(shuffle) is not ShuffleDataset:
         return None
     source = shuffle._inputs[0]
-    if type(source) is not TFRecordDataset or source._parallel_reads != 1:
+    if type(source) is not TFRecordDataset:
         return None
     return ShuffledRecordBatchDataset(shuffle, batch.batch_size, batch.drop_remainder)

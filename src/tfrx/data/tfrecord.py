@@ -8,9 +8,9 @@ interleave order (``cycle_length=num_parallel_reads, block_length=1``).
 For the fast parse path, :meth:`TFRecordDataset.record_batches` yields
 :class:`tfrx.RecordBatch` es of exactly ``batch_size`` records (the last one
 smaller unless ``drop_remainder``), straight from the reader's buffers: no
-Python object per record. Read sequentially, batches hold the same records
-as ``batch(batch_size)`` over the records; with ``num_parallel_reads`` the
-files' batches are interleaved batch by batch instead of record by record.
+Python object per record. The batches hold the same records, in the same
+order, as ``batch(batch_size)`` over the records, with ``num_parallel_reads``
+too (:class:`_InterleavedBatchIterator`).
 
 Iterator state names the file (``path``), the records consumed from it
 (``record``) and the byte offset of the next one (``offset``): resuming
@@ -32,7 +32,6 @@ from tfrx.data.dataset import (
     IterContext,
     resolve_parallelism,
 )
-from tfrx.data.interleave import InterleaveDataset
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.shard import ShardDataset
 from tfrx.data.sources import ListFilesDataset, expand_file_pattern
@@ -208,22 +207,10 @@ class _FilesDataset(Dataset):
         return _SequentialFilesIterator(self._files._iterator(ctx), self._options, self._batch_size, self._max_bytes)
 
 
-class _FileDataset(Dataset):
-    """The records (or record batches) of one file."""
-
-    def __init__(self, path: str, options: dict, batch_size: int | None) -> None:
-        super().__init__()
-        self._path = path
-        self._options = options
-        self._batch_size = batch_size
-
-    def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return _FileIterator(self._path, self._options, self._batch_size)
-
-
-# With num_parallel_reads, each open file is read on its own thread in batches
-# of this many records, and split into records on the consumer's side: handing
-# records over one at a time between threads would cost more than reading them.
+# With num_parallel_reads (and in files.interleave(TFRecordDataset, num_parallel_calls=...)),
+# each open file is read on its own thread in batches of this many records, which
+# the consumer's side interleaves or splits: handing records over one at a time
+# between threads would cost more than reading them.
 _PARALLEL_READ_BATCH = 256
 
 
@@ -269,16 +256,188 @@ def _read_ahead(batches: DatasetIterator) -> _SplitIterator:
     return _SplitIterator(reader)
 
 
-class _ReadAheadFileDataset(Dataset):
-    """The records of one file, read ahead in batches on a background thread."""
+# Bytes (about) per piece a parallel-read slot reads at once, beside _PARALLEL_READ_BATCH records.
+_PARALLEL_READ_BYTES = 4 << 20
 
-    def __init__(self, path: str, options: dict) -> None:
-        super().__init__()
-        self._path = path
+
+class _ReadSlot:
+    """One open file of a parallel read: its reader (on a background thread) and the piece being taken from."""
+
+    __slots__ = ("input_state", "reader", "before", "piece", "offset", "eof")
+
+    def __init__(self, input_state, reader: PrefetchIterator) -> None:
+        self.input_state = input_state  # the file names' state before this file was taken
+        self.reader = reader
+        self.before = None  # the reader's state before ``piece`` was read
+        self.piece: RecordBatch | None = None
+        self.offset = 0  # records of ``piece`` already taken
+        self.eof = False
+
+    def fetch(self) -> None:
+        """Moves on to the file's next non-empty piece, or marks the end of the file."""
+        while True:
+            self.before = self.reader.get_state()
+            try:
+                piece = next(self.reader)
+            except StopIteration:
+                self.piece, self.offset, self.eof = None, 0, True
+                return
+            if len(piece):
+                self.piece, self.offset = piece, 0
+                return
+
+    def remaining(self) -> int:
+        return 0 if self.piece is None else len(self.piece) - self.offset
+
+
+class _InterleavedBatchIterator(DatasetIterator):
+    """``RecordBatch`` es of ``batch_size`` records from ``cycle_length`` files at once, in tf.data's order.
+
+    The order is ``interleave(cycle_length, block_length=1)``'s, record by
+    record: the open files take turns, an empty slot is filled with the next
+    file before it is read, and a file that ends empties its slot and passes
+    the turn. Each file is read ahead on its own thread in pieces of
+    ``_PARALLEL_READ_BATCH`` records; a batch is planned with NumPy (whole
+    rounds over the open files at a time) and copied out of the pieces in one
+    native call (``_native.gather_spans``): no Python object per record.
+
+    State: the file names' state, the turn, and per slot the state of its
+    file before the current piece plus the records taken from that piece.
+    """
+
+    def __init__(self, files: Dataset, ctx: IterContext, options: dict, cycle_length: int, batch_size: int, drop_remainder: bool) -> None:
+        self._files_ds = files
+        self._ctx = ctx
+        self._files = files._iterator(ctx)
         self._options = options
+        self._slots: list[_ReadSlot | None] = [None] * cycle_length
+        self._cycle = 0
+        self._end_of_input = False
+        self._size = batch_size
+        self._drop = drop_remainder
+        self._done = False
 
-    def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return _read_ahead(_FileIterator(self._path, self._options, _PARALLEL_READ_BATCH))
+    @property
+    def _children(self):  # type: ignore[override]
+        return (self._files, *(s.reader for s in self._slots if s is not None))
+
+    def _open(self, name, input_state) -> _ReadSlot:
+        reader = PrefetchIterator(_FileIterator(_as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read")
+        return _ReadSlot(input_state, reader)
+
+    def _plan(self, need: int, pieces: dict, parts: list) -> int:
+        """Adds up to ``need`` records in turn order to ``parts``; returns how many (0: the end)."""
+        slots, n = self._slots, len(self._slots)
+        while True:
+            for s in slots:  # piece boundaries do not change the order: refill ahead of the turn
+                if s is not None and not s.eof and s.remaining() == 0:
+                    s.fetch()
+            live: list[int] = []
+            event = None  # the first slot in turn order that must open or close a file
+            for step in range(n):
+                j = (self._cycle + step) % n
+                s = slots[j]
+                if s is None:
+                    if self._end_of_input:
+                        continue  # its turns pass
+                    event = j
+                    break
+                if s.eof:
+                    event = j
+                    break
+                live.append(j)
+            if live:
+                k = len(live)
+                rounds = 1 if event is not None else min(slots[j].remaining() for j in live)
+                t = min(need, k * rounds)
+                which, starts, lengths = np.empty(t, np.int64), np.empty(t, np.int64), np.empty(t, np.int64)
+                for pos, j in enumerate(live[:t]):
+                    s = slots[j]
+                    c = len(range(pos, t, k))
+                    piece = s.piece
+                    which[pos::k] = pieces.setdefault(id(piece), (len(pieces), piece))[0]
+                    starts[pos::k] = piece.starts[s.offset : s.offset + c]
+                    lengths[pos::k] = piece.lengths[s.offset : s.offset + c]
+                    s.offset += c
+                parts.append((which, starts, lengths))
+                self._cycle = (live[(t - 1) % k] + 1) % n
+                return t
+            if event is None:
+                return 0
+            self._cycle = event
+            s = slots[event]
+            if s is None:  # tf.data opens the next file in the empty slot and reads it in the same turn
+                before = self._files.get_state()
+                try:
+                    name = next(self._files)
+                except StopIteration:
+                    self._end_of_input = True
+                    continue
+                slots[event] = self._open(name, before)
+            else:  # the file ended: the slot empties and the turn passes
+                s.reader.close()
+                slots[event] = None
+                self._cycle = (event + 1) % n
+
+    def __next__(self) -> RecordBatch:
+        if self._done:
+            raise StopIteration
+        pieces: dict = {}
+        parts: list = []
+        need = self._size
+        while need:
+            got = self._plan(need, pieces, parts)
+            if not got:
+                self._done = True
+                break
+            need -= got
+        if not parts or (self._drop and need):
+            raise StopIteration
+        from tfrx import _native
+
+        which, starts, lengths = (np.concatenate(a) if len(parts) > 1 else a[0] for a in zip(*parts))
+        datas = [piece.data for _, piece in sorted(pieces.values(), key=lambda v: v[0])]
+        data = _native.gather_spans(datas, which, starts, lengths)
+        out_starts = np.zeros(len(lengths), np.int64)
+        np.cumsum(lengths[:-1], out=out_starts[1:])
+        return RecordBatch(data, out_starts, lengths)
+
+    def get_state(self) -> dict:
+        return {
+            "ctx_epoch": list(self._ctx.epoch),
+            "files": self._files.get_state(),
+            "end_of_input": self._end_of_input,
+            "cycle": self._cycle,
+            "done": self._done,
+            "slots": [
+                None if s is None else {"input": s.input_state, "file": s.before, "offset": s.offset}
+                for s in self._slots
+            ],
+        }
+
+    def set_state(self, state: dict) -> None:
+        for s in self._slots:
+            if s is not None:
+                s.reader.close()
+        self._slots = [None] * len(self._slots)
+        self._ctx = self._ctx.with_epoch(state["ctx_epoch"])
+        for i, saved in enumerate(state["slots"]):
+            if saved is None:
+                continue
+            finder = self._files_ds._iterator(self._ctx)
+            finder.set_state(saved["input"])
+            name = next(finder)
+            finder.close()
+            slot = self._open(name, saved["input"])
+            if saved["file"] is not None:
+                slot.reader.set_state(saved["file"])
+            slot.fetch()
+            slot.offset = int(saved["offset"])
+            self._slots[i] = slot
+        self._files.set_state(state["files"])
+        self._end_of_input = bool(state["end_of_input"])
+        self._cycle = int(state["cycle"])
+        self._done = bool(state["done"])
 
 
 class _RebatchIterator(DatasetIterator):
@@ -336,8 +495,7 @@ class RecordBatchDataset(Dataset):
         self.drop_remainder = drop_remainder
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        pieces = self._source._files_interleave(self.batch_size)._iterator(ctx)
-        return _RebatchIterator(pieces, self.batch_size, self.drop_remainder)
+        return self._source._record_batches_iterator(ctx, self.batch_size, self.drop_remainder)
 
     def _shard_source(self, num_shards: int, index: int) -> Dataset | None:
         sharded = self._source._shard_source(num_shards, index)
@@ -392,24 +550,18 @@ class TFRecordDataset(Dataset):
         """The dataset of file names this dataset reads."""
         return self._files
 
-    def _files_interleave(self, batch_size: int | None) -> Dataset:
+    def _record_batches_iterator(self, ctx: IterContext, batch_size: int, drop_remainder: bool) -> DatasetIterator:
+        """``RecordBatch`` es of ``batch_size`` records (fewer at the end) in the records' order."""
         n = self._parallel_reads
         if n == 1:
-            return _FilesDataset(self._files, self._options, batch_size)
-        if batch_size is None:  # records: files read ahead in batches, split here
-
-            def per_file(name) -> Dataset:
-                return _ReadAheadFileDataset(_as_path(name), self._options)
-
-            return InterleaveDataset(self._files, per_file, n, 1, None, None)
-
-        def per_file_batches(name) -> Dataset:
-            return _FileDataset(_as_path(name), self._options, batch_size)
-
-        return InterleaveDataset(self._files, per_file_batches, n, 1, n, None)
+            pieces = _FilesDataset(self._files, self._options, batch_size)._iterator(ctx)
+            return _RebatchIterator(pieces, batch_size, drop_remainder)
+        return _InterleavedBatchIterator(self._files, ctx, self._options, n, batch_size, drop_remainder)
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return self._files_interleave(None)._iterator(ctx)
+        if self._parallel_reads == 1:
+            return _FilesDataset(self._files, self._options, None)._iterator(ctx)
+        return _SplitIterator(self._record_batches_iterator(ctx, _PARALLEL_READ_BATCH, False))
 
     def _read_ahead_iterator(self, ctx: IterContext) -> DatasetIterator | None:
         """For ``files.interleave(TFRecordDataset, num_parallel_calls=...)``: batches read ahead, split here."""
