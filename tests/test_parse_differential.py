@@ -177,8 +177,27 @@ def values_of(kind: str, n: int):
     return st.lists(el, min_size=n, max_size=n)
 
 
+def tf_overflows(kind: str, n: int, packed: bool, spec) -> bool:
+    """Whether TensorFlow's own parser corrupts its heap on this feature (see below).
+
+    tf.io.parse_example (2.21) writes unpacked float values for a dense float
+    feature into the output before it checks their count: a batch of several
+    records with more unpacked floats than the shape holds overwrites the heap
+    and later aborts the process ("free(): invalid next size"). The oracle
+    cannot be run on such input; test_unpacked_float_overflow_raises checks
+    tfrx alone on it.
+    """
+    return (
+        kind == "float"
+        and not packed
+        and isinstance(spec, tfrx.FixedLenFeature)
+        and spec.dtype is tfrx.float32
+        and n > int(np.prod(spec.shape, dtype=np.int64))
+    )
+
+
 @st.composite
-def feature_for(draw, kind: str, count: int | None):
+def feature_for(draw, kind: str, count: int | None, spec=None):
     """A Feature that mostly follows (kind, count) and sometimes breaks it."""
     r = draw(st.integers(0, 19))
     if r == 0:
@@ -189,7 +208,8 @@ def feature_for(draw, kind: str, count: int | None):
         other = draw(st.sampled_from([k for k in KINDS if k != kind]))
         return enc_feature(other, draw(values_of(other, draw(st.integers(0, 2)))))
     n = count if count is not None and r > 4 else draw(st.integers(0, 4))
-    return enc_feature(kind, draw(values_of(kind, n)), packed=draw(st.booleans()))
+    packed = draw(st.booleans()) or tf_overflows(kind, n, False, spec)
+    return enc_feature(kind, draw(values_of(kind, n)), packed=packed)
 
 
 @st.composite
@@ -227,7 +247,7 @@ def batches(draw):
         entries = []
         for n in names + ["zz_unrequested"]:
             kind, count = schema.get(n, ("bytes", None))
-            f = draw(feature_for(kind, count))
+            f = draw(feature_for(kind, count, spec.get(n)))
             if f is not None:
                 entries.append((n, f))
         if draw(st.integers(0, 9)) == 0 and entries:
@@ -244,6 +264,22 @@ def test_generated_examples_match_tensorflow(tf, case):
 
 
 # ------------------------------------------------------------------ hand-made cases
+
+
+@pytest.mark.parametrize("batch", [1, 4, 16])
+def test_unpacked_float_overflow_raises(batch):
+    """More unpacked floats than a dense row holds: a ParseError, nothing written past the row.
+
+    TensorFlow itself corrupts its heap on this input (tf_overflows), so
+    the expected error is stated here rather than asked of TensorFlow.
+    """
+    record = enc_example([("c", enc_feature("float", [1.0, 2.0, 3.0, 4.0], packed=False))])
+    good = enc_example([("c", enc_feature("float", [5.0], packed=False))])
+    spec = {"c": tfrx.FixedLenFeature([1], tfrx.float32)}
+    for _ in range(20):
+        with pytest.raises(tfrx.ParseError, match=r"(?s)\bc\b.*\b0\b"):
+            tfrx.parse_example([record] * batch, spec)
+    assert tfrx.parse_example([good] * batch, spec)["c"].tolist() == [[5.0]] * batch
 
 
 def test_basic_kinds_defaults_and_shapes(tf):
