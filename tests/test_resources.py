@@ -163,7 +163,7 @@ def _wait_threads(baseline: int, timeout: float = 10.0) -> int:
     return threading.active_count()
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(120 * SCALE)
 def test_dataset_creation_and_abandonment_is_flat(record_file):
     baseline = threading.active_count()
 
