@@ -148,3 +148,41 @@ def spec_header(features: list[tuple[int, int, int]], options: int = 0) -> bytes
         out += bytes(t)
     out.append(options)
     return bytes(out)
+
+
+def run_parser(data: bytes, make_parser, sequence: bool = False) -> None:
+    """One input of a parse target: draw a spec, build a parser, parse the records.
+
+    ``make_parser(features, num_threads)`` builds the parser; a spec it refuses
+    ends the input. Options bit 0 picks two threads, bit 1 ``parse_single`` on
+    the first record instead of the batch.
+    """
+    try:
+        features, options, records = draw_spec(data, sequence)
+        parser = make_parser(features, 1 + (options & 1))
+    except (tfrx.TfrxError, ValueError, TypeError):
+        return
+    try:
+        if options & 2:
+            parser.parse_single(records[0])
+        else:
+            parser.parse(records)
+    except EXPECTED:
+        pass
+
+
+def write_parse_seeds(out_dir: str, corpus_dir: str | None, specs: list, records: list[bytes],
+                      single: bytes | None = None) -> int:
+    """Seeds for a parse target: each spec over ``records`` as a batch (and over ``single`` alone),
+    then two records of each corpus file under the specs in turn. Returns the number written."""
+    n = 0
+    for i, spec in enumerate(specs):
+        write_seed(out_dir, f"gen{i}", spec_header(spec) + RECORD_SEP.join(records))
+        n += 1
+        if single is not None:
+            write_seed(out_dir, f"single{i}", spec_header(spec, 2) + single)
+            n += 1
+    for i, r in enumerate(corpus_records(corpus_dir, per_file=2)):
+        write_seed(out_dir, f"rec{i}", spec_header(specs[i % len(specs)]) + r)
+        n += 1
+    return n

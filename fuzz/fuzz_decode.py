@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import atheris
+import numpy  # noqa: F401  (imported first so that only tfrx's own Python code is instrumented)
 
 with atheris.instrument_imports():
     import tfrx

@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 import atheris
+import numpy  # noqa: F401  (imported first so that only tfrx's own Python code is instrumented)
 
 with atheris.instrument_imports():
     import tfrx

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 
 import atheris
+import numpy  # noqa: F401  (imported first so that only tfrx's own Python code is instrumented)
 
 with atheris.instrument_imports():
     import tfrx
-    from common import EXPECTED, RECORD_SEP, corpus_records, draw_spec, generated_examples, spec_header, write_seed
+    from common import generated_examples, run_parser, write_parse_seeds
 
 # FixedLen/VarLen/Ragged/Sparse over the generated examples' keys a, b, c
 _SPECS = [
@@ -20,31 +21,16 @@ _SPECS = [
 ]
 
 
+def _parser(features: dict, num_threads: int):
+    return tfrx.ExampleParser(features, num_threads=num_threads)
+
+
 def TestOneInput(data: bytes) -> None:
-    try:
-        features, options, records = draw_spec(data)
-        parser = tfrx.ExampleParser(features, num_threads=1 + (options & 1))
-    except (tfrx.TfrxError, ValueError, TypeError):
-        return
-    try:
-        if options & 2:
-            parser.parse_single(records[0])
-        else:
-            parser.parse(records)
-    except EXPECTED:
-        pass
+    run_parser(data, _parser)
 
 
 def seeds(corpus_dir: str | None, out_dir: str) -> int:
-    gen = generated_examples()[:4]
-    n = 0
-    for i, spec in enumerate(_SPECS):
-        write_seed(out_dir, f"gen{i}", spec_header(spec) + RECORD_SEP.join(gen))
-        n += 1
-    for i, r in enumerate(corpus_records(corpus_dir, per_file=2)):
-        write_seed(out_dir, f"rec{i}", spec_header(_SPECS[i % len(_SPECS)]) + r)
-        n += 1
-    return n
+    return write_parse_seeds(out_dir, corpus_dir, _SPECS, generated_examples()[:4])
 
 
 if __name__ == "__main__":

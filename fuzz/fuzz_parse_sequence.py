@@ -8,10 +8,11 @@ from __future__ import annotations
 import sys
 
 import atheris
+import numpy  # noqa: F401  (imported first so that only tfrx's own Python code is instrumented)
 
 with atheris.instrument_imports():
     import tfrx
-    from common import EXPECTED, RECORD_SEP, corpus_records, draw_spec, generated_examples, spec_header, write_seed
+    from common import generated_examples, run_parser, write_parse_seeds
 
 _SPECS = [
     [(0, 4, 0), (0x81, 2, 1), (0x82, 3, 2)],
@@ -20,35 +21,20 @@ _SPECS = [
 ]
 
 
+def _parser(features: dict, num_threads: int):
+    seq = {k: v for k, v in features.items() if isinstance(v, tfrx.FixedLenSequenceFeature)
+           or k in ("b", "c") and not isinstance(v, tfrx.FixedLenFeature)}
+    ctx = {k: v for k, v in features.items() if k not in seq}
+    return tfrx.SequenceExampleParser(ctx, seq, num_threads=num_threads)
+
+
 def TestOneInput(data: bytes) -> None:
-    try:
-        features, options, records = draw_spec(data, sequence=True)
-        seq = {k: v for k, v in features.items() if isinstance(v, tfrx.FixedLenSequenceFeature)
-               or k in ("b", "c") and not isinstance(v, tfrx.FixedLenFeature)}
-        ctx = {k: v for k, v in features.items() if k not in seq}
-        parser = tfrx.SequenceExampleParser(ctx, seq, num_threads=1 + (options & 1))
-    except (tfrx.TfrxError, ValueError, TypeError):
-        return
-    try:
-        if options & 2:
-            parser.parse_single(records[0])
-        else:
-            parser.parse(records)
-    except EXPECTED:
-        pass
+    run_parser(data, _parser, sequence=True)
 
 
 def seeds(corpus_dir: str | None, out_dir: str) -> int:
-    gen = generated_examples()
-    n = 0
-    for i, spec in enumerate(_SPECS):
-        write_seed(out_dir, f"gen{i}", spec_header(spec) + RECORD_SEP.join(gen[-1:] * 2))
-        write_seed(out_dir, f"single{i}", spec_header(spec, 2) + gen[-1])
-        n += 2
-    for i, r in enumerate(corpus_records(corpus_dir, per_file=2)):
-        write_seed(out_dir, f"rec{i}", spec_header(_SPECS[i % len(_SPECS)]) + r)
-        n += 1
-    return n
+    seq = generated_examples()[-1]
+    return write_parse_seeds(out_dir, corpus_dir, _SPECS, [seq, seq], single=seq)
 
 
 if __name__ == "__main__":

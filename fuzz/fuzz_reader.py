@@ -15,6 +15,7 @@ import warnings
 import zlib
 
 import atheris
+import numpy  # noqa: F401  (imported first so that only tfrx's own Python code is instrumented)
 
 with atheris.instrument_imports():
     import tfrx

@@ -14,6 +14,7 @@ fuzzer's: 0 when no finding. Under an ASan build of the extension, run with
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib
 import os
 import re
@@ -54,8 +55,12 @@ def run(target: str, seconds: int, corpus: str | None, keep: str | None, artifac
                f"-max_total_time={seconds}", f"-max_len={max_len}", "-timeout=20", "-rss_limit_mb=4096",
                f"-artifact_prefix={os.path.join(os.path.abspath(artifacts), '')}", "-print_final_stats=1"]
         env = dict(os.environ)
-        # A PYTHONPATH given by the caller (e.g. a sanitizer build of tfrx) wins over src/.
-        parts = [HERE, env.get("PYTHONPATH", ""), os.path.join(os.path.dirname(HERE), "src")]
+        # A PYTHONPATH given by the caller (e.g. a sanitizer build of tfrx) wins over src/, and src/
+        # only counts where the extension is built in place (`make dev`); otherwise the installed
+        # package is fuzzed (src/ ahead of site-packages would shadow it with an unbuilt copy).
+        src = os.path.join(os.path.dirname(HERE), "src")
+        built = glob.glob(os.path.join(src, "tfrx", "_native*"))
+        parts = [HERE, env.get("PYTHONPATH", ""), src if built else ""]
         env["PYTHONPATH"] = os.pathsep.join(p for p in parts if p)
         started = time.monotonic()
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -96,6 +101,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.seeds_only:
         sys.path.append(os.path.join(os.path.dirname(HERE), "src"))
+        import tfrx  # noqa: F401  (imported here, the target's import does not instrument it: seeding needs no coverage)
         make_seeds(args.target, args.corpus, args.into)
         return 0
     targets = sorted(TARGETS) if args.target == "all" else [args.target]
