@@ -131,6 +131,7 @@ class RecordIndex:
 
     @property
     def count(self) -> int:
+        """The number of records the index lists."""
         return len(self.offsets)
 
     def __repr__(self) -> str:

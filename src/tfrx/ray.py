@@ -326,6 +326,7 @@ class TFRecordDatasource(Datasource):
 
     @property
     def paths(self) -> list[str]:
+        """The files this datasource reads, globs expanded."""
         return list(self._sources)
 
     def get_name(self) -> str:

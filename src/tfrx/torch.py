@@ -129,10 +129,12 @@ class TorchIterableDataset(IterableDataset):
     # Exact resume (torchdata's StatefulDataLoader protocol): the state of this
     # process's running iterator (each worker has its own), restored by the next __iter__.
     def state_dict(self) -> dict:
+        """The epoch and the running iterator's position (torchdata's StatefulDataLoader calls it)."""
         if self._iterator is None:
             return {"epoch": self.epoch, "iterator": None}
         return {"epoch": self.epoch, "iterator": self._iterator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
+        """Restores :meth:`state_dict`; the next iteration resumes right after the saved element."""
         self.epoch = int(state["epoch"])
         self._resume = state.get("iterator")

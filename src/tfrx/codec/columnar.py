@@ -60,6 +60,7 @@ class Ragged:
 
     @property
     def row_lengths(self) -> np.ndarray:
+        """The number of values in each row."""
         return np.diff(self.row_splits)
 
     def __len__(self) -> int:

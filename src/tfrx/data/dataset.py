@@ -105,9 +105,11 @@ class DatasetIterator(Iterator):
         raise NotImplementedError(f"{type(self).__name__} does not support state")
 
     def state_dict(self) -> dict:
+        """:meth:`get_state` under the name PyTorch's checkpointing protocol uses."""
         return self.get_state()
 
     def load_state_dict(self, state: dict) -> None:
+        """:meth:`set_state` under the name PyTorch's checkpointing protocol uses."""
         self.set_state(state)
 
     def close(self) -> None:
@@ -203,6 +205,7 @@ class Dataset:
 
     @property
     def element_spec(self) -> Any:  # pragma: no cover - informational
+        """Not tracked (tf.data's element_spec describes graph tensors); look at an element instead."""
         raise NotImplementedError("element specs are not tracked; look at an element instead")
 
     def _with_inputs(self, inputs: tuple[Dataset, ...]) -> Dataset:

@@ -127,6 +127,7 @@ class RandomAccessDataset:
         return int(self._ends[-1]) if len(self._ends) else 0
 
     def cardinality(self) -> int:
+        """The number of records (``len(ds)``), as tf.data's ``cardinality()`` names it."""
         return len(self)
 
     def file_counts(self) -> list[int]:

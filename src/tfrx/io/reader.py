@@ -66,6 +66,7 @@ class RecordPosition:
     record_index: int = 0
 
     def to_dict(self) -> dict:
+        """A JSON-serialisable form; :meth:`from_dict` reads it back."""
         return {"file_index": self.file_index, "offset": self.offset, "record_index": self.record_index}
 
     @classmethod
@@ -609,10 +610,12 @@ class RecordReader:
 
     @property
     def skipped_records(self) -> int:
+        """Records dropped so far under ``on_error="skip"`` or ``"warn"``."""
         return self.stats.skipped_records
 
     @property
     def skipped_bytes(self) -> int:
+        """Bytes passed over so far while skipping damaged records."""
         return self.stats.skipped_bytes
 
     @property

@@ -36,14 +36,17 @@ class SparseArray:
 
     @property
     def shape(self) -> tuple:
+        """``dense_shape`` as a tuple of ints."""
         return tuple(int(d) for d in self.dense_shape)
 
     @property
     def dtype(self) -> np.dtype:
+        """The dtype of ``values``."""
         return self.values.dtype
 
     @property
     def nnz(self) -> int:
+        """The number of stored values."""
         return int(self.values.shape[0])
 
     def to_dense(self, default_value: Any = None) -> np.ndarray:
@@ -115,6 +118,7 @@ class RaggedArray:
 
     @property
     def flat_values(self) -> np.ndarray:
+        """The innermost values, below every ragged level (``tf.RaggedTensor.flat_values``)."""
         v = self.values
         while isinstance(v, RaggedArray):
             v = v.values
@@ -122,6 +126,7 @@ class RaggedArray:
 
     @property
     def nested_row_splits(self) -> tuple:
+        """The row splits of every ragged level, outermost first (``tf.RaggedTensor.nested_row_splits``)."""
         out = [self.row_splits]
         v = self.values
         while isinstance(v, RaggedArray):
@@ -131,13 +136,16 @@ class RaggedArray:
 
     @property
     def ragged_rank(self) -> int:
+        """The number of ragged levels."""
         return len(self.nested_row_splits)
 
     @property
     def dtype(self) -> np.dtype:
+        """The dtype of ``flat_values``."""
         return self.flat_values.dtype
 
     def row_lengths(self) -> np.ndarray:
+        """The length of each row of the outermost level."""
         return np.diff(self.row_splits)
 
     def __len__(self) -> int:
@@ -158,6 +166,7 @@ class RaggedArray:
         return [inner[s[i] : s[i + 1]] for i in range(len(s) - 1)]
 
     def bounding_shape(self) -> tuple:
+        """The smallest dense shape that holds every row (``tf.RaggedTensor.bounding_shape``)."""
         dims = [len(self)]
         level: Any = self
         while isinstance(level, RaggedArray):

@@ -481,6 +481,11 @@ class ExampleParser:
         return default_num_threads() if n is None else max(1, int(n))
 
     def parse(self, serialized: Any, *, num_threads: int | None = None) -> dict:
+        """``tf.io.parse_example`` with this parser's features: a batch of records to a dict of arrays.
+
+        ``serialized`` is a RecordBatch, a list of bytes or a NumPy object array;
+        ``num_threads`` overrides the parser's own setting for this call.
+        """
         (outputs, _, err), batch = _records_call(self._core, serialized, self._threads(num_threads))
         if err is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
@@ -547,6 +552,7 @@ class SequenceExampleParser:
         self.num_threads = num_threads
 
     def parse(self, serialized: Any, *, num_threads: int | None = None) -> tuple[dict, dict, dict]:
+        """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
         n = num_threads if num_threads is not None else self.num_threads
         threads = default_num_threads() if n is None else max(1, int(n))
         (ctx_out, seq_out, err), batch = _records_call(self._core, serialized, threads)

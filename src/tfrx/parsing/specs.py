@@ -143,10 +143,12 @@ class SparseFeature(
 
     @property
     def index_keys(self) -> list:
+        """``index_key`` as a list (one key per sparse dimension)."""
         return [self.index_key] if isinstance(self.index_key, str) else list(self.index_key)
 
     @property
     def sizes(self) -> list:
+        """``size`` as a list (one size per sparse dimension)."""
         return [self.size] if not isinstance(self.size, list) else list(self.size)
 
     def __repr__(self) -> str:

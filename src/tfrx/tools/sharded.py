@@ -323,6 +323,7 @@ class ShardedWriter:
 
     @property
     def manifest_path(self) -> str:
+        """Where the manifest (shard names, record counts) is written on close."""
         return self.prefix + ".manifest.json"
 
     def abort(self) -> None:
@@ -348,6 +349,7 @@ class ShardedWriter:
 
     @property
     def records_written(self) -> int:
+        """Records written so far, across all shards."""
         return self._next
 
     def __enter__(self) -> ShardedWriter:
