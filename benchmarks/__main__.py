@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 
 from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workloads, write
 from benchmarks import ray as ray_data
-from benchmarks.report import machine, table, versions
+from benchmarks.report import header, table
 
 SUITES = {
     "read": read.run,
@@ -41,9 +40,7 @@ def main(argv=None) -> int:
         for path in workloads.generate(args.size):
             print(path)
         return 0
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}")
-    print(f"# {machine()}")
-    print(f"# {versions()}")
+    print(header(args.size))
     suites = list(SUITES) if args.name == "all" else [args.name]
     for suite in suites:
         print(f"\n## {suite}")

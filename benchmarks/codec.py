@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from benchmarks.report import Result, measure, table
+from benchmarks.report import Result, measure
 
 
 WORKLOADS = ("bert", "criteo")
@@ -150,19 +150,9 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    import argparse
-    import datetime
-    import platform
+    from benchmarks.report import suite_main
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--size", choices=list(ROWS), default="small")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args(argv)
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}, {platform.python_version()}")
-    results = run(args.size, None, args.repeat)
-    print()
-    print(table(results))
-    return 0
+    return suite_main("python -m benchmarks.codec", __doc__, run, argv)
 
 
 if __name__ == "__main__":

@@ -235,23 +235,9 @@ def worker_contender(contender: str, workload: str, size: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import datetime
+    from benchmarks.report import suite_main
 
-    from benchmarks.report import machine, table, versions
-
-    argv = sys.argv[1:] if argv is None else argv
-    p = argparse.ArgumentParser(prog="python -m benchmarks.parse", description=__doc__)
-    p.add_argument("--size", choices=["small", "full"], default="small")
-    p.add_argument("--workloads", default=",".join(workloads.WORKLOADS))
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args(argv)
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}, batch={BATCH}")
-    print(f"# {machine()}")
-    print(f"# {versions()}")
-    print()
-    print(table(run(args.size, [n for n in args.workloads.split(",") if n], args.repeat)))
-    return 0
+    return suite_main("python -m benchmarks.parse", __doc__, run, argv, workloads=workloads.WORKLOADS, extra=f", batch={BATCH}")
 
 
 if __name__ == "__main__":

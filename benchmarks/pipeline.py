@@ -293,27 +293,13 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    import argparse
-    import datetime
-
-    from benchmarks.report import machine, table, versions
+    from benchmarks.report import suite_main
 
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--worker"]:
         worker(*argv[1:])
         return 0
-    p = argparse.ArgumentParser(prog="python -m benchmarks.pipeline", description=__doc__.splitlines()[0])
-    p.add_argument("--size", choices=["small", "full"], default="small")
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args(argv)
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}")
-    print(f"# {machine()}")
-    print(f"# {versions()}")
-    results = run(args.size, [n for n in args.workloads.split(",") if n], args.repeat)
-    print()
-    print(table(results))
-    return 0
+    return suite_main("python -m benchmarks.pipeline", __doc__, run, argv, workloads=WORKLOADS)
 
 
 if __name__ == "__main__":

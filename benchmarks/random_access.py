@@ -188,22 +188,11 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    import argparse
-    import datetime
+    from benchmarks.report import suite_main, table
 
-    from benchmarks.report import machine, table, versions
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.random_access", description=__doc__.splitlines()[0])
-    p.add_argument("--size", choices=["small", "full"], default="small")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args(argv)
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}")
-    print(f"# {machine()}")
-    print(f"# {versions()}")
-    results = run(args.size, None, args.repeat)
-    print()
-    print(table(results, baseline="sequential batches"))
-    return 0
+    return suite_main(
+        "python -m benchmarks.random_access", __doc__, run, argv, render=lambda r: table(r, baseline="sequential batches")
+    )
 
 
 if __name__ == "__main__":

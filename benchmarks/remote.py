@@ -216,22 +216,9 @@ def remote_table(results: list[Result]) -> str:
 
 
 def main(argv=None) -> int:
-    import argparse
-    import datetime
+    from benchmarks.report import suite_main
 
-    from benchmarks.report import machine, versions
-
-    p = argparse.ArgumentParser(prog="python -m benchmarks.remote", description=__doc__.splitlines()[0])
-    p.add_argument("--size", choices=["small", "full"], default="small")
-    p.add_argument("--repeat", type=int, default=3)
-    args = p.parse_args(argv)
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={args.size}")
-    print(f"# {machine()}")
-    print(f"# {versions()}")
-    results = run(args.size, None, args.repeat)
-    print()
-    print(remote_table(results))
-    return 0
+    return suite_main("python -m benchmarks.remote", __doc__, run, argv, render=remote_table)
 
 
 if __name__ == "__main__":

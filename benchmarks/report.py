@@ -127,6 +127,32 @@ def versions() -> str:
     return ", ".join(parts)
 
 
+def header(size: str, extra: str = "") -> str:
+    """The three comment lines every benchmark run starts with: date, machine, versions."""
+    import datetime
+
+    when = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={size}{extra}"
+    return f"# {when}\n# {machine()}\n# {versions()}"
+
+
+def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "") -> int:
+    """``python -m benchmarks.<suite>``: parse --size/--repeat (and --workloads), run, print the table."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
+    p.add_argument("--size", choices=["small", "full"], default="small")
+    p.add_argument("--repeat", type=int, default=3)
+    if workloads is not None:
+        p.add_argument("--workloads", default=",".join(workloads))
+    args = p.parse_args(argv)
+    names = [n for n in args.workloads.split(",") if n] if workloads is not None else None
+    print(header(args.size, extra))
+    results = run(args.size, names, args.repeat)
+    print()
+    print(render(results))
+    return 0
+
+
 def in_subprocess(suite: str, contender: str, workload: str, size: str, compression: str, repeat: int):
     """Runs one contender in a fresh interpreter; returns (value, wall, cpu).
 
