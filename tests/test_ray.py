@@ -308,3 +308,32 @@ def test_parquet_converter_on_ray_equals_the_local_conversion(cluster, tmp_path)
     assert (remote.records, remote.skipped, remote.errors) == (local.records, local.skipped, local.errors)
     assert local.skipped == 1 and "row 333" in local.errors[0]
     assert [_records(p) for p in remote.paths] == [_records(p) for p in local.paths]
+
+
+def test_read_and_write_on_s3(cluster, s3, files):
+    from conftest import S3_BUCKET
+
+    s3.clear_faults()
+    opts = s3.storage_options()
+    prefix = f"s3://{S3_BUCKET}/ray"
+    import fsspec
+
+    fs = fsspec.filesystem("s3", **opts)
+    for i, path in enumerate(files["shards"]):
+        fs.put_file(path, f"{S3_BUCKET}/ray/in/train-{i}.tfrecord")
+    expected = read_tfrecord(files["shards"], SPEC)
+    ds = tray.read_tfrecords(f"{prefix}/in/train-*.tfrecord", SPEC, storage_options=opts)
+    _assert_same(_table(ds), expected)
+    # a file split into byte ranges read over HTTP range requests
+    source = tray.TFRecordDatasource(f"{prefix}/in/train-1.tfrecord", SPEC, storage_options=opts, min_split_bytes=1)
+    assert len(source.get_read_tasks(3)) == 3
+    ds = tray.read_tfrecords(f"{prefix}/in/train-1.tfrecord", SPEC, storage_options=opts, min_split_bytes=1,
+                             override_num_blocks=3)
+    _assert_same(_table(ds), read_tfrecord(files["shards"][1], SPEC))
+    out = tray.write_tfrecords(tray.read_tfrecords(files["shards"], SPEC), f"{prefix}/out/train", num_shards=2,
+                               storage_options=opts)
+    assert out == [f"{prefix}/out/train.tfrecord-0000{i}-of-00002" for i in range(2)]
+    names = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{S3_BUCKET}/ray/out", detail=False))
+    assert names == ["train.manifest.json", "train.tfrecord-00000-of-00002", "train.tfrecord-00001-of-00002"]
+    back = tray.read_tfrecords(f"{prefix}/out/train.tfrecord-*", SPEC, storage_options=opts)
+    _assert_same(_table(back), expected)

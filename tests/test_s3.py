@@ -11,20 +11,7 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto.moto_server.werkzeug_app")
 pytest.importorskip("boto3")
 
-from s3_server import S3Server  # noqa: E402
-
-BUCKET = "tfrx-test"
-
-
-@pytest.fixture(scope="session")
-def s3():
-    server = S3Server()
-    server.start()
-    try:
-        server.client().create_bucket(Bucket=BUCKET)
-        yield server
-    finally:
-        server.stop()
+from conftest import S3_BUCKET as BUCKET  # noqa: E402  (the session's `s3` server fixture is in conftest)
 
 
 @pytest.fixture
