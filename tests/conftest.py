@@ -53,3 +53,23 @@ def tf():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
     return pytest.importorskip("tensorflow")
+
+
+S3_BUCKET = "tfrx-test"
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """An S3-compatible server on loopback (``tests/s3_server.py``) with bucket ``S3_BUCKET``, one per session."""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.moto_server.werkzeug_app")
+    pytest.importorskip("boto3")
+    from s3_server import S3Server
+
+    server = S3Server()
+    server.start()
+    try:
+        server.client().create_bucket(Bucket=S3_BUCKET)
+        yield server
+    finally:
+        server.stop()

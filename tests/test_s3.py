@@ -11,20 +11,7 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto.moto_server.werkzeug_app")
 pytest.importorskip("boto3")
 
-from s3_server import S3Server  # noqa: E402
-
-BUCKET = "tfrx-test"
-
-
-@pytest.fixture(scope="session")
-def s3():
-    server = S3Server()
-    server.start()
-    try:
-        server.client().create_bucket(Bucket=BUCKET)
-        yield server
-    finally:
-        server.stop()
+from conftest import S3_BUCKET as BUCKET  # noqa: E402  (the session's `s3` server fixture is in conftest)
 
 
 @pytest.fixture
@@ -143,6 +130,39 @@ def test_random_access_coalesces_range_requests(s3, opts, prefix, tmp_path, monk
     clone = pickle.loads(pickle.dumps(ds))
     assert clone.files[0].storage_options == opts
     assert [bytes(r) for r in clone.read_batch(np.arange(3))] == expected[:3]
+
+
+def test_random_access_fetches_all_shards_of_a_batch_in_one_call(s3, opts, prefix, tmp_path, monkeypatch):
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
+    counts = (30, 0, 20, 25)
+    expected = _write_shards(prefix, opts, counts=counts, size=8)
+    ds = tfrx.RandomAccessDataset(f"{prefix}/part-*.tfrecord", storage_options=opts)
+    local = []
+    for k in range(len(counts)):
+        tfrx.write_records(str(tmp_path / f"part-{k}.tfrecord"), _records(k, counts[k], 8))
+        local.append(str(tmp_path / f"part-{k}.tfrecord"))
+    local_ds = tfrx.RandomAccessDataset(local)
+    fs = ds._handle(0)[0]
+    calls = []
+    original = fs.cat_ranges  # fsspec puts the sync wrappers on the instance
+
+    def counting(paths, starts, ends, **kwargs):
+        calls.append(sorted(set(paths)))
+        return original(paths, starts, ends, **kwargs)
+
+    monkeypatch.setattr(fs, "cat_ranges", counting)
+    rng = np.random.default_rng(0)
+    for idx in (np.array([74, 0, 31, 50, 29, 12, 60]), rng.permutation(len(ds))[:40], np.arange(len(ds))[::-1]):
+        s3.log.clear()
+        calls.clear()
+        got = ds.read_batch(idx)
+        assert [bytes(r) for r in got] == [expected[i] for i in idx]
+        assert [bytes(r) for r in got] == [bytes(r) for r in local_ds.read_batch(idx)]
+        assert len(calls) == 1 and len(calls[0]) == len({int(np.searchsorted(np.cumsum(counts), i, "right"))
+                                                             for i in idx})
+        # small shards: one range request per shard touched, as when they were fetched one after another
+        assert all(s3.log.count("GET", f"part-{k}") <= 1 for k in range(len(counts)))
+        assert sum(s3.log.count("GET", f"part-{k}") for k in range(len(counts))) == len(calls[0])
 
 
 def test_random_access_verifies_crc(s3, opts, prefix, tmp_path, monkeypatch):

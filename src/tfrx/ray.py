@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.ray needs Ray Data: pip install 'tfrx[ray]'") from None
 
 from tfrx import _native
-from tfrx.arrow import to_examples, to_record_batch
+from tfrx.arrow import FEATURE_LISTS_KEY, to_examples, to_record_batch, to_sequence_examples
 from tfrx.crc import masked_crc32c
 from tfrx.errors import CorruptRecordError, TfrxError
 from tfrx.io.compression import detect_compression
@@ -183,11 +183,20 @@ def _schema(features) -> pa.Schema:
     """The Arrow schema of parsed ``features`` (from an empty batch)."""
     if features is False:
         return pa.schema([(RAW_COLUMN, pa.binary())])
+    from tfrx.arrow import _parse
     from tfrx.io.batch import RecordBatch
-    from tfrx.parsing import parse_example
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return to_record_batch(parse_example(empty, features)).schema
+    return to_record_batch(_parse(empty, features)).schema
+
+
+def _parser(features):
+    """A reusable parser of ``features``: a spec (Examples) or a ``(context, sequence)`` pair (SequenceExamples)."""
+    from tfrx.parsing import ExampleParser, SequenceExampleParser
+
+    if isinstance(features, tuple):
+        return SequenceExampleParser(*features, num_threads=1)
+    return ExampleParser(features, num_threads=1)
 
 
 def _parse_skipping(parser, batch, errors: list) -> dict | None:
@@ -209,9 +218,8 @@ def _parse_skipping(parser, batch, errors: list) -> dict | None:
 
 def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_size: int) -> Iterator[pa.Table]:
     from tfrx.io.reader import RecordPosition, RecordReader
-    from tfrx.parsing import ExampleParser
 
-    parser = None if features is False else ExampleParser(features, num_threads=1)
+    parser = None if features is False else _parser(features)
     start, end = piece.start, piece.end
     if not piece.exact:
         size = _file_size(piece.source)
@@ -262,10 +270,13 @@ def _metadata(rows: int | None, nbytes: int, files: list[str]) -> BlockMetadata:
 
 
 class TFRecordDatasource(Datasource):
-    """A Ray Datasource over TFRecord files of ``tf.train.Example`` records.
+    """A Ray Datasource over TFRecord files of ``tf.train.Example`` or ``SequenceExample`` records.
 
-    ``features``: a spec as for :func:`tfrx.parse_example`; ``None`` infers
-    one from the first ``infer_records`` records (:func:`tfrx.infer_features`);
+    ``features``: a spec as for :func:`tfrx.parse_example`, or a
+    ``(context_features, sequence_features)`` pair for SequenceExamples
+    (blocks as :func:`tfrx.arrow.to_record_batch` makes them); ``None`` infers
+    one from the first ``infer_records`` records (:func:`tfrx.infer_features`,
+    SequenceExamples recognised as by :func:`tfrx.arrow.read_tfrecord`);
     ``False`` gives the raw records in one ``binary`` column named ``"bytes"``.
     ``compression_type``: ``"auto"`` (detect per file, the default), ``None``,
     ``"GZIP"`` or ``"ZLIB"``. Compressed files are read by one task each;
@@ -303,6 +314,10 @@ class TFRecordDatasource(Datasource):
         self.use_index = bool(use_index)
         if features is None:
             features = self._infer(infer_records)
+        elif isinstance(features, tuple):
+            if len(features) != 2:
+                raise ValueError("a SequenceExample spec is a (context_features, sequence_features) pair")
+            features = (dict(features[0] or {}), dict(features[1] or {}))
         elif features is not False and features is not True:
             features = dict(features)
         elif features is True:
@@ -311,8 +326,8 @@ class TFRecordDatasource(Datasource):
         self.schema = _schema(features)
 
     def _infer(self, infer_records: int):
+        from tfrx.arrow import _inferred
         from tfrx.io.reader import RecordReader
-        from tfrx.parsing import infer_features
 
         records: list[bytes] = []
         with RecordReader(self._sources, compression=self.compression, on_error=self.on_error) as reader:
@@ -322,7 +337,7 @@ class TFRecordDatasource(Datasource):
                     break
         if not records:
             raise ValueError(f"no records in {len(self._sources)} file(s) to infer features from; pass features=")
-        return infer_features(records, max_records=infer_records, kind="example")
+        return _inferred(records, infer_records)
 
     @property
     def paths(self) -> list[str]:
@@ -418,6 +433,8 @@ def _select(table: pa.Table, features: Mapping | None) -> pa.Table:
     """The columns named by ``features``, their values cast to the features' dtypes."""
     if features is None:
         return table
+    if isinstance(features, tuple):  # a SequenceExample spec: context and feature-list columns
+        features = {**features[0], **features[1]}
     missing = [n for n in features if n not in table.column_names]
     if missing:
         raise ValueError(f"features name columns the dataset does not have: {missing}; columns: {table.column_names}")
@@ -455,6 +472,7 @@ class TFRecordDatasink(Datasink):
         num_shards: int | None = None,
         manifest: bool = True,
         storage_options: dict | None = None,
+        feature_lists: Iterable[str] | None = None,
     ) -> None:
         from tfrx.tools.sharded import shard_name
 
@@ -464,7 +482,13 @@ class TFRecordDatasink(Datasink):
         if self.remote:
             self.prefix = with_options(self.prefix, storage_options)
         self.compression = normalize_compression(compression_type)
-        self.features = dict(features) if features is not None else None
+        if isinstance(features, tuple):
+            context, lists = (dict(f or {}) for f in features)
+            self.features = (context, lists)
+            feature_lists = list(lists) if feature_lists is None else feature_lists
+        else:
+            self.features = dict(features) if features is not None else None
+        self.feature_lists = list(feature_lists) if feature_lists is not None else None
         if naming != "tfds" and shard_name("p", 0, 2, naming) == shard_name("p", 1, 2, naming):
             raise ValueError(f"naming template {naming!r} must use {{index}} so shard names differ")
         self.naming = naming
@@ -502,11 +526,18 @@ class TFRecordDatasink(Datasink):
 
         out = []
         for b, block in enumerate(blocks):
-            table = _select(BlockAccessor.for_block(block).to_arrow(), self.features)
+            table = BlockAccessor.for_block(block).to_arrow()
+            lists = self.feature_lists
+            if lists is None and FEATURE_LISTS_KEY in (table.schema.metadata or {}):
+                lists = json.loads(table.schema.metadata[FEATURE_LISTS_KEY])
+            table = _select(table, self.features)
             tmp = self._tmp(ctx.task_idx, b)
             with TFRecordWriter(tmp, compression=self.compression) as writer:
                 for chunk in table.to_batches(max_chunksize=8192):
-                    writer.write_many(to_examples(chunk, as_batch=True))
+                    if lists is None:
+                        writer.write_many(to_examples(chunk, as_batch=True))
+                    else:
+                        writer.write_many(to_sequence_examples(chunk, lists, as_batch=True))
                 records = writer.records_written
             if not self.remote:
                 from tfrx.tools.sharded import _fsync_path
@@ -588,6 +619,7 @@ def write_tfrecords(
     naming: str = "tfds",
     manifest: bool = True,
     storage_options: dict | None = None,
+    feature_lists: Iterable[str] | None = None,
     concurrency: int | None = None,
     ray_remote_args: dict | None = None,
 ) -> list[str]:
@@ -597,7 +629,10 @@ def write_tfrecords(
     point ``float_list``, binary/string ``bytes_list``; list columns give
     several values, nulls leave the feature out (as :func:`tfrx.arrow.to_examples`).
     ``features`` selects columns and casts their values to the features'
-    dtypes. ``num_shards`` repartitions the dataset into that many shards
+    dtypes; a ``(context_features, sequence_features)`` pair writes
+    SequenceExamples, as do blocks whose schema names feature lists (from
+    :func:`read_tfrecords` of SequenceExamples) or ``feature_lists=[columns]``
+    (:func:`tfrx.arrow.to_sequence_examples`). ``num_shards`` repartitions the dataset into that many shards
     first; without it every block becomes a shard. Shards get TFDS names
     and appear only once the whole write has succeeded (see
     :class:`TFRecordDatasink`).
@@ -608,7 +643,7 @@ def write_tfrecords(
         dataset = dataset.repartition(num_shards)
     sink = TFRecordDatasink(
         prefix, compression_type=compression_type, features=features, naming=naming,
-        num_shards=num_shards, manifest=manifest, storage_options=storage_options,
+        num_shards=num_shards, manifest=manifest, storage_options=storage_options, feature_lists=feature_lists,
     )
     dataset.write_datasink(sink, concurrency=concurrency, ray_remote_args=ray_remote_args)
     return sink.paths

@@ -43,25 +43,45 @@ _FRAMING = 16
 COALESCE_GAP = 64 << 10
 
 
-def _coalesced_ranges(fs, path: str, offsets: np.ndarray, sizes: np.ndarray):
-    """Fetches ``sizes[j]`` bytes at ``offsets[j]`` (offsets ascending) in as few range requests as gaps allow.
-
-    Returns, for each j, the blob holding it and its start within that blob.
-    """
+def _runs(offsets: np.ndarray, sizes: np.ndarray):
+    """The byte ranges ``(starts, stops)`` covering ``sizes[j]`` bytes at ``offsets[j]`` (offsets ascending),
+    records closer than ``COALESCE_GAP`` merged into one range, and the range of each j."""
     ends = offsets + sizes
     breaks = np.flatnonzero(offsets[1:] > np.maximum.accumulate(ends)[:-1] + COALESCE_GAP) + 1
     run_lo = np.concatenate([[0], breaks]).astype(np.int64)
     run_hi = np.concatenate([breaks, [len(offsets)]]).astype(np.int64)
     starts = offsets[run_lo]
     stops = np.array([int(ends[lo:hi].max()) for lo, hi in zip(run_lo, run_hi)], dtype=np.int64)
-    fetched = fs.cat_ranges([path] * len(starts), starts.tolist(), stops.tolist())
-    for blob in fetched:
-        if isinstance(blob, BaseException):
-            raise OSError(f"reading {path!r}: {blob}") from blob
-    run_of = np.repeat(np.arange(len(run_lo)), run_hi - run_lo)
-    blobs = [fetched[r] for r in run_of]
-    rel = (offsets - starts[run_of]).tolist()
-    return blobs, rel
+    return starts, stops, np.repeat(np.arange(len(run_lo)), run_hi - run_lo)
+
+
+def _coalesced_ranges(fs, path: str, offsets: np.ndarray, sizes: np.ndarray):
+    """Fetches ``sizes[j]`` bytes at ``offsets[j]`` (offsets ascending) in as few range requests as gaps allow.
+
+    Returns, for each j, the blob holding it and its start within that blob.
+    """
+    return _fetch_many(fs, [(path, offsets, sizes)])[0]
+
+
+def _fetch_many(fs, reads):
+    """:func:`_coalesced_ranges` for several ``(path, offsets, sizes)`` of one filesystem in one
+    ``cat_ranges`` call, so the range requests of all files overlap. Returns ``(blobs, rel)`` per read."""
+    paths, starts, stops, plans = [], [], [], []
+    for path, offsets, sizes in reads:
+        lo, hi, run_of = _runs(offsets, sizes)
+        plans.append((path, offsets, lo, run_of, len(starts)))
+        paths += [path] * len(lo)
+        starts += lo.tolist()
+        stops += hi.tolist()
+    fetched = fs.cat_ranges(paths, starts, stops)
+    out = []
+    for path, offsets, lo, run_of, first in plans:
+        mine = fetched[first : first + len(lo)]
+        for blob in mine:
+            if isinstance(blob, BaseException):
+                raise OSError(f"reading {path!r}: {blob}") from blob
+        out.append(([mine[r] for r in run_of], (offsets - lo[run_of]).tolist()))
+    return out
 
 
 class RandomAccessDataset:
@@ -255,21 +275,31 @@ class RandomAccessDataset:
             sorted_idx = idx[order]
             bounds = np.searchsorted(sorted_idx, self._ends[:-1], side="left") if len(self._ends) > 1 else ()
             lo = 0
+            remote: dict[int, list] = {}  # id(filesystem) -> the remote files' reads, fetched together
             for f, hi in enumerate([*bounds, len(idx)]):
                 if hi > lo:
                     group = order[lo:hi]
-                    self._gather(f, sorted_idx[lo:hi], self._offsets[sorted_idx[lo:hi]],
-                                 lengths[group], out_starts[group], data)
+                    read = (f, sorted_idx[lo:hi], self._offsets[sorted_idx[lo:hi]], lengths[group], out_starts[group])
+                    h = self._handle(f)
+                    if isinstance(h, tuple):
+                        remote.setdefault(id(h[0]), []).append((h, read))
+                    else:
+                        self._gather(*read, data)
                 lo = hi
+            for reads in remote.values():
+                fs = reads[0][0][0]
+                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + _FRAMING) for h, read in reads])
+                for (_, read), blobs in zip(reads, fetched):
+                    self._gather(*read, data, blobs)
         return data, out_starts, lengths
 
-    def _gather(self, f: int, idx, offsets, lengths, out_starts, data) -> None:
+    def _gather(self, f: int, idx, offsets, lengths, out_starts, data, fetched=None) -> None:
         h = self._handle(f)
         if not isinstance(h, tuple):
             status, k, expected, actual = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
         else:
             fs, path = h
-            blobs, rel = _coalesced_ranges(fs, path, offsets, lengths + _FRAMING)
+            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + _FRAMING)
             status = _native.GATHER_OK
             for j, (b, r) in enumerate(zip(blobs, rel)):
                 status, _, expected, actual = _native.gather_records(
