@@ -1163,8 +1163,8 @@ class PyParser {
 };
 
 // COO indices for a SparseArray from the row splits of a parse result.
-nb::ndarray<nb::numpy, int64_t> py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
-                                                  std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner) {
+nb::tuple py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
+                            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner) {
   size_t rows = outer.shape(0) == 0 ? 0 : outer.shape(0) - 1;
   const int64_t* o = outer.data();
   const int64_t* in = inner ? inner->data() : nullptr;
@@ -1175,11 +1175,18 @@ nb::ndarray<nb::numpy, int64_t> py_sparse_indices(nb::ndarray<const int64_t, nb:
   }
   size_t width = in ? 3 : 2;
   auto buffer = aligned_buffer<int64_t>(static_cast<size_t>(nnz) * width);
+  auto shape = aligned_buffer<int64_t>(width);
   {
     nb::gil_scoped_release release;
-    tfrx::parse::sparse_indices(o, static_cast<int64_t>(rows), in, buffer.get());
+    const auto r = static_cast<int64_t>(rows);
+    tfrx::parse::sparse_indices(o, r, in, buffer.get());
+    shape[0] = r;
+    shape[1] = tfrx::parse::max_row_length(o, r);
+    // The inner level spans the steps of every row: o[0] .. o[rows].
+    if (in != nullptr) shape[2] = rows ? tfrx::parse::max_row_length(in + o[0], o[rows] - o[0]) : 0;
   }
-  return owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width});
+  return nb::make_tuple(owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width}),
+                        owned_array<int64_t>(std::move(shape), {width}));
 }
 
 }  // namespace parser
@@ -1259,7 +1266,8 @@ NB_MODULE(_native, m) {
       .def("parse_buffer", &parser::PyParser::parse_buffer, "data"_a, "starts"_a, "lengths"_a, "threads"_a)
       .def("parse_list", &parser::PyParser::parse_list, "records"_a, "threads"_a);
   m.def("sparse_indices", &parser::py_sparse_indices, "outer"_a, "inner"_a = nb::none(),
-        "COO indices [row, pos] (or [row, step, pos] with inner splits) of ragged parse results.");
+        "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
+        "with inner splits) and the int64 [rows, longest row] (or [rows, most steps, longest step]).");
 
   // ------------------------------------------------------------ index
   m.attr("GATHER_OK") = static_cast<int>(tfrx::GatherStatus::kOk);

@@ -182,6 +182,9 @@ class Parser {
 // `out` holds (inner ? inner[outer[rows]] : outer[rows]) rows of 2 or 3.
 void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, int64_t* out);
 
+// The longest row of `rows` rows given by `rows + 1` splits (0 when rows is 0).
+int64_t max_row_length(const int64_t* splits, int64_t rows);
+
 // How many contiguous ranges (one thread each) to split `n` records of
 // `total_bytes` into, given up to `threads` threads.
 int plan_chunks(int64_t n, int64_t total_bytes, int threads);
