@@ -811,6 +811,15 @@ nb::ndarray<nb::numpy, T> owned_array(std::unique_ptr<T[], AlignedFree> data, st
   return nb::ndarray<nb::numpy, T>(raw, shape, owner);
 }
 
+// A NumPy array over a parse buffer's own storage: no copy out of it.
+template <typename T>
+nb::object released_array(tfrx::parse::PodBuffer<T>* buffer) {
+  const size_t n = buffer->size();
+  T* raw = buffer->release();
+  nb::capsule owner(raw, [](void* p) noexcept { std::free(p); });
+  return nb::cast(nb::ndarray<nb::numpy, T>(raw, {n}, owner));
+}
+
 // Every bytes output of one parse call lives in one NumPy object array and
 // each column gets a slice of it: one array allocation per call instead of a
 // list plus a conversion per column.
@@ -916,10 +925,15 @@ inline PyObject* span_bytes(const Span& s, ShortBytesCache* cache) {
 }
 
 // Concatenates the per-chunk values of one column into one owned array (or list of bytes).
-nb::object merge_values(tfrx::parse::Kind kind, const std::vector<std::vector<tfrx::parse::VarColumn>>& chunks,
+nb::object merge_values(tfrx::parse::Kind kind, std::vector<std::vector<tfrx::parse::VarColumn>>& chunks,
                         size_t col, ObjectArena* arena, ShortBytesCache* cache, uint32_t* skip) {
   size_t total = 0;
   for (const auto& ch : chunks) total += ch[col].size();
+  // One chunk: its buffer becomes the output as it is.
+  if (chunks.size() == 1 && total > 0) {
+    if (kind == tfrx::parse::kInt64) return released_array(&chunks[0][col].int64_values);
+    if (kind == tfrx::parse::kFloat) return released_array(&chunks[0][col].float_values);
+  }
   if (kind == tfrx::parse::kInt64) {
     auto buffer = aligned_buffer<int64_t>(total);
     int64_t* out = buffer.get();

@@ -109,6 +109,14 @@ class PodBuffer {
     data_ = p;
     capacity_ = n;
   }
+  // Hands the storage (std::malloc'd; free with std::free) to the caller and
+  // leaves the buffer empty.
+  T* release() {
+    T* p = data_;
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+    return p;
+  }
   T* data() { return data_; }
   const T* data() const { return data_; }
   size_t size() const { return size_; }
