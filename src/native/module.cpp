@@ -811,6 +811,15 @@ nb::ndarray<nb::numpy, T> owned_array(std::unique_ptr<T[], AlignedFree> data, st
   return nb::ndarray<nb::numpy, T>(raw, shape, owner);
 }
 
+// A NumPy array over a parse buffer's own storage: no copy out of it.
+template <typename T>
+nb::object released_array(tfrx::parse::PodBuffer<T>* buffer) {
+  const size_t n = buffer->size();
+  T* raw = buffer->release();
+  nb::capsule owner(raw, [](void* p) noexcept { std::free(p); });
+  return nb::cast(nb::ndarray<nb::numpy, T>(raw, {n}, owner));
+}
+
 // Every bytes output of one parse call lives in one NumPy object array and
 // each column gets a slice of it: one array allocation per call instead of a
 // list plus a conversion per column.
@@ -916,10 +925,15 @@ inline PyObject* span_bytes(const Span& s, ShortBytesCache* cache) {
 }
 
 // Concatenates the per-chunk values of one column into one owned array (or list of bytes).
-nb::object merge_values(tfrx::parse::Kind kind, const std::vector<std::vector<tfrx::parse::VarColumn>>& chunks,
+nb::object merge_values(tfrx::parse::Kind kind, std::vector<std::vector<tfrx::parse::VarColumn>>& chunks,
                         size_t col, ObjectArena* arena, ShortBytesCache* cache, uint32_t* skip) {
   size_t total = 0;
   for (const auto& ch : chunks) total += ch[col].size();
+  // One chunk: its buffer becomes the output as it is.
+  if (chunks.size() == 1 && total > 0) {
+    if (kind == tfrx::parse::kInt64) return released_array(&chunks[0][col].int64_values);
+    if (kind == tfrx::parse::kFloat) return released_array(&chunks[0][col].float_values);
+  }
   if (kind == tfrx::parse::kInt64) {
     auto buffer = aligned_buffer<int64_t>(total);
     int64_t* out = buffer.get();
@@ -1163,8 +1177,8 @@ class PyParser {
 };
 
 // COO indices for a SparseArray from the row splits of a parse result.
-nb::ndarray<nb::numpy, int64_t> py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
-                                                  std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner) {
+nb::tuple py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
+                            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner) {
   size_t rows = outer.shape(0) == 0 ? 0 : outer.shape(0) - 1;
   const int64_t* o = outer.data();
   const int64_t* in = inner ? inner->data() : nullptr;
@@ -1175,11 +1189,18 @@ nb::ndarray<nb::numpy, int64_t> py_sparse_indices(nb::ndarray<const int64_t, nb:
   }
   size_t width = in ? 3 : 2;
   auto buffer = aligned_buffer<int64_t>(static_cast<size_t>(nnz) * width);
+  auto shape = aligned_buffer<int64_t>(width);
   {
     nb::gil_scoped_release release;
-    tfrx::parse::sparse_indices(o, static_cast<int64_t>(rows), in, buffer.get());
+    const auto r = static_cast<int64_t>(rows);
+    tfrx::parse::sparse_indices(o, r, in, buffer.get());
+    shape[0] = r;
+    shape[1] = tfrx::parse::max_row_length(o, r);
+    // The inner level spans the steps of every row: o[0] .. o[rows].
+    if (in != nullptr) shape[2] = rows ? tfrx::parse::max_row_length(in + o[0], o[rows] - o[0]) : 0;
   }
-  return owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width});
+  return nb::make_tuple(owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width}),
+                        owned_array<int64_t>(std::move(shape), {width}));
 }
 
 }  // namespace parser
@@ -1259,7 +1280,8 @@ NB_MODULE(_native, m) {
       .def("parse_buffer", &parser::PyParser::parse_buffer, "data"_a, "starts"_a, "lengths"_a, "threads"_a)
       .def("parse_list", &parser::PyParser::parse_list, "records"_a, "threads"_a);
   m.def("sparse_indices", &parser::py_sparse_indices, "outer"_a, "inner"_a = nb::none(),
-        "COO indices [row, pos] (or [row, step, pos] with inner splits) of ragged parse results.");
+        "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
+        "with inner splits) and the int64 [rows, longest row] (or [rows, most steps, longest step]).");
 
   // ------------------------------------------------------------ index
   m.attr("GATHER_OK") = static_cast<int>(tfrx::GatherStatus::kOk);

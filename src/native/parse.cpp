@@ -1020,6 +1020,12 @@ void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, in
   }
 }
 
+int64_t max_row_length(const int64_t* splits, int64_t rows) {
+  int64_t longest = 0;
+  for (int64_t r = 0; r < rows; ++r) longest = std::max(longest, splits[r + 1] - splits[r]);
+  return longest;
+}
+
 int plan_chunks(int64_t n, int64_t total_bytes, int threads) {
   // A thread costs tens of microseconds to start; it pays off only with
   // enough work of its own (~256 KiB and 64 records).

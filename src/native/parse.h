@@ -109,6 +109,14 @@ class PodBuffer {
     data_ = p;
     capacity_ = n;
   }
+  // Hands the storage (std::malloc'd; free with std::free) to the caller and
+  // leaves the buffer empty.
+  T* release() {
+    T* p = data_;
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+    return p;
+  }
   T* data() { return data_; }
   const T* data() const { return data_; }
   size_t size() const { return size_; }
@@ -181,6 +189,9 @@ class Parser {
 // [row, step, position] triples when `inner` splits values into steps.
 // `out` holds (inner ? inner[outer[rows]] : outer[rows]) rows of 2 or 3.
 void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, int64_t* out);
+
+// The longest row of `rows` rows given by `rows + 1` splits (0 when rows is 0).
+int64_t max_row_length(const int64_t* splits, int64_t rows);
 
 // How many contiguous ranges (one thread each) to split `n` records of
 // `total_bytes` into, given up to `threads` threads.

@@ -146,10 +146,8 @@ class _Builder:
 
     @staticmethod
     def sparse_from_var(values: Any, splits: np.ndarray, batch: int) -> SparseArray:
-        counts = np.diff(splits)
-        width = int(counts.max()) if batch else 0
-        indices = _native.sparse_indices(splits)
-        return SparseArray(indices, _values_array(values), np.array([batch, width], np.int64))
+        indices, dense_shape = _native.sparse_indices(splits)
+        return SparseArray(indices, _values_array(values), dense_shape)
 
     @staticmethod
     def padded(values: Any, row_splits: np.ndarray, batch: int, inner: tuple, pad: Any, dtype: Any) -> np.ndarray:
@@ -583,15 +581,8 @@ class SequenceExampleParser:
     @staticmethod
     def _sequence_sparse(out: tuple, batch: int) -> SparseArray:
         values, step_splits, record_splits = out
-        step_counts = np.diff(step_splits)
-        steps_per_record = np.diff(record_splits)
-        max_steps = int(steps_per_record.max()) if batch else 0
-        max_values = int(step_counts.max()) if step_counts.shape[0] else 0
-        return SparseArray(
-            _native.sparse_indices(record_splits, step_splits),
-            _values_array(values),
-            np.array([batch, max_steps, max_values], dtype=np.int64),
-        )
+        indices, dense_shape = _native.sparse_indices(record_splits, step_splits)
+        return SparseArray(indices, _values_array(values), dense_shape)
 
     __call__ = parse
 
