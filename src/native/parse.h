@@ -110,8 +110,18 @@ class PodBuffer {
     capacity_ = n;
   }
   // Hands the storage (std::malloc'd; free with std::free) to the caller and
-  // leaves the buffer empty.
+  // leaves the buffer empty. Capacity beyond the values (up to half of it,
+  // from growth by doubling) is given back first, so an output array does
+  // not hold twice its size for as long as it lives.
   T* release() {
+    if (data_ != nullptr && capacity_ - size_ > size_ / 8) {
+      if (size_ == 0) {
+        std::free(data_);
+        data_ = nullptr;
+      } else if (T* shrunk = static_cast<T*>(std::realloc(data_, size_ * sizeof(T)))) {
+        data_ = shrunk;
+      }
+    }
     T* p = data_;
     data_ = nullptr;
     size_ = capacity_ = 0;
