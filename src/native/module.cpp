@@ -26,6 +26,7 @@
 #include <new>
 #include <thread>
 
+#include "allocator.h"
 #include "buffer.h"
 #include "crc32c.h"
 #include "framing.h"
@@ -1221,6 +1222,11 @@ NB_MODULE(_native, m) {
   m.def("crc32c_unmask", &tfrx::crc32c_unmask, "masked"_a);
   m.def("crc32c_backend", &tfrx::crc32c_backend,
         "The CRC-32C implementation chosen for this CPU.");
+
+  // ------------------------------------------------------------ allocator
+  m.def("malloc_tunable", &tfrx::malloc_tunable, "Whether the C library is glibc (see set_malloc_thresholds).");
+  m.def("set_malloc_thresholds", &tfrx::set_malloc_thresholds, "mmap_threshold"_a, "trim_threshold"_a,
+        "Sets glibc malloc's M_MMAP_THRESHOLD and M_TRIM_THRESHOLD; False where not glibc or refused.");
 
   // ------------------------------------------------------------ framing
   m.attr("SCAN_END") = static_cast<int>(tfrx::ScanStatus::kEnd);

@@ -11,6 +11,11 @@ from tfrx.errors import CorruptRecordError, DecodeError, ParseError, SpecError, 
 
 __all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError"]
 
+# --------------------------------------------------------------- allocator (see tfrx/memory.py)
+from tfrx import memory as _memory
+
+_memory._tune_at_import()
+
 # --------------------------------------------------------------- checksums
 from tfrx.crc import crc32c, crc32c_backend, masked_crc32c
 

@@ -1,0 +1,88 @@
+"""tfrx.memory: glibc malloc thresholds set at import, and when they are left alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tfrx import _native, memory
+
+glibc = pytest.mark.skipif(not _native.malloc_tunable(), reason="malloc thresholds are glibc's")
+
+# Creates and drops batches of 200 byte strings of ~100 KB (image records) and
+# counts the minor page faults of the batches after the first.
+_CHURN = """
+import json, resource, sys
+import tfrx
+def batch():
+    return [b"x" * 100_000 for _ in range(200)]
+b = batch(); del b
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    b = batch(); del b
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+print(json.dumps({"tuned": tfrx.memory.malloc_tuned(), "faults": faults}))
+"""
+
+
+def _run(code: str, **env_changes: str | None) -> dict:
+    env = dict(os.environ)
+    for name in ("TFRX_MALLOC_TUNING", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"):
+        env.pop(name, None)
+    for k, v in env_changes.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@glibc
+def test_import_tunes_malloc_and_batches_stop_faulting():
+    tuned = _run(_CHURN)
+    untuned = _run(_CHURN, TFRX_MALLOC_TUNING="0")
+    assert tuned["tuned"] is True and untuned["tuned"] is False
+    # 20 batches of 200 x 100 KB: glibc's start-up thresholds give the pages
+    # back after every batch (about 25 faults per string); the settled ones keep them.
+    assert untuned["faults"] > 20 * 200 * 10
+    assert tuned["faults"] < untuned["faults"] / 20
+
+
+@glibc
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"TFRX_MALLOC_TUNING": "off"},
+        {"MALLOC_TRIM_THRESHOLD_": "131072"},
+        {"MALLOC_MMAP_THRESHOLD_": "131072"},
+        {"MALLOC_TOP_PAD_": "0"},
+        {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=131072"},
+    ],
+)
+def test_settings_chosen_by_the_process_are_left_alone(env):
+    assert _run("import json, tfrx; print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))", **env) == {"tuned": False}
+
+
+def test_chosen_elsewhere_reasons():
+    assert memory._chosen_elsewhere({}) is None
+    assert memory._chosen_elsewhere({"TFRX_MALLOC_TUNING": "1"}) is None
+    assert memory._chosen_elsewhere({"TFRX_MALLOC_TUNING": " No "}) == "TFRX_MALLOC_TUNING"
+    assert memory._chosen_elsewhere({"GLIBC_TUNABLES": "glibc.pthread.rseq=0"}) is None
+    assert memory._chosen_elsewhere({"LD_PRELOAD": "/usr/lib/libjemalloc.so.2"}) == "LD_PRELOAD"
+    assert memory._chosen_elsewhere({"LD_PRELOAD": "/usr/lib/libasan.so"}) is None
+
+
+@glibc
+def test_tune_malloc_explicit_values():
+    assert memory.tune_malloc(memory.MMAP_THRESHOLD, memory.TRIM_THRESHOLD) is True
+    assert memory.malloc_tuned() is True
+    # mallopt takes an int: larger thresholds are refused rather than wrapped.
+    assert memory.tune_malloc(1 << 31, memory.TRIM_THRESHOLD) is False
+    assert memory.tune_malloc(memory.MMAP_THRESHOLD, memory.TRIM_THRESHOLD) is True
+    with pytest.raises(ValueError):
+        memory.tune_malloc(-1, 0)
