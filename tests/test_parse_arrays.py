@@ -62,3 +62,86 @@ def test_ragged_to_torch_nested():
     nt = flat.to_torch()
     assert isinstance(nt, torch.Tensor) and nt.is_nested
     assert [t.tolist() for t in nt.unbind()] == flat.to_list()
+
+
+def test_varlen_indices_are_computed_from_row_splits_on_first_use(tf):
+    recs = _records()
+    out = tfrx.parse_example(recs, {"v": tfrx.VarLenFeature(tfrx.int64)})["v"]
+    assert out._indices is None  # nothing written until asked for
+    assert [s.tolist() for s in out.nested_row_splits] == [[0, 3, 3, 4]]
+    assert out.shape == (3, 3)
+    expected = tf.io.parse_example(tf.constant(recs), {"v": tf.io.VarLenFeature(tf.int64)})["v"]
+    np.testing.assert_array_equal(out.indices, expected.indices.numpy())
+    assert out.indices is out.indices  # computed once
+    np.testing.assert_array_equal(out.to_dense(), tf.sparse.to_dense(expected).numpy())
+
+
+def test_sequence_varlen_indices_from_row_splits(tf):
+    from test_parse_sequence import enc_sequence_example as enc_seq  # noqa: PLC0415
+
+    recs = [enc_seq([], [("t", [enc_feature("int64", [1, 2]), enc_feature("int64", []), enc_feature("int64", [3])])]),
+            enc_seq([], []),
+            enc_seq([], [("t", [enc_feature("int64", [4, 5, 6])])])]
+    _, lists, _ = tfrx.parse_sequence_example(recs, sequence_features={"t": tfrx.VarLenFeature(tfrx.int64)})
+    t = lists["t"]
+    assert t._indices is None and len(t.nested_row_splits) == 2
+    _, expected, _ = tf.io.parse_sequence_example(tf.constant(recs), sequence_features={"t": tf.io.VarLenFeature(tf.int64)})
+    e = expected["t"]
+    np.testing.assert_array_equal(t.dense_shape, e.dense_shape.numpy())
+    np.testing.assert_array_equal(t.indices, e.indices.numpy())
+    assert t.to_ragged().to_list() == [[[1, 2], [], [3]], [], [[4, 5, 6]]]
+
+
+def test_from_row_splits_and_to_ragged():
+    s = tfrx.SparseArray.from_row_splits(np.array([7, 8, 9]), [np.array([0, 2, 2, 3])])
+    assert s.shape == (3, 2)
+    assert s.indices.tolist() == [[0, 0], [0, 1], [2, 0]]
+    assert s.to_ragged().to_list() == [[7, 8], [], [9]]
+    # From explicit COO indices (the rows' positions 0, 1, ...).
+    coo = tfrx.SparseArray(np.array([[0, 0], [0, 1], [2, 0]]), np.array([7, 8, 9]), [3, 2])
+    assert coo.nested_row_splits is None
+    assert coo.to_ragged().to_list() == [[7, 8], [], [9]]
+    with pytest.raises(ValueError, match="positions 0, 1"):
+        tfrx.SparseArray(np.array([[0, 1]]), np.array([7]), [1, 2]).to_ragged()
+    # Assigning indices drops the splits they would have come from.
+    s.indices = np.array([[0, 0], [1, 0], [2, 1]])
+    assert s.nested_row_splits is None and s.indices.tolist() == [[0, 0], [1, 0], [2, 1]]
+
+
+@pytest.mark.parametrize(
+    "splits, values, message",
+    [
+        ([[0, 2, 1]], [1], "non-decreasing"),
+        ([[1, 2]], [1], "start at 0"),
+        ([[0, 3]], [1, 2], "3 but there are 2 values"),
+        ([[0, 2], [0, 1, 2, 3]], [1, 2, 3], "split 3 rows"),
+        ([[0, 2], [0, 5, 1]], [1], "non-decreasing"),
+        ([[0, -1, 0]], [], "non-decreasing"),
+        ([[]], [], "non-empty"),
+        ([[0], [0], [0]], [], "one or two"),
+    ],
+)
+def test_from_row_splits_rejects_bad_splits(splits, values, message):
+    with pytest.raises(ValueError, match=message):
+        tfrx.SparseArray.from_row_splits(np.array(values, np.int64), [np.array(s, np.int64) for s in splits])
+
+
+def test_sparse_pickles_lazily_and_eagerly():
+    import pickle
+
+    lazy = tfrx.parse_example(_records(), {"v": tfrx.VarLenFeature(tfrx.int64)})["v"]
+    again = pickle.loads(pickle.dumps(lazy))
+    assert again._indices is None and again == lazy
+    eager = tfrx.SparseArray(lazy.indices.copy(), lazy.values, lazy.dense_shape)
+    assert pickle.loads(pickle.dumps(eager)) == lazy
+
+
+@pytest.mark.parametrize(
+    "outer, inner",
+    [([0, 5], [0, 1]), ([0, 2], [0, 3, 1]), ([3, 1], None), ([-2, 0], None), ([0, 2], [-4, 0, 1])],
+)
+def test_native_sparse_indices_checks_splits_before_writing(outer, inner):
+    from tfrx import _native
+
+    with pytest.raises(ValueError):
+        _native.sparse_indices(np.array(outer, np.int64), None if inner is None else np.array(inner, np.int64))

@@ -1177,31 +1177,48 @@ class PyParser {
   std::vector<uint32_t> skip_;  // per column, then per sequence column: batches left without the cache
 };
 
-// COO indices for a SparseArray from the row splits of a parse result.
+// Whether `n` splits start at >= 0 and never decrease.
+bool valid_splits(const int64_t* s, size_t n) {
+  if (n == 0) return true;
+  if (s[0] < 0) return false;
+  for (size_t i = 1; i < n; ++i)
+    if (s[i] < s[i - 1]) return false;
+  return true;
+}
+
+// COO indices for a SparseArray from row splits (a parse result's, or a
+// caller's through SparseArray.from_row_splits: checked before use).
 nb::tuple py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
-                            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner) {
+                            std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner,
+                            bool with_indices) {
   size_t rows = outer.shape(0) == 0 ? 0 : outer.shape(0) - 1;
   const int64_t* o = outer.data();
   const int64_t* in = inner ? inner->data() : nullptr;
+  if (!valid_splits(o, outer.shape(0))) throw nb::value_error("row splits must be non-negative and non-decreasing");
   int64_t nnz = rows ? o[rows] - o[0] : 0;
   if (in != nullptr) {
-    if (rows && static_cast<size_t>(o[rows]) >= inner->shape(0)) throw nb::value_error("splits do not match");
+    if (rows && static_cast<uint64_t>(o[rows]) >= inner->shape(0))
+      throw nb::value_error("the outer row splits reach past the inner ones");
+    if (rows && !valid_splits(in + o[0], static_cast<size_t>(o[rows] - o[0]) + 1))
+      throw nb::value_error("row splits must be non-negative and non-decreasing");
     nnz = rows ? in[o[rows]] - in[o[0]] : 0;
   }
   size_t width = in ? 3 : 2;
-  auto buffer = aligned_buffer<int64_t>(static_cast<size_t>(nnz) * width);
   auto shape = aligned_buffer<int64_t>(width);
+  std::unique_ptr<int64_t[], AlignedFree> buffer;
+  if (with_indices) buffer = aligned_buffer<int64_t>(static_cast<size_t>(nnz) * width);
   {
     nb::gil_scoped_release release;
     const auto r = static_cast<int64_t>(rows);
-    tfrx::parse::sparse_indices(o, r, in, buffer.get());
+    if (with_indices) tfrx::parse::sparse_indices(o, r, in, buffer.get());
     shape[0] = r;
     shape[1] = tfrx::parse::max_row_length(o, r);
     // The inner level spans the steps of every row: o[0] .. o[rows].
     if (in != nullptr) shape[2] = rows ? tfrx::parse::max_row_length(in + o[0], o[rows] - o[0]) : 0;
   }
-  return nb::make_tuple(owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width}),
-                        owned_array<int64_t>(std::move(shape), {width}));
+  nb::object indices = nb::none();
+  if (with_indices) indices = nb::cast(owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width}));
+  return nb::make_tuple(indices, owned_array<int64_t>(std::move(shape), {width}));
 }
 
 }  // namespace parser
@@ -1285,9 +1302,11 @@ NB_MODULE(_native, m) {
       .def(nb::init<nb::list, nb::list, bool>(), "columns"_a, "sequence_columns"_a, "sequence"_a)
       .def("parse_buffer", &parser::PyParser::parse_buffer, "data"_a, "starts"_a, "lengths"_a, "threads"_a)
       .def("parse_list", &parser::PyParser::parse_list, "records"_a, "threads"_a);
-  m.def("sparse_indices", &parser::py_sparse_indices, "outer"_a, "inner"_a = nb::none(),
+  m.def("sparse_indices", &parser::py_sparse_indices, "outer"_a, "inner"_a = nb::none(), "with_indices"_a = true,
         "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
-        "with inner splits) and the int64 [rows, longest row] (or [rows, most steps, longest step]).");
+        "with inner splits; None unless with_indices) and the int64 [rows, longest row] (or\n"
+        "[rows, most steps, longest step]). ValueError for splits that are negative, decrease or\n"
+        "do not fit each other.");
 
   // ------------------------------------------------------------ index
   m.attr("GATHER_OK") = static_cast<int>(tfrx::GatherStatus::kOk);

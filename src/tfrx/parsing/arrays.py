@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from tfrx import _native
+
 __all__ = ["SparseArray", "RaggedArray"]
 
 
@@ -25,14 +27,75 @@ class SparseArray:
     ``indices`` is ``int64 [nnz, ndim]``, ``values`` has ``nnz`` entries
     (an object array of ``bytes`` for strings) and ``dense_shape`` is
     ``int64 [ndim]``.
+
+    ``VarLenFeature`` results are built from the row splits the parser
+    produces (:meth:`from_row_splits`): their ``indices`` are computed from
+    those splits the first time they are read, so a pipeline that only wants
+    the values, the row lengths (:meth:`to_ragged`) or the dense array never
+    writes them (they are ``ndim`` int64 per value, more bytes than most
+    values).
     """
 
-    __slots__ = ("indices", "values", "dense_shape")
+    __slots__ = ("_indices", "values", "dense_shape", "_row_splits")
 
     def __init__(self, indices: np.ndarray, values: np.ndarray, dense_shape: Any) -> None:
-        self.indices = indices
+        self._indices = indices
         self.values = values
         self.dense_shape = np.asarray(dense_shape, dtype=np.int64)
+        self._row_splits = None
+
+    @classmethod
+    def from_row_splits(cls, values: np.ndarray, nested_row_splits: Any, dense_shape: Any = None) -> SparseArray:
+        """The sparse form of ragged ``values``: row ``i`` holds its entries at positions ``0, 1, ...``.
+
+        ``nested_row_splits`` are int64 splits, outermost first (one array for
+        ``[row, position]`` indices, two for ``[row, step, position]``), as
+        ``tf.RaggedTensor.to_sparse`` lays them out. ``dense_shape`` defaults
+        to the bounding shape. ``indices`` are computed when first read.
+        """
+        splits = tuple(np.ascontiguousarray(s, dtype=np.int64) for s in nested_row_splits)
+        if not 1 <= len(splits) <= 2 or any(s.ndim != 1 or s.shape[0] == 0 for s in splits):
+            raise ValueError("from_row_splits takes one or two non-empty 1-D arrays of row splits")
+        if len(splits) == 2 and splits[1].shape[0] != int(splits[0][-1]) + 1:
+            raise ValueError(
+                f"the outer row splits end at {int(splits[0][-1])} but the inner ones split "
+                f"{splits[1].shape[0] - 1} rows"
+            )
+        if int(splits[0][0]) != 0 or (len(splits) == 2 and int(splits[1][0]) != 0):
+            raise ValueError("row splits must start at 0")
+        if int(splits[-1][-1]) != len(values):
+            raise ValueError(f"the row splits end at {int(splits[-1][-1])} but there are {len(values)} values")
+        if dense_shape is None:
+            _, dense_shape = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None, False)
+        return cls._from_splits(values, splits, np.asarray(dense_shape, dtype=np.int64))
+
+    @classmethod
+    def _from_splits(cls, values: np.ndarray, splits: tuple, dense_shape: np.ndarray) -> SparseArray:
+        """from_row_splits without its checks, for splits the parser made."""
+        obj = cls.__new__(cls)
+        obj._indices = None
+        obj.values = values
+        obj.dense_shape = dense_shape
+        obj._row_splits = splits
+        return obj
+
+    @property
+    def indices(self) -> np.ndarray:
+        """``int64 [nnz, ndim]`` COO indices (computed from the row splits on first use where built from them)."""
+        if self._indices is None:
+            splits = self._row_splits
+            self._indices, _ = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None)
+        return self._indices
+
+    @indices.setter
+    def indices(self, value: np.ndarray) -> None:
+        self._indices = value
+        self._row_splits = None
+
+    @property
+    def nested_row_splits(self) -> tuple | None:
+        """The row splits this array was built from (outermost first), or ``None`` for arbitrary COO indices."""
+        return self._row_splits
 
     @property
     def shape(self) -> tuple:
@@ -48,6 +111,27 @@ class SparseArray:
     def nnz(self) -> int:
         """The number of stored values."""
         return int(self.values.shape[0])
+
+    def to_ragged(self) -> RaggedArray:
+        """The values as a :class:`RaggedArray` of the sparse array's rows (``tf.RaggedTensor.from_sparse``).
+
+        Built from the row splits where the array has them (every row, trailing
+        empty ones included); otherwise from ``indices``, which must then be
+        two-dimensional, sorted, and dense in each row (positions 0, 1, ...),
+        as ``tf.RaggedTensor.from_sparse`` requires.
+        """
+        if self._row_splits is not None:
+            return RaggedArray.from_nested_row_splits(self.values, self._row_splits)
+        idx = self.indices
+        if idx.ndim != 2 or idx.shape[1] != 2:
+            raise ValueError("to_ragged needs a two-dimensional SparseArray (indices of shape [nnz, 2])")
+        rows = int(self.dense_shape[0])
+        counts = np.bincount(idx[:, 0], minlength=rows) if idx.shape[0] else np.zeros(rows, np.int64)
+        splits = np.zeros(rows + 1, np.int64)
+        np.cumsum(counts, out=splits[1:])
+        if idx.shape[0] and not np.array_equal(idx[:, 1], np.arange(idx.shape[0]) - np.repeat(splits[:-1], counts)):
+            raise ValueError("to_ragged needs sorted indices with positions 0, 1, ... in every row")
+        return RaggedArray(self.values, splits)
 
     def to_dense(self, default_value: Any = None) -> np.ndarray:
         """The dense array, with ``default_value`` (0 or ``b""``) where no value is stored."""
@@ -84,8 +168,17 @@ class SparseArray:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self):
+        if self._indices is None:
+            return (_from_row_splits, (self.values, self._row_splits, self.dense_shape))
+        return (SparseArray, (self._indices, self.values, self.dense_shape))
+
     def __repr__(self) -> str:
         return f"SparseArray(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+
+
+def _from_row_splits(values: np.ndarray, splits: tuple, dense_shape: np.ndarray) -> SparseArray:
+    return SparseArray.from_row_splits(values, splits, dense_shape)
 
 
 class RaggedArray:

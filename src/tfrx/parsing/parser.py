@@ -146,8 +146,8 @@ class _Builder:
 
     @staticmethod
     def sparse_from_var(values: Any, splits: np.ndarray, batch: int) -> SparseArray:
-        indices, dense_shape = _native.sparse_indices(splits)
-        return SparseArray(indices, _values_array(values), dense_shape)
+        _, dense_shape = _native.sparse_indices(splits, None, False)
+        return SparseArray._from_splits(_values_array(values), (splits,), dense_shape)
 
     @staticmethod
     def padded(values: Any, row_splits: np.ndarray, batch: int, inner: tuple, pad: Any, dtype: Any) -> np.ndarray:
@@ -581,8 +581,8 @@ class SequenceExampleParser:
     @staticmethod
     def _sequence_sparse(out: tuple, batch: int) -> SparseArray:
         values, step_splits, record_splits = out
-        indices, dense_shape = _native.sparse_indices(record_splits, step_splits)
-        return SparseArray(indices, _values_array(values), dense_shape)
+        _, dense_shape = _native.sparse_indices(record_splits, step_splits, False)
+        return SparseArray._from_splits(_values_array(values), (record_splits, step_splits), dense_shape)
 
     __call__ = parse
 
