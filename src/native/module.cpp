@@ -1026,6 +1026,7 @@ class PyParser {
       seq.push_back(std::move(c));
     }
     skip_.assign(cols.size() + seq.size(), 0);
+    hints_.assign(cols.size() + seq.size(), SizeHint{});
     parser_ = std::make_unique<tfrx::parse::Parser>(std::move(cols), std::move(seq), sequence);
   }
 
@@ -1105,6 +1106,22 @@ class PyParser {
     std::vector<Error> errors(k);
     {
       nb::gil_scoped_release release;
+      // Variable-length columns start with room for what the previous call
+      // gathered per byte of input, so that they rarely grow (and copy) on
+      // the way; the buffers become the outputs and are not reused.
+      if (previous_bytes_ > 0) {
+        for (int i = 0; i < k; ++i) {
+          const int64_t begin = n * i / k, end = n * (i + 1) / k;
+          int64_t bytes = 0;
+          for (int64_t r = begin; r < end; ++r) bytes += static_cast<int64_t>(records[r].size);
+          const double share = static_cast<double>(bytes) / static_cast<double>(previous_bytes_);
+          auto room = [share](size_t previous) { return static_cast<size_t>(share * 1.125 * previous) + 64; };
+          for (size_t c = 0; c < cols.size(); ++c)
+            if (!cols[c].dense) reserve_like(&var[i][c], cols[c].kind, hints_[c], room);
+          for (size_t c = 0; c < seq_cols.size(); ++c)
+            reserve_like(&seq_var[i][c], seq_cols[c].kind, hints_[cols.size() + c], room);
+        }
+      }
       auto work = [&](int i) {
         int64_t begin = n * i / k, end = n * (i + 1) / k;
         parser_->parse_range(records.data(), begin, end, dense, &var[i], &seq_var[i], &errors[i]);
@@ -1124,6 +1141,18 @@ class PyParser {
                               nb::make_tuple(e.code, e.record, e.column, e.in_sequence, e.step, e.expected, e.actual,
                                              e.offset));
       }
+    }
+
+    previous_bytes_ = total_bytes;
+    for (size_t c = 0; c < cols.size() + seq_cols.size(); ++c) {
+      SizeHint h;
+      for (int i = 0; i < k; ++i) {
+        const VarColumn& v = c < cols.size() ? var[i][c] : seq_var[i][c - cols.size()];
+        h.values += v.size();
+        h.counts += v.counts.size();
+        h.steps += v.step_counts.size();
+      }
+      hints_[c] = h;
     }
 
     size_t object_total = 0;
@@ -1171,7 +1200,27 @@ class PyParser {
     return nb::make_tuple(out, seq_out, nb::none());
   }
 
+  // Sizes a column gathered in the previous call (all chunks together).
+  struct SizeHint {
+    size_t values = 0, counts = 0, steps = 0;
+  };
+
+  template <typename Room>
+  static void reserve_like(tfrx::parse::VarColumn* v, tfrx::parse::Kind kind, const SizeHint& h, Room room) {
+    if (h.values > 0) {
+      // Packed int64 runs reserve one value per byte of the run while they
+      // decode: leave room for the longest such run beyond the values.
+      if (kind == tfrx::parse::kInt64) v->int64_values.reserve(room(h.values) + 4096);
+      else if (kind == tfrx::parse::kFloat) v->float_values.reserve(room(h.values));
+      else v->bytes_values.reserve(room(h.values));
+    }
+    if (h.counts > 0) v->counts.reserve(room(h.counts));
+    if (h.steps > 0) v->step_counts.reserve(room(h.steps));
+  }
+
   std::unique_ptr<tfrx::parse::Parser> parser_;
+  std::vector<SizeHint> hints_;
+  int64_t previous_bytes_ = 0;
   std::vector<std::vector<std::string>> default_bytes_;
   ShortBytesCache cache_;
   std::vector<uint32_t> skip_;  // per column, then per sequence column: batches left without the cache
