@@ -918,29 +918,68 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       // are decoded by this loop; from the first step laid out otherwise on,
       // the general walk below takes over.
       const unsigned kind_tag = col.kind == kInt64 ? 0x1a : col.kind == kFloat ? 0x12 : 0;
-      while (kind_tag != 0 && lr.e - lr.p >= 6) {
-        const uint8_t* q = lr.p;
-        const unsigned L = q[1];
-        if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == kind_tag &&
-              q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
-          break;
-        const uint8_t* values = q + 6;
-        const size_t n = L - 4;
-        VarSink sink{&out};
-        if (col.kind == kInt64) {
-          if (!sink.add_packed_varints(values, n, record.data + record.size)) {
-            bad = values;
-            return fail(kMalformed, c, true, 0, 0, steps);
+      if (kind_tag != 0 && lr.e - lr.p >= 6) {
+        // Room for the whole list up front (a step of this layout takes at
+        // least 6 bytes and a value at least 1, or 4 for floats), so the
+        // loop writes through plain pointers with no growth checks; the
+        // buffers are cut back to what was written when it ends.
+        const size_t list_bytes = static_cast<size_t>(lr.e - lr.p);
+        const size_t counts_before = out.counts.size();
+        int64_t* const counts0 = out.counts.grow(list_bytes / 6 + 1);
+        int64_t* counts = counts0;
+        const size_t values_before = col.kind == kInt64 ? out.int64_values.size() : out.float_values.size();
+        int64_t* const ints0 = col.kind == kInt64 ? out.int64_values.grow(list_bytes) : nullptr;
+        float* const floats0 = col.kind == kFloat ? out.float_values.grow(list_bytes / 4) : nullptr;
+        int64_t* ints = ints0;
+        float* floats = floats0;
+        const uint8_t* const readable = record.data + record.size;
+        bool malformed = false;
+        while (lr.e - lr.p >= 6) {
+          const uint8_t* q = lr.p;
+          const unsigned L = q[1];
+          if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == kind_tag &&
+                q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
+            break;
+          const uint8_t* values = q + 6;
+          const size_t n = L - 4;
+          int64_t count;
+          if (col.kind == kInt64) {
+            if (n == 0) {
+              count = 0;
+            } else {
+              const uint8_t* stop;
+              int64_t* end = values[n - 1] < 0x80 ? decode_varints<false>(values, values + n, readable, ints, ints + n, &stop)
+                                                  : nullptr;
+              if (end == nullptr) {
+                bad = values;
+                malformed = true;
+                break;
+              }
+              count = end - ints;
+              ints = end;
+            }
+          } else {
+            if (n % 4 != 0) break;  // malformed: the general walk reports it
+            count = static_cast<int64_t>(n / 4);
+            if (n <= 16) {  // short steps: no call into memcpy
+              for (size_t i = 0; i < n / 4; ++i) std::memcpy(floats + i, values + 4 * i, 4);
+            } else {
+              std::memcpy(floats, values, n);
+            }
+            floats += count;
           }
-        } else {
-          if (n % 4 != 0) break;  // malformed: the general walk reports it
-          sink.add_float_bytes(values, n / 4);
+          if (col.step_count > 0 && count != col.step_count) {
+            out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
+            return fail(kCountMismatch, c, true, col.step_count, count, steps);
+          }
+          *counts++ = count;
+          ++steps;
+          lr.p = q + 2 + L;
         }
-        if (col.step_count > 0 && sink.count != col.step_count)
-          return fail(kCountMismatch, c, true, col.step_count, sink.count, steps);
-        out.counts.push_back(sink.count);
-        ++steps;
-        lr.p = q + 2 + L;
+        out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
+        if (col.kind == kInt64) out.int64_values.truncate(values_before + static_cast<size_t>(ints - ints0));
+        else out.float_values.truncate(values_before + static_cast<size_t>(floats - floats0));
+        if (malformed) return fail(kMalformed, c, true, 0, 0, steps);
       }
       while (!lr.done()) {
         uint32_t field, type;
