@@ -53,6 +53,9 @@ SPECS = {
 CONTENDERS = [
     ("tfrx (1 thread)", "tfrx_1"),
     ("tfrx (all cores)", "tfrx_all"),
+    # VarLen results compute their COO indices when first read (SparseArray.from_row_splits);
+    # TensorFlow always writes them. This row reads them after every parse (sequence only).
+    ("tfrx (1 thread), indices read", "tfrx_1_indices"),
     ("tf.data + parse_example", "tf_data"),
     ("tf.data, 1 thread", "tf_data_1"),
     ("protobuf upb + NumPy", "upb_numpy"),
@@ -80,7 +83,7 @@ def _batches(records: list[bytes]) -> list[list[bytes]]:
     return [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
 
 
-def tfrx_contender(workload: str, records: list[bytes], threads: int | None):
+def tfrx_contender(workload: str, records: list[bytes], threads: int | None, read_indices: bool = False):
     import tfrx
 
     spec = SPECS[workload]
@@ -98,7 +101,18 @@ def tfrx_contender(workload: str, records: list[bytes], threads: int | None):
             n += len(b)
         return n
 
-    return run
+    def run_reading_indices():
+        n = 0
+        for b in batches:
+            out = parser.parse(b)
+            for part in out if isinstance(out, tuple) else (out,):
+                for value in part.values():
+                    if isinstance(value, tfrx.SparseArray):
+                        value.indices  # noqa: B018 - computed on first read
+            n += len(b)
+        return n
+
+    return run_reading_indices if read_indices else run
 
 
 def tf_data_contender(workload: str, records: list[bytes], single_thread: bool):
@@ -182,6 +196,8 @@ def make_contender(name: str, workload: str, records: list[bytes]):
         return tfrx_contender(workload, records, 1)
     if name == "tfrx_all":
         return tfrx_contender(workload, records, None)
+    if name == "tfrx_1_indices":
+        return tfrx_contender(workload, records, 1, read_indices=True)
     if name == "tf_data":
         return tf_data_contender(workload, records, False)
     if name == "tf_data_1":
@@ -204,6 +220,8 @@ def run(size: str, names: list[str], repeat: int) -> list[Result]:
     results = []
     for workload in names:
         for label, contender in CONTENDERS:
+            if contender == "tfrx_1_indices" and workload != "sequence":
+                continue  # no VarLen features in the other specs
             nbytes = sum(len(r) for r in records_for(contender, workload, size))
             try:
                 n, wall, cpu = in_subprocess("parse", contender, workload, size, "", repeat)
