@@ -655,10 +655,45 @@ TFRX_ALWAYS_INLINE bool read_entry(Cursor& outer, Span* key, Span* value, const 
 }
 
 struct Seen {
-  std::vector<int64_t> stamp;
-  std::vector<Span> span;
-  explicit Seen(size_t n) : stamp(n, -1), span(n, Span{nullptr, 0}) {}
+  std::vector<int64_t> stamp;  // the record in which the key was last seen
+  std::vector<Span> span;      // its value there, unless...
+  std::vector<int64_t> done;   // ...the record whose value was already written to the output
+  explicit Seen(size_t n) : stamp(n, -1), span(n, Span{nullptr, 0}), done(n, -1) {}
 };
+
+// A dense feature laid out as writers emit it, its only field the list of
+// the wanted kind, the list's only field one packed run (or one bytes
+// value), lengths below 128:
+//   kind-tag L | 0a L-2 | L-2 bytes
+// is written to row `rec` of `values` when it holds exactly the values the
+// column wants. Returns false, having perhaps written part of the row, for
+// any other layout or count: the general path then decides (and reports).
+TFRX_ALWAYS_INLINE bool write_dense_fast(Kind kind, int64_t n, Span f, int64_t rec, void* values,
+                                         const uint8_t* readable) {
+  const uint8_t* d = f.data;
+  if (!(f.size >= 4 && f.size < 130 && d[0] == ((kind << 3) | 2) && d[1] == f.size - 2 && d[2] == 0x0a &&
+        d[3] == f.size - 4))
+    return false;
+  const uint8_t* payload = d + 4;
+  const size_t m = f.size - 4;
+  if (kind == kInt64) {
+    int64_t* row = static_cast<int64_t*>(values) + rec * n;
+    if (m == 1 && n == 1 && payload[0] < 0x80) {
+      row[0] = payload[0];
+      return true;
+    }
+    DenseSink<int64_t> sink{row, n};
+    return sink.add_packed_varints(payload, m, readable) && sink.count == n;
+  }
+  if (kind == kBytes) {
+    if (n != 1) return false;
+    static_cast<Span*>(values)[rec] = Span{payload, m};
+    return true;
+  }
+  if (m % 4 != 0 || static_cast<int64_t>(m / 4) != n) return false;
+  std::memcpy(static_cast<float*>(values) + rec * n, payload, m);
+  return true;
+}
 
 }  // namespace
 
@@ -721,41 +756,90 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
   // Records of one batch usually list their keys in the same order: the
   // column found at each entry position is tried first for the next record,
   // which costs one comparison instead of a hash and a probe.
-  std::vector<int32_t> guess, guess_lists;
+  // (Fixed size: entries past it are looked up every time.)
+  std::vector<int32_t> guess(std::max<size_t>(64, 2 * columns_.size()), -1);
+  std::vector<int32_t> guess_lists(std::max<size_t>(64, 2 * sequence_columns_.size()), -1);
 
-  auto scan_map = [&](Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses) -> bool {
-    Cursor r{msg.data, msg.data + msg.size};
+  // What the walk needs to write a dense feature straight to its row,
+  // packed together: the column's spec lives in a larger struct.
+  struct FastDense {
+    void* values;
+    int64_t count;
+    Kind kind;
+    bool eligible;  // dense, and the only column with its key
+  };
+  std::vector<FastDense> fast(columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const ColumnSpec& col = columns_[c];
+    fast[c] = FastDense{col.dense ? dense[c].values : nullptr, col.count, col.kind, col.dense && table_.next[c] < 0};
+  }
+
+  // Dense features of the usual layout are written to their rows during the
+  // walk (features = true); every other key's value is noted for the
+  // per-column pass below. A key seen again later in the record overrides
+  // either way, as protobuf's map merging does.
+  auto scan_map = [&](Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses,
+                      bool features, const uint8_t* readable) -> bool {
+    const uint8_t* p = msg.data;
+    const uint8_t* const e = msg.data + msg.size;
+    int32_t* const gs = guesses.data();
+    const size_t gcap = guesses.size();
+    int64_t* const stamp = s.stamp.data();
+    Span* const spans = s.span.data();
+    int64_t* const done = s.done.data();
+    const int32_t* const next = table.next.data();
     size_t entry = 0;
-    while (!r.done()) {
-      uint32_t field, type;
-      if (!r.key(&field, &type)) {
-        bad = r.p;
-        return false;
-      }
-      if (field != 1 || type != wire::kLengthDelimited) {
-        if (!r.skip(type)) {
+    while (p < e) {
+      Span key, value;
+      // The layout every writer emits, all lengths below 128:
+      //   0a L | 0a K key | 12 V value      with L = K + V + 4
+      const size_t left = static_cast<size_t>(e - p);
+      unsigned L, K;
+      if (left >= 6 && p[0] == 0x0a && (L = p[1]) < 0x80 && L >= 4 && L + 2 <= left && p[2] == 0x0a &&
+          (K = p[3]) < 0x80 && K + 4 <= L && p[4 + K] == 0x12 && p[5 + K] == L - K - 4) {
+        key = Span{p + 4, K};
+        value = Span{p + 6 + K, L - K - 4};
+        p += 2 + L;
+      } else {
+        Cursor r{p, e};
+        uint32_t field, type;
+        if (!r.key(&field, &type)) {
           bad = r.p;
           return false;
         }
-        continue;
+        if (field != 1 || type != wire::kLengthDelimited) {
+          if (!r.skip(type)) {
+            bad = r.p;
+            return false;
+          }
+          p = r.p;
+          continue;
+        }
+        if (!read_entry(r, &key, &value, &bad)) return false;
+        p = r.p;
       }
-      Span key, value;
-      if (!read_entry(r, &key, &value, &bad)) return false;
       int32_t first;
-      if (entry < guesses.size()) {
-        first = guesses[entry];
+      if (entry < gcap) {
+        first = gs[entry];
         if (first < 0 || !table.matches(first, key.data, key.size)) {
           first = table.find(key.data, key.size);
-          guesses[entry] = first;
+          gs[entry] = first;
         }
       } else {
         first = table.find(key.data, key.size);
-        guesses.push_back(first);
       }
       ++entry;
-      for (int32_t c = first; c >= 0; c = table.next[c]) {
-        s.stamp[c] = record;
-        s.span[c] = value;
+      if (first < 0) continue;
+      if (features && fast[first].eligible &&
+          write_dense_fast(fast[first].kind, fast[first].count, value, record, fast[first].values, readable)) {
+        stamp[first] = record;
+        done[first] = record;
+        continue;
+      }
+      for (int32_t c = first; c >= 0; c = next[c]) {
+        stamp[c] = record;
+        spans[c] = value;
+        done[c] = -1;
       }
     }
     return true;
@@ -791,8 +875,9 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
           bad = r.p;
           return fail(kMalformed, -1, false, 0, 0, -1);
         }
-        bool ok = field == 1 ? scan_map(Span{p, n}, table_, seen, rec, guess)
-                             : scan_map(Span{p, n}, sequence_table_, seen_lists, rec, guess_lists);
+        const uint8_t* readable = record.data + record.size;
+        bool ok = field == 1 ? scan_map(Span{p, n}, table_, seen, rec, guess, true, readable)
+                             : scan_map(Span{p, n}, sequence_table_, seen_lists, rec, guess_lists, false, readable);
         if (!ok) return fail(kMalformed, -1, false, 0, 0, -1);
       } else if (!r.skip(type)) {
         bad = r.p;
@@ -804,46 +889,8 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
     for (size_t ci = 0; ci < columns_.size(); ++ci) {
       const ColumnSpec& col = columns_[ci];
       const int c = static_cast<int>(ci);
+      if (seen.done[ci] == rec) continue;  // written during the walk
       bool present = seen.stamp[ci] == rec;
-      if (present && col.dense) {
-        // A Feature laid out as writers emit it, its only field the list of
-        // the wanted kind, the list's only field one packed run (or one
-        // bytes value), lengths below 128:
-        //   kind-tag L | 0a L-2 | L-2 bytes
-        // is written to its row here; other layouts take the general path.
-        const Span f = seen.span[ci];
-        const uint8_t* d = f.data;
-        if (f.size >= 4 && f.size < 130 && d[0] == ((col.kind << 3) | 2) && d[1] == f.size - 2 && d[2] == 0x0a &&
-            d[3] == f.size - 4) {
-          const uint8_t* payload = d + 4;
-          const size_t m = f.size - 4;
-          const int64_t n = col.count;
-          if (col.kind == kInt64) {
-            int64_t* row = static_cast<int64_t*>(dense[ci].values) + rec * n;
-            if (m == 1 && n == 1 && payload[0] < 0x80) {
-              row[0] = payload[0];
-              continue;
-            }
-            DenseSink<int64_t> sink{row, n};
-            if (!sink.add_packed_varints(payload, m, record.data + record.size)) {
-              bad = payload;
-              return fail(kMalformed, c, false, 0, 0, -1);
-            }
-            if (sink.count != n) return fail(kCountMismatch, c, false, n, sink.count, -1);
-            continue;
-          }
-          if (col.kind == kBytes) {
-            if (n != 1) return fail(kCountMismatch, c, false, n, 1, -1);
-            static_cast<Span*>(dense[ci].values)[rec] = Span{payload, m};
-            continue;
-          }
-          if (m % 4 == 0) {
-            if (static_cast<int64_t>(m / 4) != n) return fail(kCountMismatch, c, false, n, m / 4, -1);
-            std::memcpy(static_cast<float*>(dense[ci].values) + rec * n, payload, m);
-            continue;
-          }
-        }
-      }
       FeatureValues fv;
       if (present) {
         if (!locate_values(seen.span[ci], &fv, &bad)) return fail(kMalformed, c, false, 0, 0, -1);
