@@ -1,6 +1,7 @@
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from data_helpers import assert_resumes_exactly, to_py
@@ -63,3 +64,26 @@ def test_upstream_error_is_reraised():
 
 def test_prefetch_resumes_at_every_step():
     assert_resumes_exactly(lambda: Dataset.range(15).shuffle(4, seed=2).map(lambda x: x * 3).batch(2).prefetch(2))
+
+
+def test_object_arrays_are_freed_on_the_prefetch_thread():
+    """Arrays of Python objects the prefetch thread made go back to it once the consumer drops them."""
+    import threading
+    import weakref
+
+    freed_on = []
+    kept = []
+
+    def make(i):
+        return {"s": np.array([b"x%d" % i] * 8, dtype=object), "n": np.arange(3) + i}
+
+    ds = tfrx.data.Dataset.range(40).map(make).prefetch(2)
+    for i, element in enumerate(ds):
+        weakref.finalize(element["s"], lambda: freed_on.append(threading.current_thread().name))
+        if i == 5:
+            kept.append(element["s"])  # the consumer keeps this one: nobody frees it
+    del element
+    assert kept[0].tolist() == [b"x5"] * 8
+    # Every array the consumer dropped was freed, all but the last few on the prefetch thread.
+    assert len(freed_on) == 39
+    assert freed_on.count("tfrx-prefetch") >= 30, freed_on
