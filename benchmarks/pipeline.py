@@ -268,6 +268,18 @@ def _in_subprocess(contender: str, name: str, size: str, repeat: int):
 
 
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
+    """Runs every contender ``repeat`` times per workload, in rounds.
+
+    Each round starts every contender once, in a fresh interpreter, in
+    alternating order, so that a slow spell of a shared machine falls on all
+    of them; within a round a contender takes the faster of two samples of
+    at least 0.3 s (the first after a warm-up pass can still be slow), and
+    its figure is its fastest round by CPU time. The CPU
+    ratio of tfrx to each other contender is also printed per round (the
+    spread of those ratios is how far the table's ratio can be trusted).
+    """
+    import statistics
+
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
     if "image" in names and "jpeg" not in names:
         names.append("jpeg")  # the image workload's JPEG-decode pipeline (python -m benchmarks knows only the four)
@@ -276,19 +288,31 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         path = ensure(name, size)
         count = COUNTS[size][name]
         nbytes = os.path.getsize(path)
+        label = "jpeg decode" if name == "jpeg" else name
+        contenders = []
         for contender, module, note in CONTENDERS:
             if name == "jpeg" and contender.startswith("tfrecord"):
                 continue  # the tfrecord package does not decode images
             if not _available(module):
                 log(f"  {name}: {contender} skipped ({module} not installed)")
                 continue
-            value, wall, cpu = _in_subprocess(contender, name, size, repeat)
-            if value != count:
-                raise RuntimeError(f"{contender} delivered {value} records of {path}, expected {count}")
-            label = "jpeg decode" if name == "jpeg" else name
-            r = Result(label, contender, count, nbytes, wall, cpu, note)
-            log(f"  {label:<12} {contender:<24} {r.records_per_s:>10,.0f} rec/s {r.records_per_cpu_s:>10,.0f} rec/CPU-s  cpu {cpu:.2f}s")
-            results.append(r)
+            contenders.append((contender, note))
+        rounds: dict[str, list[tuple[float, float]]] = {c: [] for c, _ in contenders}
+        for k in range(max(1, repeat)):
+            for contender, _ in contenders if k % 2 == 0 else contenders[::-1]:
+                value, wall, cpu = _in_subprocess(contender, name, size, 2)
+                if value != count:
+                    raise RuntimeError(f"{contender} delivered {value} records of {path}, expected {count}")
+                rounds[contender].append((wall, cpu))
+                log(f"  {label:<12} {contender:<24} round {k + 1}: {count / wall:>10,.0f} rec/s {count / cpu:>10,.0f} rec/CPU-s")
+        for contender, note in contenders:
+            wall, cpu = min(rounds[contender], key=lambda wc: wc[1])
+            results.append(Result(label, contender, count, nbytes, wall, cpu, note))
+        base = rounds[contenders[0][0]]
+        for contender, _ in contenders[1:]:
+            ratios = [other[1] / mine[1] for mine, other in zip(base, rounds[contender])]
+            log(f"  {label:<12} tfrx x {contender} (CPU) per round: median {statistics.median(ratios):.2f}, "
+                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
     return results
 
 
