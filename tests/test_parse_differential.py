@@ -619,3 +619,50 @@ def test_single_example_input_forms(tf):
     assert tfrx.parse_single_example(tf.constant(r), spec)["a"] == 4
     with pytest.raises(TypeError):
         tfrx.parse_example(r, spec)
+
+
+# ------------------------------------------------------------------ the parser's fast paths
+# Dense features of the usual layout are written during the map walk, and an
+# entry whose key is the one found at its position in the previous record is
+# recognised by one masked comparison of its first bytes. These records mix
+# that layout with every other, in batches where the previous record differs.
+
+
+def _odd_layouts(key: str, kind: str, values: list) -> list[bytes]:
+    """Features of one value list in the usual layout and unpacked."""
+    return [enc_feature(kind, values), enc_feature(kind, values, packed=False)]
+
+
+@pytest.mark.parametrize("key", ["a", "label", "thirteen_char", "fourteen_chars", "a_key_much_longer_than_sixteen_bytes"])
+def test_fast_paths_keys_layouts_and_duplicates(tf, key):
+    spec = {key: tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.FixedLenFeature([], tfrx.string),
+            "f": tfrx.FixedLenFeature([2], tfrx.float32), "v": tfrx.FixedLenFeature([3], tfrx.int64)}
+    scalars = [0, 1, 127, 128, 300, 16383, 16384, 70000, -1, -(2**63), 2**63 - 1]
+    records = []
+    for i, x in enumerate(scalars):
+        for layout in _odd_layouts(key, "int64", [x]):
+            entries = [(key, layout), ("s", enc_feature("bytes", [b"s%d" % i])), ("f", enc_feature("float", [1.5, -i])),
+                       ("v", enc_feature("int64", [i, 2**40, -i]))]
+            if i % 3 == 1:
+                entries.reverse()  # a different key order than the record before
+            if i % 4 == 2:
+                entries.append((key, enc_feature("int64", [x + 1])))  # a duplicate: the last one counts
+            if i % 4 == 3:
+                entries.insert(0, (key, enc_feature("int64", [5, 6])))  # a wrong count, overridden later
+            if i % 5 == 4:
+                entries.append(("unwanted", enc_feature("bytes", [b"x" * 200])))
+            records.append(enc_example(entries))
+    check_batch(tf, records, spec, single=False)
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [("k", enc_feature("int64", [1, 2]))],  # wrong count in the usual layout, no later occurrence
+        [("k", enc_feature("int64", [1]))] + [("k", enc_feature("int64", [1, 2]))],  # overridden by a wrong one
+        [("k", enc_feature("float", [1.0]))],  # wrong kind
+    ],
+)
+def test_fast_paths_errors_match_tensorflow(tf, entries):
+    good = enc_example([("k", enc_feature("int64", [7]))])
+    check_batch(tf, [good, good, enc_example(entries), good], {"k": tfrx.FixedLenFeature([], tfrx.int64)}, single=False)

@@ -671,16 +671,25 @@ struct Seen {
 TFRX_ALWAYS_INLINE bool write_dense_fast(Kind kind, int64_t n, Span f, int64_t rec, void* values,
                                          const uint8_t* readable) {
   const uint8_t* d = f.data;
-  if (!(f.size >= 4 && f.size < 130 && d[0] == ((kind << 3) | 2) && d[1] == f.size - 2 && d[2] == 0x0a &&
-        d[3] == f.size - 4))
-    return false;
+  if (f.size < 4 || f.size >= 130) return false;
+  uint32_t head;
+  std::memcpy(&head, d, 4);
+  const uint32_t want = ((kind << 3) | 2) | static_cast<uint32_t>(f.size - 2) << 8 | 0x0au << 16 |
+                        static_cast<uint32_t>(f.size - 4) << 24;
+  if (head != want) return false;  // (little-endian bytes: kind-tag, L, 0a, L-2)
   const uint8_t* payload = d + 4;
   const size_t m = f.size - 4;
   if (kind == kInt64) {
     int64_t* row = static_cast<int64_t*>(values) + rec * n;
-    if (m == 1 && n == 1 && payload[0] < 0x80) {
-      row[0] = payload[0];
-      return true;
+    if (n == 1) {  // scalars of one or two varint bytes
+      if (m == 1 && payload[0] < 0x80) {
+        row[0] = payload[0];
+        return true;
+      }
+      if (m == 2 && payload[0] >= 0x80 && payload[1] < 0x80) {
+        row[0] = (payload[0] & 0x7f) | (int64_t{payload[1]} << 7);
+        return true;
+      }
     }
     DenseSink<int64_t> sink{row, n};
     return sink.add_packed_varints(payload, m, readable) && sink.count == n;
@@ -706,6 +715,21 @@ void Parser::KeyTable::build(const std::vector<const std::string*>& k) {
   keys = k;
   refs.clear();
   for (const std::string* key : keys) refs.push_back(Span{reinterpret_cast<const uint8_t*>(key->data()), key->size()});
+  patterns.assign(keys.size(), EntryPattern{});
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const size_t K = keys[i]->size();
+    if (K + 3 > 16) continue;
+    uint8_t bytes[16] = {0}, care[16] = {0};
+    bytes[0] = 0x0a;
+    bytes[1] = static_cast<uint8_t>(K);
+    std::memcpy(bytes + 2, keys[i]->data(), K);
+    bytes[2 + K] = 0x12;
+    std::memset(care, 0xff, K + 3);
+    EntryPattern& pt = patterns[i];
+    std::memcpy(pt.word, bytes, 16);
+    std::memcpy(pt.mask, care, 16);
+    pt.len = static_cast<uint32_t>(K + 3);
+  }
   size_t size = 16;
   while (size < 4 * keys.size()) size *= 2;
   slots.assign(size, -1);
@@ -774,6 +798,8 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
     fast[c] = FastDense{col.dense ? dense[c].values : nullptr, col.count, col.kind, col.dense && table_.next[c] < 0};
   }
 
+  size_t done_count = 0;  // columns of the current record written during the walk
+
   // Dense features of the usual layout are written to their rows during the
   // walk (features = true); every other key's value is noted for the
   // per-column pass below. A key seen again later in the record overrides
@@ -788,6 +814,7 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
     Span* const spans = s.span.data();
     int64_t* const done = s.done.data();
     const int32_t* const next = table.next.data();
+    const Parser::KeyTable::EntryPattern* const patterns = table.patterns.data();
     size_t entry = 0;
     while (p < e) {
       Span key, value;
@@ -795,6 +822,25 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       //   0a L | 0a K key | 12 V value      with L = K + V + 4
       const size_t left = static_cast<size_t>(e - p);
       unsigned L, K;
+      int32_t first;
+      // The column found at this position in the previous record, when its
+      // key opens this entry: one masked comparison of 16 bytes checks the
+      // key and the headers around it.
+      if (entry < gcap && left >= 18 && (first = gs[entry]) >= 0 && patterns[first].len != 0 && p[0] == 0x0a &&
+          (L = p[1]) < 0x80 && L + 2 <= left) {
+        const Parser::KeyTable::EntryPattern& pt = patterns[first];
+        uint64_t w0, w1;
+        std::memcpy(&w0, p + 2, 8);
+        std::memcpy(&w1, p + 10, 8);
+        K = pt.len - 3;
+        if (((w0 & pt.mask[0]) ^ pt.word[0]) == 0 && ((w1 & pt.mask[1]) ^ pt.word[1]) == 0 && K + 4 <= L &&
+            p[5 + K] == L - K - 4) {
+          value = Span{p + 6 + K, L - K - 4};
+          p += 2 + L;
+          ++entry;
+          goto found;
+        }
+      }
       if (left >= 6 && p[0] == 0x0a && (L = p[1]) < 0x80 && L >= 4 && L + 2 <= left && p[2] == 0x0a &&
           (K = p[3]) < 0x80 && K + 4 <= L && p[4 + K] == 0x12 && p[5 + K] == L - K - 4) {
         key = Span{p + 4, K};
@@ -818,7 +864,6 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
         if (!read_entry(r, &key, &value, &bad)) return false;
         p = r.p;
       }
-      int32_t first;
       if (entry < gcap) {
         first = gs[entry];
         if (first < 0 || !table.matches(first, key.data, key.size)) {
@@ -830,15 +875,20 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       }
       ++entry;
       if (first < 0) continue;
+    found:
       if (features && fast[first].eligible &&
           write_dense_fast(fast[first].kind, fast[first].count, value, record, fast[first].values, readable)) {
         stamp[first] = record;
-        done[first] = record;
+        if (done[first] != record) {
+          done[first] = record;
+          ++done_count;
+        }
         continue;
       }
       for (int32_t c = first; c >= 0; c = next[c]) {
         stamp[c] = record;
         spans[c] = value;
+        if (done[c] == record) --done_count;
         done[c] = -1;
       }
     }
@@ -859,6 +909,7 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       return false;
     };
     bad = nullptr;
+    done_count = 0;
 
     // One walk over the record's top-level fields.
     Cursor r{record.data, record.data + record.size};
@@ -885,8 +936,8 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       }
     }
 
-    // Features (or context features).
-    for (size_t ci = 0; ci < columns_.size(); ++ci) {
+    // Features (or context features): the ones not written during the walk.
+    for (size_t ci = done_count == columns_.size() ? columns_.size() : 0; ci < columns_.size(); ++ci) {
       const ColumnSpec& col = columns_[ci];
       const int c = static_cast<int>(ci);
       if (seen.done[ci] == rec) continue;  // written during the walk

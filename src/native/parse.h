@@ -181,6 +181,15 @@ class Parser {
     std::vector<int32_t> next;   // next column with the same key, or -1
     std::vector<const std::string*> keys;
     std::vector<Span> refs;  // the bytes of keys[i]
+    // The bytes that open a map entry of the usual layout for keys[i] after
+    // its 2-byte header: 0a K key 12 (at most 16 bytes; len 0 if longer),
+    // as two 8-byte words and the masks of the bytes that count.
+    struct EntryPattern {
+      uint64_t word[2] = {0, 0};
+      uint64_t mask[2] = {0, 0};
+      uint32_t len = 0;
+    };
+    std::vector<EntryPattern> patterns;
     uint64_t mask = 0;
     void build(const std::vector<const std::string*>& keys);
     int32_t find(const uint8_t* p, size_t n) const;
