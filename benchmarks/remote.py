@@ -9,6 +9,9 @@ bucket. Three ways of reading, each local and remote:
 - ``sequential``: ``RecordReader(shards).iter_batches()``; remotely with the
   concurrent readahead (default 32 MiB) and with ``readahead=0`` (one fsspec
   file per object, one request at a time);
+- ``dataset``: ``TFRecordDataset(shards).record_batches(256)``, the files one
+  after another (remotely one reader per 16 objects, its readahead running
+  into the next objects);
 - ``parallel``: ``TFRecordDataset(shards, num_parallel_reads=4).record_batches(256)``;
 - ``random``: ``RandomAccessDataset(shards).read_batch`` over a global
   permutation in blocks of 256 (sorted, coalesced range requests, CRCs
@@ -119,6 +122,16 @@ def sequential(paths, opts=None, **kw):
     return run
 
 
+def dataset(paths, opts=None):
+    import tfrx
+
+    def run():
+        ds = tfrx.data.TFRecordDataset(paths, storage_options=opts)
+        return sum(len(b) for b in ds.record_batches(BLOCK))
+
+    return run
+
+
 def parallel(paths, opts=None):
     import tfrx
 
@@ -150,6 +163,9 @@ def _contenders(local, remote, opts, slow, slow_opts):
         ("sequential", "S3, readahead=0", sequential(remote, opts, readahead=0)),
         ("sequential", "S3 +20 ms, readahead 32 MiB", sequential(slow, slow_opts)),
         ("sequential", "S3 +20 ms, readahead=0", sequential(slow, slow_opts, readahead=0)),
+        ("dataset", "local files", dataset(local)),
+        ("dataset", "S3", dataset(remote, opts)),
+        ("dataset", "S3 +20 ms", dataset(slow, slow_opts)),
         ("parallel", "local files", parallel(local)),
         ("parallel", "S3", parallel(remote, opts)),
         ("parallel", "S3 +20 ms", parallel(slow, slow_opts)),

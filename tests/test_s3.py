@@ -78,6 +78,48 @@ def test_tfrecord_dataset(opts, prefix):
     assert sorted(bytes(r) for r in parallel) == sorted(expected)
 
 
+def test_tfrecord_dataset_reads_ahead_into_the_next_objects(s3, opts, prefix):
+    """One reader over a window of remote shards: the next object is requested while one is read."""
+    urls = [f"{prefix}/part-{k:02d}.tfrecord" for k in range(20)]  # more than one window of 16
+    expected = []
+    for k, url in enumerate(urls):
+        recs = _records(k, 0 if k == 3 else 30 + k, size=40)
+        tfrx.write_records(url, recs, storage_options=opts)
+        expected += recs
+    s3.log.clear()
+    ds = tfrx.data.TFRecordDataset(urls, buffer_size=4096, storage_options=opts)
+    it = ds.iterator()
+    assert next(it) == expected[0]
+    assert _wait_for(lambda: s3.log.count("GET", "part-01") >= 1)  # before part-00 is finished
+    assert [bytes(r) for r in it] == expected[1:]
+    it.close()
+    batches = tfrx.data.TFRecordDataset(urls, storage_options=opts).record_batches(64)
+    assert [r for b in batches for r in b.to_list()] == expected
+
+
+def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, prefix, tmp_path):
+    from data_helpers import assert_resumes_exactly
+
+    local = tmp_path / "local-0.tfrecord"
+    tfrx.write_records(local, _records(9, 5))
+    urls = []
+    for k, n in enumerate((6, 0, 4, 9)):
+        urls.append(f"{prefix}/part-{k}.tfrecord")
+        tfrx.write_records(urls[-1], _records(k, n), storage_options=opts)
+    files = [urls[0], urls[1], str(local), urls[2], urls[3]]  # a local file between remote ones
+    expected = _records(0, 6) + _records(9, 5) + _records(2, 4) + _records(3, 9)
+    full = assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts), max_steps=24)
+    assert full == expected
+    it = tfrx.data.TFRecordDataset(files, storage_options=opts).iterator()
+    for _ in range(8):
+        next(it)
+    state = it.state_dict()
+    it.close()
+    # The state names the file being read and the position in it, as for local files.
+    assert state["file"]["path"] == str(local) and state["file"]["record"] == 2
+    assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), max_steps=7)
+
+
 # ---------------------------------------------------------------- writing
 def test_writer_commits_only_on_close(s3, opts, prefix):
     url = f"{prefix}/out.tfrecord"

@@ -147,8 +147,21 @@ class _FileIterator(DatasetIterator):
             reader.close()
 
 
+# Remote files (URLs) are read by one reader over this many files at a time,
+# so that its readahead fetches the next files' first blocks while the
+# current one is read (each file opened on its own waits a round trip or two).
+_REMOTE_WINDOW = 16
+
+
 class _SequentialFilesIterator(DatasetIterator):
-    """The files one after another (``flat_map``, without the interleave machinery per record)."""
+    """The files one after another (``flat_map``, without the interleave machinery per record).
+
+    Local files are read one reader each. A run of remote files (URLs) is
+    read by one :class:`tfrx.RecordReader` over up to ``_REMOTE_WINDOW`` of
+    them, whose readahead runs from one object into the next; the state has
+    the same form either way (the file list's state before the open file,
+    and the position in that file).
+    """
 
     def __init__(self, files: DatasetIterator, options: dict, batch_size: int | None, max_bytes: int | None = None) -> None:
         self._files = files
@@ -157,18 +170,75 @@ class _SequentialFilesIterator(DatasetIterator):
         self._max_bytes = max_bytes
         self._file: _FileIterator | None = None
         self._before = None  # state of ``files`` before the open file was taken
+        self._window: list = []  # remote files read by ``_reader``: (state of ``files`` before it, path)
+        self._reader = None
+        self._records = None  # the reader's record iterator (batch_size None)
+        self._held = None  # (state before, path) of a name taken from ``files`` and not yet opened
 
     @property
     def _children(self):  # type: ignore[override]
         return (self._files, self._file)
 
+    def _take(self):
+        """(state of ``files`` before the next name, the name), or raises StopIteration."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            return held
+        before = self._files.get_state()
+        return before, _as_path(next(self._files))
+
+    def _open_window(self, first, offset: int, record: int) -> None:
+        from tfrx.io.paths import is_url
+
+        window = [first]
+        while len(window) < _REMOTE_WINDOW:
+            try:
+                entry = self._take()
+            except StopIteration:
+                break
+            if not is_url(entry[1]):
+                self._held = entry  # a local file after remote ones: read on its own
+                break
+            window.append(entry)
+        from tfrx.io import RecordPosition, RecordReader
+
+        opts = self._options
+        kwargs = {"compression": opts["compression"], "on_error": opts["on_error"]}
+        if opts.get("storage_options"):
+            kwargs["storage_options"] = opts["storage_options"]
+        if opts.get("buffer_size"):
+            kwargs["chunk_size"] = opts["buffer_size"]
+        start = RecordPosition(0, offset, record) if offset or record else None
+        self._window = window
+        self._reader = RecordReader([path for _, path in window], start=start, **kwargs)
+        self._records = iter(self._reader) if self._batch_size is None else None
+
+    def _close_window(self) -> None:
+        reader, self._reader, self._records, self._window = self._reader, None, None, []
+        if reader is not None:
+            reader.close()
+
+    def _next_remote(self):
+        if self._records is not None:
+            return next(self._records, None)
+        return self._reader.read_batch(self._batch_size, self._max_bytes)
+
     def __next__(self):
+        from tfrx.io.paths import is_url
+
         while True:
+            if self._reader is not None:
+                item = self._next_remote()
+                if item is not None:
+                    return item
+                self._close_window()
             f = self._file
             if f is None:
-                before = self._files.get_state()
-                name = next(self._files)
-                f = self._file = _FileIterator(_as_path(name), self._options, self._batch_size, self._max_bytes)
+                before, name = self._take()
+                if is_url(name):
+                    self._open_window((before, name), 0, 0)
+                    continue
+                f = self._file = _FileIterator(name, self._options, self._batch_size, self._max_bytes)
                 self._before = before
             try:
                 return next(f)
@@ -177,20 +247,39 @@ class _SequentialFilesIterator(DatasetIterator):
                 self._file = None
 
     def get_state(self) -> dict:
+        if self._reader is not None:
+            pos = self._reader.position
+            k = pos.file_index
+            if k < len(self._window):
+                before, path = self._window[k]
+                return {"files": before, "file": {"path": path, "record": int(pos.record_index), "offset": int(pos.offset)}}
+            return {"files": self._held[0] if self._held is not None else self._files.get_state(), "file": None}
         if self._file is None:
-            return {"files": self._files.get_state(), "file": None}
+            return {"files": self._held[0] if self._held is not None else self._files.get_state(), "file": None}
         return {"files": self._before, "file": self._file.get_state()}
 
     def set_state(self, state: dict) -> None:
+        from tfrx.io.paths import is_url
+
         if self._file is not None:
             self._file.close()
             self._file = None
+        self._close_window()
+        self._held = None
         self._files.set_state(state["files"])
         if state["file"] is not None:
             self._before = state["files"]
-            name = next(self._files)
-            self._file = _FileIterator(_as_path(name), self._options, self._batch_size, self._max_bytes)
-            self._file.set_state(state["file"])
+            name = _as_path(next(self._files))
+            file_state = state["file"]
+            if is_url(name):
+                self._open_window((state["files"], name), int(file_state["offset"]), int(file_state["record"]))
+                return
+            self._file = _FileIterator(name, self._options, self._batch_size, self._max_bytes)
+            self._file.set_state(file_state)
+
+    def close(self) -> None:
+        self._close_window()
+        super().close()
 
 
 class _FilesDataset(Dataset):
