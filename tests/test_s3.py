@@ -120,6 +120,33 @@ def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, pref
     assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), max_steps=7)
 
 
+def test_parallel_reads_open_remote_files_ahead_in_the_same_order(s3, opts, prefix, tmp_path):
+    from data_helpers import assert_resumes_exactly
+
+    counts = (5, 0, 9, 3, 7, 1, 6)
+    local, urls = [], []
+    for k, n in enumerate(counts):
+        local.append(str(tmp_path / f"part-{k}.tfrecord"))
+        urls.append(f"{prefix}/part-{k}.tfrecord")
+        tfrx.write_records(local[-1], _records(k, n, size=30))
+        tfrx.write_records(urls[-1], _records(k, n, size=30), storage_options=opts)
+
+    def remote(**kw):
+        return tfrx.data.TFRecordDataset(urls, num_parallel_reads=3, storage_options=opts, **kw)
+
+    expected = [bytes(r) for r in tfrx.data.TFRecordDataset(local, num_parallel_reads=3)]
+    s3.log.clear()
+    it = remote().iterator()
+    assert next(it) == expected[0]
+    # The slots' files and the next three (opened ahead) have been requested (part-1 is empty: no GET).
+    assert _wait_for(lambda: all(s3.log.count("GET", f"part-{k}.") >= 1 for k in (0, 2, 3, 4, 5)))
+    assert [next(it)] + [bytes(r) for r in it] == expected[1:]
+    it.close()
+    batches = [b.to_list() for b in remote().record_batches(4)]
+    assert [r for b in batches for r in b] == expected
+    assert assert_resumes_exactly(remote, max_steps=12) == expected
+
+
 # ---------------------------------------------------------------- writing
 def test_writer_commits_only_on_close(s3, opts, prefix):
     url = f"{prefix}/out.tfrecord"

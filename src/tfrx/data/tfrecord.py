@@ -390,8 +390,14 @@ class _InterleavedBatchIterator(DatasetIterator):
     rounds over the open files at a time) and copied out of the pieces in one
     native call (``_native.gather_spans``): no Python object per record.
 
-    State: the file names' state, the turn, and per slot the state of its
-    file before the current piece plus the records taken from that piece.
+    Remote files (URLs) are also opened ahead: the next ``cycle_length``
+    names are taken from the file list early and their readers start
+    fetching, so that a slot whose file ends goes on without waiting for a
+    size lookup and a first request.
+
+    State: the file names' state (before the files opened ahead), the turn,
+    and per slot the state of its file before the current piece plus the
+    records taken from that piece.
     """
 
     def __init__(self, files: Dataset, ctx: IterContext, options: dict, cycle_length: int, batch_size: int, drop_remainder: bool) -> None:
@@ -399,6 +405,7 @@ class _InterleavedBatchIterator(DatasetIterator):
         self._ctx = ctx
         self._files = files._iterator(ctx)
         self._options = options
+        self._ahead: list = []  # remote files opened ahead: (file names' state before, reader)
         self._slots: list[_ReadSlot | None] = [None] * cycle_length
         self._cycle = 0
         self._end_of_input = False
@@ -408,11 +415,47 @@ class _InterleavedBatchIterator(DatasetIterator):
 
     @property
     def _children(self):  # type: ignore[override]
-        return (self._files, *(s.reader for s in self._slots if s is not None))
+        return (self._files, *(s.reader for s in self._slots if s is not None), *(r for _, r in self._ahead))
+
+    def _reader(self, name) -> PrefetchIterator:
+        return PrefetchIterator(_FileIterator(_as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read")
 
     def _open(self, name, input_state) -> _ReadSlot:
-        reader = PrefetchIterator(_FileIterator(_as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read")
-        return _ReadSlot(input_state, reader)
+        return _ReadSlot(input_state, self._reader(name))
+
+    def _next_slot(self) -> _ReadSlot | None:
+        """The next file of the list, opened (ahead, if it is remote); None at the end of the list."""
+        from tfrx.io.paths import is_url
+
+        if self._ahead:
+            before, reader = self._ahead.pop(0)
+            slot = _ReadSlot(before, reader)
+        else:
+            before = self._files.get_state()
+            try:
+                name = next(self._files)
+            except StopIteration:
+                return None
+            slot = self._open(name, before)
+            if not is_url(_as_path(name)):
+                return slot
+        while len(self._ahead) < len(self._slots):  # remote files: the next ones start fetching now
+            before = self._files.get_state()
+            try:
+                name = next(self._files)
+            except StopIteration:
+                break
+            reader = self._reader(name)
+            reader.start()
+            self._ahead.append((before, reader))
+            if not is_url(_as_path(name)):
+                break
+        return slot
+
+    def _drop_ahead(self) -> None:
+        for _, reader in self._ahead:
+            reader.close()
+        self._ahead = []
 
     def _plan(self, need: int, pieces: dict, parts: list) -> int:
         """Adds up to ``need`` records in turn order to ``parts``; returns how many (0: the end)."""
@@ -456,13 +499,11 @@ class _InterleavedBatchIterator(DatasetIterator):
             self._cycle = event
             s = slots[event]
             if s is None:  # tf.data opens the next file in the empty slot and reads it in the same turn
-                before = self._files.get_state()
-                try:
-                    name = next(self._files)
-                except StopIteration:
+                slot = self._next_slot()
+                if slot is None:
                     self._end_of_input = True
                     continue
-                slots[event] = self._open(name, before)
+                slots[event] = slot
             else:  # the file ended: the slot empties and the turn passes
                 s.reader.close()
                 slots[event] = None
@@ -494,7 +535,7 @@ class _InterleavedBatchIterator(DatasetIterator):
     def get_state(self) -> dict:
         return {
             "ctx_epoch": list(self._ctx.epoch),
-            "files": self._files.get_state(),
+            "files": self._ahead[0][0] if self._ahead else self._files.get_state(),
             "end_of_input": self._end_of_input,
             "cycle": self._cycle,
             "done": self._done,
@@ -508,6 +549,7 @@ class _InterleavedBatchIterator(DatasetIterator):
         for s in self._slots:
             if s is not None:
                 s.reader.close()
+        self._drop_ahead()
         self._slots = [None] * len(self._slots)
         self._ctx = self._ctx.with_epoch(state["ctx_epoch"])
         for i, saved in enumerate(state["slots"]):
