@@ -9,7 +9,8 @@ JOBS ?= 2
 dev:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) -DTFRX_SANITIZE="$(TFRX_SANITIZE)" >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
-	cp $(BUILD)/_native*.so src/tfrx/
+	@# Copy, then rename over the old file: a process that has the old extension loaded keeps its mapping.
+	for f in $(BUILD)/_native*.so; do cp $$f src/tfrx/.$$(basename $$f).new && mv -f src/tfrx/.$$(basename $$f).new src/tfrx/$$(basename $$f); done
 	-cp $(BUILD)/_native.pyi src/tfrx/ 2>/dev/null
 
 test: dev

@@ -427,6 +427,23 @@ def test_decode_batch_with_size_resizes_in_the_workers():
     assert timg.decode_batch([], size=(4, 4)).shape == (0, 4, 4, 3)
 
 
+@pytest.mark.parametrize("channels", [1, 3, 4])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+def test_decode_batch_resizes_into_the_batch_as_resize_does(channels, dtype):
+    """The bilinear size= path writes each image into its row; it equals resize() of decode_image()."""
+    batch = [PNG_CASES["RGB"], PNG_CASES["L"], PNG_CASES["RGBA"], PNG_CASES["RGB"]]
+    if channels != 4:  # (JPEG has no 4-channel decoding)
+        batch[0], batch[2] = JPEG_RGB, JPEG_444
+    out = timg.decode_batch(batch, channels=channels, size=(19, 7), dtype=dtype, num_threads=2)
+    expected = np.stack([timg.resize(timg.decode_image(b, channels=channels, dtype=dtype), (19, 7)) for b in batch])
+    assert out.dtype == np.float32 and out.shape == (4, 19, 7, channels)
+    np.testing.assert_array_equal(out, expected)
+    with pytest.raises(tfrx.DecodeError, match="image 2 of the batch"):
+        timg.decode_batch([JPEG_RGB, JPEG_RGB, b"not an image", JPEG_RGB], channels=3, size=(8, 8), num_threads=2)
+    with pytest.raises(ValueError, match="positive"):
+        timg.decode_batch([JPEG_RGB], channels=3, size=(0, 8))
+
+
 def test_encoded_inputs_as_numpy_uint8_and_object_arrays():
     as_uint8 = np.frombuffer(JPEG_RGB, np.uint8)
     np.testing.assert_array_equal(timg.decode_jpeg(as_uint8), timg.decode_jpeg(JPEG_RGB))

@@ -7,12 +7,22 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import DecodeError
-from tfrx.image._common import _as_bytes, _batched, _check_dtype, _describe, _is_single, _map, _stack_if_same, image_format
+from tfrx.image._common import (
+    _as_bytes,
+    _batched,
+    _check_dtype,
+    _describe,
+    _is_single,
+    _map,
+    _map_indexed,
+    _stack_if_same,
+    image_format,
+)
 from tfrx.image._dtype import convert_image_dtype
 from tfrx.image._formats import _decode_bmp_one, _decode_gif_one, _decode_pil_one
 from tfrx.image._jpeg import _decode_jpeg_one
 from tfrx.image._png import _decode_png_one
-from tfrx.image._resize import resize
+from tfrx.image._resize import _resize_bilinear_into, resize
 
 def _decode_image_one(contents: Any, channels: int, dtype: np.dtype, expand_animations: bool) -> np.ndarray:
     data = _as_bytes(contents)
@@ -91,6 +101,20 @@ def decode_batch(
     if _is_single(contents):
         contents = [contents]
     items = list(contents.ravel()) if isinstance(contents, np.ndarray) else list(contents)
+
+    if size is not None and ch in (1, 3, 4) and method == "bilinear" and not antialias and items:
+        # Each worker resizes straight into its row of the batch: no per-image
+        # float32 array and no stacking copy.
+        h, w = (int(d) for d in size)
+        if h < 1 or w < 1:
+            raise ValueError(f"decode_batch: size must be two positive ints, got {size!r}")
+        batch = np.empty((len(items), h, w, ch), np.float32)
+
+        def work_into(c: Any, i: int) -> None:
+            _resize_bilinear_into(_decode_image_one(c, ch, dt, expand_animations=False), batch[i : i + 1])
+
+        _map_indexed(work_into, items, num_threads)
+        return batch
 
     def work(c: Any) -> np.ndarray:
         img = _decode_image_one(c, ch, dt, expand_animations=False)

@@ -91,6 +91,15 @@ def _resize_bilinear_native(img: np.ndarray, out_h: int, out_w: int) -> np.ndarr
     return out
 
 
+def _resize_bilinear_into(img: np.ndarray, out: np.ndarray) -> None:
+    """``_resize_bilinear_native`` of one (h, w, c) image written into ``out`` (1, out_h, out_w, c) float32."""
+    if img.dtype != np.uint8 and img.dtype != np.float32:
+        img = img.astype(np.float32)
+    img = np.ascontiguousarray(img)[None]
+    _, h, w, c = img.shape
+    _native.resize_bilinear(img, out, *_native_bilinear_plan(h, w, c, out.shape[1], out.shape[2]))
+
+
 def _nearest_axis(in_size: int, out_size: int) -> np.ndarray:
     scale = _scale(in_size, out_size)
     pos = np.floor((np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * scale).astype(np.int64)
