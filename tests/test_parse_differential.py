@@ -425,17 +425,207 @@ def test_malformed_records_raise(tf, record):
     assert "record 1" in str(info.value)
 
 
-def test_truncated_packed_run_is_rejected():
-    # TensorFlow's fast path reads a packed Int64List whose length runs past its
-    # enclosing message as far as the bytes go; tfrx rejects such bytes.
-    record = enc_example([("a", b"\x1a\x03\x0a\x05\x01")])
-    with pytest.raises(tfrx.DecodeError, match="malformed protobuf at byte 13"):
-        tfrx.parse_example([record], {"a": tfrx.VarLenFeature(tfrx.int64)})
-    # the same for a list whose length runs past the Feature holding it
-    with pytest.raises(tfrx.DecodeError):
-        tfrx.parse_example([enc_example([("a", b"\x1a\x05\x0a\x01")])], {"a": tfrx.VarLenFeature(tfrx.int64)})
+# TensorFlow's parser (protobuf's CodedInputStream) keeps the enclosing
+# limit when a length runs past it: a packed Int64List, a list, a map entry
+# or a Features message whose length runs past what holds it is read to that
+# end. A bytes value must fit. (Feature, spec, values; None: an error.)
+LENGTHS_PAST_THEIR_MESSAGE = [
+        (b"\x1a\x03\x0a\x05\x01", tfrx.VarLenFeature(tfrx.int64), [1]),
+        (b"\x1a\x05\x0a\x01", tfrx.VarLenFeature(tfrx.int64), []),
+        (b"\x1a\x05\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),
+        (b"\x1a\x05", tfrx.VarLenFeature(tfrx.int64), []),
+        (b"\x12\x05", tfrx.VarLenFeature(tfrx.float32), []),
+        (b"\x0a\x05", tfrx.VarLenFeature(tfrx.string), []),
+        (b"\x0a\x03\x0a\x05a", tfrx.VarLenFeature(tfrx.string), None),  # a bytes value past its list
+        (b"\x12\x06\x0a\x08\x00\x00\x80\x3f", tfrx.VarLenFeature(tfrx.float32), None),  # 2 floats declared, 1 held
+    (b"\x1a\x83\x80\x80\x80\x10\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),  # lengths are 32-bit
+]
+_ENTRY_A7 = ld(1, b"a") + ld(2, enc_feature("int64", [7]))
+RECORDS_PAST_THEIR_END = [b"\x0a\x7f" + ld(1, _ENTRY_A7), b"\x0a" + varint(len(_ENTRY_A7) + 2) + b"\x0a\x7f" + _ENTRY_A7]
+
+
+def test_lengths_past_their_message_are_cut_at_its_end():
+    for feature, spec, expected in LENGTHS_PAST_THEIR_MESSAGE:
+        record = enc_example([("a", feature)])
+        if expected is None:
+            with pytest.raises(tfrx.DecodeError, match="inside feature 'a'"):
+                tfrx.parse_example([record], {"a": spec})
+        else:
+            assert tfrx.parse_example([record], {"a": spec})["a"].values.tolist() == expected
     # unrequested features are skipped without being decoded
+    record = enc_example([("a", b"\x1a\x03\x0a\x05\x80")])
     assert tfrx.parse_example([record], {"b": tfrx.VarLenFeature(tfrx.int64)})["b"].nnz == 0
+    # a Features message and a map entry whose lengths run past the record
+    for record in RECORDS_PAST_THEIR_END:
+        assert tfrx.parse_example([record], {"a": tfrx.VarLenFeature(tfrx.int64)})["a"].values.tolist() == [7]
+
+
+def test_lengths_past_their_message_match_tensorflow(tf):
+    for feature, spec, _ in LENGTHS_PAST_THEIR_MESSAGE:
+        check_batch(tf, [enc_example([("a", feature)])], {"a": spec})
+    for record in RECORDS_PAST_THEIR_END:
+        check_batch(tf, [record], {"a": tfrx.VarLenFeature(tfrx.int64)})
+
+
+# ------------------------------------------------------------------ TensorFlow's reading of unusual encodings
+# tf.io.parse_example does not read a Feature as protobuf merges one: the
+# Feature's first byte says its kind and only the list it opens is read; a
+# list's first field decides between one packed run (the rest of the list is
+# ignored) and unpacked values only; map entries are exactly a key and a
+# value in either order; an empty Feature never overrides an earlier
+# occurrence of a dense key. Each case states what TensorFlow 2.21 returns
+# (None: it raises) and is also checked against TensorFlow itself.
+
+I64, F32, STR = tfrx.int64, tfrx.float32, tfrx.string
+FLOAT_1 = struct.pack("<f", 1.0)
+
+UNUSUAL_FEATURES = [
+    # (Feature bytes, spec, TensorFlow's values for the batch of one)
+    (ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")), tfrx.VarLenFeature(I64), [1, 2]),  # the first list only
+    (ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")), tfrx.FixedLenFeature([2], I64), [1, 2]),
+    (ld(1, ld(1, b"zz")) + enc_feature("int64", [5]), tfrx.VarLenFeature(I64), None),  # first byte: bytes_list
+    (ld(1, ld(1, b"zz")) + enc_feature("int64", [5]), tfrx.VarLenFeature(STR), [b"zz"]),
+    (ld(3, ld(1, b"\x07") + ld(1, b"\x08")), tfrx.VarLenFeature(I64), [7]),  # two packed runs
+    (ld(3, ld(1, b"\x07") + b"\x08\x09"), tfrx.VarLenFeature(I64), [7]),  # packed, then unpacked
+    (ld(3, b"\x08\x09" + ld(1, b"\x07")), tfrx.VarLenFeature(I64), None),  # unpacked, then packed
+    (ld(3, b"\x08\x09\x08\x0a"), tfrx.VarLenFeature(I64), [9, 10]),
+    (ld(3, b"\x10\x01"), tfrx.VarLenFeature(I64), None),  # a field of another number in the list
+    (ld(1, ld(1, b"x") + b"\x10\x01"), tfrx.VarLenFeature(STR), None),
+    (b"\x08\x01", tfrx.VarLenFeature(I64), None),  # a first byte that opens no list
+    (b"\x08\x01", tfrx.FixedLenFeature([], I64, default_value=3), None),
+    (enc_feature("int64", [5]) + b"\x0b\xff", tfrx.VarLenFeature(I64), [5]),  # after the list: ignored
+    (ld(2, ld(1, FLOAT_1 + b"\x01")), tfrx.VarLenFeature(F32), [1.0]),  # 5 bytes: one float
+    (ld(2, ld(1, FLOAT_1 + b"\x01")), tfrx.FixedLenFeature([], F32), [1.0]),
+    (ld(2, ld(1, b"\x01\x02\x03")), tfrx.VarLenFeature(F32), []),
+    (ld(2, ld(1, FLOAT_1) + b"\x0d" + FLOAT_1), tfrx.VarLenFeature(F32), [1.0]),  # packed, then unpacked
+    (ld(2, b"\x0d" + FLOAT_1 + ld(1, FLOAT_1)), tfrx.VarLenFeature(F32), None),  # unpacked, then packed
+    (ld(2, b"\x0d" + FLOAT_1[:3]), tfrx.VarLenFeature(F32), None),
+    (ld(3, ld(1, b"\xff" * 9 + b"\x7f")), tfrx.VarLenFeature(I64), [-1]),  # a 10-byte varint's top bits dropped
+    (ld(3, b"\x08" + b"\xff" * 9 + b"\x7f"), tfrx.VarLenFeature(I64), [-1]),
+    (ld(3, ld(1, b"\xff" * 10 + b"\x01")), tfrx.VarLenFeature(I64), None),  # 11 bytes
+    (b"\x1a\x00\xff", tfrx.VarLenFeature(I64), []),
+    (b"\x1a", tfrx.VarLenFeature(I64), None),
+]
+
+
+@pytest.mark.parametrize("feature,spec,expected", UNUSUAL_FEATURES)
+def test_unusual_feature_encodings(feature, spec, expected):
+    record = enc_example([("a", feature)])
+    if expected is None:
+        with pytest.raises(tfrx.TfrxError, match="'a'"):
+            tfrx.parse_example([record], {"a": spec})
+        return
+    got = tfrx.parse_example([record], {"a": spec})["a"]
+    got = got.values if isinstance(got, tfrx.SparseArray) else got.reshape(-1)
+    assert got.tolist() == expected
+
+
+@pytest.mark.parametrize("feature,spec,expected", UNUSUAL_FEATURES)
+def test_unusual_feature_encodings_match_tensorflow(tf, feature, spec, expected):
+    kind, value = {"int64": ("int64", 1), "float32": ("float", 1.0), "string": ("bytes", b"1")}[spec.dtype.name]
+    good = enc_example([("a", enc_feature(kind, [value]))])
+    for records in ([enc_example([("a", feature)])], [good, enc_example([("a", feature)]), good]):
+        check_batch(tf, records, {"a": spec})
+
+
+def _dup(first: bytes, second: bytes) -> bytes:
+    return enc_example([("a", first), ("a", second)])
+
+
+FIVE, NINE, EMPTY = enc_feature("int64", [5]), enc_feature("int64", [9]), b""
+
+
+DUPLICATE_KEYS = [
+    # dense: an empty Feature never overrides; the last non-empty one counts
+    (_dup(FIVE, EMPTY), tfrx.FixedLenFeature([], I64), [5], [5]),
+    (_dup(EMPTY, FIVE), tfrx.FixedLenFeature([], I64), [5], [5]),
+    (_dup(FIVE, NINE), tfrx.FixedLenFeature([], I64), [9], [9]),
+    (_dup(EMPTY, EMPTY), tfrx.FixedLenFeature([], I64, default_value=3), [3], [3]),
+    (_dup(FIVE, EMPTY), tfrx.FixedLenSequenceFeature([], I64, allow_missing=True), [5], [5]),
+    # the others: the last occurrence counts even when empty, but not in
+    # parse_single_example, which skips empty Features for every type
+    (_dup(FIVE, EMPTY), tfrx.VarLenFeature(I64), [], [5]),
+    (_dup(FIVE, EMPTY), tfrx.RaggedFeature(I64), [], [5]),
+    (_dup(enc_feature("float", [1.0]), EMPTY), tfrx.VarLenFeature(I64), [], None),
+    # an overridden occurrence is not read, except for its first byte
+    (_dup(enc_feature("float", [1.0]), FIVE), tfrx.FixedLenFeature([], I64), [5], [5]),
+    (_dup(enc_feature("float", [1.0]), FIVE), tfrx.VarLenFeature(I64), [5], [5]),
+    (_dup(b"\x1a\x03\x0a\x01\x80", FIVE), tfrx.VarLenFeature(I64), [5], [5]),
+    (_dup(enc_feature("int64", [1, 2]), FIVE), tfrx.FixedLenFeature([], I64), [5], [5]),
+    (_dup(b"\x08\x01", FIVE), tfrx.FixedLenFeature([], I64), None, None),
+    (_dup(FIVE, b"\x08\x01"), tfrx.VarLenFeature(I64), None, None),
+    (_dup(FIVE, enc_feature("float", [1.0])), tfrx.FixedLenFeature([], I64), None, None),
+]
+
+
+@pytest.mark.parametrize("record,spec,expected,single", DUPLICATE_KEYS)
+def test_duplicate_keys_follow_tensorflow(record, spec, expected, single):
+    def values(out):
+        out = out["a"]
+        if isinstance(out, tfrx.SparseArray):
+            return out.values.tolist()
+        if isinstance(out, tfrx.RaggedArray):
+            return out.flat_values.tolist()
+        return np.asarray(out).reshape(-1).tolist()
+
+    if expected is None:
+        with pytest.raises(tfrx.TfrxError):
+            tfrx.parse_example([record], {"a": spec})
+    else:
+        assert values(tfrx.parse_example([record], {"a": spec})) == expected
+    if single is None:
+        with pytest.raises(tfrx.TfrxError):
+            tfrx.parse_single_example(record, {"a": spec})
+    else:
+        assert values(tfrx.parse_single_example(record, {"a": spec})) == single
+
+
+@pytest.mark.parametrize("record,spec,expected,single", DUPLICATE_KEYS)
+def test_duplicate_keys_match_tensorflow(tf, record, spec, expected, single):
+    check_batch(tf, [record], {"a": spec})
+
+
+KEY_A, VALUE_7 = ld(1, b"a"), ld(2, enc_feature("int64", [7]))
+
+
+def _features(*entries: bytes) -> bytes:
+    return ld(1, b"".join(ld(1, e) for e in entries))
+
+
+UNUSUAL_RECORDS = [
+    (_features(VALUE_7 + KEY_A), [7]),  # value before key
+    (_features(KEY_A + KEY_A), []),  # key twice: no value, an empty Feature
+    (_features(VALUE_7 + VALUE_7), []),  # value twice: the key is ""
+    (_features(KEY_A), None),  # no value
+    (_features(KEY_A + VALUE_7 + b"\x18\x01"), None),  # a third field
+    (_features(b"\x18\x01" + KEY_A + VALUE_7), None),
+    (_features(b"\x8a\x00\x01a" + VALUE_7), [7]),  # a key tag of two bytes
+    (ld(1, b"\x10\x01" + ld(1, KEY_A + VALUE_7)), None),  # a Features field that is not an entry
+    (ld(2, b"xyz") + _features(KEY_A + VALUE_7), [7]),  # unknown top-level fields are skipped
+    (b"\x00\x05\x11" + bytes(8) + b"\x15" + bytes(4) + _features(KEY_A + VALUE_7), [7]),
+    (b"\x8a\x00" + _features(KEY_A + VALUE_7)[1:], []),  # features under a two-byte tag: skipped
+    (b"\x0b" + _features(KEY_A + VALUE_7), None),  # a group
+    (_features(KEY_A + VALUE_7) + b"\x12\x50abc", [7]),  # an unknown field past the end: skipped to it
+    (b"\x12\x80\x80\x80\x80\x08" + _features(KEY_A + VALUE_7), [7]),  # a length negative as int32: not skipped
+    (_features(KEY_A + VALUE_7) + b"\x15\x00", None),
+]
+
+
+@pytest.mark.parametrize("record,expected", UNUSUAL_RECORDS)
+def test_unusual_record_layouts(record, expected):
+    spec = {"a": tfrx.VarLenFeature(I64)}
+    if expected is None:
+        with pytest.raises(tfrx.DecodeError):
+            tfrx.parse_example([record], spec)
+    else:
+        assert tfrx.parse_example([record], spec)["a"].values.tolist() == expected
+
+
+@pytest.mark.parametrize("record,expected", UNUSUAL_RECORDS)
+def test_unusual_record_layouts_match_tensorflow(tf, record, expected):
+    check_batch(tf, [record], {"a": tfrx.VarLenFeature(I64)})
+    check_batch(tf, [record], {"": tfrx.VarLenFeature(I64), "a": tfrx.FixedLenFeature([], I64, default_value=0)})
+    check_batch(tf, [record], {"": tfrx.VarLenFeature(I64), "a": tfrx.FixedLenFeature([], I64, default_value=0)})
 
 
 def _mixed_width_int64s(rng: np.random.Generator, n: int) -> list[int]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -186,6 +188,91 @@ def _packed_steps(kind: str, n: int, start: int = 0) -> list[bytes]:
 def test_numeric_steps_in_every_layout(tf, steps, spec):
     records = [enc_sequence_example([], [("s", steps)]), enc_sequence_example([], [("s", steps[::-1])])]
     check_sequence(tf, records, {}, {"s": spec})
+
+
+# TensorFlow's SequenceExample parser reads unusual encodings its own way,
+# unlike its Example parser and unlike protobuf; each case states what
+# TensorFlow 2.21 returns (None: it raises) and is checked against it too.
+
+I64, F32 = tfrx.int64, tfrx.float32
+FLOAT_1 = struct.pack("<f", 1.0)
+
+
+def _context(*entries: tuple[str, bytes]) -> bytes:
+    return enc_sequence_example(list(entries), [])
+
+
+def _lists(raw: bytes) -> bytes:
+    """A SequenceExample whose feature list "s" is `raw` (the FeatureList's bytes)."""
+    return ld(2, ld(1, ld(1, b"s") + ld(2, raw)))
+
+
+def _values(out) -> list:
+    if isinstance(out, tfrx.SparseArray):
+        return out.values.tolist()
+    if isinstance(out, tfrx.RaggedArray):
+        return out.to_list()
+    return np.asarray(out).tolist()
+
+
+UNUSUAL_SEQUENCES = [
+    # context: the first list of the Feature only; its first byte must be the wanted kind's tag
+    (_context(("c", ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")))), {"c": tfrx.VarLenFeature(I64)}, {},
+     [1, 2]),
+    (_context(("c", ld(1, ld(1, b"zz")) + enc_feature("int64", [5]))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (_context(("c", ld(3, ld(1, b"\x07") + b"\x08\x09"))), {"c": tfrx.VarLenFeature(I64)}, {}, [7]),
+    (_context(("c", ld(3, b"\x08\x09" + ld(1, b"\x07")))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (_context(("c", b"\x08\x01")), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (_context(("c", b"\x1a\x05")), {"c": tfrx.VarLenFeature(I64)}, {}, None),  # a list that holds nothing
+    (_context(("c", b"\x0a\x05")), {"c": tfrx.VarLenFeature(tfrx.string)}, {}, []),  # (but a BytesList may)
+    (_context(("c", b"\x1a\x03\x0a\x05\x01")), {"c": tfrx.VarLenFeature(I64)}, {}, [1]),  # a cut packed run
+    # unlike an Example: a packed float run must be whole floats
+    (_context(("c", ld(2, ld(1, FLOAT_1 + b"\x01")))), {"c": tfrx.VarLenFeature(F32)}, {}, None),
+    (_context(("c", ld(2, b"\x0d" + FLOAT_1))), {"c": tfrx.VarLenFeature(F32)}, {}, [1.0]),
+    # the last occurrence of a key counts, empty or not, and only it is read
+    (_context(("c", enc_feature("int64", [5])), ("c", b"")), {"c": tfrx.FixedLenFeature([], I64, default_value=1)},
+     {}, None),
+    (_context(("c", enc_feature("int64", [5])), ("c", b"")), {"c": tfrx.VarLenFeature(I64)}, {}, []),
+    (_context(("c", b"\x08\x01"), ("c", enc_feature("int64", [7]))), {"c": tfrx.FixedLenFeature([], I64)}, {},
+     [7]),
+    # map entries: the key, then the value, nothing else
+    (ld(1, ld(1, ld(2, enc_feature("int64", [7])) + ld(1, b"c"))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (ld(1, ld(1, ld(1, b"c"))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (ld(1, b"\x10\x01"), {"c": tfrx.VarLenFeature(I64)}, {}, None),
+    (b"\x1a\x80\x80\x80\x80\x08" + _context(("c", enc_feature("int64", [7]))), {"c": tfrx.VarLenFeature(I64)}, {},
+     [7]),
+    # feature lists: one stream of fields; what follows a step's values is read as the next steps
+    (_lists(ld(1, enc_feature("int64", [5]) + b"\x0a\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, [[5], []]),
+    (_lists(ld(1, b"\x1a\x00\x0a\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, [[], []]),
+    (_lists(ld(1, ld(3, ld(1, b"\x07") + ld(1, b"\x08")))), {}, {"s": tfrx.RaggedFeature(I64)}, None),
+    (_lists(ld(1, b"\x1a\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, [[]]),  # a step of two bytes
+    (_lists(ld(1, b"\x12\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, None),
+    (_lists(b"\x0a\x02\x1a\x80\x00"), {}, {"s": tfrx.RaggedFeature(I64)}, [[]]),
+    (_lists(ld(1, b"") + ld(1, enc_feature("int64", [3]))), {}, {"s": tfrx.RaggedFeature(I64)}, [[], [3]]),
+    (_lists(ld(1, b"\x1a")), {}, {"s": tfrx.RaggedFeature(I64)}, None),
+    (_lists(b"\x10\x01" + ld(1, enc_feature("int64", [5]))), {}, {"s": tfrx.RaggedFeature(I64)}, None),
+    (_lists(b"\x0a\x7f" + enc_feature("int64", [5])), {}, {"s": tfrx.RaggedFeature(I64)}, [[5]]),
+    (_lists(ld(1, ld(2, ld(1, FLOAT_1 + b"\x01")))), {}, {"s": tfrx.RaggedFeature(F32)}, None),
+    (_lists(ld(1, enc_feature("int64", [5]) + b"\x0a\x00")), {},
+     {"s": tfrx.FixedLenSequenceFeature([], I64, allow_missing=True)}, None),
+]
+
+
+@pytest.mark.parametrize("record,context,sequence,expected", UNUSUAL_SEQUENCES)
+def test_unusual_sequence_encodings(record, context, sequence, expected):
+    key = next(iter(context or sequence))
+    if expected is None:
+        with pytest.raises(tfrx.TfrxError):
+            tfrx.parse_sequence_example([record], context, sequence)
+    else:
+        ctx, fls, _ = tfrx.parse_sequence_example([record], context, sequence)
+        got = _values((ctx or fls)[key])
+        assert (got[0] if isinstance((ctx or fls)[key], tfrx.RaggedArray) else got) == expected
+
+
+@pytest.mark.parametrize("record,context,sequence,expected", UNUSUAL_SEQUENCES)
+def test_unusual_sequence_encodings_match_tensorflow(tf, record, context, sequence, expected):
+    check_sequence(tf, [record], context, sequence)
 
 
 @pytest.mark.parametrize("feature", [enc_feature(None, []), enc_feature("int64", []), enc_feature("float", [])])

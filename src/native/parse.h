@@ -43,7 +43,13 @@ struct ColumnSpec {
   bool dense = false;
   // dense: values per record; variable length: the count must be a multiple of it.
   int64_t count = 1;
-  bool has_default = false;  // dense only; without a default the feature is required
+  // Dense: the default fills a missing feature; without one the feature is
+  // required. Variable length: set (with an empty default) when, in an
+  // Example, an empty Feature of this key is skipped as for dense features
+  // (TensorFlow's FixedLenSequenceFeature, and every feature of
+  // parse_single_example); otherwise the key's last occurrence counts even
+  // when empty. SequenceExample contexts ignore it: the last one counts.
+  bool has_default = false;
   std::vector<int64_t> default_int64;
   std::vector<float> default_float;
 };

@@ -135,8 +135,16 @@ class _Columns:
         return self.index[key]
 
 
-def _var_native(key: str, dtype: Any, stride: int = 1) -> tuple:
-    return (key, dtype.kind, False, stride, None)
+def _var_native(key: str, dtype: Any, stride: int = 1, skip_empty: bool = False) -> tuple:
+    # A variable-length column with a (empty) default is one whose empty
+    # Features the native parser skips in an Example: they neither override
+    # an earlier occurrence of the key nor count as present (see parse.h).
+    return (key, dtype.kind, False, stride, [] if skip_empty else None)
+
+
+def _skipping_empty(native: tuple) -> tuple:
+    """A column spec whose empty Features are skipped (dense ones always are)."""
+    return native if native[2] or native[4] is not None else native[:4] + ([],)
 
 
 class _Builder:
@@ -350,7 +358,8 @@ class _ExamplePlan:
                     pad: Any = b"" if spec.dtype is _dt.string else spec.dtype.numpy.type(0)
                 else:
                     pad = _default_values(spec, key, 1, "padding of a FixedLenSequenceFeature")[0]
-                self.cols.add(key, "dense", spec.dtype, _var_native(key, spec.dtype, max(1, _prod(shape))))
+                self.cols.add(key, "dense", spec.dtype,
+                              _var_native(key, spec.dtype, max(1, _prod(shape)), skip_empty=not context))
                 self.fls[key] = (shape, pad, spec.dtype)
             elif isinstance(spec, VarLenFeature):
                 self.cols.add(key, "sparse", spec.dtype, _var_native(key, spec.dtype))
@@ -472,6 +481,7 @@ class ExampleParser:
         self.features = dict(features)
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
+        self._single_core: Any = None
         self.num_threads = num_threads
 
     def _threads(self, num_threads: int | None) -> int:
@@ -484,7 +494,10 @@ class ExampleParser:
         ``serialized`` is a RecordBatch, a list of bytes or a NumPy object array;
         ``num_threads`` overrides the parser's own setting for this call.
         """
-        (outputs, _, err), batch = _records_call(self._core, serialized, self._threads(num_threads))
+        return self._parse(self._core, serialized, self._threads(num_threads))
+
+    def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
+        (outputs, _, err), batch = _records_call(core, serialized, threads)
         if err is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
@@ -494,8 +507,15 @@ class ExampleParser:
     __call__ = parse
 
     def parse_single(self, serialized: Any) -> dict:
-        """``tf.io.parse_single_example``: one record, no batch dimension."""
-        return {k: _strip_batch(v) for k, v in self.parse(_single_record(serialized), num_threads=1).items()}
+        """``tf.io.parse_single_example``: one record, no batch dimension.
+
+        TensorFlow parses a single record with its own routine, in which an
+        empty Feature never overrides an earlier occurrence of its key, for
+        every feature type (in a batch that holds only for dense features).
+        """
+        if self._single_core is None:
+            self._single_core = _native.ParserCore([_skipping_empty(c) for c in self._plan.cols.native], [], False)
+        return {k: _strip_batch(v) for k, v in self._parse(self._single_core, _single_record(serialized), 1).items()}
 
     def __repr__(self) -> str:
         return f"tfrx.ExampleParser({self.features!r})"
