@@ -263,6 +263,185 @@ def test_generated_examples_match_tensorflow(tf, case):
     check_batch(tf, records, spec)
 
 
+# ------------------------------------------------------------------ generated unusual encodings
+# Encodings no writer emits, at every level of an Example: lengths in
+# redundant forms, with bit 32 set, or running past (or stopping short of)
+# their payload; lists split over several fields, Features holding several
+# lists, packed and unpacked runs mixed, fields of other numbers in lists,
+# Features, map entries and records; map entries with the value first, a
+# field twice or missing; packed float runs of a length not a multiple of 4;
+# duplicate keys with empty and non-empty Features.
+
+UNKNOWN_FIELDS = [b"\x10\x01", b"\x18\x80\x01", b"\x21" + bytes(8), b"\x25" + bytes(4), b"\x2a\x00", b"\x32\x02ab"]
+
+
+def payload(field: bytes) -> bytes:
+    """The payload of one length-delimited field with a one-byte tag."""
+    pos, n, shift = 1, 0, 0
+    while True:
+        b = field[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return field[pos : pos + n]
+
+
+def varint_len(n: int, style: int) -> bytes:
+    """A length: plainly, in a redundant two-byte form, or with bit 32 set (TensorFlow reads 32 bits)."""
+    if style == 1 and n < 0x80:
+        return bytes([n | 0x80, 0])
+    if style == 2:
+        return varint(n + (1 << 32))
+    return varint(n)
+
+
+def rare(draw, odds: int) -> bool:
+    """True about once in `odds` draws."""
+    return draw(st.integers(0, odds - 1)) == 0
+
+
+@st.composite
+def ld_odd(draw, field: int, body: bytes, odds: int = 1, cut: bool = True):
+    """ld(), its length (when rare) in an unusual form, or (cut) a few bytes longer or shorter than the body."""
+    n = len(body)
+    style = draw(st.integers(1, 4)) if rare(draw, odds) else 0
+    if cut and style == 3:
+        n += draw(st.integers(1, 3))
+    elif cut and style == 4 and n:
+        n -= draw(st.integers(1, n))
+    return varint(field << 3 | 2) + varint_len(n, style) + body
+
+
+def _maybe_insert(draw, parts: list[bytes], choices: list[bytes], odds: int) -> list[bytes]:
+    if rare(draw, odds):
+        parts = list(parts)
+        parts.insert(draw(st.integers(0, len(parts))), draw(st.sampled_from(choices)))
+    return parts
+
+
+@st.composite
+def odd_list(draw, kind: str, values: list, odds: int, cut: bool = True):
+    """The fields of a BytesList / FloatList / Int64List holding `values`, laid out unusually."""
+    if kind == "bytes":
+        parts = [draw(ld_odd(1, v, odds, cut)) for v in values]
+        return b"".join(_maybe_insert(draw, parts, UNKNOWN_FIELDS + [b"\x0d" + bytes(4)], odds))
+    one = varint if kind == "int64" else (lambda v: struct.pack("<f", v))
+    unpacked_tag = b"\x08" if kind == "int64" else b"\x0d"
+    mid = draw(st.integers(0, len(values)))
+    a, b = values[:mid], values[mid:]
+
+    def packed(vs: list) -> bytes:
+        run = b"".join(one(v) for v in vs)
+        if rare(draw, odds):  # a run that does not end on a value: a cut varint, or 1 to 3 float bytes more
+            run += b"\x80" if kind == "int64" else bytes(draw(st.integers(1, 3)))
+        return draw(ld_odd(1, run, odds, cut))
+
+    def unpacked(vs: list) -> bytes:
+        return b"".join(unpacked_tag + one(v) for v in vs)
+
+    layout = draw(st.sampled_from(["packed", "unpacked", "split", "packed+unpacked", "unpacked+packed", "empty run"]))
+    parts = {
+        "packed": [packed(values)],
+        "unpacked": [unpacked(values)],
+        "split": [packed(a), packed(b)],
+        "packed+unpacked": [packed(a), unpacked(b)],
+        "unpacked+packed": [unpacked(a), packed(b)],
+        "empty run": [ld(1, b""), packed(values)],
+    }[layout]
+    return b"".join(_maybe_insert(draw, parts, UNKNOWN_FIELDS + [b"\x0a\x00", b"\x1a\x00"], odds))
+
+
+@st.composite
+def odd_feature(draw, kind: str, count: int | None, odds: int, cut: bool = True, extra: bool = True):
+    """A Feature of `kind`, often laid out unusually, sometimes (extra) holding other lists or fields too."""
+    if rare(draw, odds):
+        return draw(st.sampled_from([b""] + UNKNOWN_FIELDS))  # an empty Feature, or no list at all
+    n = count if count is not None and not rare(draw, odds) else draw(st.integers(0, 3))
+    values = draw(values_of(kind, n))
+    if draw(st.booleans()):
+        body = draw(odd_list(kind, values, odds, cut))
+    else:  # the usual fields
+        body = payload(enc_feature(kind, values, draw(st.booleans())))
+    feature = draw(ld_odd(KIND_FIELD[kind], body, odds, cut))
+    if extra and rare(draw, odds):
+        extra = draw(st.integers(0, 2))
+        if extra == 0:  # a second list of the same kind
+            feature += ld(KIND_FIELD[kind], draw(odd_list(kind, draw(values_of(kind, 1)), odds, cut)))
+        elif extra == 1:  # a list of another kind after it, or before it
+            other = draw(st.sampled_from([k for k in KINDS if k != kind]))
+            other_list = enc_feature(other, draw(values_of(other, 1)))
+            feature = other_list + feature if draw(st.booleans()) else feature + other_list
+        else:  # an unknown field after the list, or before it
+            unknown = draw(st.sampled_from(UNKNOWN_FIELDS))
+            feature = unknown + feature if draw(st.booleans()) else feature + unknown
+    return feature
+
+
+@st.composite
+def odd_entry(draw, key: bytes, feature: bytes, odds: int):
+    """A map entry of an Example's Features for (key, feature), sometimes laid out unusually."""
+    k, v = ld(1, key), ld(2, feature)
+    body = k + v
+    if rare(draw, 2 * odds):
+        body = draw(st.sampled_from([v + k, k + k, v + v, k, k + v + b"\x18\x01", b"\x18\x01" + k + v]))
+    return draw(ld_odd(1, body, 4 * odds))
+
+
+def leading_unpacked_floats(feature: bytes) -> int:
+    """How many unpacked floats TensorFlow writes for a FloatList Feature before it looks at their count."""
+    if not feature or feature[0] != 0x12:
+        return 0
+    pos, length, shift = 1, 0, 0
+    while pos < len(feature):
+        b = feature[pos]
+        pos += 1
+        length |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            break
+    end = min(pos + (length & 0xFFFFFFFF), len(feature))
+    n = 0
+    while pos + 5 <= end and feature[pos] == 0x0D:
+        n, pos = n + 1, pos + 5
+    return n
+
+
+@st.composite
+def odd_batches(draw):
+    odds = draw(st.sampled_from([6, 24, 96]))  # how rare each oddity is in this batch
+    names = ["a", "b", "c"][: draw(st.integers(1, 3))]
+    schema = {n: (draw(st.sampled_from(KINDS)), draw(st.sampled_from([None, 1, 2]))) for n in names}
+    spec = {n: draw(spec_for(*schema[n])) for n in names}
+    records = []
+    for _ in range(draw(st.integers(1, 3))):
+        entries = []
+        for n in names + ["zz_unrequested"]:
+            kind, count = schema.get(n, ("bytes", None))
+            for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2, 3]))):  # duplicate keys are common here
+                f = draw(odd_feature(kind, count, odds))
+                s = spec.get(n)
+                if (isinstance(s, tfrx.FixedLenFeature) and s.dtype is tfrx.float32
+                        and leading_unpacked_floats(f) > int(np.prod(s.shape, dtype=np.int64))):
+                    f = b""  # TensorFlow would write past its output row (see tf_overflows)
+                entries.append(draw(odd_entry(n.encode(), f, odds)))
+        entries = _maybe_insert(draw, draw(st.permutations(entries)), UNKNOWN_FIELDS, 4 * odds)  # no entry
+        cut = draw(st.integers(0, len(entries)))  # entries over one or two Features messages
+        fields = [ld(1, b"".join(entries[:cut])), ld(1, b"".join(entries[cut:]))]
+        if rare(draw, 2 * odds):  # the last one's length runs past the record (or stops short)
+            fields[-1] = draw(ld_odd(1, b"".join(entries[cut:])))
+        top = UNKNOWN_FIELDS + [b"\x12\x03xyz", b"\x8a\x00", b"\x0b", b"\x00\x05", b"\x12\x80\x80\x80\x80\x08"]
+        records.append(b"".join(_maybe_insert(draw, fields, top, 2 * odds)))
+    return records, spec
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_batches())
+def test_unusual_encodings_match_tensorflow(tf, case):
+    records, spec = case
+    check_batch(tf, records, spec)
+
+
 # ------------------------------------------------------------------ hand-made cases
 
 
@@ -441,7 +620,10 @@ LENGTHS_PAST_THEIR_MESSAGE = [
     (b"\x1a\x83\x80\x80\x80\x10\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),  # lengths are 32-bit
 ]
 _ENTRY_A7 = ld(1, b"a") + ld(2, enc_feature("int64", [7]))
-RECORDS_PAST_THEIR_END = [b"\x0a\x7f" + ld(1, _ENTRY_A7), b"\x0a" + varint(len(_ENTRY_A7) + 2) + b"\x0a\x7f" + _ENTRY_A7]
+RECORDS_PAST_THEIR_END = [
+    b"\x0a\x7f" + ld(1, _ENTRY_A7),  # the Features message
+    b"\x0a" + varint(len(_ENTRY_A7) + 2) + b"\x0a\x7f" + _ENTRY_A7,  # its one entry
+]
 
 
 def test_lengths_past_their_message_are_cut_at_its_end():

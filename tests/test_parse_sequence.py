@@ -11,9 +11,15 @@ from hypothesis import strategies as st
 from test_parse_differential import (
     DTYPE_OF,
     KINDS,
+    UNKNOWN_FIELDS,
+    _maybe_insert,
     assert_same,
     enc_feature,
     ld,
+    ld_odd,
+    odd_feature,
+    payload,
+    rare,
     run_both,
     to_tf_spec,
     values_of,
@@ -65,7 +71,8 @@ def step_for(draw, kind: str, count: int | None):
 
 
 @st.composite
-def sequence_batches(draw):
+def sequence_specs(draw):
+    """(context schema, feature-list schema, context_features, sequence_features): keys -> (kind, count)."""
     ctx_names = ["c", "d"][: draw(st.integers(0, 2))]
     seq_names = ["s", "t"][: draw(st.integers(0 if ctx_names else 1, 2))]
     ctx_schema = {n: (draw(st.sampled_from(KINDS)), draw(st.sampled_from([None, 1, 2]))) for n in ctx_names}
@@ -96,6 +103,12 @@ def sequence_batches(draw):
             sequence[n] = tfrx.VarLenFeature(dtype)
         else:
             sequence[n] = tfrx.RaggedFeature(dtype, row_splits_dtype=draw(st.sampled_from([np.int32, np.int64])))
+    return ctx_schema, seq_schema, context, sequence
+
+
+@st.composite
+def sequence_batches(draw):
+    ctx_schema, seq_schema, context, sequence = draw(sequence_specs())
     records = []
     for _ in range(draw(st.integers(1, 4))):
         ctx_entries = []
@@ -121,6 +134,77 @@ def sequence_batches(draw):
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sequence_batches())
 def test_generated_sequence_examples_match_tensorflow(tf, case):
+    records, context, sequence = case
+    check_sequence(tf, records, context, sequence)
+
+
+# ------------------------------------------------------------------ generated unusual encodings
+# TensorFlow's SequenceExample parser has rules of its own: map entries are
+# exactly the key then the value; the last occurrence of a key counts, empty
+# or not; a Feature's first byte must be the wanted kind's tag; and a
+# FeatureList is read as one stream of fields, so that whatever follows a
+# step's values inside the step is read as the list's next fields. These
+# batches hold the unusual encodings of test_parse_differential at every
+# level of a SequenceExample.
+#
+# TensorFlow's VarLenFeature of strings crashes the process on a bytes value
+# that runs past its list: its first pass over the list only skips the value
+# and counts it, its second fails to read it, and the failure's -1 is then
+# taken as a count of values. So lengths are never cut, and no bytes follow
+# a step's values, in Features read as strings.
+
+
+@st.composite
+def odd_step(draw, kind: str, count: int | None, odds: int, safe: bool):
+    """One step of a FeatureList (its field 1), often laid out unusually."""
+    if rare(draw, odds):
+        return draw(st.sampled_from([b"\x0a\x00", b"\x0a\x01\x00", b"\x0a\x02\x1a\x00", b"\x0a\x02\x12\x00",
+                                     b"\x0a\x02\x0a\x00", b"\x0a\x02\x08\x01", b"\x0a\x02\x1a\x80\x00"]))
+    feature = draw(odd_feature(kind, count, odds, cut=safe, extra=safe))
+    if safe and rare(draw, odds):  # bytes after the step's values: read as the list's next fields
+        feature += draw(st.sampled_from([b"\x0a\x00", b"\x0a\x02\x1a\x00", b"\x12\x00", b"\x0a\x00\x0a\x00"]))
+    return draw(ld_odd(1, feature, odds, cut=safe))
+
+
+@st.composite
+def odd_sequence_batches(draw):
+    odds = draw(st.sampled_from([6, 24, 96]))  # how rare each oddity is in this batch
+    ctx_schema, seq_schema, context, sequence = draw(sequence_specs())
+    ctx_schema = {**ctx_schema, "zz": ("bytes", None)}  # not requested
+    records = []
+    for _ in range(draw(st.integers(1, 3))):
+        ctx_entries = []
+        for n, (kind, count) in ctx_schema.items():
+            safe = n not in context or context[n].dtype is not tfrx.string
+            for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
+                f = draw(odd_feature(kind, count, odds, cut=safe, extra=safe))
+                k, v = ld(1, n.encode()), ld(2, f)
+                body = k + v
+                if rare(draw, 2 * odds):  # an entry TensorFlow rejects here
+                    body = draw(st.sampled_from([v + k, k + k, k, k + v + b"\x18\x01"]))
+                ctx_entries.append(draw(ld_odd(1, body, 4 * odds)))
+        lists = []
+        for n, (kind, count) in seq_schema.items():
+            safe = sequence[n].dtype is not tfrx.string
+            for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
+                steps = [draw(odd_step(kind, count, odds, safe)) for _ in range(draw(st.integers(0, 3)))]
+                steps = _maybe_insert(draw, steps, UNKNOWN_FIELDS, 4 * odds)
+                lists.append(ld(1, ld(1, n.encode()) + ld(2, b"".join(steps))))
+        ctx_entries = _maybe_insert(draw, draw(st.permutations(ctx_entries)), UNKNOWN_FIELDS, 4 * odds)
+        fields = [ld(1, b"".join(ctx_entries)), ld(2, b"".join(draw(st.permutations(lists))))]
+        if draw(st.booleans()):
+            fields.reverse()
+        if rare(draw, 2 * odds):  # the last one's length runs past the record or stops short (no strings read)
+            no_strings = all(s.dtype is not tfrx.string for s in [*context.values(), *sequence.values()])
+            fields[-1] = draw(ld_odd(fields[-1][0] >> 3, payload(fields[-1]), cut=no_strings))
+        top = UNKNOWN_FIELDS + [b"\x1a\x03xyz", b"\x8a\x00", b"\x0b", b"\x00\x05", b"\x1a\x80\x80\x80\x80\x08"]
+        records.append(b"".join(_maybe_insert(draw, fields, top, 2 * odds)))
+    return records, context, sequence
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(odd_sequence_batches())
+def test_unusual_sequence_encodings_match_tensorflow(tf, case):
     records, context, sequence = case
     check_sequence(tf, records, context, sequence)
 
