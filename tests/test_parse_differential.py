@@ -687,6 +687,8 @@ UNUSUAL_FEATURES = [
     (ld(3, ld(1, b"\xff" * 10 + b"\x01")), tfrx.VarLenFeature(I64), None),  # 11 bytes
     (b"\x1a\x00\xff", tfrx.VarLenFeature(I64), []),
     (b"\x1a", tfrx.VarLenFeature(I64), None),
+    (b"\x1a\x03\x08\x00\x08\x00", tfrx.VarLenFeature(I64), None),  # the list ends between a tag and its value
+    (b"\x0a\x03\x0a\x00\x0a\x00", tfrx.VarLenFeature(STR), None),
 ]
 
 
