@@ -158,3 +158,27 @@ def test_shuffle_batch_parse_over_real_files_matches_shuffle(tmp_path):
     slow = TFRecordDataset(paths).shuffle(200, seed=5).batch(64)
     assert _raw_batches(fast) == _raw_batches(slow)
     assert set(parser.inputs) == {tfrx.RecordBatch}
+
+
+def _example_files(tmp_path, counts):
+    paths, records = [], []
+    for f, n in enumerate(counts):
+        recs = [tfrx.make_example({"id": [f * 1000 + i], "w": [float(i)] * (i % 3), "s": [b"r%d" % i]},
+                                  kinds={"w": "float"}).SerializeToString()
+                for i in range(n)]
+        paths.append(str(tmp_path / f"ex-{f}.tfrecord"))
+        tfrx.write_records(paths[-1], recs)
+        records += recs
+    return paths, records
+
+
+def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path):
+    paths, _ = _example_files(tmp_path, [130, 0, 77, 301])
+    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "w": tfrx.VarLenFeature(tfrx.float32),
+            "s": tfrx.FixedLenFeature([], tfrx.string)}
+    expected = [tfrx.parse_example(b, spec) for b in TFRecordDataset(paths).shuffle(100, seed=4).batch(32)]
+    assert to_py(list(TFRecordDataset(paths).shuffle(100, seed=4).batch(32).parse(spec))) == to_py(expected)
+    seq = tfrx.SequenceExampleParser({"id": tfrx.FixedLenFeature([], tfrx.int64)})
+    got_seq = [c["id"].tolist() for c, _, _ in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(seq)]
+    assert got_seq == [b["id"].tolist() for b in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(spec)]
+    assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), max_steps=6)
