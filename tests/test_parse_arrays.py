@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_parse_differential import enc_example, enc_feature
 
 import tfrx
@@ -145,3 +147,26 @@ def test_native_sparse_indices_checks_splits_before_writing(outer, inner):
 
     with pytest.raises(ValueError):
         _native.sparse_indices(np.array(outer, np.int64), None if inner is None else np.array(inner, np.int64))
+
+
+
+def _splits(lengths):
+    return np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    row_lengths=st.lists(st.integers(0, 11), max_size=12),
+    step_lengths=st.lists(st.lists(st.integers(0, 11), max_size=6), max_size=8),
+)
+def test_sparse_indices_match_a_reference(row_lengths, step_lengths):
+    """Indices from row splits enumerate [row, (step,) position] in order, whatever the row and step lengths."""
+    two = tfrx.SparseArray.from_row_splits(np.arange(sum(row_lengths)), [_splits(row_lengths)])
+    want2 = [[r, j] for r, n in enumerate(row_lengths) for j in range(n)]
+    assert two.indices.shape == (len(want2), 2) and two.indices.tolist() == want2
+    flat_steps = [n for row in step_lengths for n in row]
+    three = tfrx.SparseArray.from_row_splits(
+        np.arange(sum(flat_steps)), [_splits([len(row) for row in step_lengths]), _splits(flat_steps)]
+    )
+    want3 = [[r, m, j] for r, row in enumerate(step_lengths) for m, n in enumerate(row) for j in range(n)]
+    assert three.indices.shape == (len(want3), 3) and three.indices.tolist() == want3

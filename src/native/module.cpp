@@ -1255,7 +1255,7 @@ nb::tuple py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig
   size_t width = in ? 3 : 2;
   auto shape = aligned_buffer<int64_t>(width);
   std::unique_ptr<int64_t[], AlignedFree> buffer;
-  if (with_indices) buffer = aligned_buffer<int64_t>(static_cast<size_t>(nnz) * width);
+  if (with_indices) buffer = aligned_buffer<int64_t>((static_cast<size_t>(nnz) + tfrx::parse::kIndexChunk - 1) * width);
   {
     nb::gil_scoped_release release;
     const auto r = static_cast<int64_t>(rows);

@@ -1233,14 +1233,38 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
 }
 
 void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, int64_t* out) {
-  // outer: rows + 1 splits over the middle level (or over values when inner is null).
+  // Every row (or step) is written in whole chunks of kIndexChunk entries, so
+  // the loop's trip count is the same for the short lists that dominate
+  // (fewer mispredicted exits). The entries a chunk writes past the row's
+  // end are overwritten by the next non-empty row's first chunk, or land in
+  // the kIndexChunk - 1 spare entries after the last row.
+  static_assert(kIndexChunk == 4, "the stores below write four entries");
+#if defined(__GNUC__) || defined(__clang__)
+  typedef int64_t pair __attribute__((vector_size(16)));
+#endif
   if (inner == nullptr) {
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t count = outer[r + 1] - outer[r];
-      for (int64_t j = 0; j < count; ++j, out += 2) {
-        out[0] = r;
-        out[1] = j;
+#if defined(__GNUC__) || defined(__clang__)
+      const pair four = {0, 4};
+      pair p0 = {r, 0}, p1 = {r, 1}, p2 = {r, 2}, p3 = {r, 3};
+      for (int64_t j = 0; j < count; j += 4) {
+        std::memcpy(out + 2 * j, &p0, 16);
+        std::memcpy(out + 2 * j + 2, &p1, 16);
+        std::memcpy(out + 2 * j + 4, &p2, 16);
+        std::memcpy(out + 2 * j + 6, &p3, 16);
+        p0 += four;
+        p1 += four;
+        p2 += four;
+        p3 += four;
       }
+#else
+      for (int64_t j = 0; j < count; ++j) {
+        out[2 * j] = r;
+        out[2 * j + 1] = j;
+      }
+#endif
+      out += 2 * count;
     }
     return;
   }
@@ -1248,28 +1272,33 @@ void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, in
     for (int64_t m = outer[r]; m < outer[r + 1]; ++m) {
       const int64_t step = m - outer[r];
       const int64_t count = inner[m + 1] - inner[m];
-      int64_t j = 0;
 #if defined(__GNUC__) || defined(__clang__)
-      // Two rows (48 bytes) per iteration as three 16-byte stores:
-      // [r, step] [j, r] [step, j + 1].
-      typedef int64_t pair __attribute__((vector_size(16)));
+      // Four entries (96 bytes) per chunk as six 16-byte stores:
+      // [r, step] [j, r] [step, j + 1] [r, step] [j + 2, r] [step, j + 3].
       const pair a = {r, step};
-      pair b = {0, r};
-      pair c = {step, 1};
-      const pair two = {2, 0}, two_hi = {0, 2};
-      for (; j + 2 <= count; j += 2, out += 6) {
-        std::memcpy(out, &a, 16);
-        std::memcpy(out + 2, &b, 16);
-        std::memcpy(out + 4, &c, 16);
-        b += two;
-        c += two_hi;
+      const pair four_lo = {4, 0}, four_hi = {0, 4};
+      pair b = {0, r}, c = {step, 1}, d = {2, r}, e = {step, 3};
+      for (int64_t j = 0; j < count; j += 4) {
+        int64_t* o = out + 3 * j;
+        std::memcpy(o, &a, 16);
+        std::memcpy(o + 2, &b, 16);
+        std::memcpy(o + 4, &c, 16);
+        std::memcpy(o + 6, &a, 16);
+        std::memcpy(o + 8, &d, 16);
+        std::memcpy(o + 10, &e, 16);
+        b += four_lo;
+        c += four_hi;
+        d += four_lo;
+        e += four_hi;
+      }
+#else
+      for (int64_t j = 0; j < count; ++j) {
+        out[3 * j] = r;
+        out[3 * j + 1] = step;
+        out[3 * j + 2] = j;
       }
 #endif
-      for (; j < count; ++j, out += 3) {
-        out[0] = r;
-        out[1] = step;
-        out[2] = j;
-      }
+      out += 3 * count;
     }
   }
 }

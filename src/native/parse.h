@@ -212,7 +212,9 @@ class Parser {
 
 // COO indices of ragged values: [row, position] pairs from `outer` splits, or
 // [row, step, position] triples when `inner` splits values into steps.
-// `out` holds (inner ? inner[outer[rows]] : outer[rows]) rows of 2 or 3.
+// `out` holds (inner ? inner[outer[rows]] : outer[rows]) + kIndexChunk - 1
+// rows of 2 or 3: the last kIndexChunk - 1 are scratch.
+constexpr int64_t kIndexChunk = 4;
 void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, int64_t* out);
 
 // The longest row of `rows` rows given by `rows + 1` splits (0 when rows is 0).
