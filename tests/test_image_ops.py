@@ -91,12 +91,13 @@ def test_resize_property_matches_tensorflow(tf, src, dst, method, antialias):
 
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     src=st.tuples(st.integers(1, 40), st.integers(1, 40)),
     dst=st.tuples(st.integers(1, 40), st.integers(1, 40)),
     channels=st.sampled_from([1, 2, 3, 4, 5]),
-    dtype=st.sampled_from([np.uint8, np.float32, np.float64, np.int32]),
+    # uint8 with 3 or 4 channels takes the SIMD x-interpolation: drawn more often.
+    dtype=st.sampled_from([np.uint8, np.uint8, np.float32, np.float64, np.int32]),
     batch=st.integers(1, 3),
 )
 def test_native_bilinear_equals_numpy_reference(src, dst, channels, dtype, batch):
