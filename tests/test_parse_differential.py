@@ -107,15 +107,30 @@ def assert_values(expected: np.ndarray, actual, where: str) -> None:
         np.testing.assert_array_equal(actual, expected, err_msg=where)
 
 
+def _tf_default(value, dtype: str):
+    """A float default as a float32 array for TensorFlow.
+
+    TensorFlow's eager scalar cache looks Python scalars up by value, and
+    ``-0.0 == 0.0``: once any test has converted ``0.0``, a default of
+    ``-0.0`` reaches TensorFlow's parser as ``+0.0``. An array is not cached.
+    """
+    if value is None or dtype != "float32":
+        return value
+    return np.asarray(value, np.float32)
+
+
 def to_tf_spec(tf, spec):
     dt = {"int64": tf.int64, "float32": tf.float32, "string": tf.string}
     if isinstance(spec, dict):
         return {k: to_tf_spec(tf, v) for k, v in spec.items()}
     if isinstance(spec, tfrx.FixedLenFeature):
-        return tf.io.FixedLenFeature(list(spec.shape), dt[spec.dtype.name], spec.default_value)
+        return tf.io.FixedLenFeature(
+            list(spec.shape), dt[spec.dtype.name], _tf_default(spec.default_value, spec.dtype.name)
+        )
     if isinstance(spec, tfrx.FixedLenSequenceFeature):
         return tf.io.FixedLenSequenceFeature(
-            list(spec.shape), dt[spec.dtype.name], spec.allow_missing, spec.default_value
+            list(spec.shape), dt[spec.dtype.name], spec.allow_missing,
+            _tf_default(spec.default_value, spec.dtype.name),
         )
     if isinstance(spec, tfrx.VarLenFeature):
         return tf.io.VarLenFeature(dt[spec.dtype.name])
@@ -1040,3 +1055,13 @@ def test_fast_paths_keys_layouts_and_duplicates(tf, key):
 def test_fast_paths_errors_match_tensorflow(tf, entries):
     good = enc_example([("k", enc_feature("int64", [7]))])
     check_batch(tf, [good, good, enc_example(entries), good], {"k": tfrx.FixedLenFeature([], tfrx.int64)}, single=False)
+
+
+def test_negative_zero_default_survives_tensorflows_scalar_cache(tf):
+    """A ``-0.0`` default stays ``-0.0`` (sign bit set), as TensorFlow gives when its scalar cache is not involved."""
+    tf.convert_to_tensor(0.0, tf.float32)  # what made the oracle return +0.0 before _tf_default
+    spec = {"b": tfrx.FixedLenFeature([], tfrx.float32, default_value=-0.0)}
+    records = [enc_example([]), enc_example([("b", b"")])]
+    expected = tf.io.parse_example(tf.constant(records), to_tf_spec(tf, spec))["b"].numpy()
+    got = tfrx.parse_example(records, spec)["b"]
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist() == [0x80000000] * 2
