@@ -899,7 +899,7 @@ def test_error_messages_name_feature_record_and_counts():
         tfrx.parse_example(recs, {"a": tfrx.FixedLenFeature([], tfrx.int64)})
     e = info.value
     assert (e.feature, e.record_index) == ("a", 1)
-    assert "expected 1 values" in str(e) and "found 2" in str(e)
+    assert "expected 1 value (shape" in str(e) and "found 2" in str(e)
     with pytest.raises(tfrx.ParseError, match="required but missing in record 0"):
         tfrx.parse_example([enc_example([])], {"b": tfrx.FixedLenFeature([], tfrx.int64)})
     with pytest.raises(tfrx.ParseError, match="expected int64_list but found float_list"):

@@ -455,7 +455,7 @@ def _raise_error(err: tuple, names: list[str], seq_names: list[str], specs: Mapp
     elif code == _COUNT:
         spec = (seq_specs if in_seq else specs).get(key)
         shape = list(getattr(spec, "shape", ()) or [])
-        msg = (f"{what} {key!r} in {where}{at_step}: expected {expected} values (shape {shape}) "
+        msg = (f"{what} {key!r} in {where}{at_step}: expected {expected} value{'' if expected == 1 else 's'} (shape {shape}) "
                f"but found {actual}")
     elif code == _MULTIPLE:
         msg = (f"{what} {key!r} in {where}: found {actual} values, not a multiple of {expected} "
