@@ -1276,6 +1276,14 @@ nb::tuple py_sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig
 
 NB_MODULE(_native, m) {
   m.doc() = "tfrx native core: CRC32C, record framing, Example codec and parser";
+#ifndef TFRX_LEAK_WARNINGS
+  // nanobind reports objects still alive when the interpreter tears the
+  // module down; a parser kept by something finalised that late (a closure in
+  // gc.callbacks, an atexit hook, a daemon thread) is not a leak, and the
+  // report would end a user's clean run with a warning. Sanitizer builds keep
+  // the reports.
+  nb::set_leak_warnings(false);
+#endif
 
   // ------------------------------------------------------------ crc32c
   m.def("crc32c", &py_crc32c, "data"_a, "value"_a = 0,
