@@ -252,3 +252,22 @@ def test_csv_split_across_processes_keeps_order_and_quotes(tmp_path, workers):
     with pytest.raises(ConvertError, match="'oops' is not float"):
         csv_to_tfrecord(src, tmp_path / "p", spec=spec, workers=workers, parallel_chunk_bytes=4096)
     assert not (tmp_path / "p.manifest.json").exists()
+
+
+@pytest.mark.parametrize("batch_rows", [2, 3, 100])
+def test_tfrecord_to_parquet_adds_features_first_seen_late(tmp_path, batch_rows):
+    """A feature first seen after the first batch of rows becomes a column, null in the rows before it."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [{"a": [i]} for i in range(5)] + [{"a": [5], "late": [b"x"]}, {"later": [0.5]}]
+    path = tmp_path / "late.tfrecord"
+    with tfrx.TFRecordWriter(path) as w:
+        for r in rows:
+            w.write(tfrx.make_example(r).SerializeToString())
+    out = tmp_path / "late.parquet"
+    summary = tfrecord_to_parquet(path, out, batch_rows=batch_rows)
+    table = pq.read_table(out)
+    assert summary.records == 7 and table.column_names == ["a", "late", "later"]
+    assert table.column("a").to_pylist() == [[0], [1], [2], [3], [4], [5], None]
+    assert table.column("late").to_pylist() == [None] * 5 + [[b"x"], None]
+    assert table.column("later").to_pylist() == [None] * 6 + [[0.5]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late.parquet", "late.tfrecord"]

@@ -1027,9 +1027,12 @@ def tfrecord_to_parquet(
     """Writes the Examples of TFRecord files as a Parquet file (needs pyarrow).
 
     Each feature becomes a list column (``list<int64>``, ``list<float>``,
-    ``list<binary>``); a feature missing from a record is null. The feature
-    kinds are read from the first records; a later record whose value has
-    another kind is a bad input (``on_error``).
+    ``list<binary>``), columns in name order; a feature missing from a record
+    is null. A feature's kind is the kind of its first value; a later record
+    whose value has another kind is a bad input (``on_error``). A feature
+    first seen after the first ``batch_rows`` records is added as a column
+    that is null in the earlier rows: the rows written so far are then
+    rewritten once, at the end, under the grown schema.
     """
     pa = _pyarrow()
     import pyarrow.parquet as pq
@@ -1039,7 +1042,11 @@ def tfrecord_to_parquet(
     tmp = output + ".tmp"
     types = {"int64": pa.list_(pa.int64()), "float": pa.list_(pa.float32()), "bytes": pa.list_(pa.binary())}
     kinds: dict[str, str] = {}
+    # Parts written under one schema each: the first is the output's temporary
+    # file; a feature first seen later starts a new part with the grown schema.
+    parts: list[str] = []
     writer = None
+    written: list[str] = []  # the column names of the current part
     n = 0
 
     def kind_of(v):
@@ -1047,38 +1054,56 @@ def tfrecord_to_parquet(
             return "int64" if v.dtype == np.int64 else "float"
         return "bytes"
 
+    def schema(names):
+        return pa.schema([(k, types[kinds[k]]) for k in names])
+
     def flush(rows):
-        nonlocal writer
+        nonlocal writer, written
         if not rows:
             return
-        for r in rows:
-            for k, v in r.items():
-                if k not in kinds:
-                    if writer is not None:
-                        raise ConvertError(f"feature {k!r} first appears after the Parquet schema was fixed; "
-                                           "it cannot be added to the file")
-                    kinds[k] = kind_of(v)
         names = sorted(kinds)
+        if writer is not None and names != written:
+            writer.close()
+            writer = None
+        if writer is None:
+            parts.append(tmp if not parts else f"{output}.part{len(parts)}.tmp")
+            writer = pq.ParquetWriter(parts[-1], schema(names))
+            written = names
         arrays = []
         for k in names:
             col = [r.get(k) for r in rows]
             arrays.append(pa.array([None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col],
                                    type=types[kinds[k]]))
-        table = pa.Table.from_arrays(arrays, names=names)
-        if writer is None:
-            writer = pq.ParquetWriter(tmp, table.schema)
-        writer.write_table(table)
+        writer.write_table(pa.Table.from_arrays(arrays, schema=schema(names)))
+
+    def merge():
+        """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
+        final = schema(sorted(kinds))
+        merged = output + ".merge.tmp"
+        parts.append(merged)
+        with pq.ParquetWriter(merged, final) as out:
+            for part in parts[:-1]:
+                with pq.ParquetFile(part) as source:
+                    batches = list(source.iter_batches(batch_size=batch_rows))
+                for batch in batches:
+                    columns = [
+                        batch.column(batch.schema.get_field_index(f.name)) if f.name in batch.schema.names
+                        else pa.nulls(batch.num_rows, f.type)
+                        for f in final
+                    ]
+                    out.write_table(pa.Table.from_arrays(columns, schema=final))
+        os.replace(merged, tmp)
+        parts.pop()
 
     try:
         rows = []
         for d in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
-            if writer is None:
-                for k, v in d.items():
-                    kinds.setdefault(k, kind_of(v))
             bad = [k for k, v in d.items() if k in kinds and kind_of(v) != kinds[k]]
             if bad:
                 errors(f"record {n + summary.skipped}: feature {bad[0]!r} is {kind_of(d[bad[0]])}, earlier records have {kinds[bad[0]]}")
                 continue
+            for k, v in d.items():
+                kinds.setdefault(k, kind_of(v))
             rows.append(d)
             n += 1
             if len(rows) >= batch_rows:
@@ -1089,6 +1114,9 @@ def tfrecord_to_parquet(
             pq.write_table(pa.table({}), tmp)
         else:
             writer.close()
+            writer = None
+            if len(parts) > 1:
+                merge()
         os.replace(tmp, output)
     except BaseException:
         if writer is not None:
@@ -1096,7 +1124,12 @@ def tfrecord_to_parquet(
                 writer.close()
             except Exception:
                 pass
-        if os.path.exists(tmp):
-            os.remove(tmp)
+        for path in [tmp, *parts]:
+            if os.path.exists(path):
+                os.remove(path)
         raise
+    finally:
+        for path in parts[1:]:
+            if os.path.exists(path):
+                os.remove(path)
     return _done(summary, n, output, t0)
