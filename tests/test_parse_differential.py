@@ -957,6 +957,50 @@ def test_threads_and_input_forms_give_identical_results():
     _assert_results_equal(parser.parse(recs[100:200]), parser.parse(batch[100:200]))
 
 
+def test_parses_on_several_python_threads_at_once_give_identical_results():
+    """Callers that split batches at the same time share the parked native workers or start their own."""
+    import threading
+
+    recs = _mixed_records(3000)
+    parser = tfrx.ExampleParser(MIXED_SPEC)
+    one = parser.parse(recs, num_threads=1)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append(tfrx.ExampleParser(MIXED_SPEC).parse(recs, num_threads=3))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and len(results) == 20
+    for r in results:
+        _assert_results_equal(one, r)
+
+
+def test_threaded_parse_works_in_a_forked_child():
+    """A child forked after the native workers started gets workers of its own (the parent's do not exist there)."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    recs = _mixed_records(3000)
+    expected = tfrx.parse_example(recs, MIXED_SPEC, num_threads=3)  # starts the workers here
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        ids = pool.apply_async(_parse_ids_threaded, (recs,)).get(timeout=120)
+    assert ids == expected["id"].tolist()
+
+
+def _parse_ids_threaded(recs):
+    return tfrx.parse_example(recs, MIXED_SPEC, num_threads=3)["id"].tolist()
+
+
 def test_threaded_error_is_the_first_bad_record():
     recs = _mixed_records(3000)
     recs[2500] = enc_example([("id", enc_feature("float", [1.0]))])

@@ -35,6 +35,7 @@
 #include "parse.h"
 #include "index.h"
 #include "resize.h"
+#include "workers.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -1126,14 +1127,7 @@ class PyParser {
         int64_t begin = n * i / k, end = n * (i + 1) / k;
         parser_->parse_range(records.data(), begin, end, dense, &var[i], &seq_var[i], &errors[i]);
       };
-      if (k == 1) {
-        work(0);
-      } else {
-        std::vector<std::thread> pool;
-        for (int i = 1; i < k; ++i) pool.emplace_back(work, i);
-        work(0);
-        for (auto& t : pool) t.join();
-      }
+      tfrx::run_chunks(k, work);
     }
     for (const Error& e : errors) {
       if (e.code != kOk) {

@@ -1310,7 +1310,8 @@ int64_t max_row_length(const int64_t* splits, int64_t rows) {
 }
 
 int plan_chunks(int64_t n, int64_t total_bytes, int threads) {
-  // A thread costs tens of microseconds to start; it pays off only with
+  // Handing a chunk to a parked worker (workers.h) and waiting for it costs
+  // some microseconds of wake-ups and a cold cache; a chunk pays off only with
   // enough work of its own (~256 KiB and 64 records).
   if (threads <= 1 || n < 128) return 1;
   int64_t by_bytes = total_bytes / (256 * 1024);
