@@ -97,22 +97,16 @@ def tfrx_contender(workload: str, records: list[bytes], threads: int | None, rea
     def run():
         n = 0
         for b in batches:
-            parser.parse(b)
-            n += len(b)
-        return n
-
-    def run_reading_indices():
-        n = 0
-        for b in batches:
             out = parser.parse(b)
-            for part in out if isinstance(out, tuple) else (out,):
-                for value in part.values():
-                    if isinstance(value, tfrx.SparseArray):
-                        value.indices  # noqa: B018 - computed on first read
+            if read_indices:
+                for part in out if isinstance(out, tuple) else (out,):
+                    for value in part.values():
+                        if isinstance(value, tfrx.SparseArray):
+                            value.indices  # noqa: B018 - computed on first read
             n += len(b)
         return n
 
-    return run_reading_indices if read_indices else run
+    return run
 
 
 def tf_data_contender(workload: str, records: list[bytes], single_thread: bool):

@@ -36,6 +36,7 @@ from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.shard import ShardDataset
 from tfrx.data.sources import ListFilesDataset, expand_file_pattern
 from tfrx.io.batch import RecordBatch
+from tfrx.io.paths import is_url
 
 __all__ = ["TFRecordDataset", "RecordBatchDataset", "open_reader", "concat_record_batches"]
 
@@ -43,7 +44,7 @@ _COMPRESSIONS = {None: "auto", "": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB
 
 
 def open_reader(
-    path: str,
+    path: str | list[str],
     *,
     compression: str,
     buffer_size: int | None,
@@ -54,7 +55,8 @@ def open_reader(
 ):
     """A reader of one file positioned at the record ``record`` whose header is at byte ``offset``.
 
-    The returned object iterates ``bytes``, has ``iter_batches(max_records)``,
+    ``path`` may also be a list of files read one after another, the position
+    then being in the first. The returned object iterates ``bytes``, has ``iter_batches(max_records)``,
     ``position`` (``.offset`` / ``.record_index`` of the next record) and
     ``close()``: :class:`tfrx.RecordReader`.
     """
@@ -188,8 +190,6 @@ class _SequentialFilesIterator(DatasetIterator):
         return before, _as_path(next(self._files))
 
     def _open_window(self, first, offset: int, record: int) -> None:
-        from tfrx.io.paths import is_url
-
         window = [first]
         while len(window) < _REMOTE_WINDOW:
             try:
@@ -200,17 +200,8 @@ class _SequentialFilesIterator(DatasetIterator):
                 self._held = entry  # a local file after remote ones: read on its own
                 break
             window.append(entry)
-        from tfrx.io import RecordPosition, RecordReader
-
-        opts = self._options
-        kwargs = {"compression": opts["compression"], "on_error": opts["on_error"]}
-        if opts.get("storage_options"):
-            kwargs["storage_options"] = opts["storage_options"]
-        if opts.get("buffer_size"):
-            kwargs["chunk_size"] = opts["buffer_size"]
-        start = RecordPosition(0, offset, record) if offset or record else None
         self._window = window
-        self._reader = RecordReader([path for _, path in window], start=start, **kwargs)
+        self._reader = open_reader([path for _, path in window], offset=offset, record=record, **self._options)
         self._records = iter(self._reader) if self._batch_size is None else None
 
     def _close_window(self) -> None:
@@ -224,8 +215,6 @@ class _SequentialFilesIterator(DatasetIterator):
         return self._reader.read_batch(self._batch_size, self._max_bytes)
 
     def __next__(self):
-        from tfrx.io.paths import is_url
-
         while True:
             if self._reader is not None:
                 item = self._next_remote()
@@ -253,14 +242,12 @@ class _SequentialFilesIterator(DatasetIterator):
             if k < len(self._window):
                 before, path = self._window[k]
                 return {"files": before, "file": {"path": path, "record": int(pos.record_index), "offset": int(pos.offset)}}
-            return {"files": self._held[0] if self._held is not None else self._files.get_state(), "file": None}
-        if self._file is None:
-            return {"files": self._held[0] if self._held is not None else self._files.get_state(), "file": None}
-        return {"files": self._before, "file": self._file.get_state()}
+        elif self._file is not None:
+            return {"files": self._before, "file": self._file.get_state()}
+        # Between files: the list's state before any name taken and not yet opened.
+        return {"files": self._held[0] if self._held is not None else self._files.get_state(), "file": None}
 
     def set_state(self, state: dict) -> None:
-        from tfrx.io.paths import is_url
-
         if self._file is not None:
             self._file.close()
             self._file = None
@@ -425,8 +412,6 @@ class _InterleavedBatchIterator(DatasetIterator):
 
     def _next_slot(self) -> _ReadSlot | None:
         """The next file of the list, opened (ahead, if it is remote); None at the end of the list."""
-        from tfrx.io.paths import is_url
-
         if self._ahead:
             before, reader = self._ahead.pop(0)
             slot = _ReadSlot(before, reader)

@@ -132,22 +132,6 @@ def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_threads: int
     return [f.result() for f in futures]
 
 
-def _map_indexed(fn: Callable[[Any, int], None], items: Sequence[Any], num_threads: int | None) -> None:
-    """``fn(item, i)`` for every item, on the pool as ``_map`` does; errors name the image."""
-    threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
-    threads = min(threads, len(items))
-
-    def one(item: Any, i: int) -> None:
-        _with_index(lambda x: fn(x, i), item, i)
-
-    if threads <= 1:
-        for i, item in enumerate(items):
-            one(item, i)
-        return
-    for f in [_pool(threads).submit(one, item, i) for i, item in enumerate(items)]:
-        f.result()
-
-
 def _with_index(fn: Callable[[Any], np.ndarray], item: Any, index: int) -> np.ndarray:
     try:
         return fn(item)

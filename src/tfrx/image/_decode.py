@@ -14,7 +14,6 @@ from tfrx.image._common import (
     _describe,
     _is_single,
     _map,
-    _map_indexed,
     _stack_if_same,
     image_format,
 )
@@ -110,10 +109,11 @@ def decode_batch(
             raise ValueError(f"decode_batch: size must be two positive ints, got {size!r}")
         batch = np.empty((len(items), h, w, ch), np.float32)
 
-        def work_into(c: Any, i: int) -> None:
+        def work_into(item: tuple[int, Any]) -> None:
+            i, c = item
             _resize_bilinear_into(_decode_image_one(c, ch, dt, expand_animations=False), batch[i : i + 1])
 
-        _map_indexed(work_into, items, num_threads)
+        _map(work_into, list(enumerate(items)), num_threads)
         return batch
 
     def work(c: Any) -> np.ndarray:
