@@ -7,6 +7,19 @@ import os
 from pathlib import Path
 
 import pytest
+from interpreters import (  # noqa: F401 (hooks: the suite runs TensorFlow tests in an interpreter of their own)
+    install_import_guards,
+    pytest_collection_finish,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_runtest_logfinish,
+    pytest_runtest_logreport,
+    pytest_runtest_logstart,
+    pytest_runtest_protocol,
+    pytest_sessionfinish,
+)
+
+install_import_guards()
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = Path(__file__).resolve().parent
@@ -49,7 +62,11 @@ def corpus_sources(corpus_dir: Path) -> list[dict[str, str]]:
 
 @pytest.fixture(scope="session")
 def tf():
-    """TensorFlow, imported once per session; tests needing it skip when it is missing."""
+    """TensorFlow, imported once per session; tests needing it skip when it is missing.
+
+    A test that requests this fixture runs in the TensorFlow test interpreter, where
+    torch cannot be imported (``tests/interpreters.py``).
+    """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
     return pytest.importorskip("tensorflow")

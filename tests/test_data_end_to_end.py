@@ -59,11 +59,11 @@ def test_pipeline_matches_tf(tf, tmp_path):
         np.testing.assert_array_equal(a["id"], b["id"])
 
 
-def test_torch_training_steps(tf, tmp_path):
+def test_torch_training_steps(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
 
-    paths = _write(tf, tmp_path)
+    paths = _write(tfrx, tmp_path)  # tfrx's writer and tf.train messages: TensorFlow never loads beside torch
     ds = (
         TFRecordDataset(tfrx.data.Dataset.list_files(str(tmp_path / "train-*.tfrecord"), seed=0))
         .shuffle(64, seed=0)
