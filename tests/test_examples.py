@@ -66,8 +66,10 @@ def test_train_classifier_torch(tmp_path):
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_train_classifier_keras(backend, tmp_path):
-    pytest.importorskip("keras")
-    pytest.importorskip(backend)
+    # Only looked up here (importing keras would load its default backend, TensorFlow); the script runs in a subprocess.
+    for module in ("keras", backend):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed")
     env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / "train_classifier.py"), "--framework", "keras", "--small", "--workdir", str(tmp_path)],
