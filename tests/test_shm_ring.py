@@ -1,0 +1,141 @@
+"""tfrx.shm_ring: batches through a reused ring of shared-memory slots (what DataLoader workers send)."""
+
+import collections
+import gc
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+from tfrx import shm_ring
+from tfrx.shm_ring import Ring, unpack
+
+
+def _roundtrip(packed):
+    return pickle.loads(pickle.dumps(packed))
+
+
+def _batch(seed=0, rows=4):
+    rng = np.random.default_rng(seed)
+    return {
+        "ids": rng.integers(0, 1000, size=(rows, 7)),
+        "mask": rng.integers(0, 2, size=(rows, 7)).astype(np.int32),
+        "w": rng.random((rows, 3), dtype=np.float32),
+        "flag": np.ones(rows, dtype=bool),
+        "empty": np.zeros((rows, 0), np.float64),
+        "text": np.array([b"a", b"bc", b"", b"d"][:rows], dtype=object),
+        "meta": ("x", np.arange(3, dtype=np.uint16)),
+    }
+
+
+def _assert_same(a, b):
+    assert type(a) is type(b) or isinstance(b, np.ndarray)
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _assert_same(a[k], b[k])
+    elif isinstance(a, tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b
+
+
+def test_round_trip_views_the_slot_and_frees_it_on_release():
+    ring = Ring(1 << 16, slots=2)
+    try:
+        batch = _batch()
+        got = _roundtrip(ring.pack(batch))
+        _assert_same(batch, got)
+        assert got["ids"].flags.writeable and got["ids"].ctypes.data % 64 == 0
+        # The numeric arrays view the ring's file; the object array travelled by value.
+        assert got["text"].dtype == object
+        second = _roundtrip(ring.pack(_batch(1)))
+        assert ring.pack(_batch(2), wait=0.0) is None  # both slots are held
+        del got
+        gc.collect()
+        third = ring.pack(_batch(3), wait=0.0)
+        assert third is not None
+        _assert_same(_batch(1), second)  # the held batch was not overwritten
+        _assert_same(_batch(3), _roundtrip(third))
+    finally:
+        ring.close()
+
+
+def test_a_held_view_keeps_its_slot():
+    ring = Ring(1 << 16, slots=1)
+    try:
+        got = _roundtrip(ring.pack(_batch()))
+        row = got["ids"][1]  # a view of a view still holds the slot
+        del got
+        gc.collect()
+        assert ring.pack(_batch(5), wait=0.0) is None
+        np.testing.assert_array_equal(row, _batch()["ids"][1])
+        del row
+        gc.collect()
+        assert ring.pack(_batch(5), wait=0.0) is not None
+    finally:
+        ring.close()
+
+
+def test_too_large_and_nothing_to_pack():
+    ring = Ring(4096, slots=2)
+    try:
+        with pytest.raises(ValueError, match="does not fit"):
+            ring.pack({"x": np.zeros(10_000)})
+        assert ring.pack({"s": np.array([b"x"], dtype=object), "n": 3}) is None
+        big_endian = np.arange(4, dtype=">i4")
+        packed = ring.pack({"be": big_endian, "le": np.arange(4)})
+        got = _roundtrip(packed)
+        assert got["be"].tolist() == [0, 1, 2, 3]  # travelled by value (not a native byte order)
+        assert isinstance(packed.structure["be"], np.ndarray) and packed.structure["le"] is not None
+    finally:
+        ring.close()
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def test_structures_keep_their_types():
+    ring = Ring(1 << 16)
+    try:
+        element = (Point(np.arange(3), np.float32(2.5)), {"a": np.eye(2)})
+        got = _roundtrip(ring.pack(element))
+        assert type(got[0]) is Point
+        np.testing.assert_array_equal(got[0].x, np.arange(3))
+        assert got[0].y == np.float32(2.5)
+        np.testing.assert_array_equal(got[1]["a"], np.eye(2))
+    finally:
+        ring.close()
+
+
+def test_the_file_is_unlinked_once_mapped_and_never_left_behind():
+    ring = Ring(1 << 16)
+    path = ring.path
+    first = _roundtrip(ring.pack(_batch()))
+    assert os.path.exists(path)  # the worker learns of the mapping on its next batch
+    second = _roundtrip(ring.pack(_batch(1)))
+    assert not os.path.exists(path)
+    ring.close()
+    _assert_same(_batch(), first)  # the mapping outlives the name and the worker's close
+    _assert_same(_batch(1), second)
+    assert shm_ring._attached[path][1][shm_ring._CLOSED] == 1  # dropped from the cache on the next attach
+
+
+def test_unpack_of_a_ring_never_mapped_is_unlinked_at_close_only_when_mapped():
+    ring = Ring(1 << 16)
+    packed = ring.pack(_batch())
+    ring.close()
+    assert os.path.exists(ring.path)  # a batch may still be in the queue: the name stays until the process exits
+    _assert_same(_batch(), unpack(*packed.__reduce__()[1]))
+    os.unlink(ring.path)
+
+
+def test_slots_must_be_sane():
+    with pytest.raises(ValueError, match="slots"):
+        Ring(4096, slots=0)
