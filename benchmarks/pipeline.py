@@ -10,8 +10,9 @@ threads may reach another's CPU-time measurement):
 * **tf.data**: ``TFRecordDataset(path).shuffle(10000).batch(256)
   .map(tf.io.parse_example, num_parallel_calls=AUTOTUNE).prefetch(AUTOTUNE)``
   (``parse_sequence_example`` for SequenceExamples), every batch converted
-  with ``.numpy()`` and ``torch.from_numpy`` (sparse values as
-  ``torch.sparse_coo_tensor``; strings stay NumPy object arrays in both).
+  with ``.numpy()`` (sparse values as their indices, values and shape). Not
+  into torch: TensorFlow and torch crash when loaded into one process, and
+  ``torch.from_numpy`` on those arrays costs about a microsecond a tensor.
 * **tfrecord**: the PyPI package's ``tfrecord.torch.dataset.TFRecordDataset``
   (``shuffle_queue_size=10000``) in a ``DataLoader(batch_size=256)`` whose
   collate stacks equal-shaped features into tensors and leaves the rest as
@@ -153,16 +154,16 @@ def tfrx_pipeline(name: str, path):
 
 
 def tf_pipeline(name: str, path):
+    # NumPy, not torch: TensorFlow and torch crash in one process. torch.from_numpy on
+    # these arrays would add about a microsecond a tensor (no copy).
     import tensorflow as tf
-    import torch
 
     tf.config.set_visible_devices([], "GPU")
 
     def convert(value):
         if isinstance(value, tf.SparseTensor):
-            return torch.sparse_coo_tensor(torch.from_numpy(value.indices.numpy().T), torch.from_numpy(value.values.numpy()), tuple(value.dense_shape.numpy()))
-        array = value.numpy()
-        return array if array.dtype == object else torch.from_numpy(array)
+            return value.indices.numpy(), value.values.numpy(), value.dense_shape.numpy()
+        return value.numpy()
 
     ds = tf.data.TFRecordDataset(str(path)).shuffle(SHUFFLE)
     if name == "jpeg":

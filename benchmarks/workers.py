@@ -1,0 +1,200 @@
+"""DataLoader workers: records per CPU-second of every process, and per second, for 0/1/2/4 workers.
+
+The pipeline of ``benchmarks/pipeline.py`` (read + shuffle(10000) + batch(256)
++ parse) over 8 shards, three epochs through one ``DataLoader`` with
+``persistent_workers=True`` (fork), counting the CPU time of the main process
+and of its workers (``getrusage`` of the process and its reaped children):
+
+* **tfrx**: ``DataLoader(ds.to_torch(), batch_size=None, num_workers=k)``;
+  workers hand batches over through tfrx's shared-memory ring
+  (``to_torch(shared_memory=True)``, the default); ``tfrx (torch handoff)``
+  is the same with ``shared_memory=False`` (PyTorch's own per-tensor handoff).
+* **tf.data**: the same pipeline in-process (``num_parallel_calls=AUTOTUNE``,
+  its own threads), into NumPy (TensorFlow and torch crash in one process).
+* **tfrecord**: the package's ``TFRecordDataset`` with an index file, which
+  splits a file's records between workers, in ``DataLoader(batch_size=256)``
+  (8 passes over the file an epoch: the same records as the others' shards;
+  it checks no CRCs).
+
+Run: ``python -m benchmarks workers [--workloads bert,criteo] [--repeat 3]``.
+Each contender runs in a fresh interpreter per round, rounds alternate the
+order; the figure is the median over rounds with the range beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+from benchmarks import pipeline
+from benchmarks.parse import SPECS, _tf_specs
+from benchmarks.report import Result
+
+WORKERS = [0, 1, 2, 4]
+SHARDS = 8
+EPOCHS = 3
+WORKLOADS = ["bert", "criteo"]
+
+
+def _cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _shards(name: str, size: str) -> list[str]:
+    return [str(pipeline.ensure(name, size))] * SHARDS
+
+
+def _tfrx(name: str, size: str, workers: int, shared_memory: bool):
+    import torch
+
+    import tfrx
+
+    ds = tfrx.TFRecordDataset(_shards(name, size)).shuffle(pipeline.SHUFFLE, seed=0).batch(pipeline.BATCH)
+    ds = ds.parse(pipeline._tfrx_parser(name)).prefetch(2)
+    extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
+    loader = torch.utils.data.DataLoader(ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=workers, **extra)
+
+    def run():
+        n = 0
+        for epoch in range(EPOCHS):
+            for batch in loader:
+                n += pipeline._count(batch)
+        return n
+
+    return run, loader
+
+
+def _tf(name: str, size: str, workers: int):
+    import tensorflow as tf
+
+    tf.config.set_visible_devices([], "GPU")
+    spec = _tf_specs(tf, SPECS[name])
+    ds = tf.data.TFRecordDataset(_shards(name, size)).shuffle(pipeline.SHUFFLE).batch(pipeline.BATCH)
+    ds = ds.map(lambda r: tf.io.parse_example(r, spec), num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+    def run():
+        n = 0
+        for epoch in range(EPOCHS):
+            for batch in ds.as_numpy_iterator():
+                n += pipeline._count(batch)
+        return n
+
+    return run, None
+
+
+def _tfrecord(name: str, size: str, workers: int):
+    import torch
+    from tfrecord.torch.dataset import TFRecordDataset
+    from tfrecord.tools.tfrecord2idx import create_index
+
+    path = str(pipeline.ensure(name, size))
+    index = path + ".tfrecord-package-idx"
+    if not os.path.exists(index):
+        create_index(path, index)
+    kinds = {k: pipeline.TFRECORD_KINDS[v[1]] for k, v in SPECS[name].items()}
+    # With an index, the package splits one file's records between workers.
+    ds = TFRecordDataset(path, index, kinds, shuffle_queue_size=pipeline.SHUFFLE)
+    extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
+    loader = torch.utils.data.DataLoader(ds, batch_size=pipeline.BATCH, collate_fn=pipeline._collate, num_workers=workers, **extra)
+
+    def run():
+        n = 0
+        for epoch in range(EPOCHS * SHARDS):  # the same records as the others' 8 shards
+            for batch in loader:
+                n += len(next(iter(batch.values())))
+        return n
+
+    return run, loader
+
+
+CONTENDERS = {
+    "tfrx": lambda name, size, k: _tfrx(name, size, k, True),
+    "tfrx (torch handoff)": lambda name, size, k: _tfrx(name, size, k, False),
+    "tf.data": _tf,
+    "tfrecord": _tfrecord,
+}
+
+
+def worker(contender: str, name: str, size: str, workers: str) -> None:
+    workers = int(workers)
+    run, loader = CONTENDERS[contender](name, size, workers)  # imports and the pipeline; workers start in run()
+    c0, t0 = _cpu(), time.perf_counter()
+    n = run()
+    if loader is not None and getattr(loader, "_iterator", None) is not None:
+        loader._iterator._shutdown_workers()  # persistent workers exit and are reaped: their CPU time counts
+    del loader
+    wall = time.perf_counter() - t0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                time.sleep(0.05)
+                continue
+        except ChildProcessError:
+            break
+    print(json.dumps({"value": n, "wall": wall, "cpu": _cpu() - c0}))
+
+
+def _in_subprocess(contender: str, name: str, size: str, workers: int):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.workers", "--worker", contender, name, size, str(workers)],
+                          capture_output=True, text=True, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{contender} with {workers} workers on {name} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
+    from importlib.util import find_spec
+
+    names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
+    runs = [("tfrx", k) for k in WORKERS] + [("tfrx (torch handoff)", k) for k in WORKERS if k]
+    if find_spec("tensorflow") is not None:
+        runs.append(("tf.data", 0))
+    if find_spec("tfrecord") is not None:
+        runs += [("tfrecord", k) for k in WORKERS]
+    results = []
+    for name in names:
+        expected = pipeline.COUNTS[size][name] * SHARDS * EPOCHS
+        rounds: dict[tuple[str, int], list[dict]] = {r: [] for r in runs}
+        for k in range(max(1, repeat)):
+            for contender, workers in runs if k % 2 == 0 else runs[::-1]:
+                out = _in_subprocess(contender, name, size, workers)
+                if out["value"] != expected:
+                    raise RuntimeError(f"{contender} delivered {out['value']} records, expected {expected}")
+                rounds[(contender, workers)].append(out)
+        for (contender, workers), outs in rounds.items():
+            per_cpu = [o["value"] / o["cpu"] for o in outs]
+            per_s = [o["value"] / o["wall"] for o in outs]
+            label = f"{contender}, {workers} workers" if contender != "tf.data" else "tf.data (in-process threads)"
+            log(f"  {name:<8} {label:<36} {statistics.median(per_cpu):>10,.0f} rec/CPU-s "
+                f"({min(per_cpu):,.0f}-{max(per_cpu):,.0f})  {statistics.median(per_s):>10,.0f} rec/s "
+                f"({min(per_s):,.0f}-{max(per_s):,.0f})")
+            mid = sorted(outs, key=lambda o: o["cpu"])[len(outs) // 2]
+            results.append(Result(name, label, expected, 0, mid["wall"], mid["cpu"], ""))
+    return results
+
+
+def main(argv=None) -> int:
+    from benchmarks.report import suite_main
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--worker"]:
+        worker(*argv[1:])
+        return 0
+    return suite_main("python -m benchmarks.workers", __doc__, run, argv, workloads=WORKLOADS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
