@@ -1,0 +1,34 @@
+"""tfrx view."""
+
+from __future__ import annotations
+
+from tfrx.cli._common import add_storage_options, storage_options
+
+DESCRIPTION = """Look inside TFRecord files in the browser.
+
+Starts a local web server (127.0.0.1 unless --host says otherwise) and opens
+the page: records page by page (through the record index, built on first
+use, so large files open at once), jump to a record, random samples, a filter
+expression (label == 3 and len(image/object/bbox/xmin) > 2), export of the
+selection, the inferred spec, per-feature statistics, the files and their
+damage. Images show as thumbnails with Object Detection boxes drawn over
+them; SequenceExamples show their steps. See docs/viewer.md.
+"""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, globs or URLs (gs://, s3://, ...)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.add_argument("--stats-records", type=int, default=10_000, metavar="N",
+                   help="records the statistics panel reads (default 10000)")
+    add_storage_options(p)
+
+
+def run(args) -> int:
+    from tfrx.viewer.server import serve
+
+    serve(args.paths, host=args.host, port=args.port, open_browser=not args.no_browser,
+          storage_options=storage_options(args), stats_records=args.stats_records)
+    return 0

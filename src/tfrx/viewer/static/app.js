@@ -1,0 +1,270 @@
+// tfrx view: the records table, panels and detail view. Plain JS, no build step.
+"use strict";
+
+const PAGE = 25;
+const state = { start: 0, next: 0, filter: "", history: [] };
+const $ = (sel) => document.querySelector(sel);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+async function api(path) {
+  const r = await fetch(path);
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function setStatus(text, error) {
+  const s = $("#status");
+  s.textContent = text;
+  s.className = error ? "error" : "";
+}
+
+function fmtNum(v) {
+  if (typeof v === "number" && !Number.isInteger(v)) return Number(v.toPrecision(6)).toString();
+  return String(v);
+}
+
+function spark(values) {
+  const w = 96, h = 18;
+  const pts = values.map((v, i) => `${(i / Math.max(1, values.length - 1)) * w},${h - v * h}`).join(" ");
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("width", w); svg.setAttribute("height", h); svg.setAttribute("class", "spark");
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", pts); line.setAttribute("fill", "none"); line.setAttribute("stroke", "#3b6fd6");
+  svg.append(line);
+  return svg;
+}
+
+function boxesSvg(boxes) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 1 1"); svg.setAttribute("preserveAspectRatio", "none");
+  for (const b of boxes) {
+    const r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    r.setAttribute("x", b.xmin); r.setAttribute("y", b.ymin);
+    r.setAttribute("width", Math.max(0, b.xmax - b.xmin)); r.setAttribute("height", Math.max(0, b.ymax - b.ymin));
+    r.setAttribute("class", "box");
+    if (b.label) { const t = document.createElementNS("http://www.w3.org/2000/svg", "title"); t.textContent = b.label; r.append(t); }
+    svg.append(r);
+  }
+  return svg;
+}
+
+function mediaUrl(n, feature, j) {
+  return `/api/media?n=${n}&feature=${encodeURIComponent(feature)}&j=${j}`;
+}
+
+function cell(c, rec, name, big) {
+  if (!c) return el("span", { class: "dim" }, "-");
+  switch (c.t) {
+    case "empty": return el("span", { class: "dim" }, "(no kind)");
+    case "num": return el("span", { class: "num" }, c.v.length === 1 ? fmtNum(c.v[0]) : "[" + c.v.map(fmtNum).join(", ") + "]");
+    case "numlist": {
+      const s = el("span", { class: "num", title: `${c.n} values, min ${fmtNum(c.min)}, max ${fmtNum(c.max)}, mean ${fmtNum(c.mean)}` });
+      s.append(`${c.n} × ${c.kind} `, spark(c.spark), ` [${fmtNum(c.min)}, ${fmtNum(c.max)}]`);
+      return s;
+    }
+    case "bytes_list": {
+      const wrap = el("span", {});
+      if (c.n === 0) wrap.append(el("span", { class: "dim" }, "[]"));
+      c.items.forEach((it, k) => {
+        if (k) wrap.append(" ");
+        if ((it.t === "image" || it.t === "raw_image") && rec) {
+          const box = el("span", { class: big ? "big" : "thumb" });
+          box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name, class: "media" }));
+          if (rec.boxes && rec.boxes.length && k === 0) box.append(boxesSvg(rec.boxes));
+          wrap.append(box);
+        } else if (it.t === "audio" && rec) {
+          wrap.append(el("audio", { controls: "", preload: "none", src: mediaUrl(rec.n, name, it.j) }));
+        } else if (it.t === "text") {
+          wrap.append(el("span", { class: "text" }, it.v + (it.cut ? "…" : "")));
+        } else if (it.t === "bytes") {
+          wrap.append(el("span", { class: "bytes", title: `${it.bytes} bytes` }, `0x${it.hex}${it.bytes > 32 ? "…" : ""}`));
+        } else {
+          wrap.append(el("span", { class: "dim" }, `${it.t} (${it.bytes} bytes)`));
+        }
+      });
+      if (c.n > c.items.length) wrap.append(el("span", { class: "dim" }, ` +${c.n - c.items.length} more`));
+      return wrap;
+    }
+    default: return el("span", { class: "dim" }, c.t);
+  }
+}
+
+function renderRows(records) {
+  const names = [];
+  let lists = false;
+  for (const r of records) {
+    for (const k of Object.keys(r.features || {})) if (!names.includes(k)) names.push(k);
+    if (r.feature_lists) lists = true;
+  }
+  const head = el("tr", {}, el("th", {}, "#"));
+  for (const k of names) head.append(el("th", {}, k));
+  if (lists) head.append(el("th", {}, "feature lists"));
+  if (records.some((r) => r.kind === "other")) head.append(el("th", {}, "payload"));
+  $("#table thead").replaceChildren(head);
+  const body = $("#table tbody");
+  body.replaceChildren();
+  for (const r of records) {
+    const tr = el("tr", { "data-n": r.n, onclick: () => showDetail(r.n) }, el("td", { class: "n", title: `${r.shard} record ${r.i}` }, r.n));
+    for (const k of names) tr.append(el("td", {}, cell((r.features || {})[k], r, k, false)));
+    if (lists) {
+      const fl = r.feature_lists || {};
+      tr.append(el("td", {}, Object.entries(fl).map(([k, v]) => `${k}: ${v.steps} steps`).join("; ")));
+    }
+    if (r.kind === "other") tr.append(el("td", { class: "other" }, r.message));
+    body.append(tr);
+  }
+}
+
+async function showDetail(n) {
+  const box = $("#detail");
+  box.hidden = false;
+  box.replaceChildren(el("p", {}, `record ${n}...`));
+  try {
+    const r = await api(`/api/record?n=${n}`);
+    const parts = [el("h3", { title: r.shard }, `record ${r.n} — ${r.kind}, ${r.size} bytes (${r.shard.split("/").pop()}, record ${r.i})`)];
+    if (r.kind === "other") {
+      parts.push(el("p", { class: "other" }, r.message), el("pre", { class: "bytes" }, r.hex.match(/.{1,64}/g).join("\n")));
+    } else {
+      const t = el("table", {});
+      for (const [k, c] of Object.entries(r.features)) t.append(el("tr", {}, el("th", {}, k), el("td", {}, cell(c, r, k, true))));
+      parts.push(t);
+      if (r.boxes && r.boxes.length) parts.push(el("p", {}, `${r.boxes.length} boxes: ` + r.boxes.map((b) => b.label || "?").join(", ")));
+      if (r.feature_lists) {
+        const tl = el("table", { class: "timeline" });
+        for (const [k, v] of Object.entries(r.feature_lists)) {
+          const row = el("tr", {}, el("th", {}, `${k} (${v.steps})`));
+          v.cells.forEach((c) => row.append(el("td", {}, cell(c, null, k, false))));
+          if (v.steps > v.cells.length) row.append(el("td", { class: "dim" }, `+${v.steps - v.cells.length}`));
+          tl.append(row);
+        }
+        parts.push(el("h4", {}, "feature lists, step by step"), tl);
+      }
+    }
+    box.replaceChildren(...parts);
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+}
+
+async function loadPage(start) {
+  setStatus("loading...");
+  const q = new URLSearchParams({ start, count: PAGE });
+  if (state.filter) q.set("filter", state.filter);
+  try {
+    const page = await api(`/api/records?${q}`);
+    state.start = start; state.next = page.next;
+    renderRows(page.records);
+    const shown = page.records.length ? `${page.records[0].n}–${page.records[page.records.length - 1].n}` : "none";
+    setStatus(state.filter
+      ? `${page.records.length} matches (records ${shown}), scanned ${page.scanned} of ${page.total}`
+      : `records ${shown} of ${page.total}`);
+    $("#jump").value = start;
+    updateExport();
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+}
+
+function updateExport() {
+  for (const fmt of ["tfrecord", "jsonl"]) {
+    const q = new URLSearchParams({ format: fmt });
+    if (state.filter) q.set("filter", state.filter);
+    $(`#export-${fmt}`).href = `/api/export?${q}`;
+  }
+}
+
+async function loadInfo() {
+  try {
+    const info = await api("/api/info");
+    const damaged = info.shards.filter((s) => s.error).length;
+    $("#summary").textContent = `${info.shards.length} file(s), ${info.total.toLocaleString()} records, ${info.payload.join(", ") || "empty"}` +
+      (damaged ? `, ${damaged} unreadable` : "");
+    $("#schema-code").textContent = info.schema || (info.payload.includes("other") ? "# not tf.train.Example records: no spec" : "# no records");
+    const t = $("#shard-table");
+    t.replaceChildren(el("tr", {}, el("th", {}, "file"), el("th", {}, "compression"), el("th", {}, "bytes"), el("th", {}, "records"), el("th", {}, "problem")));
+    for (const s of info.shards) t.append(el("tr", {}, el("td", {}, s.path), el("td", {}, s.compression), el("td", {}, s.size ?? "?"), el("td", {}, s.count ?? "?"), el("td", { class: "error" }, s.error || "")));
+  } catch (e) {
+    $("#summary").textContent = e.message;
+  }
+}
+
+async function poll(path, render, target) {
+  try {
+    const s = await api(path);
+    if (s.status === "done") return render(s.result);
+    if (s.status === "failed") { target.replaceChildren(el("p", { class: "error" }, s.error)); return; }
+    target.textContent = `working... ${s.progress} records`;
+    setTimeout(() => poll(path, render, target), 500);
+  } catch (e) {
+    target.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+}
+
+function renderStats(s) {
+  const t = el("table", {}, el("tr", {}, ...["feature", "present", "kinds", "values per record", "min", "max", "mean", "top values"].map((h) => el("th", {}, h))));
+  const rows = [...(s.features || []), ...(s.feature_lists || []).map((f) => ({ ...f, name: f.name + " (list)" }))];
+  for (const f of rows) {
+    const kinds = f.kind || "";
+    const v = f.values || {};
+    const nv = f.num_values ? `${f.num_values.min}–${f.num_values.max} (mean ${fmtNum(f.num_values.mean)})` : "";
+    const top = (f.top || []).map((x) => Array.isArray(x) ? `${x[0]} ×${x[1]}` : (x.value !== undefined ? `${x.value} ×${x.count}` : JSON.stringify(x))).join("; ");
+    const pct = s.records ? (100 * f.present) / s.records : 0;
+    t.append(el("tr", {}, el("td", {}, f.name), el("td", {}, el("span", { class: "bar", style: `width:${pct * 0.6}px` }), ` ${f.present}`),
+      el("td", {}, kinds), el("td", {}, nv), el("td", { class: "num" }, v.min ?? ""), el("td", { class: "num" }, v.max ?? ""),
+      el("td", { class: "num" }, v.mean !== undefined && v.mean !== null ? fmtNum(v.mean) : ""), el("td", {}, top)));
+  }
+  $("#stats-body").replaceChildren(el("p", {}, `${s.records} records sampled of ${s.total}`), t);
+}
+
+function renderHealth(h) {
+  const parts = [el("p", {}, h.damaged ? `${h.damaged} damaged file(s)` : "every record's CRC checks out")];
+  const t = el("table", {}, el("tr", {}, el("th", {}, "file"), el("th", {}, "records"), el("th", {}, "damage")));
+  for (const f of h.files) {
+    t.append(el("tr", {}, el("td", {}, f.path), el("td", {}, f.records),
+      el("td", { class: f.ok ? "" : "error" }, f.ok ? "ok" : f.errors.map((e) => e.message).join("\n"))));
+  }
+  parts.push(t);
+  $("#health-body").replaceChildren(...parts);
+}
+
+function tabs() {
+  for (const b of document.querySelectorAll("nav button")) {
+    b.addEventListener("click", () => {
+      document.querySelectorAll("nav button").forEach((x) => x.classList.toggle("active", x === b));
+      document.querySelectorAll(".tab").forEach((x) => x.classList.toggle("active", x.id === b.dataset.tab));
+      if (b.dataset.tab === "stats") poll("/api/stats", renderStats, $("#stats-body"));
+      if (b.dataset.tab === "health") poll("/api/health", renderHealth, $("#health-body"));
+    });
+  }
+}
+
+function wire() {
+  $("#next").addEventListener("click", () => { state.history.push(state.start); loadPage(state.next); });
+  $("#prev").addEventListener("click", () => loadPage(state.history.length ? state.history.pop() : Math.max(0, state.start - PAGE)));
+  $("#go").addEventListener("click", () => { state.history = []; loadPage(Math.max(0, parseInt($("#jump").value || "0", 10))); });
+  $("#jump").addEventListener("keydown", (e) => { if (e.key === "Enter") $("#go").click(); });
+  $("#apply").addEventListener("click", () => { state.filter = $("#filter").value.trim(); state.history = []; loadPage(0); });
+  $("#filter").addEventListener("keydown", (e) => { if (e.key === "Enter") $("#apply").click(); });
+  $("#random").addEventListener("click", async () => {
+    try {
+      const page = await api(`/api/random?count=${PAGE}&seed=${Math.floor(Math.random() * 1e9)}`);
+      renderRows(page.records);
+      setStatus(`${page.records.length} random records of ${page.total}`);
+    } catch (e) { setStatus(e.message, true); }
+  });
+}
+
+tabs();
+wire();
+loadInfo().then(() => loadPage(0));
