@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -85,7 +86,8 @@ def files(tmp_path_factory):
 
 class _Served:
     def __init__(self, paths, **kwargs):
-        self.server = ViewerServer(ViewSource(paths), **kwargs)
+        # Indexes into a temporary cache: nothing is written beside the corpus's files.
+        self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -245,9 +247,9 @@ def test_other_payloads_say_what_they_are(corpus_dir):
         served.close()
 
 
-def test_every_corpus_file_opens(corpus_dir):
+def test_every_corpus_file_opens(corpus_dir, tmp_path):
     for path in sorted(p for p in corpus_dir.iterdir() if p.name != "SOURCES.tsv"):
-        src = ViewSource(str(path))
+        src = ViewSource(str(path), index_cache_dir=str(tmp_path))  # nothing written beside the corpus
         total = src.total()
         rows = src.read(0, 5)
         assert len(rows) == min(5, total), path.name

@@ -132,7 +132,7 @@ def test_sequence_examples_and_other_payloads(browser, tmp_path, corpus_dir):
         w.write_many(seq)
     events = sorted(corpus_dir.glob("*tfevents*"))[0]
     for path, check in [(str(tmp_path / "seq.tfrecord"), "tokens (4)"), (str(events), "not a tf.train.Example")]:
-        server = ViewerServer(ViewSource(path))
+        server = ViewerServer(ViewSource(path, index_cache_dir=str(tmp_path / "index")))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             browser.get(server.url)

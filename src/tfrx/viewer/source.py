@@ -61,9 +61,13 @@ def _size(path: str) -> int | None:
 
 
 class ViewSource:
-    """Records of a path, glob, list of them or URL, addressed by one global record number."""
+    """Records of a path, glob, list of them or URL, addressed by one global record number.
 
-    def __init__(self, paths, *, storage_options: dict | None = None, build_index: bool = True) -> None:
+    Indexes go where :func:`tfrx.build_index` puts them (beside the file when
+    its folder is writable, else the index cache), or into ``index_cache_dir``.
+    """
+
+    def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
         names = [source_name(p) or str(p) for p in expand_paths(paths, storage_options=storage_options)]
         if not names:
             raise FileNotFoundError(f"no TFRecord files match {paths!r}")
@@ -78,7 +82,7 @@ class ViewSource:
             self.shards.append(Shard(name, compression or "", _size(name)))
         self._lock = threading.Lock()
         self._datasets: dict[int, object] = {}
-        self._build_index = build_index
+        self._cache_dir = index_cache_dir
 
     # ------------------------------------------------------------------ counts
     def count(self, k: int) -> int:
@@ -124,7 +128,8 @@ class ViewSource:
             if ds is None:
                 from tfrx.data.random_access import RandomAccessDataset
 
-                ds = RandomAccessDataset([self.shards[k].path], verify=True)
+                ds = RandomAccessDataset([self.shards[k].path], verify=True, cache_dir=self._cache_dir,
+                                         storage_options=self.storage_options)
                 self._datasets[k] = ds
             return ds
 
