@@ -33,6 +33,7 @@ __all__ = [
     "read_records",
     "RecordPosition",
     "ReaderStats",
+    "DamagedRegion",
     "CorruptRecordWarning",
     "DEFAULT_CHUNK_SIZE",
 ]
@@ -78,6 +79,25 @@ class RecordPosition:
         return cls(int(state["file_index"]), int(state["offset"]), int(state.get("record_index", 0)))
 
 
+@dataclass(frozen=True)
+class DamagedRegion:
+    """A byte range of a file's (uncompressed) stream that held no verifiable record.
+
+    ``start`` is where the damage was met (a record boundary), ``end`` where the
+    next record whose length CRC and data CRC both verify starts (or where the
+    stream ends); ``first_record`` is the index the region's first record had,
+    ``records`` how many records the region is counted as (see
+    ``docs/reliability.md``); ``error`` is the problem met at ``start``.
+    """
+
+    path: str | None
+    start: int
+    end: int
+    first_record: int
+    records: int
+    error: CorruptRecordError
+
+
 @dataclass
 class ReaderStats:
     """Counters of a reader: records and payload bytes read, damage skipped."""
@@ -88,6 +108,7 @@ class ReaderStats:
     skipped_records: int = 0
     skipped_bytes: int = 0
     errors: list = field(default_factory=list)  # the CorruptRecordError of each skipped region
+    regions: list = field(default_factory=list)  # a DamagedRegion for each skipped region
 
 
 def _readinto(stream, view: memoryview) -> int:
@@ -171,6 +192,10 @@ class _FileScanner:
         self._end = end_offset
         self.record_index = record_index
         self._in_damage = False
+        self._region_start = 0  # stream offset where the current damaged region began
+        self._region_error: CorruptRecordError | None = None
+        self._chain_ends: dict[int, list[int]] = {}  # where a candidate header's length says the next one starts
+        self._chain_starts: set[int] = set()  # candidate headers inside the region taken for record starts
         self._finished = False
         self._buf = np.empty(0, dtype=np.uint8)
         self._pool: list[np.ndarray] = []
@@ -376,12 +401,53 @@ class _FileScanner:
 
     # -------------------------------------------------------------- errors
     def _report(self, err: CorruptRecordError) -> None:
-        if not self._in_damage:
-            self._stats.skipped_records += 1
-            self._stats.errors.append(err)
-            if self._on_error == "warn":
-                warnings.warn(CorruptRecordWarning(f"{err}; skipping to the next valid record"), stacklevel=4)
+        """Opens a damaged region at the current offset (skip / warn modes)."""
+        self._stats.errors.append(err)
+        if self._on_error == "warn":
+            warnings.warn(CorruptRecordWarning(f"{err}; skipping to the next valid record"), stacklevel=4)
         self._in_damage = True
+        self._region_start = self.offset
+        self._region_error = err
+        self._chain_ends = {}
+        self._chain_starts = set()
+
+    def _candidate(self, offset: int, length: int) -> None:
+        """Notes a header inside a damaged region whose length CRC holds but whose record does not verify.
+
+        Its length is never used to step over bytes; it only helps count the
+        region's records: a candidate is taken for a record start when an
+        earlier candidate's length ends exactly on it, or its own length ends
+        exactly on another candidate or on the end of the region.
+        """
+        ends = self._chain_ends
+        for stale in [e for e in ends if e < offset]:
+            del ends[stale]
+        sources = ends.pop(offset, None)
+        if sources is not None:
+            self._chain_starts.add(offset)
+            self._chain_starts.update(sources)
+        ends.setdefault(offset + _FRAMING + int(length), []).append(offset)
+
+    def _close_region(self, end: int | None = None) -> None:
+        """Ends the damaged region at ``end`` (default: the current offset): counts its records and bytes."""
+        if not self._in_damage:
+            return
+        end = self.offset if end is None else min(end, self.offset)
+        sources = self._chain_ends.get(end)
+        if sources is not None:
+            self._chain_starts.update(sources)
+        self._chain_starts.discard(self._region_start)
+        count = 1 + sum(1 for c in self._chain_starts if self._region_start < c < end)
+        self._stats.regions.append(
+            DamagedRegion(self.name, self._region_start, end, self.record_index, count, self._region_error)
+        )
+        self._stats.skipped_records += count
+        self._stats.skipped_bytes += end - self._region_start
+        self.record_index += count
+        self._in_damage = False
+        self._region_error = None
+        self._chain_ends = {}
+        self._chain_starts = set()
 
     def _problem(self, status: int, rel: int, need: int, length: int, expected: int, actual: int) -> CorruptRecordError:
         offset = self._base + self._lo + rel
@@ -417,18 +483,19 @@ class _FileScanner:
         )
 
     def _resync(self, start: int) -> None:
-        """Moves to the next header with a valid length CRC at or after buffer index ``start``."""
+        """Moves to the next header with a valid length CRC at or after buffer index ``start``.
+
+        The caller then tries the whole record there; every byte position is
+        tried in turn, so a record that starts inside bytes a damaged length
+        claimed is still found.
+        """
         while True:
             k = _native.find_header(self._buf[: self._hi], start)
             if k >= 0:
-                self._stats.skipped_bytes += k - self._lo
                 self._lo = k
                 return
-            keep = max(start, self._hi - (_HEADER - 1))
-            self._stats.skipped_bytes += keep - self._lo
-            self._lo = keep
+            self._lo = max(start, self._hi - (_HEADER - 1))
             if self._eof or not self._fill(self._chunk):
-                self._stats.skipped_bytes += self._hi - self._lo
                 self._lo = self._hi
                 return
             start = self._lo
@@ -443,17 +510,20 @@ class _FileScanner:
                 if self._end is not None:
                     stop = self._end - self.offset
                     if stop <= 0:
+                        self._close_region(self._end)
                         self._finished = True
                         return None
                 span = self._buf[self._lo : self._hi]
                 if self._mapped and max_bytes < 0 and max_records < 0:
                     max_bytes = self._chunk  # a mapped file still comes in chunk-sized batches
+                # Inside a damaged region a candidate counts only when its data CRC holds too.
                 starts, lengths, consumed, status, rel, need, length, expected, actual = _native.scan_records(
-                    span, self._verify, max_records, max_bytes, stop
+                    span, self._verify or self._in_damage, max_records, max_bytes, stop
                 )
                 if len(starts):
                     return self._emit(starts, lengths, consumed)
                 if status == _native.SCAN_LIMIT:  # stop_offset reached
+                    self._close_region(self._end)
                     self._finished = True
                     return None
                 if status == _native.SCAN_NEED_MORE and not self._eof:
@@ -469,38 +539,54 @@ class _FileScanner:
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:
                     self._broken_stream()
+                self._close_region()
                 self._finished = True
         return None
 
     def _broken_stream(self) -> None:
-        """The compressed stream failed: raise, or count what is left as skipped and stop."""
+        """The compressed stream failed: raise, or count what is left as skipped and stop.
+
+        Nothing after the break can be inflated, so unlike damage in a plain
+        file it is reported under ``"skip"`` as well, as a warning.
+        """
         err = self._compression_error(self._stream_error)
+        self._stream_error = None
         if self._on_error == "raise":
             self._error = err
             raise err
-        self._report(err)
-        self._stats.skipped_bytes += self._hi - self._lo
+        warned = False
+        if not self._in_damage and (self._lo < self._hi or not getattr(err, "data_complete", False)):
+            # What follows the break is lost: one region, from the last whole record on.
+            self._report(err)
+            warned = self._on_error == "warn"
+        else:
+            self._stats.errors.append(err)
+        if not warned:
+            warnings.warn(CorruptRecordWarning(str(err)), stacklevel=4)
         self._lo = self._hi
-        self._stream_error = None
+        self._close_region()
         self._finished = True
 
     def _damaged(self, status, rel, need, length, expected, actual) -> None:
-        err = self._problem(status, rel, need, length, expected, actual)
-        if self._on_error == "raise":
-            self._error = err  # raised again by later reads: the damage is never stepped over silently
-            raise err
-        self._report(err)
-        if status == _native.SCAN_DATA_CRC:
-            # The header's length CRC held, so the damage is confined to this one
-            # record: step over exactly it, and number the records after it truly.
-            size = _HEADER + int(length) + 4
-            self._stats.skipped_bytes += size
-            self._lo += size
-            self.record_index += 1
-            return
+        """The record at the current offset does not verify: raise, or search on byte by byte.
+
+        Nothing the damaged header claims is trusted to step over bytes: a
+        length can be intact while bytes of its record were inserted or
+        deleted, and stepping over it would lose the record after it.
+        """
+        if not self._in_damage:
+            err = self._problem(status, rel, need, length, expected, actual)
+            if self._on_error == "raise":
+                self._error = err  # raised again by later reads: the damage is never stepped over silently
+                raise err
+            self._report(err)
+        header_whole = status != _native.SCAN_LENGTH_CRC and self._hi - self._lo >= _HEADER
+        if header_whole:
+            self._candidate(self.offset, length)
         self._resync(self._lo + 1)
 
     def _emit(self, starts: np.ndarray, lengths: np.ndarray, consumed: int) -> RecordBatch:
+        self._close_region()
         lo = self._lo
         data = self._buf[lo : lo + consumed]
         if not self._mapped and consumed * 16 < self._buf.shape[0]:
@@ -510,7 +596,6 @@ class _FileScanner:
         n = len(starts)
         self.record_index += n
         self._lo = lo + consumed
-        self._in_damage = False
         self._stats.records += n
         self._stats.bytes += int(consumed) - _FRAMING * n
         return batch

@@ -1,0 +1,280 @@
+"""Skip mode recovers every intact record of a damaged plain file.
+
+The reader is checked against a framing parser written here from the format
+alone (a byte loop with ``zlib``-free CRC-32C from ``tfrx.masked_crc32c``):
+which records come out, with which index and byte offset, and which byte
+ranges are reported damaged and counted as how many records. Independently
+of both, every record the damage did not touch must come out, at its shifted
+offset.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tfrx
+from tfrx.io import CorruptRecordWarning
+from tfrx.tools.verify import verify_files
+
+
+def frame(record: bytes) -> bytes:
+    length = struct.pack("<Q", len(record))
+    return length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
+
+
+def _u32(buf: bytes, p: int) -> int:
+    return struct.unpack_from("<I", buf, p)[0]
+
+
+def header_length(buf: bytes, p: int):
+    """The length field at ``p`` when its 12-byte header is whole and its CRC holds, else None."""
+    if p + 12 > len(buf) or tfrx.masked_crc32c(buf[p : p + 8]) != _u32(buf, p + 8):
+        return None
+    return struct.unpack_from("<Q", buf, p)[0]
+
+
+def whole_record(buf: bytes, p: int):
+    """The payload of the record at ``p`` when both its CRCs hold and it fits, else None."""
+    n = header_length(buf, p)
+    if n is None or p + 16 + n > len(buf):
+        return None
+    data = buf[p + 12 : p + 12 + n]
+    return data if tfrx.masked_crc32c(data) == _u32(buf, p + 12 + n) else None
+
+
+def oracle(buf: bytes):
+    """``(records, regions)``: records as (index, offset, payload); regions as (start, end, first, count).
+
+    A record is delivered where both CRCs hold. Damage at ``a`` ends at the
+    next position whose record verifies (or the end). Inside it, a header
+    whose length CRC holds is taken for a record start when another such
+    header's length ends exactly on it, or its own length ends exactly on
+    another such header or on the region's end; the region counts as one
+    record plus those starts after ``a``.
+    """
+    records, regions = [], []
+    pos = index = 0
+    while pos < len(buf):
+        data = whole_record(buf, pos)
+        if data is not None:
+            records.append((index, pos, data))
+            index += 1
+            pos += 16 + len(data)
+            continue
+        a = pos
+        q = next((p for p in range(a + 1, len(buf)) if whole_record(buf, p) is not None), len(buf))
+        ends = {p: p + 16 + n for p in range(a, q) if (n := header_length(buf, p)) is not None}
+        starts = set()
+        for p, e in ends.items():
+            if e in ends or e == q:
+                starts.add(p)
+            if e in ends:
+                starts.add(e)
+        count = 1 + len({p for p in starts if p > a})
+        regions.append((a, q, index, count))
+        index += count
+        pos = q
+    return records, regions
+
+
+# ---------------------------------------------------------------- damage
+def apply(buf: bytearray, edit) -> tuple[int, int, int]:
+    """Applies one edit; returns (lo, hi, shift): original bytes [lo, hi) are touched, later ones move by shift."""
+    kind, lo, size, fill = edit
+    lo = min(lo, len(buf))
+    if kind == "flip":
+        hi = min(lo + size, len(buf))
+        for i in range(lo, hi):
+            buf[i] ^= fill | 1
+        return lo, hi, 0
+    if kind == "insert":
+        buf[lo:lo] = bytes([fill]) * size
+        return lo, lo, size
+    if kind == "delete":
+        hi = min(lo + size, len(buf))
+        del buf[lo:hi]
+        return lo, hi, -(hi - lo)
+    if kind == "truncate":
+        hi = len(buf)
+        del buf[lo:]
+        return lo, hi, 0
+    # "length": a plausible length with a valid CRC written over a header-sized window
+    length = struct.pack("<Q", size * 7 + fill)
+    header = length + struct.pack("<I", tfrx.masked_crc32c(length))
+    hi = min(lo + 12, len(buf))
+    buf[lo:hi] = header[: hi - lo]
+    return lo, hi, 0
+
+
+edits = st.tuples(
+    st.sampled_from(["flip", "insert", "delete", "truncate", "length"]),
+    st.integers(0, 10_000),
+    st.integers(1, 40),
+    st.integers(0, 255),
+)
+
+
+def damaged_file(records, edit_list):
+    """The damaged bytes and, for each original record, its offset after the edits or None when touched."""
+    frames = [frame(r) for r in records]
+    buf = bytearray(b"".join(frames))
+    spans, p = [], 0
+    for f in frames:
+        spans.append([p, p + len(f)])
+        p += len(f)
+    alive = [True] * len(records)
+    # Edits apply from the end of the file backwards so that each one's
+    # position refers to the original bytes.
+    size = len(buf)
+    for edit in sorted(((k, min(lo, size), n, f) for k, lo, n, f in edit_list), key=lambda e: -e[1]):
+        lo, hi, shift = apply(buf, edit)
+        for i, (s, e) in enumerate(spans):
+            if not alive[i]:
+                continue
+            if edit[0] == "insert":
+                if s < lo < e:
+                    alive[i] = False
+                elif s >= lo:
+                    spans[i] = [s + shift, e + shift]
+            elif s < max(hi, lo + 1) and e > lo:
+                alive[i] = False
+            elif s >= hi:
+                spans[i] = [s + shift, e + shift]
+    return bytes(buf), [spans[i][0] if alive[i] else None for i in range(len(records))]
+
+
+def read_all(path, **options):
+    got = []
+    with tfrx.RecordReader(path, on_error="skip", **options) as r:
+        for batch in r.iter_batches(3):
+            for i in range(len(batch)):
+                got.append((batch.first_index + i, int(batch.file_offsets[i]), bytes(batch[i])))
+        stats = r.stats
+    return got, stats
+
+
+payloads = st.lists(st.binary(min_size=0, max_size=120), min_size=1, max_size=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=payloads, edit_list=st.lists(edits, min_size=1, max_size=3),
+       chunk=st.sampled_from([64, 100, 1 << 20]), use_mmap=st.booleans(), compressed=st.booleans())
+def test_skip_matches_the_reference_parser(tmp_path, records, edit_list, chunk, use_mmap, compressed):
+    buf, new_offsets = damaged_file(records, edit_list)
+    path = tmp_path / "damaged.tfrecord"
+    path.write_bytes(gzip.compress(buf, mtime=0) if compressed else buf)
+    got, stats = read_all(path, chunk_size=chunk, use_mmap=use_mmap)
+    want, regions = oracle(buf)
+    assert got == want
+    assert [(g.start, g.end, g.first_record, g.records) for g in stats.regions] == regions
+    assert stats.skipped_records == sum(r[3] for r in regions)
+    assert stats.skipped_bytes == sum(r[1] - r[0] for r in regions)
+    assert [e.offset for e in stats.errors] == [r[0] for r in regions]
+    assert [e.record_index for e in stats.errors] == [r[2] for r in regions]
+    # Every record the damage left alone comes out, at its new offset.
+    delivered = {(off, data) for _, off, data in got}
+    for rec, off in zip(records, new_offsets):
+        if off is not None:
+            assert (off, rec) in delivered
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.binary(min_size=1, max_size=80), min_size=3, max_size=10), data=st.data())
+def test_damage_inside_one_record_keeps_true_indices(tmp_path, records, data):
+    frames = [frame(r) for r in records]
+    victim = data.draw(st.integers(0, len(records) - 1))
+    start = sum(len(f) for f in frames[:victim])
+    size = len(frames[victim])
+    kind = data.draw(st.sampled_from(["flip", "insert", "delete"]))
+    lo = data.draw(st.integers(start + (kind == "insert"), start + size - 1))
+    n = data.draw(st.integers(1, start + size - lo - (lo == start)))  # never the whole record
+    buf, offsets = damaged_file(records, [(kind, lo, n, data.draw(st.integers(0, 255)))])
+    path = tmp_path / "one.tfrecord"
+    path.write_bytes(buf)
+    got, stats = read_all(path, chunk_size=data.draw(st.sampled_from([64, 1 << 20])))
+    want = [(i, offsets[i], r) for i, r in enumerate(records) if i != victim]
+    assert got == want
+    assert stats.skipped_records == 1
+    assert [(g.first_record, g.records) for g in stats.regions] == [(victim, 1)]
+
+
+ABCDE = [bytes([65 + i]) * (20 + i) for i in range(5)]
+
+
+def deleted_payload_byte():
+    frames = [frame(r) for r in ABCDE]
+    b = bytearray(frames[1])
+    del b[14]  # one payload byte of B
+    frames[1] = bytes(b)
+    return b"".join(frames), len(frames[0]) + len(frames[1])
+
+
+def test_a_deleted_payload_byte_loses_only_its_record(tmp_path):
+    buf, c_offset = deleted_payload_byte()
+    path = tmp_path / "abcde.tfrecord"
+    path.write_bytes(buf)
+    with tfrx.RecordReader(path, on_error="skip") as r:
+        assert list(r) == [ABCDE[0]] + ABCDE[2:]
+        assert r.skipped_records == 1
+        (region,) = r.stats.regions
+        assert (region.start, region.end, region.first_record) == (len(frame(ABCDE[0])), c_offset, 1)
+    batches = list(tfrx.RecordReader(path, on_error="skip").iter_batches(1))
+    assert [(b.first_index, int(b.file_offsets[0])) for b in batches][1] == (2, c_offset)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert list(tfrx.read_records(path, on_error="warn")) == [ABCDE[0]] + ABCDE[2:]
+    assert [w.category for w in caught] == [CorruptRecordWarning]
+
+
+def test_dataset_and_verify_recover_the_same_records(tmp_path):
+    from tfrx.data import TFRecordDataset
+
+    buf, _ = deleted_payload_byte()
+    path = tmp_path / "abcde.tfrecord"
+    path.write_bytes(buf)
+    assert [bytes(x) for x in TFRecordDataset(str(path), on_error="skip")] == [ABCDE[0]] + ABCDE[2:]
+    (check,) = verify_files(path)
+    assert (check.records, len(check.errors), check.errors[0].record_index) == (4, 1, 1)
+
+
+def test_verify_false_still_verifies_candidates_after_damage(tmp_path):
+    buf, _ = deleted_payload_byte()
+    path = tmp_path / "abcde.tfrecord"
+    path.write_bytes(buf)
+    # Without data CRCs B's deletion goes unseen: B comes out one byte long with C's first header
+    # byte, and C's header no longer verifies. The search after it still checks data CRCs.
+    with tfrx.RecordReader(path, on_error="skip", verify=False) as r:
+        got = list(r)
+    assert got[0] == ABCDE[0] and got[2:] == ABCDE[3:]
+
+
+def test_adjacent_damaged_records_count_as_two(tmp_path):
+    frames = [bytearray(frame(r)) for r in ABCDE]
+    frames[1][14] ^= 1
+    frames[2][14] ^= 1
+    path = tmp_path / "two.tfrecord"
+    path.write_bytes(b"".join(frames))
+    got, stats = read_all(path)
+    assert [(i, d) for i, _, d in got] == [(0, ABCDE[0]), (3, ABCDE[3]), (4, ABCDE[4])]
+    assert stats.skipped_records == 2
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 20])
+def test_a_header_inside_a_payload_is_not_trusted_to_skip(tmp_path, chunk):
+    # B's payload holds a framed record whose length runs past C's start:
+    # after B's damage the search tries it, its data CRC fails, and C is still found.
+    inner_len = struct.pack("<Q", 60)
+    inner = inner_len + struct.pack("<I", tfrx.masked_crc32c(inner_len)) + b"i" * 10
+    frames = [frame(ABCDE[0]), bytearray(frame(inner)), frame(ABCDE[2])]
+    frames[1][12 + 14] ^= 0xFF  # B's length CRC holds, its data CRC fails; the inner header is whole
+    path = tmp_path / "inner.tfrecord"
+    path.write_bytes(b"".join(bytes(f) for f in frames))
+    got, stats = read_all(path, chunk_size=chunk)
+    assert [(i, d) for i, _, d in got] == [(0, ABCDE[0]), (2, ABCDE[2])]
+    assert stats.skipped_records == 1
