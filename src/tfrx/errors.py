@@ -28,8 +28,8 @@ class CorruptRecordError(TfrxError, ValueError):
     streams), ``record_index`` (0-based index of the record in its file),
     ``offset`` (byte offset of the record's header in the uncompressed
     stream), and what: ``kind`` (``"truncated"``, ``"length_crc"``,
-    ``"data_crc"``, ``"bogus_length"``, ``"compression"``), ``expected`` and
-    ``actual``.
+    ``"data_crc"``, ``"bogus_length"``, ``"compression"``, or ``"compressed"``
+    for a GZIP/ZLIB file read as uncompressed), ``expected`` and ``actual``.
     """
 
     def __init__(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import sys
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 import os
 from dataclasses import dataclass, field
@@ -449,9 +450,34 @@ class _FileScanner:
         self._chain_ends = {}
         self._chain_starts = set()
 
+    def _looks_compressed(self) -> str:
+        """``"GZIP"`` / ``"ZLIB"`` when a stream read as uncompressed starts with bytes that inflate as one."""
+        if self.compression or self.offset != 0:
+            return ""
+        head = bytes(self._buf[self._lo : min(self._hi, self._lo + (64 << 10))])
+        kind = detect_compression(head)
+        if not kind:
+            return ""
+        try:
+            zlib.decompressobj(31 if kind == "GZIP" else 15).decompress(head, 1 << 16)
+        except zlib.error:
+            return ""  # a damaged first header that only starts like a compressed stream
+        return kind
+
     def _problem(self, status: int, rel: int, need: int, length: int, expected: int, actual: int) -> CorruptRecordError:
         offset = self._base + self._lo + rel
         where = f"in {self.name!r}, record {self.record_index} at byte {offset}"
+        kind = self._looks_compressed() if status != _native.SCAN_DATA_CRC else ""
+        if kind:
+            return CorruptRecordError(
+                f"{self.name!r} looks {kind}-compressed but is read as uncompressed (compression \"\"): its first "
+                f"bytes are a {kind} header, not a TFRecord length (length CRC expected {_hex(expected)}, got "
+                f'{_hex(actual)}); read it with compression="{kind}" (compression_type="{kind}" for '
+                f'TFRecordDataset, --compression {kind.lower()} on the command line), or leave the compression '
+                f"out to detect it",
+                path=self.name, record_index=self.record_index, offset=offset, kind="compressed",
+                expected=expected, actual=actual,
+            )
         if status == _native.SCAN_LENGTH_CRC:
             return CorruptRecordError(
                 f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
@@ -576,7 +602,7 @@ class _FileScanner:
         """
         if not self._in_damage:
             err = self._problem(status, rel, need, length, expected, actual)
-            if self._on_error == "raise":
+            if self._on_error == "raise" or err.kind == "compressed":  # a wrong option, not damage to skip
                 self._error = err  # raised again by later reads: the damage is never stepped over silently
                 raise err
             self._report(err)
