@@ -148,6 +148,13 @@ class _Prefixed:
         return _readinto(self._raw, view)
 
 
+def _can_seek(raw) -> bool:
+    try:
+        return bool(raw.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def _free_refcount() -> int | None:
     """``sys.getrefcount`` of an array referenced only by a pool list, seen
     from a loop shaped like the one in ``_take_buffer``; ``None`` where the
@@ -248,6 +255,10 @@ class _FileScanner:
             compression = detect_compression(head)
         self.compression = compression
         if compression:
+            if head and _can_seek(raw):
+                # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
+                raw.seek(raw.tell() - len(head))
+                head = b""
             stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name)
             if start_offset:
                 skipped = stream.skip(start_offset)
@@ -389,15 +400,25 @@ class _FileScanner:
         return arr
 
     def _compression_error(self, e: CorruptRecordError) -> CorruptRecordError:
-        """The stream's error, naming the record that was being read when it broke."""
-        done = f"records 0 to {self.record_index - 1} were read" if self.record_index else "no record was read"
+        """The stream's error, saying how many records came before the break and what is lost."""
+        n = self.record_index
+        done = f"records 0 to {n - 1} were read" if n else "no record was read"
+        partial = self._hi - self._lo
+        if not partial and getattr(self._stream, "data_complete", False):
+            detail = f"{done} and verified: the data ended whole, only the stream's end check failed"
+        else:
+            cut = f" (its first {partial} bytes came before the break)" if partial else ""
+            detail = (
+                f"{done} before the break; record {n}{cut} and everything after the break cannot be recovered "
+                "(a compressed stream cannot be resynchronised)"
+            )
         return CorruptRecordError(
-            f"{e}; {done}, record {self.record_index} and the rest of the file cannot be recovered "
-            '(on_error="skip" cannot resynchronise inside a compressed stream)',
+            f"{e}; {detail}",
             path=self.name,
-            record_index=self.record_index,
+            record_index=n,
             offset=e.offset if e.offset is not None else self.offset,
             kind="compression",
+            compressed_offset=e.compressed_offset,
         )
 
     # -------------------------------------------------------------- errors
@@ -556,21 +577,21 @@ class _FileScanner:
                     if self._remaining is None or need <= self._remaining:
                         self._fill(need)
                         continue
-                if status == _native.SCAN_NEED_MORE and self._stream_error is not None:
-                    self._broken_stream()
-                    continue
-                # A damaged record, or one that needs bytes that do not exist.
+                if status == _native.SCAN_NEED_MORE and self._stream_error is not None and not self._in_damage:
+                    self._note_break()  # the record here is cut by the break: its region reports it
+                # A damaged record, or one that needs bytes that do not exist. What was
+                # inflated before a break is searched as a plain file that ends there.
                 self._damaged(status, 0, need, length, expected, actual)
                 continue
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:
-                    self._broken_stream()
+                    self._note_break()
                 self._close_region()
                 self._finished = True
         return None
 
-    def _broken_stream(self) -> None:
-        """The compressed stream failed: raise, or count what is left as skipped and stop.
+    def _note_break(self) -> None:
+        """The compressed stream broke: raise, or report the break once (it opens a damaged region).
 
         Nothing after the break can be inflated, so unlike damage in a plain
         file it is reported under ``"skip"`` as well, as a warning.
@@ -581,17 +602,14 @@ class _FileScanner:
             self._error = err
             raise err
         warned = False
-        if not self._in_damage and (self._lo < self._hi or not getattr(err, "data_complete", False)):
-            # What follows the break is lost: one region, from the last whole record on.
+        if not self._in_damage and (self._lo < self._hi or not getattr(self._stream, "data_complete", False)):
+            # What follows the last whole record is lost: one region, from there on.
             self._report(err)
             warned = self._on_error == "warn"
         else:
             self._stats.errors.append(err)
         if not warned:
-            warnings.warn(CorruptRecordWarning(str(err)), stacklevel=4)
-        self._lo = self._hi
-        self._close_region()
-        self._finished = True
+            warnings.warn(CorruptRecordWarning(str(err)), stacklevel=5)
 
     def _damaged(self, status, rel, need, length, expected, actual) -> None:
         """The record at the current offset does not verify: raise, or search on byte by byte.
