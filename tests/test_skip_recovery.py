@@ -220,3 +220,24 @@ def test_a_header_inside_a_payload_is_not_trusted_to_skip(tmp_path, chunk):
     got, stats = read_all(path, chunk_size=chunk)
     assert [(i, d) for i, _, d in got] == [(0, ABCDE[0]), (2, ABCDE[2])]
     assert stats.skipped_records == 1
+
+
+def test_verify_command_reports_the_damaged_byte_range(tmp_path, capsys):
+    import json
+
+    from tfrx.cli import main
+
+    buf, c_offset = deleted_payload_byte()
+    path = tmp_path / "abcde.tfrecord"
+    path.write_bytes(buf)
+    b_offset = len(frame(ABCDE[0]))
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("DAMAGED\t4 readable records, 1 damaged regions")
+    assert f"data_crc at byte {b_offset} (record 1)" in out
+    assert out.rstrip().endswith(f"; bytes {b_offset}-{c_offset} skipped as 1 record")
+    assert main(["verify", "--json", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["records"], report["skipped_records"]) == (4, 1)
+    (error,) = report["errors"]
+    assert (error["offset"], error["end"], error["record"], error["records"]) == (b_offset, c_offset, 1, 1)
