@@ -241,3 +241,25 @@ def test_verify_command_reports_the_damaged_byte_range(tmp_path, capsys):
     assert (report["records"], report["skipped_records"]) == (4, 1)
     (error,) = report["errors"]
     assert (error["offset"], error["end"], error["record"], error["records"]) == (b_offset, c_offset, 1, 1)
+
+
+def test_a_first_header_damaged_into_a_zlib_header_is_still_read_as_plain(tmp_path):
+    # 0x78 0x7d is a valid zlib header: detection alone would read the file as ZLIB and lose it.
+    records = [b"\x00" * 5, b"\x01", b"\x02"]
+    buf = bytearray(b"".join(frame(r) for r in records))
+    buf[0], buf[1] = 0x78, 0x7D
+    path = tmp_path / "z.tfrecord"
+    path.write_bytes(bytes(buf))
+    got, stats = read_all(path)
+    assert [(i, d) for i, _, d in got] == [(1, b"\x01"), (2, b"\x02")]
+    assert [(g.start, g.end) for g in stats.regions] == [(0, len(frame(records[0])))]
+
+
+def test_a_compressed_stream_damaged_near_its_start_stays_compressed(tmp_path):
+    data = bytearray(gzip.compress(b"".join(frame(bytes([i]) * 300) for i in range(20)), mtime=0))
+    data[12] ^= 0xFF
+    path = tmp_path / "early.gz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(path))
+    assert info.value.kind == "compression"

@@ -148,6 +148,34 @@ class _Prefixed:
         return _readinto(self._raw, view)
 
 
+_SNIFF = 4096  # bytes read to confirm a compression guessed from the first two
+
+
+def _read_up_to(raw, n: int) -> bytes:
+    head = b""
+    while len(head) < n:
+        more = raw.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+def _plain_after_all(head: bytes, compression: str) -> bool:
+    """A plain file whose damaged first header only looks like a gzip/zlib header.
+
+    Taken as plain when the head does not inflate and a TFRecord header
+    with a valid length CRC follows in it (a chance match in compressed
+    bytes is a 2^-32 event per position); a damaged compressed stream has
+    no such header and stays compressed, so its damage is reported as such.
+    """
+    try:
+        zlib.decompressobj(31 if compression == "GZIP" else 15).decompress(head)
+        return False
+    except zlib.error:
+        return _native.find_header(np.frombuffer(head, dtype=np.uint8), 1) >= 0
+
+
 def _can_seek(raw) -> bool:
     try:
         return bool(raw.seekable())
@@ -247,12 +275,12 @@ class _FileScanner:
                 start = 0
         head = b""
         if compression == "auto":
-            while len(head) < _HEADER:
-                more = raw.read(_HEADER - len(head))
-                if not more:
-                    break
-                head += more
+            head = _read_up_to(raw, _HEADER)
             compression = detect_compression(head)
+            if compression:
+                head += _read_up_to(raw, _SNIFF - len(head))
+                if _plain_after_all(head, compression):
+                    compression = ""
         self.compression = compression
         if compression:
             if head and _can_seek(raw):
