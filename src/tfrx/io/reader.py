@@ -6,7 +6,9 @@ checks both CRCs of every record. Complete records leave as
 :class:`~tfrx.io.batch.RecordBatch` views of a chunk that the reader never
 writes to again; the incomplete tail of a chunk is copied into the next one.
 A record larger than a chunk grows the buffer only after its length CRC has
-validated, and only up to the bytes that really exist.
+validated, and only up to the bytes that really exist. After damage,
+``on_error="skip"`` searches on byte by byte (``_native.find_header``) and
+never trusts a damaged length to step over bytes.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ class ReaderStats:
     files: int = 0
     skipped_records: int = 0
     skipped_bytes: int = 0
-    errors: list = field(default_factory=list)  # the CorruptRecordError of each skipped region
+    errors: list = field(default_factory=list)  # the CorruptRecordError of each region and stream break
     regions: list = field(default_factory=list)  # a DamagedRegion for each skipped region
 
 
@@ -431,6 +433,9 @@ class _FileScanner:
         """The stream's error, saying how many records came before the break and what is lost."""
         n = self.record_index
         done = f"records 0 to {n - 1} were read" if n else "no record was read"
+        lost = sum(r.records for r in self._stats.regions if r.path == self.name)
+        if n and lost:
+            done = f"records 0 to {n - 1} come before it ({lost} of them counted as damaged)"
         partial = self._hi - self._lo
         if not partial and getattr(self._stream, "data_complete", False):
             detail = f"{done} and verified: the data ended whole, only the stream's end check failed"
@@ -681,10 +686,13 @@ class RecordReader:
     ``None`` / ``"none"``, ``"GZIP"`` or ``"ZLIB"`` (any case) or a
     :class:`TFRecordOptions`. ``verify`` checks every data CRC (length CRCs
     are always checked). ``on_error``: ``"raise"`` (default) raises
-    :class:`tfrx.CorruptRecordError`; ``"skip"`` resynchronises at the next
-    valid record and counts the damage in ``stats`` (``skipped_records``,
-    ``skipped_bytes``); ``"warn"`` does the same and issues a
-    :class:`CorruptRecordWarning`.
+    :class:`tfrx.CorruptRecordError`; ``"skip"`` searches on byte by byte
+    from the damage to the next record whose length and data CRCs verify, so
+    every intact record is delivered, and records the damage in ``stats``
+    (``regions``, ``skipped_records``, ``skipped_bytes``, ``errors``);
+    ``"warn"`` does the same and issues a :class:`CorruptRecordWarning`.
+    A broken GZIP/ZLIB stream delivers every record inflated before the
+    break and warns in both modes (see ``docs/reliability.md``).
 
     ``start`` (a :class:`RecordPosition` or its dict) resumes where
     ``position`` was taken; ``start_offset`` / ``end_offset`` restrict a
