@@ -263,3 +263,16 @@ def test_a_compressed_stream_damaged_near_its_start_stays_compressed(tmp_path):
     with pytest.raises(tfrx.CorruptRecordError) as info:
         list(tfrx.read_records(path))
     assert info.value.kind == "compression"
+
+
+def test_dataset_resumes_exactly_across_damaged_regions(tmp_path):
+    from tfrx.data import TFRecordDataset
+    from tfrx.testing import assert_resumes_exactly
+
+    frames = [bytearray(frame(bytes([i]) * (10 + i))) for i in range(8)]
+    frames[2][14] ^= 1
+    del frames[5][13]
+    path = tmp_path / "resume.tfrecord"
+    path.write_bytes(b"".join(bytes(f) for f in frames))
+    full = assert_resumes_exactly(lambda: TFRecordDataset(str(path), on_error="skip"))
+    assert [bytes(x) for x in full] == [bytes([i]) * (10 + i) for i in (0, 1, 3, 4, 6, 7)]
