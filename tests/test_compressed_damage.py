@@ -187,3 +187,35 @@ def test_backends_agree_on_a_flipped_byte(tmp_path):
         compression_module._BACKEND, compression_module._BACKEND_COPIES = saved
     assert results[0] == results[1]
     assert results[0][0] == want
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_a_stream_that_can_be_opened_again_is_inflated_again_after_damage(inflater, compression):
+    from tfrx.io.compression import DecompressingReader
+
+    records = [bytes([i % 7]) * (30 + i) for i in range(300)]
+    whole = compress(b"".join(frame(r) for r in records), compression)
+    for at in range(len(whole) * 2 // 3, len(whole)):  # the first flip zlib notices
+        data = bytearray(whole)
+        data[at] ^= 0x3C
+        data = bytes(data)
+        prefix, broke_at = inflate_until_damage(data, compression)
+        if broke_at is not None:
+            break
+    opened = []
+
+    def reopen():
+        opened.append(io.BufferedReader(Unseekable(data)))
+        return opened[-1]
+
+    stream = DecompressingReader(io.BufferedReader(Unseekable(data)), compression, reopen=reopen)
+    out = bytearray()
+    buf = bytearray(1000)
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        while n := stream.readinto(buf):
+            out += buf[:n]
+    assert bytes(out) == prefix and info.value.compressed_offset == broke_at
+    # The member is inflated again from its start rather than copying state before every call.
+    assert len(opened) == 1
+    stream.close()
+    assert all(f.closed for f in opened)

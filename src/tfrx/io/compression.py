@@ -111,25 +111,30 @@ class DecompressingReader:
     fails: every byte zlib inflates before the damage is handed out before
     the error is raised, whatever the caller's read sizes (the same bytes as
     zlib fed one byte at a time). The state before each call comes from a
-    copy taken before it where the stream cannot seek back (zlib only);
-    otherwise (and always for isal, which cannot copy its state) the damaged
-    member is inflated again with zlib from its start, skipping what was
-    already handed out, which costs nothing until there is damage.
+    copy taken before it where the stream can neither seek back nor be
+    opened again by ``reopen()`` (zlib only); otherwise (and always for
+    isal, which cannot copy its state) the damaged member is inflated again
+    with zlib from its start, skipping what was already handed out, which
+    costs nothing until there is damage.
     ``data_complete`` tells, after an error, that only the check at the very
     end of the stream failed.
     """
 
-    def __init__(self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20) -> None:
+    def __init__(self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20,
+                 reopen=None) -> None:
         self._raw = raw
         self._compression = compression
         self._wbits = _WBITS[compression]
         self._name = name
         self._chunk_size = min(chunk_size, _PIECE)  # each read is one inflate call's input
         self._origin = _start_offset(raw)  # file offset of the stream's first byte
-        self._backend = _BACKEND if _BACKEND_COPIES or self._origin is not None else zlib
-        # Careful: copy the inflater's state before each call. Only streams that cannot seek
-        # back pay for it; the others are inflated again from the member's start after an error.
-        self._careful = self._origin is None
+        self._reopen = reopen  # opens the compressed stream again from its start (remote objects)
+        self._reopened = None
+        can_replay = self._origin is not None or reopen is not None
+        self._backend = _BACKEND if _BACKEND_COPIES or can_replay else zlib
+        # Careful: copy the inflater's state before each call. Only streams that cannot be read
+        # again pay for it; the others are inflated again from the member's start after an error.
+        self._careful = not can_replay
         self._d = self._backend.decompressobj(self._wbits)
         self._input = b""
         self._raw_read = 0  # compressed bytes read so far; self._input is their tail
@@ -189,7 +194,17 @@ class DecompressingReader:
 
     def _replay(self) -> None:
         """Inflates the current member again, carefully and with zlib, up to where it failed."""
-        self._raw.seek(self._origin + self._member_start)
+        if self._origin is not None:
+            self._raw.seek(self._origin + self._member_start)
+        else:
+            self.close_reopened()
+            self._raw = self._reopened = self._reopen()
+            left = self._member_start
+            while left > 0:
+                data = self._raw.read(min(left, 1 << 20))
+                if not data:
+                    raise self._error("the stream changed while it was read again after damage")
+                left -= len(data)
         self._raw_read = self._member_start
         self._input = b""
         self._input_eof = False
@@ -315,7 +330,14 @@ class DecompressingReader:
             skipped += len(data)
         return skipped
 
+    def close_reopened(self) -> None:
+        """Closes the stream opened again for a replay, if any (the caller's stream stays open)."""
+        if self._reopened is not None:
+            self._reopened.close()
+            self._reopened = None
+
     def close(self) -> None:
+        self.close_reopened()
         self._raw.close()
 
 

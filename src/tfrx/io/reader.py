@@ -289,7 +289,11 @@ class _FileScanner:
                 # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
                 raw.seek(raw.tell() - len(head))
                 head = b""
-            stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name)
+            reopen = None
+            if isinstance(source, (str, os.PathLike)):
+                reopen = lambda: open_input(source)  # noqa: E731 - read again after damage (remote readahead)
+            stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name,
+                                         reopen=reopen)
             if start_offset:
                 skipped = stream.skip(start_offset)
                 if skipped < start_offset:
@@ -335,6 +339,8 @@ class _FileScanner:
 
     def close(self) -> None:
         self._finished = True
+        if isinstance(getattr(self, "_stream", None), DecompressingReader):
+            self._stream.close_reopened()
         self._buf = np.empty(0, dtype=np.uint8)  # a mapping lives on only in batches that view it
         self._pool = []
         if self._owns and self._raw is not None:
