@@ -100,14 +100,14 @@ def _start_offset(raw) -> int | None:
 class DecompressingReader:
     """A read-only binary stream inflating a GZIP (every member) or ZLIB stream.
 
-    ``readinto`` fills the caller's buffer; memory stays bounded by the input
-    chunk and the requested size, whatever the compression ratio.
+    ``readinto`` fills the caller's buffer; memory stays bounded by one
+    call's output (``_MAX_OUTPUT``), whatever the compression ratio.
     ``position`` counts decompressed bytes returned so far.
 
     Damage loses nothing before it: input goes to the inflater in pieces of
     ``_PIECE`` bytes with (nearly) no limit on the output, so it holds back
-    nothing it could decode. On an error the failing input is fed again from the
-    state before it in ever smaller pieces, down to the single byte that
+    nothing it could decode. On an error the failing input is fed again from
+    the state before it in ever smaller pieces, down to the single byte that
     fails: every byte zlib inflates before the damage is handed out before
     the error is raised, whatever the caller's read sizes (the same bytes as
     zlib fed one byte at a time). The state before each call comes from a
