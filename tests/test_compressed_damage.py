@@ -15,11 +15,11 @@ import warnings
 import zlib
 
 import pytest
+from framing_oracle import frame, oracle
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from framing_oracle import frame, oracle
 from tfrx.io import compression as compression_module
 
 WBITS = {"GZIP": 31, "ZLIB": 15}
@@ -187,6 +187,7 @@ def test_backends_agree_on_a_flipped_byte(tmp_path):
         compression_module._BACKEND, compression_module._BACKEND_COPIES = saved
     assert results[0] == results[1]
     assert results[0][0] == want
+    assert results[0][1] == ([] if broke_at is None else [broke_at])
 
 
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])

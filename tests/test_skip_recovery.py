@@ -15,11 +15,11 @@ import struct
 import warnings
 
 import pytest
+from framing_oracle import frame, oracle
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from framing_oracle import frame, oracle
 from tfrx.io import CorruptRecordWarning
 from tfrx.tools.verify import verify_files
 

@@ -291,7 +291,7 @@ class _FileScanner:
                 head = b""
             reopen = None
             if isinstance(source, (str, os.PathLike)):
-                reopen = lambda: open_input(source)  # noqa: E731 - read again after damage (remote readahead)
+                reopen = lambda: open_input(source)  # read again after damage (remote readahead)
             stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name,
                                          reopen=reopen)
             if start_offset:
