@@ -128,5 +128,8 @@ def test_verify_all_files_at_once(corpus_dir, capsys):
     results = [json.loads(line) for line in out.splitlines()]
     assert {r["path"].rsplit("/", 1)[-1] for r in results if not r["ok"]} == DAMAGED
     corrupted = next(r for r in results if "CORRUPTED" in r["path"])
+    # Bytes were deleted all through this file (CRLF -> LF): the first record whose
+    # length and data CRCs both verify again starts at byte 165555.
     assert corrupted["errors"][0] == {
-        "kind": "data_crc", "record": 0, "offset": 0, "message": corrupted["errors"][0]["message"]}
+        "kind": "data_crc", "record": 0, "offset": 0, "message": corrupted["errors"][0]["message"],
+        "end": 165555, "records": 1}

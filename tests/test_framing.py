@@ -138,6 +138,31 @@ def test_find_header():
     assert _native.find_header(b"", 0) == -1
 
 
+def test_find_header_passes_lengths_no_record_can_have():
+    def header(length):
+        raw = struct.pack("<Q", length)
+        return raw + struct.pack("<I", tfrx.masked_crc32c(raw))
+
+    assert _native.find_header(b"xy" + header((1 << 48) - 1), 0) == 2
+    assert _native.find_header(b"xy" + header(1 << 48) + header(5), 0) == 14
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 300), st.integers(0, (1 << 48) + 5)), max_size=4),
+       st.integers(0, 300))
+def test_find_header_matches_a_byte_by_byte_search(noise, planted, start):
+    from framing_oracle import header_length
+
+    buf = bytearray(noise)
+    for at, length in planted:
+        raw = struct.pack("<Q", length)
+        buf[at : at + 12] = raw + struct.pack("<I", tfrx.masked_crc32c(raw))
+    buf = bytes(buf)
+    want = next((p for p in range(start, len(buf) - 11)
+                 if (n := header_length(buf, p)) is not None and n < 1 << 48), -1)
+    assert _native.find_header(buf, start) == want
+
+
 def test_record_framing_and_split():
     header, footer = _native.record_framing(b"abc")
     assert header + b"abc" + footer == oracle_frame(b"abc")

@@ -283,3 +283,35 @@ def test_records_after_a_data_crc_error_keep_their_true_indices(tmp_path):
     assert seen == [(0, 0), (2, 2), (3, 3), (5, 5)]
     messages = [str(w.message) for w in caught]
     assert "record 1 at byte 66" in messages[0] and "record 4 at byte 264" in messages[1]
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+@pytest.mark.parametrize("on_error", ["raise", "skip"])
+def test_a_compressed_file_read_as_uncompressed_says_so(tmp_path, compression, on_error):
+    from tfrx.data import TFRecordDataset
+
+    raw = BEFORE + AFTER_BYTES
+    path = tmp_path / "c.tfrecord"
+    path.write_bytes(gzip.compress(raw) if compression == "GZIP" else zlib.compress(raw))
+    for read in (
+        lambda: list(tfrx.read_records(path, compression="", on_error=on_error)),
+        lambda: list(tfrx.RecordReader(path, compression="none", on_error=on_error)),
+        lambda: list(TFRecordDataset(str(path), compression_type="", on_error=on_error)),
+    ):
+        with pytest.raises(tfrx.CorruptRecordError) as info:
+            read()
+        err = info.value
+        assert (err.kind, err.offset, err.record_index) == ("compressed", 0, 0)
+        assert f"looks {compression}-compressed" in str(err)
+        assert f'compression_type="{compression}"' in str(err) and str(path) in str(err)
+    assert list(tfrx.read_records(path, compression=compression)) == GOOD + AFTER
+
+
+def test_damage_that_only_starts_like_gzip_is_still_damage(tmp_path):
+    path = tmp_path / "d.tfrecord"
+    path.write_bytes(b"\x1f\x8b" + b"\x00" * 30 + BEFORE)
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(path, compression=""))
+    assert info.value.kind == "length_crc"
+    with tfrx.RecordReader(path, compression="", on_error="skip") as r:
+        assert list(r) == GOOD

@@ -42,8 +42,9 @@ struct ScanResult {
 
 void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out);
 
-// First offset >= from where a 12-byte header with a valid length CRC starts,
-// or -1 when none starts before n - 11.
+// First offset >= from where a 12-byte header with a valid length CRC and a
+// length below 2^48 starts, or -1 when none starts before n - 11. Used to
+// resynchronise after damage, so it must be fast on long damaged regions.
 int64_t find_header(const uint8_t* buf, size_t n, size_t from);
 
 // Writes the 12-byte header and returns the 4-byte footer for a record.

@@ -1310,7 +1310,7 @@ NB_MODULE(_native, m) {
         "bytes missing for SCAN_NEED_MORE, the length field read there, and the stored (expected)\n"
         "and computed (actual) masked CRCs for SCAN_LENGTH_CRC / SCAN_DATA_CRC.");
   m.def("find_header", &py_find_header, "buf"_a, "start"_a = 0,
-        "First offset >= start of a 12-byte header whose length CRC validates, or -1.");
+        "First offset >= start of a 12-byte header whose length CRC validates and whose length is below 2^48, or -1.");
   m.def("frame_records", &py_frame_records, "records"_a,
         "TFRecord framing of a sequence of bytes-like records, concatenated into one bytes object.");
   m.def("frame_batch", &py_frame_batch, "data"_a, "starts"_a, "lengths"_a,

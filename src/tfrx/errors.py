@@ -28,8 +28,10 @@ class CorruptRecordError(TfrxError, ValueError):
     streams), ``record_index`` (0-based index of the record in its file),
     ``offset`` (byte offset of the record's header in the uncompressed
     stream), and what: ``kind`` (``"truncated"``, ``"length_crc"``,
-    ``"data_crc"``, ``"bogus_length"``, ``"compression"``), ``expected`` and
-    ``actual``.
+    ``"data_crc"``, ``"bogus_length"``, ``"compression"``, or ``"compressed"``
+    for a GZIP/ZLIB file read as uncompressed), ``expected`` and ``actual``;
+    for ``"compression"``, ``compressed_offset`` is the byte of the file
+    where the compressed stream broke.
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class CorruptRecordError(TfrxError, ValueError):
         kind: str | None = None,
         expected: object = None,
         actual: object = None,
+        compressed_offset: int | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
@@ -50,6 +53,7 @@ class CorruptRecordError(TfrxError, ValueError):
         self.kind = kind
         self.expected = expected
         self.actual = actual
+        self.compressed_offset = compressed_offset
 
 
 class DecodeError(TfrxError, ValueError):

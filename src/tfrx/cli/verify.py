@@ -9,8 +9,9 @@ from tfrx.cli._common import add_input, add_progress, compression_arg, sources
 DESCRIPTION = """Check the length and data CRC of every record.
 
 Exit status 0 when every file is intact, 1 when any is damaged. Each damaged
-region is listed with its file, record index and byte offset; reading goes
-on after the damage, so one run finds every problem.
+region is listed with its file, record index and byte range; reading goes on
+at the next record whose length and data CRCs verify, so one run finds every
+problem and counts every intact record.
 """
 
 
@@ -37,8 +38,8 @@ def run(args) -> int:
             if args.json:
                 print(json.dumps({
                     "path": check.path, "ok": check.ok, "records": check.records,
-                    "errors": [{"kind": e.kind, "record": e.record_index, "offset": e.offset, "message": _plain(e)}
-                               for e in check.errors],
+                    "skipped_records": check.skipped_records,
+                    "errors": [_json_error(e, check.region_of(e)) for e in check.errors],
                 }))
                 continue
             if check.ok:
@@ -47,10 +48,24 @@ def run(args) -> int:
                 continue
             print(f"DAMAGED\t{check.records} readable records, {len(check.errors)} damaged regions\t{check.path}")
             for e in check.errors:
-                print(f"  {check.path}: {e.kind} at byte {e.offset} (record {e.record_index}): {_plain(e)}")
+                region = check.region_of(e)
+                span = ""
+                if region is not None:
+                    counted = "1 record" if region.records == 1 else f"{region.records} records"
+                    span = f"; bytes {region.start}-{region.end} skipped as {counted}"
+                print(f"  {check.path}: {e.kind} at byte {e.offset} (record {e.record_index}): {_plain(e)}{span}")
     if not args.json and len(srcs) > 1:
         print(f"{len(srcs) - bad} of {len(srcs)} files intact, {records} records read")
     return 1 if bad else 0
+
+
+def _json_error(e, region) -> dict:
+    out = {"kind": e.kind, "record": e.record_index, "offset": e.offset, "message": _plain(e)}
+    if region is not None:
+        out.update(end=region.end, records=region.records)
+    if e.compressed_offset is not None:
+        out["compressed_offset"] = e.compressed_offset
+    return out
 
 
 def _plain(e) -> str:

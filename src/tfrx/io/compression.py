@@ -75,41 +75,101 @@ def detect_compression(head: bytes) -> str:
 
 
 _WBITS = {"GZIP": 31, "ZLIB": 15}
+# A decompressor whose state can be copied lets a failing call be replayed in
+# smaller pieces; isal's cannot, so its stream must be able to seek back.
+_BACKEND_COPIES = hasattr(_BACKEND.decompressobj(), "copy")
+# zlib's words for a member whose deflate data ended and only the trailer check failed
+_CHECK_ERRORS = ("incorrect data check", "incorrect length check")
+# Compressed bytes per inflate call, and a cap on its output that only
+# streams compressed more than 256:1 reach. Below the cap the inflater holds
+# back nothing it could decode, so an error surfaces at the byte causing it.
+_PIECE = 256 << 10
+_MAX_OUTPUT = 64 << 20
+
+
+def _start_offset(raw) -> int | None:
+    """Where ``raw`` stands, when it can seek back there later; else None."""
+    try:
+        if raw.seekable():
+            return raw.tell()
+    except (AttributeError, OSError, ValueError):
+        pass
+    return None
 
 
 class DecompressingReader:
     """A read-only binary stream inflating a GZIP (every member) or ZLIB stream.
 
-    ``readinto`` fills the caller's buffer; memory stays bounded by the input
-    chunk and the requested size, whatever the compression ratio.
+    ``readinto`` fills the caller's buffer; memory stays bounded by one
+    call's output (``_MAX_OUTPUT``), whatever the compression ratio.
     ``position`` counts decompressed bytes returned so far.
+
+    Damage loses nothing before it: input goes to the inflater in pieces of
+    ``_PIECE`` bytes with (nearly) no limit on the output, so it holds back
+    nothing it could decode. On an error the failing input is fed again from
+    the state before it in ever smaller pieces, down to the single byte that
+    fails: every byte zlib inflates before the damage is handed out before
+    the error is raised, whatever the caller's read sizes (the same bytes as
+    zlib fed one byte at a time). The state before each call comes from a
+    copy taken before it where the stream can neither seek back nor be
+    opened again by ``reopen()`` (zlib only); otherwise (and always for
+    isal, which cannot copy its state) the damaged member is inflated again
+    with zlib from its start, skipping what was already handed out, which
+    costs nothing until there is damage.
+    ``data_complete`` tells, after an error, that only the check at the very
+    end of the stream failed.
     """
 
-    def __init__(self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20) -> None:
+    def __init__(self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20,
+                 reopen=None) -> None:
         self._raw = raw
         self._compression = compression
         self._wbits = _WBITS[compression]
         self._name = name
-        self._chunk_size = chunk_size
-        self._d = _BACKEND.decompressobj(self._wbits)
+        self._chunk_size = min(chunk_size, _PIECE)  # each read is one inflate call's input
+        self._origin = _start_offset(raw)  # file offset of the stream's first byte
+        self._reopen = reopen  # opens the compressed stream again from its start (remote objects)
+        self._reopened = None
+        can_replay = self._origin is not None or reopen is not None
+        self._backend = _BACKEND if _BACKEND_COPIES or can_replay else zlib
+        # Careful: copy the inflater's state before each call. Only streams that cannot be read
+        # again pay for it; the others are inflated again from the member's start after an error.
+        self._careful = not can_replay
+        self._d = self._backend.decompressobj(self._wbits)
         self._input = b""
-        self._pending = b""  # decompressed bytes not yet handed out
+        self._raw_read = 0  # compressed bytes read so far; self._input is their tail
+        self._member_start = 0  # compressed offset of the current gzip member
+        self._member_out = 0  # bytes the current member has inflated to
+        self._discard = 0  # bytes a replay inflates again that were handed out already
+        self._step = 0  # > 0 while narrowing in on a failing input byte
+        self._pending = b""  # decompressed bytes, handed out from self._taken on
+        self._taken = 0
         self._input_eof = False
         self._member_started = False
         self._done = False
         self._deferred: CorruptRecordError | None = None  # raised by the next read
         self.position = 0
+        self.data_complete = False
 
     def readable(self) -> bool:
         return True
 
-    def _error(self, what: str) -> CorruptRecordError:
+    @property
+    def compressed_position(self) -> int:
+        """File offset of the next compressed byte not yet consumed."""
+        return (self._origin or 0) + self._raw_read - len(self._input)
+
+    def _error(self, what: str, at: int | None = None) -> CorruptRecordError:
         where = f"in {self._name!r}" if self._name else "in the stream"
+        at = self.compressed_position if at is None else at
+        self._done = True
         return CorruptRecordError(
-            f"corrupt {self._compression} stream {where}: {what}, after {self.position} decompressed bytes",
+            f"corrupt {self._compression} stream {where} at compressed byte {at} "
+            f"(after {self.position} decompressed bytes): {what}",
             path=self._name,
             offset=self.position,
             kind="compression",
+            compressed_offset=at,
         )
 
     def _fill_input(self) -> None:
@@ -119,15 +179,50 @@ class DecompressingReader:
                 self._input_eof = True
             else:
                 self._input = bytes(data)
+                self._raw_read += len(self._input)
 
-    def _inflate(self, max_length: int) -> bytes:
+    def _only_trailer_left(self) -> bool:
+        """True when at most the rest of a gzip trailer (its 4-byte length) follows the failing byte."""
+        limit = 4 if self._compression == "GZIP" else 0
+        rest = self._input
+        while len(rest) <= limit and not self._input_eof:
+            self._input = b""
+            self._fill_input()
+            rest += self._input
+        self._input = rest
+        return len(rest) <= limit
+
+    def _replay(self) -> None:
+        """Inflates the current member again, carefully and with zlib, up to where it failed."""
+        if self._origin is not None:
+            self._raw.seek(self._origin + self._member_start)
+        else:
+            self.close_reopened()
+            self._raw = self._reopened = self._reopen()
+            left = self._member_start
+            while left > 0:
+                data = self._raw.read(min(left, 1 << 20))
+                if not data:
+                    raise self._error("the stream changed while it was read again after damage")
+                left -= len(data)
+        self._raw_read = self._member_start
+        self._input = b""
+        self._input_eof = False
+        self._backend = zlib
+        self._careful = True
+        self._d = zlib.decompressobj(self._wbits)
+        self._discard = self._member_out
+        self._member_out = 0
+        self._member_started = False
+
+    def _inflate(self) -> bytes:
         while not self._done:
             if self._d.eof:
                 rest = self._d.unused_data + self._input
-                self._input = b""
+                self._input = rest
                 if not rest:
                     self._fill_input()
-                    rest, self._input = self._input, b""
+                    rest = self._input
                 if not rest:
                     self._done = True
                     break
@@ -135,6 +230,7 @@ class DecompressingReader:
                     raise self._error("unexpected bytes after the end of the zlib stream")
                 if not rest.strip(b"\x00"):
                     # Zero padding after the last member (as block writers leave) ends the stream.
+                    self._input = b""
                     while not self._input_eof:
                         self._fill_input()
                         if self._input.strip(b"\x00"):
@@ -142,43 +238,65 @@ class DecompressingReader:
                         self._input = b""
                     self._done = True
                     break
-                self._d = _BACKEND.decompressobj(self._wbits)  # the next gzip member
+                self._d = self._backend.decompressobj(self._wbits)  # the next gzip member
                 self._member_started = False
-                self._input = rest
+                self._member_start = self._raw_read - len(rest)
+                self._member_out = 0
             self._fill_input()
             if not self._input and self._input_eof and not self._member_started:
                 self._done = True  # an empty file
                 break
+            piece = self._input[: self._step or _PIECE]
+            saved = self._d.copy() if self._careful else None
             try:
-                # With no input left, this drains output zlib still holds back.
-                out = self._d.decompress(self._input, max_length)
+                out = self._d.decompress(piece, _MAX_OUTPUT)
             except Exception as e:  # zlib.error and the accelerators' equivalents
-                raise self._error(str(e)) from None
+                if saved is None:
+                    self._replay()
+                    continue
+                self._d = saved
+                if len(piece) > 1:
+                    self._step = max(1, len(piece) // 16)
+                    continue
+                what = str(e)
+                at = self.compressed_position
+                self._input = self._input[1:]
+                self.data_complete = any(c in what for c in _CHECK_ERRORS) and self._only_trailer_left()
+                raise self._error(what, at) from None
             self._member_started = True
-            self._input = self._d.unconsumed_tail
+            self._input = self._d.unconsumed_tail + self._input[len(piece) :]
+            self._member_out += len(out)
+            if self._discard:
+                drop = min(self._discard, len(out))
+                out = out[drop:]
+                self._discard -= drop
             if out:
                 return out
             if not self._d.eof and not self._input and self._input_eof:
+                if not self._careful:
+                    self._replay()  # zlib decides where the stream broke, with or without isal
+                    continue
                 raise self._error("the compressed stream is truncated (it ends before its end marker)")
         return b""
 
+    def _next_output(self) -> bool:
+        """Makes ``_pending`` hold undelivered bytes; False at the end of the stream."""
+        if self._taken < len(self._pending):
+            return True
+        self._pending, self._taken = self._inflate(), 0
+        return bool(self._pending)
+
     def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            parts = [self._pending]
-            self._pending = b""
-            while True:
-                chunk = self._inflate(1 << 22)
-                if not chunk:
-                    break
-                parts.append(chunk)
-            data = b"".join(parts)
-            self.position += len(data)
-            return data
-        if not self._pending:
-            self._pending = self._inflate(max(size, 1 << 16))
-        data, self._pending = self._pending[:size], self._pending[size:]
-        self.position += len(data)
-        return data
+        parts = []
+        want = -1 if size is None or size < 0 else size
+        while want != 0 and self._next_output():
+            end = len(self._pending) if want < 0 else min(len(self._pending), self._taken + want)
+            parts.append(self._pending[self._taken : end])
+            if want > 0:
+                want -= end - self._taken
+            self.position += end - self._taken
+            self._taken = end
+        return b"".join(parts)
 
     def readinto(self, buf) -> int:
         if self._deferred is not None:
@@ -187,19 +305,17 @@ class DecompressingReader:
         view = memoryview(buf).cast("B")
         n = 0
         while n < len(view):
-            if not self._pending:
-                try:
-                    self._pending = self._inflate(len(view) - n)
-                except CorruptRecordError as err:
-                    if not n:
-                        raise
-                    self._deferred = err  # hand out the good bytes first
+            try:
+                if not self._next_output():
                     break
-                if not self._pending:
-                    break
-            take = min(len(self._pending), len(view) - n)
-            view[n : n + take] = self._pending[:take]
-            self._pending = self._pending[take:]
+            except CorruptRecordError as err:
+                if not n:
+                    raise
+                self._deferred = err  # hand out the good bytes first
+                break
+            take = min(len(self._pending) - self._taken, len(view) - n)
+            view[n : n + take] = memoryview(self._pending)[self._taken : self._taken + take]
+            self._taken += take
             n += take
             self.position += take  # kept current: errors name the offset they occur at
         return n
@@ -214,7 +330,14 @@ class DecompressingReader:
             skipped += len(data)
         return skipped
 
+    def close_reopened(self) -> None:
+        """Closes the stream opened again for a replay, if any (the caller's stream stays open)."""
+        if self._reopened is not None:
+            self._reopened.close()
+            self._reopened = None
+
     def close(self) -> None:
+        self.close_reopened()
         self._raw.close()
 
 

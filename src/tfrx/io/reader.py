@@ -6,7 +6,9 @@ checks both CRCs of every record. Complete records leave as
 :class:`~tfrx.io.batch.RecordBatch` views of a chunk that the reader never
 writes to again; the incomplete tail of a chunk is copied into the next one.
 A record larger than a chunk grows the buffer only after its length CRC has
-validated, and only up to the bytes that really exist.
+validated, and only up to the bytes that really exist. After damage,
+``on_error="skip"`` searches on byte by byte (``_native.find_header``) and
+never trusts a damaged length to step over bytes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import mmap
 import sys
 import warnings
+import zlib
 from collections.abc import Iterable, Iterator
 import os
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ __all__ = [
     "read_records",
     "RecordPosition",
     "ReaderStats",
+    "DamagedRegion",
     "CorruptRecordWarning",
     "DEFAULT_CHUNK_SIZE",
 ]
@@ -78,6 +82,25 @@ class RecordPosition:
         return cls(int(state["file_index"]), int(state["offset"]), int(state.get("record_index", 0)))
 
 
+@dataclass(frozen=True)
+class DamagedRegion:
+    """A byte range of a file's (uncompressed) stream that held no verifiable record.
+
+    ``start`` is where the damage was met (a record boundary), ``end`` where the
+    next record whose length CRC and data CRC both verify starts (or where the
+    stream ends); ``first_record`` is the index the region's first record had,
+    ``records`` how many records the region is counted as (see
+    ``docs/reliability.md``); ``error`` is the problem met at ``start``.
+    """
+
+    path: str | None
+    start: int
+    end: int
+    first_record: int
+    records: int
+    error: CorruptRecordError
+
+
 @dataclass
 class ReaderStats:
     """Counters of a reader: records and payload bytes read, damage skipped."""
@@ -87,7 +110,8 @@ class ReaderStats:
     files: int = 0
     skipped_records: int = 0
     skipped_bytes: int = 0
-    errors: list = field(default_factory=list)  # the CorruptRecordError of each skipped region
+    errors: list = field(default_factory=list)  # the CorruptRecordError of each region and stream break
+    regions: list = field(default_factory=list)  # a DamagedRegion for each skipped region
 
 
 def _readinto(stream, view: memoryview) -> int:
@@ -124,6 +148,41 @@ class _Prefixed:
             self._head = self._head[n:]
             return n
         return _readinto(self._raw, view)
+
+
+_SNIFF = 4096  # bytes read to confirm a compression guessed from the first two
+
+
+def _read_up_to(raw, n: int) -> bytes:
+    head = b""
+    while len(head) < n:
+        more = raw.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
+def _plain_after_all(head: bytes, compression: str) -> bool:
+    """A plain file whose damaged first header only looks like a gzip/zlib header.
+
+    Taken as plain when the head does not inflate and a TFRecord header
+    with a valid length CRC follows in it (a chance match in compressed
+    bytes is a 2^-32 event per position); a damaged compressed stream has
+    no such header and stays compressed, so its damage is reported as such.
+    """
+    try:
+        zlib.decompressobj(31 if compression == "GZIP" else 15).decompress(head)
+        return False
+    except zlib.error:
+        return _native.find_header(np.frombuffer(head, dtype=np.uint8), 1) >= 0
+
+
+def _can_seek(raw) -> bool:
+    try:
+        return bool(raw.seekable())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _free_refcount() -> int | None:
@@ -171,6 +230,10 @@ class _FileScanner:
         self._end = end_offset
         self.record_index = record_index
         self._in_damage = False
+        self._region_start = 0  # stream offset where the current damaged region began
+        self._region_error: CorruptRecordError | None = None
+        self._chain_ends: dict[int, list[int]] = {}  # where a candidate header's length says the next one starts
+        self._chain_starts: set[int] = set()  # candidate headers inside the region taken for record starts
         self._finished = False
         self._buf = np.empty(0, dtype=np.uint8)
         self._pool: list[np.ndarray] = []
@@ -214,15 +277,23 @@ class _FileScanner:
                 start = 0
         head = b""
         if compression == "auto":
-            while len(head) < _HEADER:
-                more = raw.read(_HEADER - len(head))
-                if not more:
-                    break
-                head += more
+            head = _read_up_to(raw, _HEADER)
             compression = detect_compression(head)
+            if compression:
+                head += _read_up_to(raw, _SNIFF - len(head))
+                if _plain_after_all(head, compression):
+                    compression = ""
         self.compression = compression
         if compression:
-            stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name)
+            if head and _can_seek(raw):
+                # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
+                raw.seek(raw.tell() - len(head))
+                head = b""
+            reopen = None
+            if isinstance(source, (str, os.PathLike)):
+                reopen = lambda: open_input(source)  # read again after damage (remote readahead)
+            stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=self.name,
+                                         reopen=reopen)
             if start_offset:
                 skipped = stream.skip(start_offset)
                 if skipped < start_offset:
@@ -268,6 +339,8 @@ class _FileScanner:
 
     def close(self) -> None:
         self._finished = True
+        if isinstance(getattr(self, "_stream", None), DecompressingReader):
+            self._stream.close_reopened()
         self._buf = np.empty(0, dtype=np.uint8)  # a mapping lives on only in batches that view it
         self._pool = []
         if self._owns and self._raw is not None:
@@ -363,29 +436,108 @@ class _FileScanner:
         return arr
 
     def _compression_error(self, e: CorruptRecordError) -> CorruptRecordError:
-        """The stream's error, naming the record that was being read when it broke."""
-        done = f"records 0 to {self.record_index - 1} were read" if self.record_index else "no record was read"
+        """The stream's error, saying how many records came before the break and what is lost."""
+        n = self.record_index
+        done = f"records 0 to {n - 1} were read" if n else "no record was read"
+        lost = sum(r.records for r in self._stats.regions if r.path == self.name)
+        if n and lost:
+            done = f"records 0 to {n - 1} come before it ({lost} of them counted as damaged)"
+        partial = self._hi - self._lo
+        if not partial and getattr(self._stream, "data_complete", False):
+            detail = f"{done} and verified: the data ended whole, only the stream's end check failed"
+        else:
+            cut = f" (its first {partial} bytes came before the break)" if partial else ""
+            detail = (
+                f"{done} before the break; record {n}{cut} and everything after the break cannot be recovered "
+                "(a compressed stream cannot be resynchronised)"
+            )
         return CorruptRecordError(
-            f"{e}; {done}, record {self.record_index} and the rest of the file cannot be recovered "
-            '(on_error="skip" cannot resynchronise inside a compressed stream)',
+            f"{e}; {detail}",
             path=self.name,
-            record_index=self.record_index,
+            record_index=n,
             offset=e.offset if e.offset is not None else self.offset,
             kind="compression",
+            compressed_offset=e.compressed_offset,
         )
 
     # -------------------------------------------------------------- errors
     def _report(self, err: CorruptRecordError) -> None:
-        if not self._in_damage:
-            self._stats.skipped_records += 1
-            self._stats.errors.append(err)
-            if self._on_error == "warn":
-                warnings.warn(CorruptRecordWarning(f"{err}; skipping to the next valid record"), stacklevel=4)
+        """Opens a damaged region at the current offset (skip / warn modes)."""
+        self._stats.errors.append(err)
+        if self._on_error == "warn":
+            warnings.warn(CorruptRecordWarning(f"{err}; skipping to the next valid record"), stacklevel=4)
         self._in_damage = True
+        self._region_start = self.offset
+        self._region_error = err
+        self._chain_ends = {}
+        self._chain_starts = set()
+
+    def _candidate(self, offset: int, length: int) -> None:
+        """Notes a header inside a damaged region whose length CRC holds but whose record does not verify.
+
+        Its length is never used to step over bytes; it only helps count the
+        region's records: a candidate is taken for a record start when an
+        earlier candidate's length ends exactly on it, or its own length ends
+        exactly on another candidate or on the end of the region.
+        """
+        ends = self._chain_ends
+        for stale in [e for e in ends if e < offset]:
+            del ends[stale]
+        sources = ends.pop(offset, None)
+        if sources is not None:
+            self._chain_starts.add(offset)
+            self._chain_starts.update(sources)
+        ends.setdefault(offset + _FRAMING + int(length), []).append(offset)
+
+    def _close_region(self, end: int | None = None) -> None:
+        """Ends the damaged region at ``end`` (default: the current offset): counts its records and bytes."""
+        if not self._in_damage:
+            return
+        end = self.offset if end is None else min(end, self.offset)
+        sources = self._chain_ends.get(end)
+        if sources is not None:
+            self._chain_starts.update(sources)
+        self._chain_starts.discard(self._region_start)
+        count = 1 + sum(1 for c in self._chain_starts if self._region_start < c < end)
+        self._stats.regions.append(
+            DamagedRegion(self.name, self._region_start, end, self.record_index, count, self._region_error)
+        )
+        self._stats.skipped_records += count
+        self._stats.skipped_bytes += end - self._region_start
+        self.record_index += count
+        self._in_damage = False
+        self._region_error = None
+        self._chain_ends = {}
+        self._chain_starts = set()
+
+    def _looks_compressed(self) -> str:
+        """``"GZIP"`` / ``"ZLIB"`` when a stream read as uncompressed starts with bytes that inflate as one."""
+        if self.compression or self.offset != 0:
+            return ""
+        head = bytes(self._buf[self._lo : min(self._hi, self._lo + (64 << 10))])
+        kind = detect_compression(head)
+        if not kind:
+            return ""
+        try:
+            zlib.decompressobj(31 if kind == "GZIP" else 15).decompress(head, 1 << 16)
+        except zlib.error:
+            return ""  # a damaged first header that only starts like a compressed stream
+        return kind
 
     def _problem(self, status: int, rel: int, need: int, length: int, expected: int, actual: int) -> CorruptRecordError:
         offset = self._base + self._lo + rel
         where = f"in {self.name!r}, record {self.record_index} at byte {offset}"
+        kind = self._looks_compressed() if status != _native.SCAN_DATA_CRC else ""
+        if kind:
+            return CorruptRecordError(
+                f"{self.name!r} looks {kind}-compressed but is read as uncompressed (compression \"\"): its first "
+                f"bytes are a {kind} header, not a TFRecord length (length CRC expected {_hex(expected)}, got "
+                f'{_hex(actual)}); read it with compression="{kind}" (compression_type="{kind}" for '
+                f'TFRecordDataset, --compression {kind.lower()} on the command line), or leave the compression '
+                f"out to detect it",
+                path=self.name, record_index=self.record_index, offset=offset, kind="compressed",
+                expected=expected, actual=actual,
+            )
         if status == _native.SCAN_LENGTH_CRC:
             return CorruptRecordError(
                 f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
@@ -417,18 +569,19 @@ class _FileScanner:
         )
 
     def _resync(self, start: int) -> None:
-        """Moves to the next header with a valid length CRC at or after buffer index ``start``."""
+        """Moves to the next header with a valid length CRC at or after buffer index ``start``.
+
+        The caller then tries the whole record there; every byte position is
+        tried in turn, so a record that starts inside bytes a damaged length
+        claimed is still found.
+        """
         while True:
             k = _native.find_header(self._buf[: self._hi], start)
             if k >= 0:
-                self._stats.skipped_bytes += k - self._lo
                 self._lo = k
                 return
-            keep = max(start, self._hi - (_HEADER - 1))
-            self._stats.skipped_bytes += keep - self._lo
-            self._lo = keep
+            self._lo = max(start, self._hi - (_HEADER - 1))
             if self._eof or not self._fill(self._chunk):
-                self._stats.skipped_bytes += self._hi - self._lo
                 self._lo = self._hi
                 return
             start = self._lo
@@ -443,64 +596,80 @@ class _FileScanner:
                 if self._end is not None:
                     stop = self._end - self.offset
                     if stop <= 0:
+                        self._close_region(self._end)
                         self._finished = True
                         return None
                 span = self._buf[self._lo : self._hi]
                 if self._mapped and max_bytes < 0 and max_records < 0:
                     max_bytes = self._chunk  # a mapped file still comes in chunk-sized batches
+                # Inside a damaged region a candidate counts only when its data CRC holds too.
                 starts, lengths, consumed, status, rel, need, length, expected, actual = _native.scan_records(
-                    span, self._verify, max_records, max_bytes, stop
+                    span, self._verify or self._in_damage, max_records, max_bytes, stop
                 )
                 if len(starts):
                     return self._emit(starts, lengths, consumed)
                 if status == _native.SCAN_LIMIT:  # stop_offset reached
+                    self._close_region(self._end)
                     self._finished = True
                     return None
                 if status == _native.SCAN_NEED_MORE and not self._eof:
                     if self._remaining is None or need <= self._remaining:
                         self._fill(need)
                         continue
-                if status == _native.SCAN_NEED_MORE and self._stream_error is not None:
-                    self._broken_stream()
-                    continue
-                # A damaged record, or one that needs bytes that do not exist.
+                if status == _native.SCAN_NEED_MORE and self._stream_error is not None and not self._in_damage:
+                    self._note_break()  # the record here is cut by the break: its region reports it
+                # A damaged record, or one that needs bytes that do not exist. What was
+                # inflated before a break is searched as a plain file that ends there.
                 self._damaged(status, 0, need, length, expected, actual)
                 continue
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:
-                    self._broken_stream()
+                    self._note_break()
+                self._close_region()
                 self._finished = True
         return None
 
-    def _broken_stream(self) -> None:
-        """The compressed stream failed: raise, or count what is left as skipped and stop."""
+    def _note_break(self) -> None:
+        """The compressed stream broke: raise, or report the break once (it opens a damaged region).
+
+        Nothing after the break can be inflated, so unlike damage in a plain
+        file it is reported under ``"skip"`` as well, as a warning.
+        """
         err = self._compression_error(self._stream_error)
+        self._stream_error = None
         if self._on_error == "raise":
             self._error = err
             raise err
-        self._report(err)
-        self._stats.skipped_bytes += self._hi - self._lo
-        self._lo = self._hi
-        self._stream_error = None
-        self._finished = True
+        warned = False
+        if not self._in_damage and (self._lo < self._hi or not getattr(self._stream, "data_complete", False)):
+            # What follows the last whole record is lost: one region, from there on.
+            self._report(err)
+            warned = self._on_error == "warn"
+        else:
+            self._stats.errors.append(err)
+        if not warned:
+            warnings.warn(CorruptRecordWarning(str(err)), stacklevel=5)
 
     def _damaged(self, status, rel, need, length, expected, actual) -> None:
-        err = self._problem(status, rel, need, length, expected, actual)
-        if self._on_error == "raise":
-            self._error = err  # raised again by later reads: the damage is never stepped over silently
-            raise err
-        self._report(err)
-        if status == _native.SCAN_DATA_CRC:
-            # The header's length CRC held, so the damage is confined to this one
-            # record: step over exactly it, and number the records after it truly.
-            size = _HEADER + int(length) + 4
-            self._stats.skipped_bytes += size
-            self._lo += size
-            self.record_index += 1
-            return
+        """The record at the current offset does not verify: raise, or search on byte by byte.
+
+        Nothing the damaged header claims is trusted to step over bytes: a
+        length can be intact while bytes of its record were inserted or
+        deleted, and stepping over it would lose the record after it.
+        """
+        if not self._in_damage:
+            err = self._problem(status, rel, need, length, expected, actual)
+            if self._on_error == "raise" or err.kind == "compressed":  # a wrong option, not damage to skip
+                self._error = err  # raised again by later reads: the damage is never stepped over silently
+                raise err
+            self._report(err)
+        header_whole = status != _native.SCAN_LENGTH_CRC and self._hi - self._lo >= _HEADER
+        if header_whole:
+            self._candidate(self.offset, length)
         self._resync(self._lo + 1)
 
     def _emit(self, starts: np.ndarray, lengths: np.ndarray, consumed: int) -> RecordBatch:
+        self._close_region()
         lo = self._lo
         data = self._buf[lo : lo + consumed]
         if not self._mapped and consumed * 16 < self._buf.shape[0]:
@@ -510,7 +679,6 @@ class _FileScanner:
         n = len(starts)
         self.record_index += n
         self._lo = lo + consumed
-        self._in_damage = False
         self._stats.records += n
         self._stats.bytes += int(consumed) - _FRAMING * n
         return batch
@@ -524,10 +692,13 @@ class RecordReader:
     ``None`` / ``"none"``, ``"GZIP"`` or ``"ZLIB"`` (any case) or a
     :class:`TFRecordOptions`. ``verify`` checks every data CRC (length CRCs
     are always checked). ``on_error``: ``"raise"`` (default) raises
-    :class:`tfrx.CorruptRecordError`; ``"skip"`` resynchronises at the next
-    valid record and counts the damage in ``stats`` (``skipped_records``,
-    ``skipped_bytes``); ``"warn"`` does the same and issues a
-    :class:`CorruptRecordWarning`.
+    :class:`tfrx.CorruptRecordError`; ``"skip"`` searches on byte by byte
+    from the damage to the next record whose length and data CRCs verify, so
+    every intact record is delivered, and records the damage in ``stats``
+    (``regions``, ``skipped_records``, ``skipped_bytes``, ``errors``);
+    ``"warn"`` does the same and issues a :class:`CorruptRecordWarning`.
+    A broken GZIP/ZLIB stream delivers every record inflated before the
+    break and warns in both modes (see ``docs/reliability.md``).
 
     ``start`` (a :class:`RecordPosition` or its dict) resumes where
     ``position`` was taken; ``start_offset`` / ``end_offset`` restrict a
