@@ -105,7 +105,9 @@ def _os_message(e: OSError) -> str:
 
 
 def _fail(command: str, message: str, status: int) -> int:
-    message = " ".join(str(message).split("\n"))
+    from tfrx.cli._common import cli_message
+
+    message = cli_message(" ".join(str(message).split("\n")), command)
     print(f"tfrx {command}: error: {message}", file=sys.stderr)
     return status
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import re
 import sys
 
 import numpy as np
@@ -16,6 +17,24 @@ class CliError(Exception):
     def __init__(self, message: str, status: int = 2) -> None:
         super().__init__(message)
         self.status = status
+
+
+# Library advice (Python arguments) -> the command-line flags that do the same, in every CLI message.
+_ADVICE = (
+    (re.compile(r"""on_error=(["'])(raise|skip|warn)\1"""), r"--on-error \2"),
+    (re.compile(r"\braw=True\b"), "--raw"),
+    (re.compile(r"tfrx reshard --compression (none|gzip|zlib)"), r"tfrx reshard --output-compression \1"),
+)
+_COMPRESSION_ADVICE = re.compile(r"""\bcompression(?:_type)?=(["'])([A-Za-z]*)\1""")
+
+
+def cli_message(message: str, command: str | None = None) -> str:
+    """``message`` with the library's advice spelled as command-line flags (``--on-error skip``, not
+    ``on_error="skip"``); every error a command prints goes through here."""
+    for pattern, replacement in _ADVICE:
+        message = pattern.sub(replacement, message)
+    flag = "--input-compression" if command == "convert" else "--compression"
+    return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
 
 
 class ParserWithHint(argparse.ArgumentParser):
@@ -151,27 +170,9 @@ def first_records(source, args, n: int, **kwargs) -> list[bytes]:
 
 def describe_other(records: list[bytes]) -> str:
     """A guess at what non-Example payloads are, for messages."""
-    if not records:
-        return "no records"
-    from tfrx.tools.sniff import _fields, _Malformed
+    from tfrx.tools.sniff import describe
 
-    first = records[0]
-    if all(_printable(r) for r in records[:5]):
-        return "plain text"
-    try:
-        fields = [(f, w) for f, w, _ in _fields(first)]
-    except _Malformed:
-        return "not protocol buffers"
-    if fields[:1] == [(1, 1)] and b"brain.Event" in first[:64] or (fields[:1] == [(1, 1)] and (2, 0) in fields):
-        return "TensorBoard Event protos (an event file)"
-    return f"another protocol buffer message (top-level fields {sorted({f for f, _ in fields})})"
-
-
-def _printable(b: bytes) -> bool:
-    try:
-        return b.decode("utf-8").isprintable()
-    except UnicodeDecodeError:
-        return False
+    return describe(records)
 
 
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:

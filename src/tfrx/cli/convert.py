@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from tfrx.cli._common import CliError, add_progress
+from tfrx.cli._common import CliError, add_progress, cli_message
 
 DESCRIPTION = """Convert datasets to and from TFRecord shards.
 
@@ -15,12 +15,19 @@ DESCRIPTION = """Convert datasets to and from TFRecord shards.
   tfrx convert rows.jsonl out/rows --spec '{"label": "int64"}'
   tfrx convert data.parquet out/data --compression gzip
   tfrx convert 'out/table-train.tfrecord-*' table.parquet     TFRecords to Parquet or JSON Lines
+  tfrx convert events.out.tfevents.123 events.jsonl --raw     any records, as bytes
 
 The input format comes from the file name (a folder is an image folder; .csv,
 .tsv, .jsonl/.ndjson, .parquet; anything else is TFRecord) or --from. Output
 shards are named OUTPUT.tfrecord-00000-of-00016 with OUTPUT.manifest.json
 beside them. Bad inputs stop the conversion unless --on-error skip|warn, and
 are counted in the summary.
+
+From TFRecords, a SequenceExample's feature lists become nested lists (JSON
+Lines: {"context": {...}, "feature_lists": {...}}; Parquet: list<list<...>>
+columns), and converting such files back gives SequenceExamples. Records
+that are not Examples (a TensorBoard event file, other protos) are bad
+inputs; --raw converts every record as its bytes instead.
 """
 
 _INPUTS = ["images", "csv", "jsonl", "parquet", "tfrecord"]
@@ -54,6 +61,9 @@ def add_arguments(p) -> None:
     p.add_argument("--workers", type=int, default=None, metavar="N", help="threads decoding images, processes parsing CSV files over 16 MB (default: all cores)")
     p.add_argument("--on-error", choices=["raise", "skip", "warn"], default="raise",
                    help="what to do with bad inputs (default: stop)")
+    p.add_argument("--raw", action="store_true",
+                   help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
+                        "whatever the payload (records that are not Examples are otherwise bad inputs)")
     p.add_argument("--input-compression", type=str.lower, choices=["auto", "none", "gzip", "zlib"], default="auto",
                    help="compression of TFRecord input (default: detected)")
     add_progress(p)
@@ -145,9 +155,11 @@ def run(args) -> int:
             raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
         comp = {"none": ""}.get(args.input_compression, args.input_compression)
         if dst == "parquet":
-            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, **common)
+            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
         else:
-            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, **common)
+            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+    elif args.raw:
+        raise CliError("--raw is for TFRecord input converted to Parquet or JSON Lines")
     elif dst != "tfrecord":
         raise CliError(f"{src} converts to TFRecord only; give an output prefix without a .parquet/.jsonl suffix")
     elif src == "images":
@@ -172,7 +184,8 @@ def run(args) -> int:
         print(path)
     if summary.skipped:
         for message in summary.errors[:10]:
-            print(f"  skipped: {message}", file=sys.stderr)
+            print(f"  skipped: {cli_message(message, 'convert')}", file=sys.stderr)
         if summary.skipped > 10:
             print(f"  ... and {summary.skipped - 10} more", file=sys.stderr)
-    return 0
+    # Every input was bad: nothing was converted, which is never a success.
+    return 1 if summary.skipped and not summary.records else 0
