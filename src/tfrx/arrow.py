@@ -216,8 +216,13 @@ def to_record_batch(parsed) -> pa.RecordBatch:
 
 
 def to_table(parsed) -> pa.Table:
-    """One parsed batch (Example dict or SequenceExample tuple), or an iterable of them, as a ``pyarrow.Table``."""
-    if isinstance(parsed, Mapping) or _is_sequence(parsed):
+    """One parsed batch (Example dict or SequenceExample tuple), or an iterable of them, as a ``pyarrow.Table``.
+
+    A tuple of 2 or 3 dicts is one ``parse_sequence_example`` result; a list
+    is always a list of batches (a list of 2 or 3 Example dicts has the
+    same shape as a sequence parse).
+    """
+    if isinstance(parsed, Mapping) or (isinstance(parsed, tuple) and _is_sequence(parsed)):
         return pa.Table.from_batches([to_record_batch(parsed)])
     batches = [to_record_batch(p) for p in parsed]
     if not batches:
