@@ -44,12 +44,23 @@ class ParserWithHint(argparse.ArgumentParser):
 COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
 
 
-def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True) -> None:
+ON_ERROR = ["raise", "skip", "warn"]
+
+
+def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True, on_error: bool = True) -> None:
     help_text = "TFRecord files, globs or URLs (s3://, gs://, ...)" + (" ('-' reads standard input)" if stdin else "")
     p.add_argument("paths", nargs="+" if many else None, metavar="PATH", help=help_text)
     p.add_argument("-c", "--compression", default="auto", type=str.lower, choices=COMPRESSIONS,
                    help="compression of the input (default: detected from the content)")
+    if on_error:
+        add_on_error(p, "damaged records: stop with an error (raise, the default), leave them out (skip), "
+                        "or leave them out with a warning on stderr (warn)")
     add_storage_options(p)
+
+
+def add_on_error(p: argparse.ArgumentParser, help_text: str) -> None:
+    """``--on-error {raise,skip,warn}``: the command-line form of the library's ``on_error``."""
+    p.add_argument("--on-error", dest="on_error", choices=ON_ERROR, default="raise", help=help_text)
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
@@ -146,8 +157,10 @@ def compression_arg(args) -> str:
 
 
 def reader(source, args, **kwargs):
+    """A RecordReader of ``source`` with the command's ``--compression`` and ``--on-error``."""
     from tfrx.io.reader import RecordReader
 
+    kwargs.setdefault("on_error", getattr(args, "on_error", "raise"))
     if hasattr(source, "seek"):
         try:
             source.seek(0)
@@ -178,7 +191,8 @@ def describe_other(records: list[bytes]) -> str:
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
     from tfrx.tools.sniff import payload_kind
 
-    records = first_records(source, args, sample, verify=False, on_error="skip")
+    # CRCs checked: a damaged record is reported as damage (per --on-error), not judged as a payload
+    records = first_records(source, args, sample)
     return payload_kind(records), records
 
 

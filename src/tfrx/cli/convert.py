@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from tfrx.cli._common import CliError, add_progress, cli_message
+from tfrx.cli._common import CliError, add_on_error, add_progress, cli_message
 
 DESCRIPTION = """Convert datasets to and from TFRecord shards.
 
@@ -59,8 +59,8 @@ def add_arguments(p) -> None:
     i.add_argument("--no-shuffle", action="store_true", help="keep class/file order instead of a seeded shuffle")
     i.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="threads decoding images, processes parsing CSV files over 16 MB (default: all cores)")
-    p.add_argument("--on-error", choices=["raise", "skip", "warn"], default="raise",
-                   help="what to do with bad inputs (default: stop)")
+    add_on_error(p, "bad inputs (a damaged record, a row that does not fit, an image that does not decode): "
+                    "stop (raise, the default), leave them out and count them (skip), or also warn (warn)")
     p.add_argument("--raw", action="store_true",
                    help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
                         "whatever the payload (records that are not Examples are otherwise bad inputs)")

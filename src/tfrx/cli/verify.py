@@ -15,7 +15,7 @@ on after the damage, so one run finds every problem.
 
 
 def add_arguments(p) -> None:
-    add_input(p)
+    add_input(p, on_error=False)  # verify reads on after damage and lists every damaged region
     p.add_argument("--json", action="store_true", help="one JSON object per file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the damaged files")
     add_progress(p)
