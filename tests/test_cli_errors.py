@@ -103,3 +103,25 @@ def test_warnings_are_one_line_with_flags(damaged):
     assert done.returncode == 0 and done.stdout.startswith("4 records")
     assert done.stderr.startswith("tfrx stats: warning: data CRC mismatch")
     assert len(done.stderr.splitlines()) == 1 and "on_error=" not in done.stderr
+
+
+def test_inspect_json_keeps_features_with_no_kind(capsys, tmp_path, corpus_dir):
+    import json
+
+    # TFX's CSV ExampleGen writes a missing value as a Feature with no kind set
+    example = tfrx.train.Example()
+    example.features.feature["age"].int64_list.value.append(3)
+    example.features.feature["city"].SetInParent()
+    path = tmp_path / "empty_kind.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write(example.SerializeToString())
+    status, out, _ = _run(capsys, "inspect", "--json", str(path))
+    assert status == 0 and json.loads(out) == {"age": [3], "city": None}
+    _, text, _ = _run(capsys, "inspect", str(path))
+    assert '"city"' in text
+    corpus = corpus_dir / "tfx__csv_example_gen_unlabelled_data_tfrecord-00000-of-00012.gz"
+    status, out, _ = _run(capsys, "inspect", "--json", "-n", "-1", str(corpus))
+    rows = [json.loads(line) for line in out.splitlines()]
+    names = {k for r in rows for k in r}
+    assert all(set(r) == names for r in rows)  # every feature of every record, set or not
+    assert any(v is None for r in rows for v in r.values())
