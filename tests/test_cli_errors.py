@@ -125,3 +125,52 @@ def test_inspect_json_keeps_features_with_no_kind(capsys, tmp_path, corpus_dir):
     names = {k for r in rows for k in r}
     assert all(set(r) == names for r in rows)  # every feature of every record, set or not
     assert any(v is None for r in rows for v in r.values())
+
+
+def test_progress_without_tqdm_says_so(capsys, monkeypatch, damaged):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    with pytest.warns(UserWarning, match=r"progress=True needs tqdm.*pip install 'tfrx\[progress\]'"):
+        status, _, _ = _run(capsys, "stats", "--progress", "--on-error", "skip", damaged)
+    assert status == 0
+    assert cli_message("progress=True needs tqdm", "count") == "--progress needs tqdm"
+
+
+def test_verify_progress_total_is_the_file_sizes(capsys, monkeypatch, tmp_path, damaged):
+    import os
+    import sys
+    import types
+
+    bars = []
+
+    class FakeBar:
+        def __init__(self, total=None, unit=None, **kwargs):
+            self.total, self.unit, self.n = total, unit, 0
+            bars.append(self)
+
+        def update(self, n=1):
+            self.n += n
+
+        def close(self):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+    fake = types.ModuleType("tqdm.auto")
+    fake.tqdm = FakeBar
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", fake)
+    intact = tmp_path / "intact.tfrecord"
+    with tfrx.TFRecordWriter(str(intact)) as w:
+        w.write_many([b"x" * i for i in range(50)])
+    status, _, _ = _run(capsys, "verify", "--progress", str(intact), damaged)
+    assert status == 1
+    (bar,) = bars
+    assert bar.unit == "B" and bar.total == os.path.getsize(intact) + os.path.getsize(damaged)
+    assert bar.n == bar.total

@@ -23,6 +23,7 @@ class CliError(Exception):
 _ADVICE = (
     (re.compile(r"""on_error=(["'])(raise|skip|warn)\1"""), r"--on-error \2"),
     (re.compile(r"\braw=True\b"), "--raw"),
+    (re.compile(r"\bprogress=True\b"), "--progress"),
     (re.compile(r"tfrx reshard --compression (none|gzip|zlib)"), r"tfrx reshard --output-compression \1"),
 )
 _COMPRESSION_ADVICE = re.compile(r"""\bcompression(?:_type)?=(["'])([A-Za-z]*)\1""")
