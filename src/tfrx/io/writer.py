@@ -36,8 +36,8 @@ def _record_bytes(record, method: str):
     try:
         memoryview(record)
     except TypeError:
-        raise TypeError(f"TFRecordWriter.{method} expects bytes, a buffer or a protobuf message, "
-                        f"got {type(record).__name__}") from None
+        raise TypeError(f"TFRecordWriter.{method} expects bytes, a buffer or a protobuf message "
+                        f"(serialized with SerializeToString()), got {type(record).__name__}") from None
     return record
 
 
@@ -117,7 +117,10 @@ class TFRecordWriter:
         TensorFlow's writer takes only bytes.
         """
         self._check_open()
-        view = memoryview(_record_bytes(record, "write"))
+        try:
+            view = memoryview(record)
+        except TypeError:  # str, a protobuf message, or something else that is not a buffer
+            view = memoryview(_record_bytes(record, "write"))
         n = view.nbytes
         if n + _FRAMING > len(self._stage) - self._pos:
             self._flush_stage()
