@@ -29,7 +29,8 @@ def run(args) -> int:
     bad = 0
     records = 0
     sizes = [_size(s) for s in srcs]
-    total = None if None in sizes else sum(sizes)
+    known = [s for s in sizes if s is not None]
+    total = sum(known) if len(known) == len(sizes) else None
     done = end = 0
 
     def advance(records_read: int, payload: int) -> None:

@@ -999,7 +999,7 @@ def _feature_list_columns(schema, names, pa) -> frozenset:
 def _parquet_steps(path, name, kind, values, row0, bad, errors, pa_type, pa) -> list:
     """A feature-list column as, per row, None or a list of steps (None for a step with no kind)."""
     natural = _arrow_kind(pa_type, pa)
-    out = []
+    out: list = []
     for i, v in enumerate(values):
         if v is None or bad[i]:
             out.append(None)
