@@ -89,3 +89,30 @@ def test_private_threadpool_size_caps_map_threads():
     experimental = Options()
     experimental.experimental_threading.private_threadpool_size = 2
     assert experimental.threading.private_threadpool_size == 2
+
+
+def _golden():
+    import importlib.util
+    import json
+
+    from conftest import GOLDEN_DIR
+
+    spec = importlib.util.spec_from_file_location("make_options_golden", GOLDEN_DIR / "make_options_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, json.loads((GOLDEN_DIR / "data_options.json").read_text())["cases"]
+
+
+def test_options_match_tensorflow_golden():
+    module, cases = _golden()
+    assert set(cases) == set(module.CASES)
+    for name, spec in module.CASES.items():
+        ds = module.build(spec, Dataset, Options)
+        assert module.reported(ds.options()) == cases[name], name
+
+
+def test_options_match_tensorflow(tf):
+    module, cases = _golden()
+    for name, spec in module.CASES.items():
+        ours = module.reported(module.build(spec, Dataset, Options).options())
+        assert ours == module.reported(module.build(spec, tf.data.Dataset, tf.data.Options).options()), name
