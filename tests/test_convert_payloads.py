@@ -176,6 +176,16 @@ def test_raw_converts_any_payload_as_bytes(tmp_path, corpus_dir):
     assert [base64.b64decode(line["record"]["base64"]) for line in lines] == records
     tfrecord_to_parquet(path, tmp_path / "ev.parquet", raw=True, batch_rows=7)
     assert pq.read_table(tmp_path / "ev.parquet").column("record").to_pylist() == records
+    # and back, unchanged: the same file, byte for byte
+    for table, back in ((tmp_path / "ev.jsonl", jsonl_to_tfrecord), (tmp_path / "ev.parquet", parquet_to_tfrecord)):
+        out = back(table, tmp_path / f"back-{table.suffix[1:]}", num_shards=1, raw=True)
+        assert out.records == len(records) and out.skipped == 0
+        with open(out.paths[0], "rb") as f, open(path, "rb") as g:
+            assert f.read() == g.read()
+    text = tfrecord_to_jsonl(path, tmp_path / "text.jsonl", raw=True)  # bytes_as="auto": text where it is text
+    assert text.records == len(records)
+    back = jsonl_to_tfrecord(tmp_path / "text.jsonl", tmp_path / "back-text", raw=True)
+    assert list(tfrx.read_records(back.paths)) == records
 
 
 def test_a_foreign_record_among_examples_is_named_with_its_offset(tmp_path):
@@ -203,6 +213,8 @@ def test_cli_events_file_fails_and_advises_flags(capsys, tmp_path, corpus_dir):
     assert main(["convert", path, str(tmp_path / "ev.jsonl"), "--on-error", "skip"]) == 1
     assert main(["convert", path, str(tmp_path / "ev.jsonl"), "--raw"]) == 0
     assert len((tmp_path / "ev.jsonl").read_text().splitlines()) == sum(1 for _ in tfrx.read_records(path))
+    assert main(["convert", str(tmp_path / "ev.jsonl"), str(tmp_path / "back"), "--raw", "--num-shards", "1"]) == 0
+    assert list(tfrx.read_records(str(tmp_path / "back.tfrecord-00000-of-00001"))) == list(tfrx.read_records(path))
 
 
 def _corpus_sequence_files(corpus_dir):

@@ -27,7 +27,8 @@ From TFRecords, a SequenceExample's feature lists become nested lists (JSON
 Lines: {"context": {...}, "feature_lists": {...}}; Parquet: list<list<...>>
 columns), and converting such files back gives SequenceExamples. Records
 that are not Examples (a TensorBoard event file, other protos) are bad
-inputs; --raw converts every record as its bytes instead.
+inputs; --raw converts every record as its bytes instead (a 'record'
+column), and converts such a table back into the same records.
 """
 
 _INPUTS = ["images", "csv", "jsonl", "parquet", "tfrecord"]
@@ -63,7 +64,8 @@ def add_arguments(p) -> None:
                     "stop (raise, the default), leave them out and count them (skip), or also warn (warn)")
     p.add_argument("--raw", action="store_true",
                    help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
-                        "whatever the payload (records that are not Examples are otherwise bad inputs)")
+                        "whatever the payload (records that are not Examples are otherwise bad inputs); "
+                        "JSON Lines / Parquet to TFRecords: write such a 'record' column back as the records")
     p.add_argument("--input-compression", type=str.lower, choices=["auto", "none", "gzip", "zlib"], default="auto",
                    help="compression of TFRecord input (default: detected)")
     add_progress(p)
@@ -158,8 +160,8 @@ def run(args) -> int:
             summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
         else:
             summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
-    elif args.raw:
-        raise CliError("--raw is for TFRecord input converted to Parquet or JSON Lines")
+    elif args.raw and src not in ("jsonl", "parquet"):
+        raise CliError("--raw converts TFRecords to and from JSON Lines or Parquet, not " + src)
     elif dst != "tfrecord":
         raise CliError(f"{src} converts to TFRecord only; give an output prefix without a .parquet/.jsonl suffix")
     elif src == "images":
@@ -176,9 +178,9 @@ def run(args) -> int:
             summary = cv.csv_to_tfrecord(args.input[0], args.output, spec=spec, delimiter=delimiter,
                                          workers=args.workers, **shard, **common)
         elif src == "jsonl":
-            summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, **shard, **common)
+            summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:
-            summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, **shard, **common)
+            summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
     print(str(summary), file=sys.stderr)
     for path in summary.paths:
         print(path)

@@ -743,6 +743,37 @@ def _write_mixed_rows(writer, rows: list, kinds: dict, list_kinds: dict) -> None
         start = end
 
 
+def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):
+    """``{"record": bytes}`` lines (``tfrecord_to_jsonl(raw=True)``) back into records, unchanged."""
+    import base64
+
+    writer = _writer(output, sharding, compression)
+    ok = False
+    try:
+        with open(path, "rb") as f, progress_bar(os.path.getsize(path), desc="jsonl", unit="B", enabled=progress) as bar:
+            chunk: list[bytes] = []
+            for line, text in enumerate(f, 1):
+                bar.update(len(text))
+                if not text.strip():
+                    continue
+                try:
+                    value = json.loads(text)["record"]
+                    record = (value.encode("utf-8") if isinstance(value, str)
+                              else base64.b64decode(value["base64"], validate=True))
+                except (ValueError, KeyError, TypeError) as e:
+                    errors(f'{path}: line {line}: expected {{"record": text or {{"base64": ...}}}} ({e!r})')
+                    continue
+                chunk.append(record)
+                if len(chunk) >= chunk_rows:
+                    writer.write_many(chunk)
+                    chunk = []
+            writer.write_many(chunk)
+        ok = True
+    finally:
+        _finish(writer, summary, t0, ok)
+    return summary
+
+
 def jsonl_to_tfrecord(
     path: str | os.PathLike,
     output: str | os.PathLike,
@@ -755,6 +786,7 @@ def jsonl_to_tfrecord(
     naming: str = "tfds",
     infer_rows: int = 1000,
     chunk_rows: int = 8192,
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
 ) -> ConvertSummary:
@@ -771,9 +803,17 @@ def jsonl_to_tfrecord(
     float). A line that is not a JSON object, or a value that does not fit its
     kind, is a bad input (``on_error``); keys first seen after the inference
     rows are bad inputs too unless the spec names them.
+
+    ``raw=True`` reads what ``tfrecord_to_jsonl(raw=True)`` writes: each line
+    ``{"record": ...}`` (text, or ``{"base64": ...}``) is written as it is,
+    one record per line.
     """
     path = os.fspath(path)
     summary, errors, t0 = _start(on_error)
+    if raw:
+        return _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress,
+                                      _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming),
+                                      compression)
     given = _normalize_spec(spec or {})
     kinds = dict(given)
     list_kinds = dict(given)
@@ -914,6 +954,7 @@ def parquet_to_tfrecord(
     compression: str | None = None,
     naming: str = "tfds",
     batch_rows: int = 8192,
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
     engine: str = "local",
@@ -930,7 +971,9 @@ def parquet_to_tfrecord(
     SequenceExample whose other columns are its context. ``spec`` forces kinds; a column whose type has no
     Feature kind (structs, maps, timestamps) must be cast first or left out
     with ``columns=``. A value that does not fit a forced kind is a bad input.
-    ``engine="ray"`` converts each row group as a Ray task.
+    ``engine="ray"`` converts each row group as a Ray task. ``raw=True``
+    writes the binary column ``record`` (as ``tfrecord_to_parquet(raw=True)``
+    writes it) as the records themselves, unchanged.
     """
     pa = _pyarrow()
     import pyarrow.parquet as pq
@@ -939,6 +982,10 @@ def parquet_to_tfrecord(
     path = os.fspath(path)
     summary, errors, t0 = _start(on_error)
     pf = pq.ParquetFile(path)
+    if raw:
+        return _raw_parquet_to_tfrecord(
+            path, pf, output, summary, errors, t0, batch_rows, progress,
+            _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
     schema = pf.schema_arrow
     names = columns or schema.names
     given = _normalize_spec(spec or {})
@@ -976,6 +1023,33 @@ def parquet_to_tfrecord(
                         writer.write_many(records)
                     row0 += batch.num_rows
                     bar.update(batch.num_rows)
+        ok = True
+    finally:
+        _finish(writer, summary, t0, ok)
+    return summary
+
+
+def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, progress, sharding, compression):
+    """The ``record`` column (``tfrecord_to_parquet(raw=True)``) back into records, unchanged."""
+    pa = _pyarrow()
+    if "record" not in pf.schema_arrow.names:
+        raise ValueError(f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
+                         f"writes); columns: {pf.schema_arrow.names}")
+    column_type = pf.schema_arrow.field("record").type
+    if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
+        raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
+    writer = _writer(output, sharding, compression, pf.metadata.num_rows)
+    ok = False
+    try:
+        with progress_bar(pf.metadata.num_rows, desc="parquet", unit="rec", enabled=progress) as bar:
+            row0 = 0
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=["record"]):
+                records = batch.column(0).to_pylist()
+                for i in [i for i, r in enumerate(records) if r is None]:
+                    errors(f"{path}: row {row0 + i}: 'record' is null")
+                writer.write_many([r for r in records if r is not None])
+                row0 += batch.num_rows
+                bar.update(batch.num_rows)
         ok = True
     finally:
         _finish(writer, summary, t0, ok)
