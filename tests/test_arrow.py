@@ -308,3 +308,11 @@ def test_to_table_of_any_number_of_batches(batches):
     table = ta.to_table(parsed)
     assert table.num_rows == 3 * batches
     assert ta.to_sequence_examples(table) == seq
+
+
+def test_read_tfrecord_of_other_payloads_says_what_they_are(corpus_dir):
+    for name, looks in [("*tfevents*", "TensorBoard Event"), ("grain__morris_sequence_first_5*", "plain text"),
+                        ("ranking__eval_elwc*", "another protocol buffer message")]:
+        path = str(sorted(corpus_dir.glob(name))[0])
+        with pytest.raises(tfrx.DecodeError, match=rf"record 0 at byte 0 is not a tf.train.Example.*{looks}"):
+            ta.read_tfrecord(path)

@@ -396,8 +396,26 @@ def iter_record_batches(
 
 
 def _inferred(batch, infer_records: int):
-    """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept)."""
+    """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept).
+
+    Records that are not Examples or SequenceExamples (a TensorBoard event
+    file, other messages, text) raise DecodeError saying what they look like,
+    instead of an empty spec or a table of empty rows.
+    """
+    from tfrx.errors import DecodeError
     from tfrx.parsing import RaggedFeature, VarLenFeature, infer_features
+    from tfrx.tools.sniff import OTHER, describe, payload_kind, record_kind
+
+    sample = [batch[i] for i in range(min(len(batch), 32))]
+    if payload_kind(sample) == OTHER:
+        first = next(i for i, r in enumerate(sample) if record_kind(r) == OTHER)
+        offset = "" if batch.file_offsets is None else f" at byte {int(batch.file_offsets[first])}"
+        raise DecodeError(
+            f"{batch.path or '<stream>'}: record {batch.first_index + first}{offset} is not a tf.train.Example or "
+            f"SequenceExample (the records look like {describe(sample)}); read them with tfrx.read_records, "
+            "or pass features= to parse them anyway",
+            record_index=batch.first_index + first,
+        )
 
     features = infer_features(batch, max_records=infer_records, kind="auto")
     if isinstance(features, tuple):
