@@ -22,6 +22,13 @@ from tfrx.tools.convert import (
 )
 
 
+def _corpus_files(corpus_dir, corpus_sources, pattern: str) -> list[str]:
+    """The corpus files (those SOURCES.tsv lists, not whatever else is in the folder) whose names match."""
+    from fnmatch import fnmatch
+
+    return sorted(str(corpus_dir / row["filename"]) for row in corpus_sources if fnmatch(row["filename"], pattern))
+
+
 def _write(path, records) -> str:
     with tfrx.TFRecordWriter(str(path)) as w:
         for r in records:
@@ -150,8 +157,8 @@ def test_sequence_examples_round_trip_through_tables(tmp_path_factory, records, 
 
 
 # ------------------------------------------------------------------ payloads that are not Examples
-def test_tensorboard_events_are_an_error_naming_file_record_and_offset(tmp_path, corpus_dir):
-    events = sorted(corpus_dir.glob("*tfevents*"))
+def test_tensorboard_events_are_an_error_naming_file_record_and_offset(tmp_path, corpus_dir, corpus_sources):
+    events = _corpus_files(corpus_dir, corpus_sources, "*tfevents*")
     assert events
     for path in events:
         with pytest.raises(ConvertError) as e:
@@ -164,11 +171,11 @@ def test_tensorboard_events_are_an_error_naming_file_record_and_offset(tmp_path,
         assert (skipped.records, skipped.skipped) == (0, n)
 
 
-def test_raw_converts_any_payload_as_bytes(tmp_path, corpus_dir):
+def test_raw_converts_any_payload_as_bytes(tmp_path, corpus_dir, corpus_sources):
     pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    path = str(sorted(corpus_dir.glob("*tfevents*"))[0])
+    path = _corpus_files(corpus_dir, corpus_sources, "*tfevents*")[0]
     records = list(tfrx.read_records(path))
     summary = tfrecord_to_jsonl(path, tmp_path / "ev.jsonl", raw=True, bytes_as="base64")
     assert summary.records == len(records)
@@ -201,10 +208,10 @@ def test_a_foreign_record_among_examples_is_named_with_its_offset(tmp_path):
     assert [json.loads(line)["i"] for line in (tmp_path / "m.jsonl").read_text().splitlines()] == [[0], [1], [2], [3]]
 
 
-def test_cli_events_file_fails_and_advises_flags(capsys, tmp_path, corpus_dir):
+def test_cli_events_file_fails_and_advises_flags(capsys, tmp_path, corpus_dir, corpus_sources):
     from tfrx.cli import main
 
-    path = str(sorted(corpus_dir.glob("*tfevents*"))[0])
+    path = _corpus_files(corpus_dir, corpus_sources, "*tfevents*")[0]
     assert main(["convert", path, str(tmp_path / "ev.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "record 0 at byte 0" in err and "--raw" in err and "--on-error skip" in err
@@ -217,25 +224,25 @@ def test_cli_events_file_fails_and_advises_flags(capsys, tmp_path, corpus_dir):
     assert list(tfrx.read_records(str(tmp_path / "back.tfrecord-00000-of-00001"))) == list(tfrx.read_records(path))
 
 
-def _corpus_sequence_files(corpus_dir):
+def _corpus_sequence_files(corpus_dir, corpus_sources):
     from tfrx.tools.sniff import SEQUENCE_EXAMPLE, payload_kind
 
     out = []
-    for path in sorted(corpus_dir.iterdir()):
+    for path in _corpus_files(corpus_dir, corpus_sources, "*"):
         try:
-            sample = [r for _, r in zip(range(32), tfrx.read_records(str(path), on_error="skip"))]
+            sample = [r for _, r in zip(range(32), tfrx.read_records(path, on_error="skip"))]
         except Exception:  # noqa: BLE001 - not TFRecord at all
             continue
         if payload_kind(sample) == SEQUENCE_EXAMPLE:
-            out.append(str(path))
+            out.append(path)
     return out
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
-def test_corpus_sequence_examples_round_trip(tmp_path, corpus_dir, fmt):
+def test_corpus_sequence_examples_round_trip(tmp_path, corpus_dir, corpus_sources, fmt):
     if fmt == "parquet":
         pytest.importorskip("pyarrow")
-    files = _corpus_sequence_files(corpus_dir)
+    files = _corpus_sequence_files(corpus_dir, corpus_sources)
     assert len(files) >= 3
     to_table, back = (tfrecord_to_jsonl, jsonl_to_tfrecord) if fmt == "jsonl" else (tfrecord_to_parquet, parquet_to_tfrecord)
     converted = 0
