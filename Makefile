@@ -4,9 +4,22 @@ PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
 
-.PHONY: dev test clean
+.PHONY: dev test clean build-deps
 
-dev:
+# What `make dev` needs besides a C++17 compiler: nanobind in $(PYTHON), cmake and ninja on PATH.
+# Checked first so that a fresh venv gets the command to run instead of a CMake error.
+build-deps:
+	@$(PYTHON) -c "import nanobind" 2>/dev/null || { \
+		echo "make dev: nanobind is not installed in $(PYTHON); install the build requirements with" >&2; \
+		echo "  $(PYTHON) -m pip install 'nanobind>=2.4' cmake ninja" >&2; \
+		echo "(or build and install tfrx with '$(PYTHON) -m pip install .', which fetches them itself)" >&2; \
+		exit 1; }
+	@for tool in cmake ninja; do command -v $$tool >/dev/null 2>&1 || { \
+		echo "make dev: $$tool is not on PATH; install it with '$(PYTHON) -m pip install cmake ninja'" \
+		     "(then activate the environment) or your system's package manager" >&2; \
+		exit 1; }; done
+
+dev: build-deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) -DTFRX_SANITIZE="$(TFRX_SANITIZE)" >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 	@# Copy, then rename over the old file: a process that has the old extension loaded keeps its mapping.

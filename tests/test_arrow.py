@@ -293,3 +293,27 @@ def test_context_and_feature_list_with_one_name():
                                          {"x": tfrx.RaggedFeature(tfrx.int64)})
     with pytest.raises(ValueError, match="both context features and feature lists"):
         ta.to_record_batch(parsed)
+
+
+@pytest.mark.parametrize("batches", [1, 2, 3, 4])
+def test_to_table_of_any_number_of_batches(batches):
+    # A list of 2 or 3 Example batches has the shape of one (context, feature_lists[, lengths]) parse.
+    records = tfrx.encode_examples(_columns(4 * batches, seed=batches))
+    parsed = [tfrx.parse_example(records[4 * i : 4 * i + 4], FEATURES) for i in range(batches)]
+    table = ta.to_table(parsed)
+    assert table.num_rows == 4 * batches
+    assert table.to_pydict() == ta.to_table(tfrx.parse_example(records, FEATURES)).to_pydict()
+    seq, _, _ = _sequence_records(3 * batches, seed=batches)
+    parsed = [tfrx.parse_sequence_example(seq[3 * i : 3 * i + 3], SEQ_CONTEXT, SEQ_LISTS) for i in range(batches)]
+    table = ta.to_table(parsed)
+    assert table.num_rows == 3 * batches
+    assert ta.to_sequence_examples(table) == seq
+
+
+def test_read_tfrecord_of_other_payloads_says_what_they_are(corpus_dir):
+    for name, looks in [("guild__events.out.tfevents.1548797801.omaha", "TensorBoard Event"),
+                        ("grain__morris_sequence_first_5.tfrecord", "plain text"),
+                        ("ranking__eval_elwc.tfrecord", "another protocol buffer message")]:
+        path = str(corpus_dir / name)
+        with pytest.raises(tfrx.DecodeError, match=rf"record 0 at byte 0 is not a tf.train.Example.*{looks}"):
+            ta.read_tfrecord(path)

@@ -330,7 +330,9 @@ def test_progress_without_tqdm(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
-    assert isinstance(progress.progress_bar(10, enabled=True), progress._Silent)
+    with pytest.warns(UserWarning, match="needs tqdm"):  # asked for explicitly: said, not silently dropped
+        assert isinstance(progress.progress_bar(10, enabled=True), progress._Silent)
+    assert isinstance(progress.progress_bar(10, enabled=None), progress._Silent)
 
 
 def test_json_floats_are_float32_exact(capsys, tmp_path):

@@ -81,3 +81,30 @@ def test_long_bytes_values_are_shortened_in_top_values():
     long = b"x" * 100
     stats = compute_stats([tfrx.make_example({"t": long}).SerializeToString()] * 3)
     assert stats.features["t"].top(1) == [(b"x" * 64 + b"...", 3)]
+
+
+def test_top_values_count_whole_values_not_their_first_bytes():
+    # Five different PNG-like values sharing their first 64 bytes (as images share a header) are five values.
+    header = b"\x89PNG\r\n\x1a\n" + b"\x00" * 120
+    values = [header + bytes([i]) * 50 for i in range(5)]
+    recs = [tfrx.make_example({"img": v, "same": header}).SerializeToString() for v in values]
+    stats = compute_stats(recs)
+    img, same = stats.features["img"], stats.features["same"]
+    assert sorted(n for _, n in img.top(10)) == [1, 1, 1, 1, 1]
+    assert same.top(10) == [(header[:64] + b"...", 5)]
+    shown = [label for label, _ in img.to_dict(10)["top"]]
+    assert len(set(shown)) == 5  # told apart by length and digest
+    assert all(label.startswith("0x89504e47") and "(178 bytes, blake2b " in label for label in shown)
+
+
+def test_cli_stats_table_tells_long_values_apart(capsys, tmp_path):
+    from tfrx.cli import main
+
+    header = b"\x89PNG\r\n\x1a\n" + b"\x00" * 120
+    path = str(tmp_path / "img.tfrecord")
+    with tfrx.TFRecordWriter(path) as w:
+        for i in range(5):
+            w.write(tfrx.make_example({"img": header + bytes([i]) * 50}).SerializeToString())
+    assert main(["stats", "--top", "5", path]) == 0
+    out = capsys.readouterr().out
+    assert out.count("(178 bytes, blake2b ") == 5 and "x5" not in out

@@ -124,6 +124,36 @@ def test_write_accepts_buffers_and_rejects_str(tmp_path):
     assert list(tfrx.read_records(tmp_path / "x")) == [arr.tobytes(), b"ab", b"yz", b"q", b"rs", b"gen"]
 
 
+def test_write_accepts_messages_serialized_deterministically(tmp_path):
+    example = tfrx.make_example({"b": [1, 2], "a": [b"x"], "c": [0.5]})
+    sequence = tfrx.make_sequence_example({"id": [3]}, {"steps": [[1], [2, 3]]})
+    with tfrx.TFRecordWriter(tmp_path / "x") as w:
+        w.write(example)
+        w.write_many([b"raw", sequence, example])
+        with pytest.raises(TypeError, match=r"expects bytes, a buffer or a protobuf message .*, got int"):
+            w.write(3)
+        with pytest.raises(TypeError, match="got dict"):
+            w.write_many([b"ok", {"a": 1}])
+        assert w.records_written == 4
+    encoded = tfrx.encode_examples({"b": [[1, 2]], "a": [[b"x"]], "c": [[0.5]]})[0]
+    assert encoded == example.SerializeToString(deterministic=True)
+    assert list(tfrx.read_records(tmp_path / "x")) == [
+        encoded, b"raw", sequence.SerializeToString(deterministic=True), encoded]
+
+
+def test_write_accepts_tensorflow_messages(tmp_path, tf):
+    example = tf.train.Example(features=tf.train.Features(feature={
+        name: tf.train.Feature(int64_list=tf.train.Int64List(value=[i])) for i, name in enumerate("zyxw")}))
+    # TensorFlow's own writer takes only bytes; tfrx's also takes the message itself.
+    with tf.io.TFRecordWriter(str(tmp_path / "tf")) as w, pytest.raises(TypeError):
+        w.write(example)
+    with tfrx.TFRecordWriter(tmp_path / "x") as w:
+        w.write(example)
+    (record,) = tfrx.read_records(tmp_path / "x")
+    assert record == example.SerializeToString(deterministic=True)
+    assert tf.train.Example.FromString(record) == example
+
+
 def test_file_object_is_flushed_not_closed():
     buf = io.BytesIO()
     with tfrx.TFRecordWriter(buf) as w:

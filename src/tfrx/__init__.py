@@ -11,6 +11,33 @@ from tfrx.errors import CorruptRecordError, DecodeError, ParseError, SpecError, 
 
 __all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError"]
 
+# --------------------------------------------------------------- the compiled core
+def _load_native():
+    """``tfrx._native``, or an ImportError that says how to build it (not a circular-import error)."""
+    import importlib
+
+    try:
+        return importlib.import_module("tfrx._native")
+    except ModuleNotFoundError as e:
+        if e.name != "tfrx._native":
+            raise
+        import glob
+        import os
+        import sys
+
+        here = os.path.dirname(__file__)
+        others = sorted(os.path.basename(p) for p in glob.glob(os.path.join(here, "_native*.*"))
+                        if p.endswith((".so", ".pyd")))
+        built = (f" ({', '.join(others)} is there, built for another Python than {sys.version.split()[0]})"
+                 if others else "")
+        raise ImportError(
+            f"tfrx's native extension (tfrx._native) is not built{built}: in a source checkout run "
+            f"`make dev PYTHON={sys.executable}` (then PYTHONPATH=src works), or install tfrx with `pip install .`"
+        ) from None
+
+
+_load_native()
+
 # --------------------------------------------------------------- allocator (see tfrx/memory.py)
 from tfrx import memory as _memory
 

@@ -216,8 +216,13 @@ def to_record_batch(parsed) -> pa.RecordBatch:
 
 
 def to_table(parsed) -> pa.Table:
-    """One parsed batch (Example dict or SequenceExample tuple), or an iterable of them, as a ``pyarrow.Table``."""
-    if isinstance(parsed, Mapping) or _is_sequence(parsed):
+    """One parsed batch (Example dict or SequenceExample tuple), or an iterable of them, as a ``pyarrow.Table``.
+
+    A tuple of 2 or 3 dicts is one ``parse_sequence_example`` result; a list
+    is always a list of batches (a list of 2 or 3 Example dicts has the
+    same shape as a sequence parse).
+    """
+    if isinstance(parsed, Mapping) or (isinstance(parsed, tuple) and _is_sequence(parsed)):
         return pa.Table.from_batches([to_record_batch(parsed)])
     batches = [to_record_batch(p) for p in parsed]
     if not batches:
@@ -391,8 +396,26 @@ def iter_record_batches(
 
 
 def _inferred(batch, infer_records: int):
-    """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept)."""
+    """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept).
+
+    Records that are not Examples or SequenceExamples (a TensorBoard event
+    file, other messages, text) raise DecodeError saying what they look like,
+    instead of an empty spec or a table of empty rows.
+    """
+    from tfrx.errors import DecodeError
     from tfrx.parsing import RaggedFeature, VarLenFeature, infer_features
+    from tfrx.tools.sniff import OTHER, describe, payload_kind, record_kind
+
+    sample = [batch[i] for i in range(min(len(batch), 32))]
+    if payload_kind(sample) == OTHER:
+        first = next(i for i, r in enumerate(sample) if record_kind(r) == OTHER)
+        offset = "" if batch.file_offsets is None else f" at byte {int(batch.file_offsets[first])}"
+        raise DecodeError(
+            f"{batch.path or '<stream>'}: record {batch.first_index + first}{offset} is not a tf.train.Example or "
+            f"SequenceExample (the records look like {describe(sample)}); read them with tfrx.read_records, "
+            "or pass features= to parse them anyway",
+            record_index=batch.first_index + first,
+        )
 
     features = infer_features(batch, max_records=infer_records, kind="auto")
     if isinstance(features, tuple):

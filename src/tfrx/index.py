@@ -298,7 +298,7 @@ def _fingerprint(path: str, size: int, head: bytes | None = None) -> int:
 def _compressed_error(path: str, kind: str) -> CompressedFileError:
     return CompressedFileError(
         f"cannot index {path!r}: it is {kind}-compressed, and compressed TFRecord files have no random "
-        f"access; rewrite it uncompressed first (`tfrx reshard --compression none`, or "
+        f"access; rewrite it uncompressed first (`tfrx reshard --output-compression none`, or "
         f"tfrx.TFRecordWriter without compression) and index the copy"
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from tfrx.cli._common import CliError, ParserWithHint
 
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # --help, --version, usage errors
         return int(e.code or 0) if not isinstance(e.code, str) else 2
     command = args._command
+    format_warning = warnings.formatwarning
+    warnings.formatwarning = _warning_format(command)
     try:
         return int(args._run(args) or 0)
     except CliError as e:
@@ -91,6 +94,18 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(e, (ValueError, TypeError, OSError, ImportError, EOFError)) or _is_tfrx(e):
             return _fail(command, f"{e}", 2)
         raise
+    finally:
+        warnings.formatwarning = format_warning
+
+
+def _warning_format(command: str):
+    """Warnings (``--on-error warn``) as one line each, advice spelled as flags."""
+    from tfrx.cli._common import cli_message
+
+    def format_warning(message, category, filename, lineno, line=None):
+        return f"tfrx {command}: warning: {cli_message(' '.join(str(message).split(chr(10))), command)}\n"
+
+    return format_warning
 
 
 def _is_tfrx(e: Exception) -> bool:
@@ -106,7 +121,9 @@ def _os_message(e: OSError) -> str:
 
 
 def _fail(command: str, message: str, status: int) -> int:
-    message = " ".join(str(message).split("\n"))
+    from tfrx.cli._common import cli_message
+
+    message = cli_message(" ".join(str(message).split("\n")), command)
     print(f"tfrx {command}: error: {message}", file=sys.stderr)
     return status
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import re
 import sys
 
 import numpy as np
@@ -18,6 +19,25 @@ class CliError(Exception):
         self.status = status
 
 
+# Library advice (Python arguments) -> the command-line flags that do the same, in every CLI message.
+_ADVICE = (
+    (re.compile(r"""on_error=(["'])(raise|skip|warn)\1"""), r"--on-error \2"),
+    (re.compile(r"\braw=True\b"), "--raw"),
+    (re.compile(r"\bprogress=True\b"), "--progress"),
+    (re.compile(r"tfrx reshard --compression (none|gzip|zlib)"), r"tfrx reshard --output-compression \1"),
+)
+_COMPRESSION_ADVICE = re.compile(r"""\bcompression(?:_type)?=(["'])([A-Za-z]*)\1""")
+
+
+def cli_message(message: str, command: str | None = None) -> str:
+    """``message`` with the library's advice spelled as command-line flags (``--on-error skip``, not
+    ``on_error="skip"``); every error a command prints goes through here."""
+    for pattern, replacement in _ADVICE:
+        message = pattern.sub(replacement, message)
+    flag = "--input-compression" if command == "convert" else "--compression"
+    return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
+
+
 class ParserWithHint(argparse.ArgumentParser):
     """argparse that exits with status 2 and a one-line message (its default), kept for subparsers."""
 
@@ -25,12 +45,23 @@ class ParserWithHint(argparse.ArgumentParser):
 COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
 
 
-def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True) -> None:
+ON_ERROR = ["raise", "skip", "warn"]
+
+
+def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True, on_error: bool = True) -> None:
     help_text = "TFRecord files, globs or URLs (s3://, gs://, ...)" + (" ('-' reads standard input)" if stdin else "")
     p.add_argument("paths", nargs="+" if many else None, metavar="PATH", help=help_text)
     p.add_argument("-c", "--compression", default="auto", type=str.lower, choices=COMPRESSIONS,
                    help="compression of the input (default: detected from the content)")
+    if on_error:
+        add_on_error(p, "damaged records: stop with an error (raise, the default), leave them out (skip), "
+                        "or leave them out with a warning on stderr (warn)")
     add_storage_options(p)
+
+
+def add_on_error(p: argparse.ArgumentParser, help_text: str) -> None:
+    """``--on-error {raise,skip,warn}``: the command-line form of the library's ``on_error``."""
+    p.add_argument("--on-error", dest="on_error", choices=ON_ERROR, default="raise", help=help_text)
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
@@ -127,8 +158,10 @@ def compression_arg(args) -> str:
 
 
 def reader(source, args, **kwargs):
+    """A RecordReader of ``source`` with the command's ``--compression`` and ``--on-error``."""
     from tfrx.io.reader import RecordReader
 
+    kwargs.setdefault("on_error", getattr(args, "on_error", "raise"))
     if hasattr(source, "seek"):
         try:
             source.seek(0)
@@ -151,33 +184,16 @@ def first_records(source, args, n: int, **kwargs) -> list[bytes]:
 
 def describe_other(records: list[bytes]) -> str:
     """A guess at what non-Example payloads are, for messages."""
-    if not records:
-        return "no records"
-    from tfrx.tools.sniff import _fields, _Malformed
+    from tfrx.tools.sniff import describe
 
-    first = records[0]
-    if all(_printable(r) for r in records[:5]):
-        return "plain text"
-    try:
-        fields = [(f, w) for f, w, _ in _fields(first)]
-    except _Malformed:
-        return "not protocol buffers"
-    if fields[:1] == [(1, 1)] and b"brain.Event" in first[:64] or (fields[:1] == [(1, 1)] and (2, 0) in fields):
-        return "TensorBoard Event protos (an event file)"
-    return f"another protocol buffer message (top-level fields {sorted({f for f, _ in fields})})"
-
-
-def _printable(b: bytes) -> bool:
-    try:
-        return b.decode("utf-8").isprintable()
-    except UnicodeDecodeError:
-        return False
+    return describe(records)
 
 
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
     from tfrx.tools.sniff import payload_kind
 
-    records = first_records(source, args, sample, verify=False, on_error="skip")
+    # CRCs checked: a damaged record is reported as damage (per --on-error), not judged as a payload
+    records = first_records(source, args, sample)
     return payload_kind(records), records
 
 

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from tfrx.cli._common import CliError, add_progress
+from tfrx.cli._common import CliError, add_on_error, add_progress, cli_message
 
 DESCRIPTION = """Convert datasets to and from TFRecord shards.
 
@@ -15,12 +15,20 @@ DESCRIPTION = """Convert datasets to and from TFRecord shards.
   tfrx convert rows.jsonl out/rows --spec '{"label": "int64"}'
   tfrx convert data.parquet out/data --compression gzip
   tfrx convert 'out/table-train.tfrecord-*' table.parquet     TFRecords to Parquet or JSON Lines
+  tfrx convert events.out.tfevents.123 events.jsonl --raw     any records, as bytes
 
 The input format comes from the file name (a folder is an image folder; .csv,
 .tsv, .jsonl/.ndjson, .parquet; anything else is TFRecord) or --from. Output
 shards are named OUTPUT.tfrecord-00000-of-00016 with OUTPUT.manifest.json
 beside them. Bad inputs stop the conversion unless --on-error skip|warn, and
 are counted in the summary.
+
+From TFRecords, a SequenceExample's feature lists become nested lists (JSON
+Lines: {"context": {...}, "feature_lists": {...}}; Parquet: list<list<...>>
+columns), and converting such files back gives SequenceExamples. Records
+that are not Examples (a TensorBoard event file, other protos) are bad
+inputs; --raw converts every record as its bytes instead (a 'record'
+column), and converts such a table back into the same records.
 """
 
 _INPUTS = ["images", "csv", "jsonl", "parquet", "tfrecord"]
@@ -52,8 +60,12 @@ def add_arguments(p) -> None:
     i.add_argument("--no-shuffle", action="store_true", help="keep class/file order instead of a seeded shuffle")
     i.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="threads decoding images, processes parsing CSV files over 16 MB (default: all cores)")
-    p.add_argument("--on-error", choices=["raise", "skip", "warn"], default="raise",
-                   help="what to do with bad inputs (default: stop)")
+    add_on_error(p, "bad inputs (a damaged record, a row that does not fit, an image that does not decode): "
+                    "stop (raise, the default), leave them out and count them (skip), or also warn (warn)")
+    p.add_argument("--raw", action="store_true",
+                   help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
+                        "whatever the payload (records that are not Examples are otherwise bad inputs); "
+                        "JSON Lines / Parquet to TFRecords: write such a 'record' column back as the records")
     p.add_argument("--input-compression", type=str.lower, choices=["auto", "none", "gzip", "zlib"], default="auto",
                    help="compression of TFRecord input (default: detected)")
     add_progress(p)
@@ -145,9 +157,11 @@ def run(args) -> int:
             raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
         comp = {"none": ""}.get(args.input_compression, args.input_compression)
         if dst == "parquet":
-            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, **common)
+            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
         else:
-            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, **common)
+            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+    elif args.raw and src not in ("jsonl", "parquet"):
+        raise CliError("--raw converts TFRecords to and from JSON Lines or Parquet, not " + src)
     elif dst != "tfrecord":
         raise CliError(f"{src} converts to TFRecord only; give an output prefix without a .parquet/.jsonl suffix")
     elif src == "images":
@@ -164,15 +178,16 @@ def run(args) -> int:
             summary = cv.csv_to_tfrecord(args.input[0], args.output, spec=spec, delimiter=delimiter,
                                          workers=args.workers, **shard, **common)
         elif src == "jsonl":
-            summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, **shard, **common)
+            summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:
-            summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, **shard, **common)
+            summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
     print(str(summary), file=sys.stderr)
     for path in summary.paths:
         print(path)
     if summary.skipped:
         for message in summary.errors[:10]:
-            print(f"  skipped: {message}", file=sys.stderr)
+            print(f"  skipped: {cli_message(message, 'convert')}", file=sys.stderr)
         if summary.skipped > 10:
             print(f"  ... and {summary.skipped - 10} more", file=sys.stderr)
-    return 0
+    # Every input was bad: nothing was converted, which is never a success.
+    return 1 if summary.skipped and not summary.records else 0

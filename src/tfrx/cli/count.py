@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tfrx.cli._common import add_input, add_progress, name_of, reader, sources
+from tfrx.cli._common import add_input, add_progress, cli_message, name_of, reader, sources
 
 DESCRIPTION = """Count the records of TFRecord files (one line per file, then the total).
 
@@ -46,7 +46,7 @@ def run(args) -> int:
 
                 wrong = not_tfrecord_message(e)
                 failed = max(failed, 2 if wrong else 1)
-                print(f"tfrx count: error: {wrong or e}", file=sys.stderr)
+                print(f"tfrx count: error: {cli_message(str(wrong or e))}", file=sys.stderr)
                 continue
             finally:
                 bar.update(1)

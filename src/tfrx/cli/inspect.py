@@ -12,8 +12,9 @@ DESCRIPTION = """Print the first records of TFRecord files.
 Examples and SequenceExamples are printed in protobuf text format, as
 TensorFlow's print(tf.train.Example.FromString(record)) shows them, or with
 --json as one JSON object per line (numbers as lists, bytes as UTF-8 text or
-{"base64": ...}). Records that are not Examples (TensorBoard event files,
-other protos, plain text) are shown as their length and bytes.
+{"base64": ...}, null for a feature with no kind set). Records that are not
+Examples (TensorBoard event files, other protos, plain text) are shown as
+their length and bytes.
 
   tfrx inspect train.tfrecord-00000-of-00016 -n 2
   tfrx head --json data.tfrecord.gz | jq .label
@@ -89,12 +90,13 @@ def run(args) -> int:
             if raw:
                 out.write(_raw_line(i, rec, args) + "\n")
             elif args.json:
+                # keep_empty: a Feature with no kind set (TFX's missing CSV value) is null, as the text form shows it
                 if kind == SEQUENCE_EXAMPLE:
-                    context, lists = decode_sequence_example(rec)
+                    context, lists = decode_sequence_example(rec, keep_empty=True)
                     obj = {"context": {k: json_value(v) for k, v in context.items()},
                            "feature_lists": {k: [json_value(s) for s in steps] for k, steps in lists.items()}}
                 else:
-                    obj = {k: json_value(v) for k, v in decode_example(rec).items()}
+                    obj = {k: json_value(v) for k, v in decode_example(rec, keep_empty=True).items()}
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             else:
                 cls = train.SequenceExample if kind == SEQUENCE_EXAMPLE else train.Example

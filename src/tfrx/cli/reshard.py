@@ -8,12 +8,13 @@ from tfrx.cli._common import CliError, add_input, add_progress, reader, sources,
 
 DESCRIPTION = """Merge or split TFRecord files into new shards, optionally changing compression.
 
-  tfrx reshard 'train-*.tfrecord' -o out/data-train --num-shards 16 --compression gzip
+  tfrx reshard 'train-*.tfrecord' -o out/data-train --num-shards 16 --output-compression gzip
   tfrx reshard big.tfrecord -o out/big --max-bytes-per-shard 200MB
 
 Records keep their order: reading the new shards in name order gives the
 records of the inputs in order. Records are copied as they are (CRCs are
-checked while reading).
+checked while reading). --compression is the inputs' compression (detected
+when left out); --output-compression is the new shards' (default none).
 """
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tfrx.cli._common import CliError, add_input, add_progress, not_examples_message, payload_check, reader, sources
 
@@ -28,6 +29,17 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
     return str(v)
+
+
+_LONG = re.compile(r"\.\.\. \(\d+ bytes, blake2b [0-9a-f]+\)$")
+
+
+def _short(label: str) -> str:
+    """A top value for the table: 30 characters, keeping a long value's length and digest (what tells them apart)."""
+    if len(label) <= 30:
+        return label
+    m = _LONG.search(label)
+    return label[:20] + m.group(0) if m else label[:30] + "..."
 
 
 def run(args) -> int:
@@ -75,7 +87,7 @@ def run(args) -> int:
                 row.append(f"{_fmt(s.steps_min)}/{_fmt(s.steps_max)}/{_fmt(s.steps_mean)}")
             row.append(f"{_fmt(s.value_min)}/{_fmt(s.value_max)}/{_fmt(s.value_mean)}" if s.value_count else "-")
             d = s.to_dict(args.top)
-            row.append(", ".join(f"{v[:30]!r}x{c}" for v, c in d.get("top", [])) or "-")
+            row.append(", ".join(f"{_short(v)!r}x{c}" for v, c in d.get("top", [])) or "-")
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
         for r in rows:

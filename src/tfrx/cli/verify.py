@@ -16,7 +16,7 @@ problem and counts every intact record.
 
 
 def add_arguments(p) -> None:
-    add_input(p)
+    add_input(p, on_error=False)  # verify reads on after damage and lists every damaged region
     p.add_argument("--json", action="store_true", help="one JSON object per file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the damaged files")
     add_progress(p)
@@ -29,9 +29,26 @@ def run(args) -> int:
     srcs = sources(args)
     bad = 0
     records = 0
-    with progress_bar(None, desc="verify", unit="rec", enabled=args.progress) as bar:
-        for source in srcs:
-            (check,) = verify_files(source, compression=compression_arg(args), progress=lambda n, _b: bar.update(n))
+    sizes = [_size(s) for s in srcs]
+    known = [s for s in sizes if s is not None]
+    total = sum(known) if len(known) == len(sizes) else None
+    done = end = 0
+
+    def advance(records_read: int, payload: int) -> None:
+        # framed bytes read (12-byte header and 4-byte CRC per record), never past the end of this file
+        nonlocal done
+        step = min(payload + 16 * records_read, end - done) if total is not None else payload + 16 * records_read
+        if step > 0:
+            bar.update(step)
+            done += step
+
+    with progress_bar(total, desc="verify", unit="B", enabled=args.progress) as bar:
+        for source, size in zip(srcs, sizes):
+            end += size or 0
+            (check,) = verify_files(source, compression=compression_arg(args), progress=advance)
+            if total is not None and end > done:  # compressed files, damaged regions: to the end of the file
+                bar.update(end - done)
+                done = end
             records += check.records
             if not check.ok:
                 bad += 1
@@ -66,6 +83,22 @@ def _json_error(e, region) -> dict:
     if e.compressed_offset is not None:
         out["compressed_offset"] = e.compressed_offset
     return out
+
+
+def _size(source) -> int | None:
+    """The size in bytes of a file, an object or standard input (None when it cannot be known without reading)."""
+    from tfrx.io.paths import is_url, local_size, url_to_fs
+
+    if isinstance(source, str) and is_url(source):
+        try:
+            fs, path = url_to_fs(source)
+            return int(fs.size(path))
+        except Exception:  # noqa: BLE001 - a bar without a total is fine
+            return None
+    size = local_size(source)
+    if size is None and hasattr(source, "getbuffer"):  # standard input, read into memory
+        size = len(source.getbuffer())
+    return size
 
 
 def _plain(e) -> str:

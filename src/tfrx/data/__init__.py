@@ -34,7 +34,7 @@ from tfrx.data import concatenate  # noqa: E402,F401
 from tfrx.data import options  # noqa: E402,F401
 from tfrx.data import parse  # noqa: E402,F401
 from tfrx.data import adapters  # noqa: E402,F401  to_torch, to_jax, to_keras
-from tfrx.data.options import Options
+from tfrx.data.options import AutotuneOptions, Options, ThreadingOptions
 from tfrx.data.tfrecord import TFRecordDataset
 
 __all__ = [
@@ -44,6 +44,8 @@ __all__ = [
     "Dataset",
     "DatasetIterator",
     "Options",
+    "AutotuneOptions",
+    "ThreadingOptions",
     "TFRecordDataset",
     "usable_cores",
 ]

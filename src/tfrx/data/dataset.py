@@ -65,12 +65,15 @@ class IterContext:
     ``epoch`` identifies this pass over the dataset: the top-level iteration
     count, extended by one number per enclosing ``repeat``. Seeded shuffles
     derive their order from (seed, epoch), so orders are reproducible and a
-    restored iterator sees the epoch it was saved in. ``deterministic`` is the
-    pipeline-wide default set by :meth:`Dataset.with_options`.
+    restored iterator sees the epoch it was saved in. ``deterministic`` (the
+    default of stages given ``deterministic=None``) and ``max_threads`` (the
+    most threads a parallel stage runs) come from the options of every
+    :meth:`Dataset.with_options` in the pipeline.
     """
 
     epoch: tuple[int, ...] = (0,)
     deterministic: bool | None = None
+    max_threads: int | None = None
 
     def for_epoch(self, e: int) -> IterContext:
         return replace(self, epoch=self.epoch + (int(e),))
@@ -163,12 +166,36 @@ class Dataset:
         raise NotImplementedError
 
     def __iter__(self) -> DatasetIterator:
-        return self._iterator(IterContext(epoch=(self._next_epoch(),)))
+        return self._iterator(self._root_context(self._next_epoch()))
 
     def iterator(self, *, epoch: int | None = None) -> DatasetIterator:
         """An iterator; ``epoch`` fixes which reshuffle of seeded shuffles it uses (default: the next one)."""
         e = self._next_epoch() if epoch is None else int(epoch)
-        return self._iterator(IterContext(epoch=(e,)))
+        return self._iterator(self._root_context(e))
+
+    # ------------------------------------------------------------------ options
+    def _own_options(self):
+        """Options this stage sets for the whole pipeline (``with_options``), or None."""
+        return None
+
+    def _pipeline_options(self):
+        """The options set anywhere in this pipeline, merged in pipeline order (later wins), or None."""
+        found = [o for o in (d._pipeline_options() for d in self._inputs) if o is not None]
+        own = self._own_options()
+        if own is not None:
+            found.append(own)
+        if not found:
+            return None
+        merged = found[0]
+        for o in found[1:]:
+            merged = merged.merge(o)
+        return merged
+
+    def _root_context(self, epoch: int) -> IterContext:
+        """The context of a top-level iteration: the pipeline's options apply to every stage (as in tf.data)."""
+        options = self._pipeline_options()
+        ctx = IterContext(epoch=(int(epoch),))
+        return ctx if options is None else replace(ctx, **options._context())
 
     def as_numpy_iterator(self) -> DatasetIterator:
         """Same as ``iter(ds)``: elements already are NumPy values (``tf.data`` name)."""

@@ -272,7 +272,8 @@ class MapDataset(Dataset):
         deterministic = self._deterministic
         if deterministic is None:
             deterministic = ctx.deterministic if ctx.deterministic is not None else True
-        return _ParallelMapIterator(parent, self._fn, self._threads, deterministic)
+        threads = self._threads if ctx.max_threads is None else min(self._threads, ctx.max_threads)
+        return _ParallelMapIterator(parent, self._fn, threads, deterministic)
 
     def cardinality(self) -> int:
         return self._inputs[0].cardinality()

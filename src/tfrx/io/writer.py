@@ -26,6 +26,21 @@ STAGE_BYTES = 1 << 20
 _FRAMING = 16
 
 
+def _record_bytes(record, method: str):
+    """``record`` as something with the buffer protocol: a protobuf message serialized deterministically."""
+    if isinstance(record, str):
+        raise TypeError(f"TFRecordWriter.{method} expects bytes, not str (encode it first)")
+    serialize = getattr(record, "SerializeToString", None)
+    if serialize is not None and hasattr(record, "DESCRIPTOR"):
+        return serialize(deterministic=True)
+    try:
+        memoryview(record)
+    except TypeError:
+        raise TypeError(f"TFRecordWriter.{method} expects bytes, a buffer or a protobuf message "
+                        f"(serialized with SerializeToString()), got {type(record).__name__}") from None
+    return record
+
+
 class TFRecordWriter:
     """Writes records to a TFRecord file, as ``tf.io.TFRecordWriter``.
 
@@ -94,11 +109,18 @@ class TFRecordWriter:
 
     # -------------------------------------------------------------- records
     def write(self, record) -> None:
-        """Writes one record (``bytes`` or any buffer-protocol object)."""
+        """Writes one record: ``bytes``, any buffer-protocol object, or a protobuf message.
+
+        A message (``tfrx.train.Example``, TensorFlow's ``tf.train.Example``,
+        any message) is written as ``SerializeToString(deterministic=True)``:
+        map entries in key order, the bytes tfrx's encoders write.
+        TensorFlow's writer takes only bytes.
+        """
         self._check_open()
-        if isinstance(record, str):
-            raise TypeError("TFRecordWriter.write expects bytes, not str (encode it first)")
-        view = memoryview(record)
+        try:
+            view = memoryview(record)
+        except TypeError:  # str, a protobuf message, or something else that is not a buffer
+            view = memoryview(_record_bytes(record, "write"))
         n = view.nbytes
         if n + _FRAMING > len(self._stage) - self._pos:
             self._flush_stage()
@@ -108,7 +130,7 @@ class TFRecordWriter:
                 self._write_large(view)
                 self.records_written += 1
                 return
-        _, used = _native.frame_into((record,), 0, self._stage_view[self._pos :])
+        _, used = _native.frame_into((view,), 0, self._stage_view[self._pos :])
         self._pos += used
         self.records_written += 1
 
@@ -116,8 +138,9 @@ class TFRecordWriter:
         """Writes many records; returns how many.
 
         ``records``: a :class:`tfrx.RecordBatch`, a list/tuple of bytes-like
-        objects, a NumPy object array of ``bytes``, or any iterable of them.
-        Framing happens natively, many records per call.
+        objects (or protobuf messages, as :meth:`write` takes them), a NumPy
+        object array of ``bytes``, or any iterable of them. Framing happens
+        natively, many records per call.
         """
         self._check_open()
         if isinstance(records, RecordBatch):
@@ -131,7 +154,11 @@ class TFRecordWriter:
         count = len(records)
         i = 0
         while i < count:
-            j, used = _native.frame_into(records, i, self._stage_view[self._pos :])
+            try:
+                j, used = _native.frame_into(records, i, self._stage_view[self._pos :])
+            except TypeError:  # a message or another non-buffer among the records
+                records = [_record_bytes(r, "write_many") for r in records]
+                j, used = _native.frame_into(records, i, self._stage_view[self._pos :])
             self._pos += used
             if j < count:
                 if j == i and self._pos == 0:  # larger than the staging buffer

@@ -683,6 +683,97 @@ def _json_cell(value, kind: str):
     return out if isinstance(value, list) else out[0]
 
 
+def _sequence_row(obj) -> bool:
+    """Whether a JSON object is a SequenceExample as ``tfrecord_to_jsonl`` writes it ({"context", "feature_lists"})."""
+    return (len(obj) == 2 and isinstance(obj.get("context"), dict) and isinstance(obj.get("feature_lists"), dict))
+
+
+def _infer_kind(path: str, name: str, ks: set) -> str:
+    ks = ks - {None}
+    if ks <= {"int64"}:
+        return "int64" if ks else "float"
+    if ks <= {"int64", "float"}:
+        return "float"
+    if ks == {"bytes"}:
+        return "bytes"
+    raise ValueError(f"{path!r}: key {name!r} mixes kinds {sorted(ks)}; pass spec={{{name!r}: ...}}")
+
+
+def _encode_sequence_rows(rows: list, kinds: dict, list_kinds: dict):
+    """Serialized SequenceExamples of ``(context, feature_lists)`` rows (values already converted to their kinds)."""
+    from tfrx.codec import encode_sequence_examples, make_sequence_example
+    from tfrx import train
+
+    context_names = sorted({k for c, _ in rows for k in c})
+    list_names = sorted({k for _, fl in rows for k in fl})
+    if not (context_names or list_names) or any(step is None for _, fl in rows for steps in fl.values() for step in steps):
+        # A step whose Feature has no kind (or no column to count the rows by): the columnar encoder has no
+        # form for it; protobuf does, and tfrx's encoder writes the same bytes.
+        out = []
+        for c, fl in rows:
+            lists = {k: [train.Feature() if step is None else step for step in steps] for k, steps in fl.items()}
+            both = {**{k: list_kinds[k] for k in fl}, **{k: kinds[k] for k in c}}
+            out.append(make_sequence_example(c, lists, kinds=both).SerializeToString(deterministic=True))
+        return out
+    return encode_sequence_examples(
+        {k: [c.get(k) for c, _ in rows] for k in context_names},
+        {k: [fl.get(k) for _, fl in rows] for k in list_names},
+        kinds={**{k: list_kinds[k] for k in list_names}, **{k: kinds[k] for k in context_names}},
+        as_batch=True,
+    )
+
+
+def _write_mixed_rows(writer, rows: list, kinds: dict, list_kinds: dict) -> None:
+    """Writes rows in order: Example rows (dicts) and SequenceExample rows (``(context, feature_lists)`` pairs)."""
+    start = 0
+    while start < len(rows):
+        sequence = isinstance(rows[start], tuple)
+        end = start
+        while end < len(rows) and isinstance(rows[end], tuple) == sequence:
+            end += 1
+        run = rows[start:end]
+        if sequence:
+            writer.write_many(_encode_sequence_rows(run, kinds, list_kinds))
+        else:
+            names = sorted({k for r in run for k in r})
+            if names:
+                _write_rows(writer, run, {k: kinds[k] for k in names})
+            else:
+                writer.write_many([b""] * len(run))  # empty Examples
+        start = end
+
+
+def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):
+    """``{"record": bytes}`` lines (``tfrecord_to_jsonl(raw=True)``) back into records, unchanged."""
+    import base64
+
+    writer = _writer(output, sharding, compression)
+    ok = False
+    try:
+        with open(path, "rb") as f, progress_bar(os.path.getsize(path), desc="jsonl", unit="B", enabled=progress) as bar:
+            chunk: list[bytes] = []
+            for line, text in enumerate(f, 1):
+                bar.update(len(text))
+                if not text.strip():
+                    continue
+                try:
+                    value = json.loads(text)["record"]
+                    record = (value.encode("utf-8") if isinstance(value, str)
+                              else base64.b64decode(value["base64"], validate=True))
+                except (ValueError, KeyError, TypeError) as e:
+                    errors(f'{path}: line {line}: expected {{"record": text or {{"base64": ...}}}} ({e!r})')
+                    continue
+                chunk.append(record)
+                if len(chunk) >= chunk_rows:
+                    writer.write_many(chunk)
+                    chunk = []
+            writer.write_many(chunk)
+        ok = True
+    finally:
+        _finish(writer, summary, t0, ok)
+    return summary
+
+
 def jsonl_to_tfrecord(
     path: str | os.PathLike,
     output: str | os.PathLike,
@@ -695,6 +786,7 @@ def jsonl_to_tfrecord(
     naming: str = "tfds",
     infer_rows: int = 1000,
     chunk_rows: int = 8192,
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
 ) -> ConvertSummary:
@@ -702,15 +794,29 @@ def jsonl_to_tfrecord(
 
     Values are numbers, strings (bytes features; ``{"base64": ...}`` for
     binary data, as ``tfrecord_to_jsonl`` writes it), booleans (int64), lists
-    of these, or null (left out). Kinds come from ``spec`` or are inferred
+    of these, or null (left out). A line ``{"context": {...},
+    "feature_lists": {name: [step, ...]}}`` (each step a list of values, or
+    null for a Feature with no kind), as ``tfrecord_to_jsonl`` writes
+    SequenceExamples, becomes a SequenceExample. Kinds come from ``spec``
+    (which names context features and feature lists alike) or are inferred
     from the first ``infer_rows`` lines (a column of integers and floats is
     float). A line that is not a JSON object, or a value that does not fit its
     kind, is a bad input (``on_error``); keys first seen after the inference
     rows are bad inputs too unless the spec names them.
+
+    ``raw=True`` reads what ``tfrecord_to_jsonl(raw=True)`` writes: each line
+    ``{"record": ...}`` (text, or ``{"base64": ...}``) is written as it is,
+    one record per line.
     """
     path = os.fspath(path)
     summary, errors, t0 = _start(on_error)
-    kinds = _normalize_spec(spec or {})
+    if raw:
+        return _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress,
+                                      _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming),
+                                      compression)
+    given = _normalize_spec(spec or {})
+    kinds = dict(given)
+    list_kinds = dict(given)
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = []
@@ -719,35 +825,56 @@ def jsonl_to_tfrecord(
             if len(head) >= infer_rows:
                 break
         seen: dict[str, set] = {}
+        seen_lists: dict[str, set] = {}
         for raw in head:
             try:
                 obj = json.loads(raw)
             except ValueError:
                 continue
-            if isinstance(obj, dict):
-                for k, v in obj.items():
-                    seen.setdefault(k, set()).add(_json_kind(v))
-        for k, ks in seen.items():
-            if k in kinds:
+            if not isinstance(obj, dict):
                 continue
-            ks = ks - {None}
-            if ks <= {"int64"}:
-                kinds[k] = "int64" if ks else "float"
-            elif ks <= {"int64", "float"}:
-                kinds[k] = "float"
-            elif ks == {"bytes"}:
-                kinds[k] = "bytes"
-            else:
-                kinds[k] = "bytes" if "mixed" not in ks and "bytes" in ks and len(ks) == 1 else None
-                if kinds[k] is None:
-                    raise ValueError(f"{path!r}: key {k!r} mixes kinds {sorted(x for x in ks)}; pass spec={{{k!r}: ...}}")
-        summary.spec = dict(kinds)
+            if _sequence_row(obj):
+                for k, steps in obj["feature_lists"].items():
+                    if isinstance(steps, list):
+                        seen_lists.setdefault(k, set()).update(_json_kind(s) for s in steps)
+                obj = obj["context"]
+            for k, v in obj.items():
+                seen.setdefault(k, set()).add(_json_kind(v))
+        for k, ks in seen.items():
+            if k not in given:
+                kinds[k] = _infer_kind(path, k, ks)
+        for k, ks in seen_lists.items():
+            if k not in given:
+                list_kinds[k] = _infer_kind(path, k, ks)
+        summary.spec = {k: v for k, v in kinds.items() if k in seen or k not in seen_lists}
+        if seen_lists:
+            summary.spec = {"context": summary.spec, "feature_lists": {k: list_kinds[k] for k in seen_lists}}
         writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
         ok = False
         try:
             with progress_bar(size, desc="jsonl", unit="B", enabled=progress) as bar:
-                rows: list[dict] = []
+                rows: list = []
                 line = 0
+
+                def cells(values: dict, known: dict, what: str):
+                    out = {}
+                    for k, v in values.items():
+                        kind = known.get(k)
+                        if kind is None:
+                            errors(f"{path}: line {line}: {what} {k!r} is not in the spec")
+                            return None
+                        try:
+                            if what == "feature list":
+                                if not isinstance(v, list):
+                                    raise ValueError
+                                out[k] = [None if step is None else _json_cell(step if isinstance(step, list) else [step], kind)
+                                          for step in v]
+                            else:
+                                out[k] = _json_cell(v, kind)
+                        except (ValueError, TypeError):
+                            errors(f"{path}: line {line}: {what} {k!r}: {json.dumps(v)[:80]} does not fit {kind}")
+                            return None
+                    return out
 
                 def consume(raw):
                     if not raw.strip():
@@ -760,18 +887,15 @@ def jsonl_to_tfrecord(
                     if not isinstance(obj, dict):
                         errors(f"{path}: line {line}: expected a JSON object, got {type(obj).__name__}")
                         return
-                    out = {}
-                    for k, v in obj.items():
-                        kind = kinds.get(k)
-                        if kind is None:
-                            errors(f"{path}: line {line}: key {k!r} is not in the spec")
-                            return
-                        try:
-                            out[k] = _json_cell(v, kind)
-                        except (ValueError, TypeError):
-                            errors(f"{path}: line {line}: key {k!r}: {json.dumps(v)[:80]} does not fit {kind}")
-                            return
-                    rows.append(out)
+                    if _sequence_row(obj):
+                        context = cells(obj["context"], kinds, "key")
+                        lists = None if context is None else cells(obj["feature_lists"], list_kinds, "feature list")
+                        if lists is not None:
+                            rows.append(({k: v for k, v in context.items() if v is not None}, lists))
+                        return
+                    out = cells(obj, kinds, "key")
+                    if out is not None:
+                        rows.append(out)
 
                 done = 0
                 for raw in head:
@@ -781,12 +905,12 @@ def jsonl_to_tfrecord(
                     line += 1
                     consume(raw)
                     if len(rows) >= chunk_rows:
-                        _write_rows(writer, rows, kinds)
+                        _write_mixed_rows(writer, rows, kinds, list_kinds)
                         rows = []
                         pos = f.tell()
                         bar.update(pos - done)
                         done = pos
-                _write_rows(writer, rows, kinds)
+                _write_mixed_rows(writer, rows, kinds, list_kinds)
                 bar.update(size - done)
             ok = True
         finally:
@@ -813,6 +937,8 @@ def _arrow_kind(t, pa) -> str | None:
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t) \
             or pa.types.is_fixed_size_binary(t):
         return "bytes"
+    if pa.types.is_null(t):  # only nulls: nothing reaches the wire, any kind will do
+        return "bytes"
     return None
 
 
@@ -828,6 +954,7 @@ def parquet_to_tfrecord(
     compression: str | None = None,
     naming: str = "tfds",
     batch_rows: int = 8192,
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
     engine: str = "local",
@@ -836,10 +963,17 @@ def parquet_to_tfrecord(
 
     Integer and boolean columns become int64 features, floating point float,
     strings and binary bytes; list columns become multi-valued features and
-    nulls are left out. ``spec`` forces kinds; a column whose type has no
+    nulls are left out. Columns of lists of lists (``list<list<int64>>``),
+    and the columns the schema metadata names as feature lists (as
+    :func:`tfrecord_to_parquet` and :func:`tfrx.arrow.to_record_batch` write
+    them), are SequenceExample feature lists: one step per inner list (a null
+    step is a Feature with no kind), and every row is then a
+    SequenceExample whose other columns are its context. ``spec`` forces kinds; a column whose type has no
     Feature kind (structs, maps, timestamps) must be cast first or left out
     with ``columns=``. A value that does not fit a forced kind is a bad input.
-    ``engine="ray"`` converts each row group as a Ray task.
+    ``engine="ray"`` converts each row group as a Ray task. ``raw=True``
+    writes the binary column ``record`` (as ``tfrecord_to_parquet(raw=True)``
+    writes it) as the records themselves, unchanged.
     """
     pa = _pyarrow()
     import pyarrow.parquet as pq
@@ -848,6 +982,10 @@ def parquet_to_tfrecord(
     path = os.fspath(path)
     summary, errors, t0 = _start(on_error)
     pf = pq.ParquetFile(path)
+    if raw:
+        return _raw_parquet_to_tfrecord(
+            path, pf, output, summary, errors, t0, batch_rows, progress,
+            _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
     schema = pf.schema_arrow
     names = columns or schema.names
     given = _normalize_spec(spec or {})
@@ -860,6 +998,7 @@ def parquet_to_tfrecord(
             raise ValueError(f"{path!r}: column {name!r} has type {schema.field(name).type}, which has no "
                              "tf.train.Feature kind; cast it or leave it out with columns=")
         kinds[name] = kind
+    lists = _feature_list_columns(schema, names, pa)
     summary.spec = dict(kinds)
     total = pf.metadata.num_rows
     writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total)
@@ -869,7 +1008,8 @@ def parquet_to_tfrecord(
             if engine == "ray":
                 groups = pf.metadata.num_row_groups
                 starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
-                jobs = [(path, g, int(starts[g]), names, kinds, _worker_policy(on_error), batch_rows) for g in range(groups)]
+                jobs = [(path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows)
+                        for g in range(groups)]
                 for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, engine, 1):
                     for batch in batches:
                         writer.write_many(batch)
@@ -878,7 +1018,7 @@ def parquet_to_tfrecord(
             else:
                 row0 = 0
                 for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
-                    records = _parquet_batch(path, batch, row0, kinds, errors)
+                    records = _parquet_batch(path, batch, row0, kinds, lists, errors)
                     if records is not None:
                         writer.write_many(records)
                     row0 += batch.num_rows
@@ -889,8 +1029,70 @@ def parquet_to_tfrecord(
     return summary
 
 
-def _parquet_batch(path: str, batch, row0: int, kinds: dict, errors: _Errors):
-    """The Examples of one Arrow record batch of a Parquet file (bad rows left out), or None when none remain."""
+def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, progress, sharding, compression):
+    """The ``record`` column (``tfrecord_to_parquet(raw=True)``) back into records, unchanged."""
+    pa = _pyarrow()
+    if "record" not in pf.schema_arrow.names:
+        raise ValueError(f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
+                         f"writes); columns: {pf.schema_arrow.names}")
+    column_type = pf.schema_arrow.field("record").type
+    if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
+        raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
+    writer = _writer(output, sharding, compression, pf.metadata.num_rows)
+    ok = False
+    try:
+        with progress_bar(pf.metadata.num_rows, desc="parquet", unit="rec", enabled=progress) as bar:
+            row0 = 0
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=["record"]):
+                records = batch.column(0).to_pylist()
+                for i in [i for i, r in enumerate(records) if r is None]:
+                    errors(f"{path}: row {row0 + i}: 'record' is null")
+                writer.write_many([r for r in records if r is not None])
+                row0 += batch.num_rows
+                bar.update(batch.num_rows)
+        ok = True
+    finally:
+        _finish(writer, summary, t0, ok)
+    return summary
+
+
+def _feature_list_columns(schema, names, pa) -> frozenset:
+    """The columns that hold feature lists: named in the schema metadata, or lists of variable-length lists."""
+    from tfrx.arrow import FEATURE_LISTS_KEY
+
+    named = set(json.loads((schema.metadata or {}).get(FEATURE_LISTS_KEY, b"[]")))
+    out = set()
+    for name in names:
+        t = schema.field(name).type
+        if name in named or ((pa.types.is_list(t) or pa.types.is_large_list(t))
+                             and (pa.types.is_list(t.value_type) or pa.types.is_large_list(t.value_type))):
+            out.add(name)
+    return frozenset(out)
+
+
+def _parquet_steps(path, name, kind, values, row0, bad, errors, pa_type, pa) -> list:
+    """A feature-list column as, per row, None or a list of steps (None for a step with no kind)."""
+    natural = _arrow_kind(pa_type, pa)
+    out: list = []
+    for i, v in enumerate(values):
+        if v is None or bad[i]:
+            out.append(None)
+            continue
+        try:
+            steps = [None if s is None else (s if isinstance(s, list) else [s]) for s in v]
+            if natural != kind:
+                steps = [None if s is None else _arrow_cell(s, kind) for s in steps]
+            out.append(steps)
+        except (ValueError, TypeError, UnicodeDecodeError):
+            bad[i] = True
+            out.append(None)
+            errors(f"{path}: row {row0 + i}: feature list {name!r}: {str(v)[:60]!r} does not fit {kind}")
+    return out
+
+
+def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, errors: _Errors):
+    """The Examples (SequenceExamples when there are feature lists) of one Arrow record batch of a Parquet file
+    (bad rows left out), or None when none remain."""
     from tfrx.codec import encode_examples
 
     pa = _pyarrow()
@@ -898,6 +1100,9 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, errors: _Errors):
     bad = np.zeros(batch.num_rows, bool)
     for name, kind in kinds.items():
         arr = batch.column(name)
+        if name in lists:
+            cols[name] = _parquet_steps(path, name, kind, arr.to_pylist(), row0, bad, errors, arr.type, pa)
+            continue
         natural = _arrow_kind(arr.type, pa)
         is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
         if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
@@ -919,18 +1124,33 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, errors: _Errors):
         cols = {k: (v[keep] if isinstance(v, np.ndarray) else [v[i] for i in keep]) for k, v in cols.items()}
     if not len(next(iter(cols.values()), [])):
         return None
-    return encode_examples(cols, kinds=kinds, as_batch=True)
+    if not lists:
+        return encode_examples(cols, kinds=kinds, as_batch=True)
+    rows = len(next(iter(cols.values())))
+    context_kinds = {k: v for k, v in kinds.items() if k not in lists}
+    list_kinds = {k: v for k, v in kinds.items() if k in lists}
+    if any(step is None for k in lists for v in cols[k] if v is not None for step in v):
+        def cell(v):
+            return v.item() if isinstance(v, np.generic) else v
+
+        pairs = [({k: cell(cols[k][i]) for k in context_kinds if cols[k][i] is not None},
+                  {k: cols[k][i] for k in lists if cols[k][i] is not None}) for i in range(rows)]
+        return _encode_sequence_rows(pairs, context_kinds, list_kinds)
+    from tfrx.codec import encode_sequence_examples
+
+    return encode_sequence_examples({k: cols[k] for k in context_kinds}, {k: cols[k] for k in lists},
+                                    kinds=kinds, as_batch=True)
 
 
 def _parquet_group_job(job):
     """A Ray task: the Examples of one row group; returns (record batches, rows skipped, messages, rows read)."""
     import pyarrow.parquet as pq
 
-    path, group, row0, names, kinds, on_error, batch_rows = job
+    path, group, row0, names, kinds, lists, on_error, batch_rows = job
     summary, errors, _ = _start(on_error)
     out, rows = [], 0
     for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group], columns=names):
-        records = _parquet_batch(path, batch, row0 + rows, kinds, errors)
+        records = _parquet_batch(path, batch, row0 + rows, kinds, lists, errors)
         if records is not None:
             out.append(records)
         rows += batch.num_rows
@@ -954,21 +1174,65 @@ def _arrow_cell(value, kind: str):
 
 
 # ================================================================== TFRecords to tables
-def _decoded_rows(paths, compression, on_error, errors, progress, desc):
-    from tfrx.codec import decode_example
+_SAMPLE = 32  # records per file whose payload kind is checked in full before converting
+
+
+def _read_batches(paths, compression, on_error, errors, progress, desc):
+    """Each RecordBatch of ``paths``; damaged records follow ``on_error`` in the reader and are counted."""
     from tfrx.io.reader import RecordReader
 
     with RecordReader(paths, compression=compression, on_error=on_error) as reader, \
             progress_bar(None, desc=desc, enabled=progress) as bar:
         for batch in reader.iter_batches():
-            for i, rec in enumerate(batch):
-                try:
-                    yield decode_example(rec)
-                except TfrxError as e:
-                    errors(f"{batch.path}: record {batch.first_index + i}: not an Example: {e}")
+            yield batch
             bar.update(len(batch))
         # the reader has warned about these already (on_error="warn")
         errors.add(reader.stats.skipped_records, [str(e) for e in reader.stats.errors], warn=False)
+
+
+def _where(batch, i: int) -> str:
+    offset = "" if batch.file_offsets is None else f" at byte {int(batch.file_offsets[i])}"
+    return f"{batch.path or '<stream>'}: record {batch.first_index + i}{offset}"
+
+
+def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_empty: bool = False):
+    """``(context, feature_lists)`` of each record; ``feature_lists`` is None for a record to write as an Example.
+
+    The first records of each file are checked in full (:func:`tfrx.tools.sniff.payload_kind`);
+    every record's top level is checked too, so a payload that is not an
+    Example or SequenceExample (a TensorBoard event, another message, text)
+    is a bad input naming its file, record and byte offset, never an empty row.
+    A record is written as a SequenceExample when it is one (it has the
+    ``feature_lists`` field, even empty), else as an Example.
+    """
+    from tfrx.codec import decode_sequence_example
+    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE, describe, payload_kind, record_kind, top_level_kind
+
+    samples: dict = {}
+    for batch in _read_batches(paths, compression, on_error, errors, progress, desc):
+        checked = samples.get(batch.path)
+        if checked is None:
+            sample = [batch[i] for i in range(min(len(batch), _SAMPLE))]
+            checked = samples[batch.path] = (payload_kind(sample) != OTHER, sample)
+        clean, sample = checked
+        for i in range(len(batch)):
+            rec = batch[i]
+            kind = top_level_kind(rec)
+            if kind != OTHER and (clean or record_kind(rec) != OTHER):
+                try:
+                    context, lists = decode_sequence_example(rec, keep_empty=keep_empty)
+                except TfrxError as e:
+                    errors(f"{_where(batch, i)}: not a tf.train.Example or SequenceExample: {e}")
+                    continue
+                yield context, (lists if kind == SEQUENCE_EXAMPLE else None)
+                continue
+            errors(f"{_where(batch, i)}: not a tf.train.Example or SequenceExample (the records of this file look "
+                   f"like {describe(sample)}); pass raw=True to convert each record's bytes as they are")
+
+
+def _raw_records(paths, compression, on_error, errors, progress, desc):
+    for batch in _read_batches(paths, compression, on_error, errors, progress, desc):
+        yield from batch
 
 
 def _done(summary: ConvertSummary, records: int, output: str, t0: float) -> ConvertSummary:
@@ -985,6 +1249,7 @@ def tfrecord_to_jsonl(
     *,
     compression="auto",
     bytes_as: str = "auto",
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
 ) -> ConvertSummary:
@@ -992,10 +1257,19 @@ def tfrecord_to_jsonl(
 
     Every feature is a list (int64 and float values as numbers, NaN as null;
     bytes as UTF-8 text, or ``{"base64": ...}`` when not valid UTF-8 or with
-    ``bytes_as="base64"``). :func:`jsonl_to_tfrecord` reads it back.
-    Damaged records and non-Example payloads follow ``on_error``.
+    ``bytes_as="base64"``); a Feature with no kind set is ``null``.
+    A SequenceExample is ``{"context": {...}, "feature_lists": {name: [step,
+    ...]}}`` with each step a list as above (``null`` for a step with no kind),
+    as ``tfrx inspect --json`` prints it. :func:`jsonl_to_tfrecord` reads
+    both back.
+
+    Damaged records, and payloads that are not Examples or SequenceExamples
+    (a TensorBoard event file, another message), are bad inputs
+    (``on_error``); the error names the file, record and byte offset.
+    ``raw=True`` writes every record, whatever it holds, as
+    ``{"record": bytes}`` (bytes as above) instead.
     """
-    from tfrx.cli._common import json_value
+    from tfrx.cli._common import json_bytes, json_value
 
     summary, errors, t0 = _start(on_error)
     output = os.fspath(output)
@@ -1003,10 +1277,21 @@ def tfrecord_to_jsonl(
     n = 0
     try:
         with open(tmp, "w", encoding="utf-8") as out:
-            for d in _decoded_rows(paths, compression, on_error, errors, progress, "jsonl"):
-                out.write(json.dumps({k: json_value(v, bytes_as) for k, v in d.items()}, ensure_ascii=False))
-                out.write("\n")
-                n += 1
+            if raw:
+                for rec in _raw_records(paths, compression, on_error, errors, progress, "jsonl"):
+                    out.write(json.dumps({"record": json_bytes(rec, bytes_as)}, ensure_ascii=False))
+                    out.write("\n")
+                    n += 1
+            else:
+                for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "jsonl",
+                                                    keep_empty=True):
+                    obj = {k: json_value(v, bytes_as) for k, v in context.items()}
+                    if lists is not None:
+                        obj = {"context": obj, "feature_lists": {
+                            k: [json_value(step, bytes_as) for step in steps] for k, steps in lists.items()}}
+                    out.write(json.dumps(obj, ensure_ascii=False))
+                    out.write("\n")
+                    n += 1
         os.replace(tmp, output)
     except BaseException:
         if os.path.exists(tmp):
@@ -1015,12 +1300,29 @@ def tfrecord_to_jsonl(
     return _done(summary, n, output, t0)
 
 
+def _value_kind(v) -> str:
+    if isinstance(v, np.ndarray):
+        return "int64" if v.dtype == np.int64 else "float"
+    return "bytes"
+
+
+def _steps_kind(steps) -> str | None:
+    """The kind of a feature list's steps (one kind for all), None when no step has a kind, "mixed" otherwise."""
+    kinds = {_value_kind(s) for s in steps if s is not None}
+    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else None)
+
+
+def _step_list(steps) -> list:
+    return [None if s is None else (s.tolist() if isinstance(s, np.ndarray) else s) for s in steps]
+
+
 def tfrecord_to_parquet(
     paths,
     output: str | os.PathLike,
     *,
     compression="auto",
     batch_rows: int = 8192,
+    raw: bool = False,
     on_error: str = "raise",
     progress: bool | None = None,
 ) -> ConvertSummary:
@@ -1028,57 +1330,98 @@ def tfrecord_to_parquet(
 
     Each feature becomes a list column (``list<int64>``, ``list<float>``,
     ``list<binary>``), columns in name order; a feature missing from a record
-    is null. A feature's kind is the kind of its first value; a later record
-    whose value has another kind is a bad input (``on_error``). A feature
-    first seen after the first ``batch_rows`` records is added as a column
-    that is null in the earlier rows: the rows written so far are then
-    rewritten once, at the end, under the grown schema.
+    is null. A SequenceExample's feature lists become list-of-list columns
+    (``list<list<int64>>``: the steps, each a list of values; a step with no
+    kind is null) named in the schema metadata under
+    ``tfrx.arrow.FEATURE_LISTS_KEY``, as :func:`tfrx.arrow.to_record_batch`
+    writes them; :func:`parquet_to_tfrecord` and
+    :func:`tfrx.arrow.to_sequence_examples` read them back.
+
+    A feature's kind is the kind of its first value; a later record whose
+    value has another kind (or that has a feature list where earlier records
+    have a context feature of that name) is a bad input (``on_error``), as are
+    damaged records and payloads that are not Examples or SequenceExamples.
+    ``raw=True`` writes one ``binary`` column ``record`` with every record's
+    bytes instead. (A Parquet file without columns has no rows: when no
+    record has any feature, the output is empty.) A feature first seen after the first ``batch_rows`` records
+    is added as a column that is null in the earlier rows: the rows written so
+    far are then rewritten once, at the end, under the grown schema.
     """
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
+    from tfrx.arrow import FEATURE_LISTS_KEY
+
     summary, errors, t0 = _start(on_error)
     output = os.fspath(output)
     tmp = output + ".tmp"
-    types = {"int64": pa.list_(pa.int64()), "float": pa.list_(pa.float32()), "bytes": pa.list_(pa.binary())}
+    if raw:
+        n = 0
+        try:
+            with pq.ParquetWriter(tmp, pa.schema([("record", pa.binary())])) as writer:
+                chunk: list = []
+                for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
+                    chunk.append(rec)
+                    if len(chunk) >= batch_rows:
+                        writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+                        n += len(chunk)
+                        chunk = []
+                writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+                n += len(chunk)
+            os.replace(tmp, output)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+        return _done(summary, n, output, t0)
+
+    leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
+    # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
     kinds: dict[str, str] = {}
+    list_kinds: dict[str, str | None] = {}
     # Parts written under one schema each: the first is the output's temporary
     # file; a feature first seen later starts a new part with the grown schema.
     parts: list[str] = []
     writer = None
-    written: list[str] = []  # the column names of the current part
+    written = None  # the schema of the current part
     n = 0
 
-    def kind_of(v):
-        if isinstance(v, np.ndarray):
-            return "int64" if v.dtype == np.int64 else "float"
-        return "bytes"
+    def column_type(name):
+        if name in list_kinds:
+            kind = list_kinds[name]
+            return pa.list_(pa.list_(pa.null() if kind is None else leaf[kind]))
+        return pa.list_(leaf[kinds[name]])
 
-    def schema(names):
-        return pa.schema([(k, types[kinds[k]]) for k in names])
+    def schema():
+        names = sorted([*kinds, *list_kinds])
+        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(list_kinds)).encode()} if list_kinds else None
+        return pa.schema([(k, column_type(k)) for k in names], metadata=meta)
 
     def flush(rows):
         nonlocal writer, written
         if not rows:
             return
-        names = sorted(kinds)
-        if writer is not None and names != written:
+        current = schema()
+        if writer is not None and not current.equals(written, check_metadata=True):
             writer.close()
             writer = None
         if writer is None:
             parts.append(tmp if not parts else f"{output}.part{len(parts)}.tmp")
-            writer = pq.ParquetWriter(parts[-1], schema(names))
-            written = names
+            writer = pq.ParquetWriter(parts[-1], current)
+            written = current
         arrays = []
-        for k in names:
-            col = [r.get(k) for r in rows]
-            arrays.append(pa.array([None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col],
-                                   type=types[kinds[k]]))
-        writer.write_table(pa.Table.from_arrays(arrays, schema=schema(names)))
+        for f in current:
+            col = [r.get(f.name) for r in rows]
+            if f.name in list_kinds:
+                values = [None if v is None else _step_list(v) for v in col]
+            else:
+                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
+            arrays.append(pa.array(values, type=f.type))
+        writer.write_table(pa.Table.from_arrays(arrays, schema=current))
 
     def merge():
         """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
-        final = schema(sorted(kinds))
+        final = schema()
         merged = output + ".merge.tmp"
         parts.append(merged)
         with pq.ParquetWriter(merged, final) as out:
@@ -1087,24 +1430,46 @@ def tfrecord_to_parquet(
                     batches = list(source.iter_batches(batch_size=batch_rows))
                 for batch in batches:
                     columns = [
-                        batch.column(batch.schema.get_field_index(f.name)) if f.name in batch.schema.names
-                        else pa.nulls(batch.num_rows, f.type)
+                        batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
+                        if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
                         for f in final
                     ]
                     out.write_table(pa.Table.from_arrays(columns, schema=final))
         os.replace(merged, tmp)
         parts.pop()
 
+    def conflict(context, lists) -> str | None:
+        for k, v in context.items():
+            if k in list_kinds:
+                return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
+            if k in kinds and _value_kind(v) != kinds[k]:
+                return f"feature {k!r} is {_value_kind(v)}, earlier records have {kinds[k]}"
+        for k, steps in (lists or {}).items():
+            if k in context:
+                return (f"{k!r} is both a context feature and a feature list; one Parquet column cannot hold "
+                        "both (convert to JSON Lines instead)")
+            if k in kinds:
+                return f"feature list {k!r}: earlier records have a context feature of that name"
+            kind = _steps_kind(steps)
+            if kind == "mixed":
+                return f"feature list {k!r} has steps of different kinds"
+            if kind is not None and list_kinds.get(k) not in (None, kind):
+                return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
+        return None
+
     try:
         rows = []
-        for d in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
-            bad = [k for k, v in d.items() if k in kinds and kind_of(v) != kinds[k]]
+        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
+            bad = conflict(context, lists)
             if bad:
-                errors(f"record {n + summary.skipped}: feature {bad[0]!r} is {kind_of(d[bad[0]])}, earlier records have {kinds[bad[0]]}")
+                errors(f"record {n + summary.skipped}: {bad}")
                 continue
-            for k, v in d.items():
-                kinds.setdefault(k, kind_of(v))
-            rows.append(d)
+            for k, v in context.items():
+                kinds.setdefault(k, _value_kind(v))
+            for k, steps in (lists or {}).items():
+                if list_kinds.get(k) is None:
+                    list_kinds[k] = _steps_kind(steps)
+            rows.append({**context, **(lists or {})})
             n += 1
             if len(rows) >= batch_rows:
                 flush(rows)
@@ -1115,7 +1480,7 @@ def tfrecord_to_parquet(
         else:
             writer.close()
             writer = None
-            if len(parts) > 1:
+            if len(parts) > 1 or not schema().equals(written, check_metadata=True):
                 merge()
         os.replace(tmp, output)
     except BaseException:

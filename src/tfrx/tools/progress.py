@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 
 class _Silent:
@@ -29,9 +30,10 @@ def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "rec",
     """A tqdm bar on stderr, or a silent stand-in.
 
     ``enabled=None`` shows a bar only when stderr is a terminal and tqdm is
-    installed (the ``progress`` extra); ``True`` asks for one (still silent
-    without tqdm), ``False`` never shows one.
+    installed (the ``progress`` extra); ``True`` asks for one (without tqdm:
+    a warning, once, and no bar), ``False`` never shows one.
     """
+    asked = enabled is True
     if enabled is None:
         enabled = sys.stderr.isatty()
     if not enabled:
@@ -39,5 +41,8 @@ def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "rec",
     try:
         from tqdm.auto import tqdm
     except ImportError:
+        if asked:
+            warnings.warn("progress=True needs tqdm, which is not installed: pip install 'tfrx[progress]' "
+                          "(continuing without a progress bar)", stacklevel=2)
         return _Silent()
     return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False, dynamic_ncols=True)

@@ -131,6 +131,52 @@ def record_kind(record) -> str:
     return SEQUENCE_EXAMPLE if 2 in seen else EXAMPLE
 
 
+def top_level_kind(record) -> str:
+    """``"Example"``, ``"SequenceExample"`` or ``"other"`` from the top level of ``record`` alone.
+
+    A quick per-record check: fields 1 and 2, length-delimited, once each
+    (field 2 makes a SequenceExample); it does not look inside the maps as
+    :func:`record_kind` does.
+    """
+    buf = memoryview(record).cast("B") if not isinstance(record, (bytes, bytearray)) else record
+    seen = 0
+    try:
+        for field, wire, _ in _fields(buf):
+            bit = 1 << field if field in (1, 2) and wire == 2 else 0
+            if not bit or seen & bit:
+                return OTHER
+            seen |= bit
+    except _Malformed:
+        return OTHER
+    return SEQUENCE_EXAMPLE if seen & 4 else EXAMPLE
+
+
+def describe(records) -> str:
+    """A guess at what non-Example payloads are, for messages ("plain text", "TensorBoard Event protos", ...)."""
+    records = list(records)
+    if not records:
+        return "no records"
+    first = bytes(records[0])
+    if all(_printable(r) for r in records[:5]):
+        return "plain text"
+    try:
+        fields = [(f, w) for f, w, _ in _fields(first)]
+    except _Malformed:
+        return "not protocol buffers"
+    # file_version "brain.Event:N" (field 3) opens every event file; wall_time (field 1, a double) and step
+    # (field 2) start the other events
+    if b"brain.Event" in first[:64] or (fields[:1] == [(1, 1)] and (2, 0) in fields):
+        return "TensorBoard Event protos (an event file)"
+    return f"another protocol buffer message (top-level fields {sorted({f for f, _ in fields})})"
+
+
+def _printable(b) -> bool:
+    try:
+        return bytes(b).decode("utf-8").isprintable()
+    except UnicodeDecodeError:
+        return False
+
+
 def payload_kind(records) -> str:
     """The kind of a sample of records: one kind for all, else ``"other"``.
 

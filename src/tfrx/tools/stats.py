@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -21,6 +22,10 @@ class FeatureStats:
     seen; ``num_values`` min/max/mean over present records (for a feature
     list: values over all steps, ``steps`` min/max/mean); numeric min/max/mean
     over all values, NaNs ignored; ``top``: the most common bytes values.
+
+    Values are counted whole: a value longer than 64 bytes is counted under
+    its length and BLAKE2b digest (images that share a header are different
+    values) and shown truncated, with its length and digest.
     """
 
     name: str
@@ -41,6 +46,8 @@ class FeatureStats:
     nan_count: int = 0
     top_counter: Counter = field(default_factory=Counter)
     max_tracked: int = 10000
+    # key of a long value in top_counter -> how it is shown
+    shown: dict = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
@@ -63,7 +70,9 @@ class FeatureStats:
         return self.value_sum / self.value_count if self.value_count else None
 
     def top(self, k: int = 5) -> list[tuple[bytes, int]]:
-        return self.top_counter.most_common(k)
+        """The ``k`` most common values and their counts (a long value as its first 64 bytes)."""
+        return [(key if isinstance(key, bytes) else self.shown[key] + b"...", n)
+                for key, n in self.top_counter.most_common(k)]
 
     def _values(self, value) -> None:
         if isinstance(value, np.ndarray):
@@ -82,9 +91,11 @@ class FeatureStats:
         self.kinds["bytes"] += 1
         counter = self.top_counter
         for b in value:
-            key = b if len(b) <= 64 else b[:64] + b"..."
+            key = b if len(b) <= _WHOLE else _long_key(b)
             if key in counter or len(counter) < self.max_tracked:  # bounded memory on high-cardinality features
                 counter[key] += 1
+                if key is not b and key not in self.shown:
+                    self.shown[key] = b[:_WHOLE]
         return len(value)
 
     def _count(self, n: int) -> None:
@@ -124,8 +135,24 @@ class FeatureStats:
         if self.value_count or self.nan_count:
             d["values"] = {"min": self.value_min, "max": self.value_max, "mean": self.value_mean, "nan": self.nan_count}
         if self.top_counter:
-            d["top"] = [[_show(b), c] for b, c in self.top(top_k)]
+            d["top"] = [[_label(key, self.shown), c] for key, c in self.top_counter.most_common(top_k)]
         return d
+
+
+_WHOLE = 64  # values up to this many bytes are kept as they are; longer ones by digest
+
+
+def _long_key(b: bytes) -> tuple[int, bytes]:
+    """A long value's counting key: its length and a 16-byte BLAKE2b digest of all of it."""
+    return (len(b), hashlib.blake2b(b, digest_size=16).digest())
+
+
+def _label(key, shown: dict) -> str:
+    """A counted value as text; a long one as its first bytes, its length and the start of its digest."""
+    if isinstance(key, bytes):
+        return _show(key)
+    head = _show(shown[key])
+    return f"{head.removesuffix('...')}... ({key[0]} bytes, blake2b {key[1][:4].hex()})"
 
 
 def _show(b: bytes) -> str:
