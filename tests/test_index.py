@@ -91,7 +91,7 @@ def test_damaged_framing_raises(data, tmp_path):
 def test_compressed_file_cannot_be_indexed(tmp_path):
     path = str(tmp_path / "z.tfrecord.gz")
     tfrx.write_records(path, _records(5), compression="GZIP")
-    with pytest.raises(tfrx.CompressedFileError, match=r"GZIP-compressed.*tfrx reshard --compression none"):
+    with pytest.raises(tfrx.CompressedFileError, match=r"GZIP-compressed.*tfrx reshard --output-compression none"):
         tfrx.build_index(path)
     with pytest.raises(ValueError):
         tfrx.RandomAccessDataset([path])
