@@ -28,6 +28,7 @@ COMMANDS = {
     "convert": ("convert", "convert image folders, CSV, JSON Lines, Parquet <-> TFRecord shards"),
     "reshard": ("reshard", "merge or split TFRecord files into N shards, change compression"),
     "preview": ("preview", "save a PNG grid of the first images with their labels"),
+    "bert-data": ("bert_data", "raw text to BERT pre-training records (masked LM + next sentence)"),
     "demo": ("demo", "run the tfrx demo"),
 }
 

@@ -1,0 +1,147 @@
+"""Reading text corpora: files, globs and fsspec URLs in the three input layouts.
+
+* ``"lines"`` - the reference layout of BERT's ``create_pretraining_data``:
+  one sentence per line, a blank line between documents. Lines end at
+  ``"\\n"`` only; each is decoded as UTF-8 (invalid bytes dropped) and
+  stripped with ``str.strip()``. As in the reference, a document is not
+  closed at the end of a file: only a blank line ends it.
+* ``"text"`` - one document per file, raw text split into sentences by a
+  segmenter (:mod:`tfrx.text.segment`).
+* ``"jsonl"`` - JSON Lines, one document per line in the field ``text_field``
+  (default ``"text"``), split into sentences the same way.
+
+Every reader yields documents as lists of sentence strings, empty sentences
+and empty documents left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+
+from tfrx.errors import TfrxError
+
+__all__ = ["INPUT_FORMATS", "read_bytes", "expand_inputs", "iter_documents", "InputFormatError"]
+
+INPUT_FORMATS = ("lines", "text", "jsonl")
+
+
+class InputFormatError(TfrxError, ValueError):
+    """A text input cannot be read in the layout asked for (bad JSON, missing text field)."""
+
+
+def read_bytes(path: str, *, storage_options: dict | None = None) -> bytes:
+    """The whole content of a local file or fsspec URL (``.gz`` files are decompressed)."""
+    from tfrx.io.paths import open_input
+
+    with open_input(path, buffering=-1, storage_options=storage_options) as f:
+        data = f.read()
+    if str(path).endswith(".gz"):
+        import gzip
+
+        data = gzip.decompress(data)
+    return data
+
+
+def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
+    """Paths, globs (sorted) and URLs to a flat list; a comma inside one string separates several, as in the reference."""
+    from tfrx.io.paths import expand_paths
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    items: list[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        items.extend(part for part in p.split(",") if part) if "://" not in p else items.append(p)
+    return [str(x) for x in expand_paths(items, storage_options=storage_options)]
+
+
+def _reference_lines(data: bytes) -> Iterator[str]:
+    # As the reference's line iteration: lines end at b"\n", each decoded on its own.
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # a final "\n" ends the last line; it does not start an empty one
+        lines.pop()
+    for line in lines:
+        yield line.decode("utf-8", "ignore").strip()
+
+
+def iter_documents(
+    paths,
+    *,
+    input_format: str = "lines",
+    segmenter: Callable[[str], list[str]] | None = None,
+    text_field: str = "text",
+    storage_options: dict | None = None,
+    on_document: Callable[[str, int], None] | None = None,
+) -> Iterator[list[str]]:
+    """Yields each document of ``paths`` as a list of sentences.
+
+    ``segmenter`` splits raw text into sentences for the ``"text"`` and
+    ``"jsonl"`` layouts (default: :func:`tfrx.text.segment.default_segmenter`).
+    ``on_document(path, index)`` is called for every document yielded (used
+    for the metadata file listing input documents).
+    """
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {INPUT_FORMATS}, got {input_format!r}")
+    files = expand_inputs(paths, storage_options=storage_options)
+    if input_format == "lines":
+        yield from _iter_reference(files, storage_options, on_document)
+        return
+    if segmenter is None:
+        from tfrx.text.segment import default_segmenter
+
+        segmenter = default_segmenter()
+    for path in files:
+        data = read_bytes(path, storage_options=storage_options)
+        if input_format == "text":
+            texts: Iterable[str] = [data.decode("utf-8", "ignore")]
+        else:
+            texts = _jsonl_texts(path, data, text_field)
+        for k, text in enumerate(texts):
+            sentences = [s.strip() for s in segmenter(text)]
+            sentences = [s for s in sentences if s]
+            if sentences:
+                if on_document is not None:
+                    on_document(path, k)
+                yield sentences
+
+
+def _iter_reference(files: list[str], storage_options, on_document) -> Iterator[list[str]]:
+    document: list[str] = []
+    first_path, first_line = None, 0
+    for path in files:
+        data = read_bytes(path, storage_options=storage_options)
+        for n, line in enumerate(_reference_lines(data)):
+            if not line:
+                if document:
+                    if on_document is not None:
+                        on_document(first_path, first_line)
+                    yield document
+                document = []
+                continue
+            if not document:
+                first_path, first_line = path, n
+            document.append(line)
+    if document:
+        if on_document is not None:
+            on_document(first_path, first_line)
+        yield document
+
+
+def _jsonl_texts(path: str, data: bytes, field: str) -> Iterator[str]:
+    for n, line in enumerate(data.decode("utf-8", "replace").split("\n")):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputFormatError(f"{path!r}, line {n + 1}: not valid JSON ({e.msg} at column {e.colno}); "
+                                   "JSON Lines input needs one JSON object per line") from None
+        if not isinstance(obj, dict) or field not in obj:
+            raise InputFormatError(f"{path!r}, line {n + 1}: no field {field!r} in the JSON object; "
+                                   "pass text_field= (--text-field) naming the field that holds the text")
+        text = obj[field]
+        if not isinstance(text, str):
+            raise InputFormatError(f"{path!r}, line {n + 1}: field {field!r} holds {type(text).__name__}, expected a string")
+        yield text
