@@ -57,13 +57,28 @@ def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
     return [str(x) for x in expand_paths(items, storage_options=storage_options)]
 
 
-def _reference_lines(data: bytes) -> Iterator[str]:
-    # As the reference's line iteration: lines end at b"\n", each decoded on its own.
-    lines = data.split(b"\n")
-    if lines[-1] == b"":  # a final "\n" ends the last line; it does not start an empty one
-        lines.pop()
-    for line in lines:
-        yield line.decode("utf-8", "ignore").strip()
+def _open_binary(path: str, storage_options: dict | None):
+    """A buffered binary file to iterate by lines (``.gz`` decompressed on the fly)."""
+    import io
+
+    from tfrx.io.paths import open_input
+
+    f = open_input(path, buffering=1 << 20, storage_options=storage_options)
+    if not isinstance(f, io.BufferedIOBase):
+        f = io.BufferedReader(f, 1 << 20)
+    if str(path).endswith(".gz"):
+        import gzip
+
+        return gzip.GzipFile(fileobj=f, mode="rb")
+    return f
+
+
+def _reference_lines(path: str, storage_options: dict | None) -> Iterator[str]:
+    # The reference iterates the file in binary: lines end at b"\n" (a final one starts no
+    # empty line), each decoded on its own as UTF-8 with invalid bytes dropped, then str.strip().
+    with _open_binary(path, storage_options) as f:
+        for line in f:
+            yield line.decode("utf-8", "ignore").strip()
 
 
 def iter_documents(
@@ -93,11 +108,10 @@ def iter_documents(
 
         segmenter = default_segmenter()
     for path in files:
-        data = read_bytes(path, storage_options=storage_options)
         if input_format == "text":
-            texts: Iterable[str] = [data.decode("utf-8", "ignore")]
+            texts: Iterable[str] = [read_bytes(path, storage_options=storage_options).decode("utf-8", "ignore")]
         else:
-            texts = _jsonl_texts(path, data, text_field)
+            texts = _jsonl_texts(path, storage_options, text_field)
         for k, text in enumerate(texts):
             sentences = [s.strip() for s in segmenter(text)]
             sentences = [s for s in sentences if s]
@@ -111,8 +125,7 @@ def _iter_reference(files: list[str], storage_options, on_document) -> Iterator[
     document: list[str] = []
     first_path, first_line = None, 0
     for path in files:
-        data = read_bytes(path, storage_options=storage_options)
-        for n, line in enumerate(_reference_lines(data)):
+        for n, line in enumerate(_reference_lines(path, storage_options)):
             if not line:
                 if document:
                     if on_document is not None:
@@ -129,8 +142,14 @@ def _iter_reference(files: list[str], storage_options, on_document) -> Iterator[
         yield document
 
 
-def _jsonl_texts(path: str, data: bytes, field: str) -> Iterator[str]:
-    for n, line in enumerate(data.decode("utf-8", "replace").split("\n")):
+def _jsonl_texts(path: str, storage_options: dict | None, field: str) -> Iterator[str]:
+    with _open_binary(path, storage_options) as f:
+        yield from _jsonl_lines(path, f, field)
+
+
+def _jsonl_lines(path: str, f, field: str) -> Iterator[str]:
+    for n, raw in enumerate(f):
+        line = raw.decode("utf-8", "replace")
         if not line.strip():
             continue
         try:

@@ -1,0 +1,428 @@
+"""Fast mode: Hugging Face ``tokenizers``, NumPy instance creation, a shuffle buffer, several processes.
+
+The reference holds the whole corpus and every instance in memory to shuffle
+them globally, and draws every random choice one Python call at a time. Fast
+mode keeps the reference's distributions but not its draws:
+
+* documents are read as a stream and cut into chunks of ``chunk_documents``;
+  each chunk is one task (a process of a pool, or a Ray task). A task
+  tokenizes all its sentences in one batch call, shuffles its documents,
+  makes ``dupe_factor`` passes over them, masks all its instances at once
+  with NumPy and returns serialized records;
+* the random document of a random next segment comes from the same chunk,
+  not from the whole corpus (with chunks of thousands of documents the
+  difference does not show in the statistics);
+* records from the tasks pass, in chunk order, through a shuffle buffer of
+  ``shuffle_buffer`` records before they are written: instances made far
+  apart in the input are not mixed (shuffle the shards' records again at
+  training time, e.g. ``read(..., shuffle_buffer=...)``);
+* every task draws from ``numpy.random.default_rng([random_seed, chunk])``,
+  so the output is the same for any number of workers.
+
+Memory is bounded by the chunks in flight (2 per worker) and the shuffle buffer.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from tfrx.text.options import BertDataOptions
+from tfrx.text.records import assemble_columns, encode_columns
+from tfrx.text.tokenization import Vocab
+
+__all__ = ["create_fast", "hf_tokenizer", "make_chunk_records", "DEFAULT_SHUFFLE_BUFFER", "DEFAULT_CHUNK_DOCUMENTS"]
+
+DEFAULT_SHUFFLE_BUFFER = 50_000
+DEFAULT_CHUNK_DOCUMENTS = 2_000
+
+
+def hf_tokenizer(vocab: Vocab, *, do_lower_case: bool = True):
+    """A Hugging Face ``tokenizers.Tokenizer`` set up as the reference's ``FullTokenizer``.
+
+    BertNormalizer (clean text, CJK spacing, lower case and accent stripping
+    with ``do_lower_case``), BertPreTokenizer (whitespace and punctuation),
+    WordPiece with ``##`` continuations, ``[UNK]`` and words of up to 400
+    characters (the reference's limit; the library's default is 100).
+    """
+    try:
+        from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    except ImportError:
+        raise ImportError("mode='fast' needs Hugging Face tokenizers: pip install 'tfrx[text]'") from None
+    tok = Tokenizer(models.WordPiece(vocab=dict(vocab.ids), unk_token="[UNK]", max_input_chars_per_word=400))
+    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                strip_accents=do_lower_case, lowercase=do_lower_case)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return tok
+
+
+class _Specials:
+    def __init__(self, vocab: Vocab) -> None:
+        self.cls = vocab.id("[CLS]")
+        self.sep = vocab.id("[SEP]")
+        self.mask = vocab.id("[MASK]")
+        self.continuation = np.array([t.startswith("##") for t in vocab.tokens] + [False], dtype=bool)
+        self.words = np.asarray(vocab.words, dtype=np.int64)
+
+
+# ------------------------------------------------------------------ one chunk (runs in a worker)
+_STATE: dict = {}
+
+
+def _init_worker(vocab_tokens: list[str], options: BertDataOptions) -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    vocab = Vocab(vocab_tokens)
+    _STATE.update(vocab=vocab, options=options, tokenizer=hf_tokenizer(vocab, do_lower_case=options.do_lower_case),
+                  specials=_Specials(vocab))
+
+
+def _run_chunk(task: tuple[int, list[list[str]]]):
+    index, docs = task
+    batch = make_chunk_records(docs, index, _STATE["vocab"], _STATE["options"], tokenizer=_STATE["tokenizer"],
+                               specials=_STATE["specials"])
+    return batch.data, batch.starts, batch.lengths, _STATE.pop("last_stats", (0, 0))
+
+
+def _tokenize(tokenizer, docs: list[list[str]]) -> list[list[np.ndarray]]:
+    flat = [s for d in docs for s in d]
+    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+    encodings = encode(flat, add_special_tokens=False) if flat else []
+    out, k = [], 0
+    for d in docs:
+        sentences = []
+        for _ in d:
+            ids = encodings[k].ids
+            k += 1
+            if ids:
+                sentences.append(np.asarray(ids, dtype=np.int64))
+        if sentences:
+            out.append(sentences)
+    return out
+
+
+def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options: BertDataOptions, *,
+                       tokenizer=None, specials: _Specials | None = None):
+    """The serialized records (a :class:`tfrx.RecordBatch`) of one chunk of documents (lists of sentences)."""
+    tokenizer = tokenizer or hf_tokenizer(vocab, do_lower_case=options.do_lower_case)
+    specials = specials or _Specials(vocab)
+    rng = np.random.default_rng([options.random_seed, index])
+    tokenized = _tokenize(tokenizer, docs)
+    num_tokens = sum(len(s) for d in tokenized for s in d)
+    plans = _plan_instances(tokenized, options, rng)
+    columns = _build_columns(plans, tokenized, options, specials, rng)
+    _STATE["last_stats"] = (len(tokenized), num_tokens)
+    return encode_columns(columns)
+
+
+# An instance plan, in sentences: (doc, a_start, a_end, b_doc, b_start, b_end, target_b, is_random_next);
+# a random B takes sentences from b_start until it holds target_b tokens (at least one sentence).
+def _plan_instances(docs: list[list[np.ndarray]], options: BertDataOptions, rng: np.random.Generator) -> list[tuple]:
+    n_docs = len(docs)
+    if n_docs == 0:
+        return []
+    lengths = [np.fromiter((len(s) for s in d), dtype=np.int64, count=len(d)) for d in docs]
+    max_num_tokens = options.max_num_tokens
+    plans: list[tuple] = []
+    for _ in range(options.dupe_factor):
+        for di in rng.permutation(n_docs).tolist():
+            lens = lengths[di]
+            n = len(lens)
+            target = max_num_tokens
+            if rng.random() < options.short_seq_prob:
+                target = int(rng.integers(options.min_short_seq_length, max_num_tokens + 1))
+            i = 0
+            start = 0
+            length = 0
+            while i < n:
+                length += int(lens[i])
+                if i == n - 1 or length >= target:
+                    count = i - start + 1
+                    if options.mlm_only:
+                        plans.append((di, start, i + 1, -1, 0, 0, -1, False))
+                    else:
+                        a_end = start + (int(rng.integers(1, count)) if count >= 2 else 1)
+                        if count == 1 or rng.random() < 0.5:
+                            other = di
+                            if n_docs > 1:
+                                other = int(rng.integers(0, n_docs - 1))
+                                other += other >= di
+                            a_len = int(lens[start:a_end].sum())
+                            b_start = int(rng.integers(0, len(lengths[other])))
+                            plans.append((di, start, a_end, other, b_start, len(lengths[other]), target - a_len, True))
+                            i = a_end - 1  # the unused sentences go back
+                        else:
+                            plans.append((di, start, a_end, di, a_end, i + 1, -1, False))
+                    start = i + 1
+                    length = 0
+                i += 1
+    return plans
+
+
+def _build_columns(plans, docs, options: BertDataOptions, specials: _Specials, rng: np.random.Generator) -> dict:
+    n = len(plans)
+    seq = options.max_seq_length
+    max_num_tokens = options.max_num_tokens
+    ids = np.zeros((n, seq), np.int64)
+    lengths = np.zeros(n, np.int64)
+    num_a = np.zeros(n, np.int64)
+    nsp = np.zeros((n, 1), np.int64)
+    coin = rng.random((n, 2 * seq))  # front/back coins for truncation, enough for any instance
+    for r, (di, a0, a1, bd, b0, b1, target_b, random_next) in enumerate(plans):
+        a = np.concatenate(docs[di][a0:a1])
+        if bd < 0:  # MLM only: one segment
+            a = a[:max_num_tokens]
+            k = len(a) + 2
+            ids[r, 0], ids[r, 1 : k - 1], ids[r, k - 1] = specials.cls, a, specials.sep
+            lengths[r], num_a[r] = k, k
+            continue
+        if random_next:
+            pieces, got = [], 0
+            for s in docs[bd][b0:b1]:
+                pieces.append(s)
+                got += len(s)
+                if got >= target_b:
+                    break
+            b = np.concatenate(pieces)
+        else:
+            b = np.concatenate(docs[bd][b0:b1])
+        la, lb = len(a), len(b)
+        # truncate_seq_pair: the longer (B on ties) loses a token, front or back at random, until they fit
+        fa = fb = 0
+        ca, cb = la, lb
+        c = 0
+        while ca + cb > max_num_tokens:
+            front = coin[r, c % coin.shape[1]] < 0.5
+            c += 1
+            if ca > cb:
+                ca -= 1
+                fa += front
+            else:
+                cb -= 1
+                fb += front
+        a = a[fa : fa + ca]
+        b = b[fb : fb + cb]
+        k = ca + cb + 3
+        ids[r, 0] = specials.cls
+        ids[r, 1 : ca + 1] = a
+        ids[r, ca + 1] = specials.sep
+        ids[r, ca + 2 : k - 1] = b
+        ids[r, k - 1] = specials.sep
+        lengths[r], num_a[r], nsp[r, 0] = k, ca + 2, random_next
+    if options.disable_masking:
+        empty = np.zeros((n, options.max_predictions_per_seq), np.int64)
+        return assemble_columns(ids, lengths, num_a, nsp, empty, empty, np.zeros(n, np.int64), options)
+    masked, positions, labels, npred = mask_batch(ids, lengths, options, specials, rng)
+    return assemble_columns(masked, lengths, num_a, nsp, positions, labels, npred, options)
+
+
+def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, specials: _Specials,
+               rng: np.random.Generator):
+    """80/10/10 masking of a padded batch, the reference's rule in NumPy.
+
+    Candidates are the tokens (or, with ``do_whole_word_mask``, the words: a
+    piece and its ``##`` continuations) other than ``[CLS]``/``[SEP]``; they
+    are visited in random order and taken while they fit in
+    ``min(max_predictions_per_seq, max(1, round(length * masked_lm_prob)))``
+    tokens. Each chosen word becomes ``[MASK]`` (80%), a random vocabulary
+    entry per piece (10%) or stays (10%).
+    """
+    n, seq = ids.shape
+    pos = np.arange(seq)
+    real = pos < lengths[:, None]
+    candidate = real & (ids != specials.cls) & (ids != specials.sep)
+    budget = np.minimum(options.max_predictions_per_seq,
+                        np.maximum(1, np.round(lengths * options.masked_lm_prob).astype(np.int64)))
+    if options.do_whole_word_mask:
+        start = candidate & ~(specials.continuation[ids] & np.concatenate(
+            [np.zeros((n, 1), bool), candidate[:, :-1]], axis=1))
+        word = np.cumsum(start, axis=1) - 1  # word index of each token (continuations join the word before)
+        word = np.where(candidate, word, seq)  # non-candidates: a sentinel word
+        nwords = start.sum(axis=1)
+        wlen = np.zeros((n, seq + 1), np.int64)
+        np.add.at(wlen, (np.repeat(np.arange(n), seq), word.ravel()), 1)
+        wlen = wlen[:, :seq]
+        keys = np.where(np.arange(seq) < nwords[:, None], rng.random((n, seq)), np.inf)
+        order = np.argsort(keys, axis=1)
+        used = np.zeros(n, np.int64)
+        take_word = np.zeros((n, seq), bool)
+        rows = np.arange(n)
+        for rank in range(seq):
+            w = order[:, rank]
+            size = wlen[rows, w]
+            ok = (rank < nwords) & (used + size <= budget)
+            if not ok.any() and (rank >= nwords).all():
+                break
+            take_word[rows[ok], w[ok]] = True
+            used += np.where(ok, size, 0)
+        selected = candidate & np.take_along_axis(np.concatenate([take_word, np.zeros((n, 1), bool)], axis=1),
+                                                  np.minimum(word, seq), axis=1)
+        action_u = rng.random((n, seq + 1))
+        u = np.take_along_axis(action_u, np.minimum(word, seq), axis=1)  # one draw per word
+    else:
+        keys = np.where(candidate, rng.random((n, seq)), np.inf)
+        rank = np.argsort(np.argsort(keys, axis=1), axis=1)
+        selected = candidate & (rank < budget[:, None])
+        u = rng.random((n, seq))
+    out = ids.copy()
+    to_mask = selected & (u < 0.8)
+    to_random = selected & (u >= 0.8) & (u < 0.9)
+    out[to_mask] = specials.mask
+    k = int(to_random.sum())
+    if k:
+        out[to_random] = specials.words[rng.integers(0, len(specials.words), k)]
+    npred = selected.sum(axis=1)
+    order = np.argsort(~selected, axis=1, kind="stable")[:, : options.max_predictions_per_seq]
+    width = order.shape[1]
+    keep = np.arange(width) < npred[:, None]
+    positions = np.zeros((n, options.max_predictions_per_seq), np.int64)
+    labels = np.zeros((n, options.max_predictions_per_seq), np.int64)
+    positions[:, :width] = np.where(keep, order, 0)
+    labels[:, :width] = np.where(keep, np.take_along_axis(ids, order, axis=1), 0)
+    return out, positions, labels, npred
+
+
+# ------------------------------------------------------------------ the driver
+def _chunks(docs: Iterator[list[str]], size: int) -> Iterator[tuple[int, list[list[str]]]]:
+    chunk: list[list[str]] = []
+    index = 0
+    for d in docs:
+        chunk.append(d)
+        if len(chunk) >= size:
+            yield index, chunk
+            index += 1
+            chunk = []
+    if chunk:
+        yield index, chunk
+
+
+class _ShuffleBuffer:
+    """Holds up to ``capacity`` records; each arrival pushes out a random selection of the excess."""
+
+    def __init__(self, capacity: int, seed: int) -> None:
+        self.capacity = capacity
+        self.rng = np.random.default_rng([seed, 0x5EED])
+        self.records: list[bytes] = []
+
+    def add(self, records: list[bytes]) -> list[bytes]:
+        self.records.extend(records)
+        excess = len(self.records) - self.capacity
+        if excess <= 0:
+            return []
+        perm = self.rng.permutation(len(self.records))
+        out = [self.records[i] for i in perm[:excess]]
+        self.records = [self.records[i] for i in perm[excess:]]
+        return out
+
+    def drain(self) -> list[bytes]:
+        perm = self.rng.permutation(len(self.records))
+        out = [self.records[i] for i in perm]
+        self.records = []
+        return out
+
+
+def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_workers: int, use_ray: bool):
+    """(data, starts, lengths, (docs, tokens)) per chunk, in chunk order."""
+    if use_ray:
+        yield from _ray_results(tasks, vocab, options, num_workers)
+        return
+    if num_workers <= 1:
+        _init_worker(vocab.tokens, options)
+        for t in tasks:
+            yield _run_chunk(t)
+        return
+    import multiprocessing as mp
+    from collections import deque
+
+    ctx = mp.get_context("spawn")  # tokenizers' thread pool does not survive fork
+    with ctx.Pool(num_workers, initializer=_init_worker, initargs=(vocab.tokens, options)) as pool:
+        pending: deque = deque()
+        for t in tasks:
+            pending.append(pool.apply_async(_run_chunk, (t,)))
+            if len(pending) >= 2 * num_workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int):
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("use_ray=True needs Ray: pip install 'tfrx[ray]'") from None
+    from collections import deque
+
+    if not ray.is_initialized():
+        ray.init(num_cpus=max(1, num_workers), include_dashboard=False, log_to_driver=False)
+
+    @ray.remote
+    def run(tokens, opts, task):
+        if "vocab" not in _STATE:
+            _init_worker(tokens, opts)
+        return _run_chunk(task)
+
+    tokens_ref = ray.put(vocab.tokens)
+    pending: deque = deque()
+    for t in tasks:
+        pending.append(run.remote(tokens_ref, options, t))
+        if len(pending) >= 2 * max(1, num_workers):
+            yield ray.get(pending.popleft())
+    while pending:
+        yield ray.get(pending.popleft())
+
+
+def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertDataOptions, num_shards: int = 1,
+                compression=None, naming: str = "tfds", input_format: str = "lines", segmenter=None,
+                text_field: str = "text", storage_options=None, progress=None, metadata: bool = True,
+                num_workers: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+                chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False):
+    from tfrx.io.batch import RecordBatch
+    from tfrx.text.bert import BertDataResult, open_output, write_metadata
+    from tfrx.text.segment import get_segmenter
+    from tfrx.text.sources import iter_documents
+    from tfrx.tools.progress import progress_bar
+
+    for name, v in (("num_workers", num_workers), ("chunk_documents", chunk_documents)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if not isinstance(shuffle_buffer, int) or shuffle_buffer < 0:
+        raise ValueError(f"shuffle_buffer must be a non-negative integer, got {shuffle_buffer!r}")
+    _Specials(vocab)  # a vocabulary without [CLS]/[SEP]/[MASK] fails here, not in a worker
+    t0 = time.perf_counter()
+    listed: list[tuple[str, int]] = []
+    seg = get_segmenter(segmenter) if segmenter is not None else None
+    docs = iter_documents(files, input_format=input_format, segmenter=seg, text_field=text_field,
+                          storage_options=storage_options,
+                          on_document=(lambda p, k: listed.append((p, k))) if metadata else None)
+    out = open_output(output, num_shards=num_shards, compression=compression, naming=naming,
+                      storage_options=storage_options)
+    buffer = _ShuffleBuffer(shuffle_buffer, options.random_seed)
+    total = n_docs = n_tokens = 0
+    try:
+        with progress_bar(None, desc="bert-data", unit="inst", enabled=progress) as bar:
+            for data, starts, lengths, (d, t) in _results(_chunks(docs, chunk_documents), vocab, options,
+                                                         num_workers, use_ray):
+                n_docs += d
+                n_tokens += t
+                records = RecordBatch(data, starts, lengths).to_list()
+                ready = buffer.add(records)
+                if ready:
+                    out.write_many(RecordBatch.from_records(ready))
+                total += len(records)
+                bar.update(len(records))
+            rest = buffer.drain()
+            if rest:
+                out.write_many(RecordBatch.from_records(rest))
+    except BaseException:
+        out.abort()
+        raise
+    paths = out.close()
+    result = BertDataResult(paths, total, n_docs, n_tokens, time.perf_counter() - t0, options=options)
+    if metadata:
+        result.metadata_path = write_metadata(
+            out.metadata_path, result, mode="fast", files=list(files), vocab=vocab, documents=listed,
+            storage_options=storage_options,
+            extra={"fast": {"shuffle_buffer": shuffle_buffer, "chunk_documents": chunk_documents}})
+    return result
