@@ -75,7 +75,7 @@ _STATE: dict = {}
 def _init_worker(vocab_tokens: list[str], options: BertDataOptions) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     vocab = Vocab(vocab_tokens)
-    _STATE.update(vocab=vocab, options=options, tokenizer=hf_tokenizer(vocab, do_lower_case=options.do_lower_case),
+    _STATE.update(key=None, vocab=vocab, options=options, tokenizer=hf_tokenizer(vocab, do_lower_case=options.do_lower_case),
                   specials=_Specials(vocab))
 
 
@@ -161,22 +161,33 @@ def _plan_instances(docs: list[list[np.ndarray]], options: BertDataOptions, rng:
     return plans
 
 
+def _truncate_lengths(la: np.ndarray, lb: np.ndarray, max_num_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lengths after truncate_seq_pair, in closed form.
+
+    The reference removes one token at a time from the longer segment (B on
+    ties) until both fit: the longer one comes down to the shorter, then they
+    alternate, B first.
+    """
+    excess = np.maximum(la + lb - max_num_tokens, 0)
+    gap = np.abs(la - lb)
+    first = np.minimum(excess, gap)  # taken from the longer one alone
+    rest = excess - first  # then shared, B taking the odd one
+    ca = la - np.where(la > lb, first, 0) - rest // 2
+    cb = lb - np.where(lb > la, first, 0) - (rest - rest // 2)
+    return ca, cb
+
+
 def _build_columns(plans, docs, options: BertDataOptions, specials: _Specials, rng: np.random.Generator) -> dict:
     n = len(plans)
     seq = options.max_seq_length
     max_num_tokens = options.max_num_tokens
     ids = np.zeros((n, seq), np.int64)
-    lengths = np.zeros(n, np.int64)
-    num_a = np.zeros(n, np.int64)
     nsp = np.zeros((n, 1), np.int64)
-    coin = rng.random((n, 2 * seq))  # front/back coins for truncation, enough for any instance
-    for r, (di, a0, a1, bd, b0, b1, target_b, random_next) in enumerate(plans):
-        a = np.concatenate(docs[di][a0:a1])
+    seg_a: list[np.ndarray] = []
+    seg_b: list[np.ndarray] = []
+    for di, a0, a1, bd, b0, b1, target_b, random_next in plans:
+        seg_a.append(np.concatenate(docs[di][a0:a1]))
         if bd < 0:  # MLM only: one segment
-            a = a[:max_num_tokens]
-            k = len(a) + 2
-            ids[r, 0], ids[r, 1 : k - 1], ids[r, k - 1] = specials.cls, a, specials.sep
-            lengths[r], num_a[r] = k, k
             continue
         if random_next:
             pieces, got = [], 0
@@ -185,32 +196,35 @@ def _build_columns(plans, docs, options: BertDataOptions, specials: _Specials, r
                 got += len(s)
                 if got >= target_b:
                     break
-            b = np.concatenate(pieces)
+            seg_b.append(np.concatenate(pieces))
         else:
-            b = np.concatenate(docs[bd][b0:b1])
-        la, lb = len(a), len(b)
-        # truncate_seq_pair: the longer (B on ties) loses a token, front or back at random, until they fit
-        fa = fb = 0
-        ca, cb = la, lb
-        c = 0
-        while ca + cb > max_num_tokens:
-            front = coin[r, c % coin.shape[1]] < 0.5
-            c += 1
-            if ca > cb:
-                ca -= 1
-                fa += front
-            else:
-                cb -= 1
-                fb += front
-        a = a[fa : fa + ca]
-        b = b[fb : fb + cb]
-        k = ca + cb + 3
-        ids[r, 0] = specials.cls
-        ids[r, 1 : ca + 1] = a
-        ids[r, ca + 1] = specials.sep
-        ids[r, ca + 2 : k - 1] = b
-        ids[r, k - 1] = specials.sep
-        lengths[r], num_a[r], nsp[r, 0] = k, ca + 2, random_next
+            seg_b.append(np.concatenate(docs[bd][b0:b1]))
+    la = np.fromiter((len(a) for a in seg_a), np.int64, n)
+    if options.mlm_only:
+        ca = np.minimum(la, max_num_tokens)
+        lengths = ca + 2
+        for r, a in enumerate(seg_a):
+            ids[r, 1 : ca[r] + 1] = a[: ca[r]]
+        ids[:, 0] = specials.cls
+        ids[np.arange(n), lengths - 1] = specials.sep
+        num_a = lengths
+    else:
+        lb = np.fromiter((len(b) for b in seg_b), np.int64, n)
+        ca, cb = _truncate_lengths(la, lb, max_num_tokens)
+        # each removed token comes off the front or the back with probability 1/2
+        fa = rng.binomial(la - ca, 0.5)
+        fb = rng.binomial(lb - cb, 0.5)
+        for r, (a, b) in enumerate(zip(seg_a, seg_b)):
+            x, y = ca[r], cb[r]
+            ids[r, 1 : x + 1] = a[fa[r] : fa[r] + x]
+            ids[r, x + 2 : x + y + 2] = b[fb[r] : fb[r] + y]
+        rows = np.arange(n)
+        ids[:, 0] = specials.cls
+        ids[rows, ca + 1] = specials.sep
+        lengths = ca + cb + 3
+        ids[rows, lengths - 1] = specials.sep
+        num_a = ca + 2
+        nsp[:, 0] = [p[7] for p in plans]
     if options.disable_masking:
         empty = np.zeros((n, options.max_predictions_per_seq), np.int64)
         return assemble_columns(ids, lengths, num_a, nsp, empty, empty, np.zeros(n, np.int64), options)
@@ -263,8 +277,9 @@ def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, s
         u = np.take_along_axis(action_u, np.minimum(word, seq), axis=1)  # one draw per word
     else:
         keys = np.where(candidate, rng.random((n, seq)), np.inf)
-        rank = np.argsort(np.argsort(keys, axis=1), axis=1)
-        selected = candidate & (rank < budget[:, None])
+        # the budget smallest keys of a row: at or below its budget-th smallest key
+        threshold = np.take_along_axis(np.sort(keys, axis=1), (budget - 1)[:, None], axis=1)
+        selected = candidate & (keys <= threshold)
         u = rng.random((n, seq))
     out = ids.copy()
     to_mask = selected & (u < 0.8)
@@ -357,20 +372,24 @@ def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int
     if not ray.is_initialized():
         ray.init(num_cpus=max(1, num_workers), include_dashboard=False, log_to_driver=False)
 
-    @ray.remote
-    def run(tokens, opts, task):
-        if "vocab" not in _STATE:
-            _init_worker(tokens, opts)
-        return _run_chunk(task)
-
+    run = ray.remote(_ray_task)
+    key = (hash(tuple(vocab.tokens)), options)
     tokens_ref = ray.put(vocab.tokens)
     pending: deque = deque()
     for t in tasks:
-        pending.append(run.remote(tokens_ref, options, t))
+        pending.append(run.remote(key, tokens_ref, options, t))
         if len(pending) >= 2 * max(1, num_workers):
             yield ray.get(pending.popleft())
     while pending:
         yield ray.get(pending.popleft())
+
+
+def _ray_task(key, tokens: list[str], options: BertDataOptions, task):
+    # A Ray worker process runs tasks of any job: set up again when the vocabulary or options change.
+    if _STATE.get("key") != key:
+        _init_worker(tokens, options)
+        _STATE["key"] = key
+    return _run_chunk(task)
 
 
 def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertDataOptions, num_shards: int = 1,
