@@ -172,3 +172,23 @@ def test_raw_documents_and_jsonl_give_the_same_instances(tmp_path):
     assert a.num_documents == b.num_documents == c.num_documents == 2
     assert_same_records(tmp_path / "c", tmp_path / "a", flags)
     assert_same_records(tmp_path / "c", tmp_path / "b", flags)
+
+
+def test_cerebras_metadata_files_and_document_separator(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_text("The mill grinds grain.\nThe wind turns.\n[SEP]\nBees make honey.\nA hive holds bees.\n")
+    (data / "b.txt").write_text("Snow fell all night.\nThe children built a snowman.\n")
+    (tmp_path / "meta.txt").write_text("a.txt\n\nb.txt\n")
+    ref = tmp_path / "ref.txt"
+    ref.write_text("The mill grinds grain.\nThe wind turns.\n\nBees make honey.\nA hive holds bees.\n\n"
+                   "Snow fell all night.\nThe children built a snowman.\n")
+    common = dict(max_seq_length=24, max_predictions_per_seq=4, dupe_factor=3)
+    out = tmp_path / "cz.tfrecord"
+    argv = ["bert-data", f"--vocab_file={VOCAB}", f"--output_file={out}", f"--metadata_files={tmp_path / 'meta.txt'}",
+            f"--input_files_prefix={data}", "--input-format", "text", "--multiple_docs_separator", "[SEP]",
+            "--single_sentence_per_line", "--max_seq_length=24", "--max_predictions_per_seq=4", "--dupe_factor=3"]
+    assert cli_main(argv) == 0
+    r = create_pretraining_data(ref, VOCAB, [str(tmp_path / "ref.tfrecord")], **common)
+    assert r.num_documents == 3
+    assert assert_same_records(tmp_path / "ref.tfrecord", out, common) == r.num_instances

@@ -70,6 +70,12 @@ def add_arguments(p) -> None:
     p.add_argument("--text-field", default="text", help="JSON Lines field holding the text (default 'text')")
     p.add_argument("--segmenter", choices=["pysbd", "spacy", "lines", "regex"], default=None,
                    help="sentence splitter for text/jsonl input (default pysbd when installed, else regex)")
+    cz = p.add_argument_group("Cerebras input options")
+    _flag(cz, "metadata_files", default=None, help="comma-separated files listing data files, one per line")
+    _flag(cz, "input_files_prefix", default="", help="directory the metadata files' paths are relative to")
+    _flag(cz, "multiple_docs_separator", default=None,
+          help="with --input-format text: a line equal to this separates documents in one file")
+    _bool_flag(cz, "single_sentence_per_line", False, "with --input-format text: each line is a sentence")
     g = p.add_argument_group("reference flags")
     _flag(g, "max_seq_length", type=int, default=128, help="default 128")
     _flag(g, "max_predictions_per_seq", type=int, default=20, help="default 20")
@@ -100,8 +106,10 @@ def run(args) -> int:
     inputs = list(args.paths)
     if args.input_file:
         inputs.extend(x for x in args.input_file.split(",") if x)
-    if not inputs:
-        raise CliError("no input: pass text files or globs, or --input_file")
+    metadata_files = [x for x in args.metadata_files.split(",") if x] if args.metadata_files else None
+    if not inputs and not metadata_files:
+        raise CliError("no input: pass text files or globs, --input_file or --metadata_files")
+    segmenter = "lines" if args.single_sentence_per_line else args.segmenter
     if args.output is None and args.num_shards != 1:
         raise CliError("--num-shards goes with -o PREFIX; with --output_file the number of files is the number of names")
     output = args.output if args.output is not None else [x for x in args.output_file.split(",") if x]
@@ -119,7 +127,9 @@ def run(args) -> int:
         result = create_pretraining_data(
             inputs, args.vocab_file, output, mode=args.mode, num_shards=args.num_shards,
             compression="gzip" if args.gzip_compress else None, input_format=args.input_format,
-            segmenter=args.segmenter, text_field=args.text_field, storage_options=storage_options(args),
+            segmenter=segmenter, text_field=args.text_field, document_separator=args.multiple_docs_separator,
+            metadata_files=metadata_files, input_files_prefix=args.input_files_prefix,
+            storage_options=storage_options(args),
             progress=args.progress, metadata=args.metadata, **fast, **flags)
     except (FileNotFoundError, ValueError, ImportError) as e:
         raise CliError(str(e)) from None

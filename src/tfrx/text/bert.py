@@ -120,6 +120,9 @@ def create_pretraining_data(
     input_format: str = "lines",
     segmenter: str | Callable[[str], list[str]] | None = None,
     text_field: str = "text",
+    document_separator: str | None = None,
+    metadata_files=None,
+    input_files_prefix: str = "",
     storage_options: dict | None = None,
     progress: bool | None = None,
     metadata: bool = True,
@@ -132,7 +135,11 @@ def create_pretraining_data(
     separates several, as the reference's ``--input_file``), in the layout
     ``input_format`` (``"lines"``: one sentence per line, blank lines between
     documents; ``"text"``: one document per file; ``"jsonl"``: one document
-    per line in ``text_field``). ``output``: a prefix for ``num_shards``
+    per line in ``text_field``; ``document_separator`` splits a ``"text"``
+    file into several documents at lines equal to it). Cerebras-style
+    ``metadata_files`` (files listing data files, one per line, relative to
+    ``input_files_prefix``) add their files to ``inputs`` (which may then be
+    empty). ``output``: a prefix for ``num_shards``
     TFDS-named shards (``{prefix}.tfrecord-00000-of-00004``), or a list of
     file names (the reference's ``--output_file``); either way instance ``i``
     goes to file ``i % num_files``. ``compression="gzip"`` writes GZIP files.
@@ -166,20 +173,30 @@ def create_pretraining_data(
         vocab = Vocab.from_file(vocab, storage_options=storage_options)
     from tfrx.text.sources import expand_inputs
 
-    files = expand_inputs(inputs, storage_options=storage_options)
+    from tfrx.text.sources import files_from_metadata
+
+    listed = [] if inputs is None else ([inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs))
+    if metadata_files is not None:
+        listed += files_from_metadata(metadata_files, input_files_prefix=input_files_prefix,
+                                      storage_options=storage_options)
+    if not listed:
+        raise ValueError("no input files: pass inputs or metadata_files")
+    files = expand_inputs(listed, storage_options=storage_options)
     if mode == "fast":
         from tfrx.text.fast import create_fast
 
         return create_fast(files, vocab, output, options=options, num_shards=num_shards, compression=compression,
                            naming=naming, input_format=input_format, segmenter=segmenter, text_field=text_field,
-                           storage_options=storage_options, progress=progress, metadata=metadata, **fast_flags)
+                           storage_options=storage_options, progress=progress, metadata=metadata,
+                           document_separator=document_separator, **fast_flags)
     return _create_exact(files, vocab, output, options=options, num_shards=num_shards, compression=compression,
                          naming=naming, input_format=input_format, segmenter=segmenter, text_field=text_field,
-                         storage_options=storage_options, progress=progress, metadata=metadata)
+                         storage_options=storage_options, progress=progress, metadata=metadata,
+                         document_separator=document_separator)
 
 
 def _create_exact(files, vocab, output, *, options, num_shards, compression, naming, input_format, segmenter,
-                  text_field, storage_options, progress, metadata) -> BertDataResult:
+                  text_field, storage_options, progress, metadata, document_separator=None) -> BertDataResult:
     from tfrx.text.exact import create_instances
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
@@ -193,7 +210,7 @@ def _create_exact(files, vocab, output, *, options, num_shards, compression, nam
     num_tokens = 0
     with progress_bar(None, desc="tokenize", unit="doc", enabled=progress) as bar:
         for doc in iter_documents(files, input_format=input_format, segmenter=seg, text_field=text_field,
-                                  storage_options=storage_options,
+                                  document_separator=document_separator, storage_options=storage_options,
                                   on_document=(lambda p, k: listed.append((p, k))) if metadata else None):
             sentences = [array("i", tokenizer.tokenize_to_ids(s)) for s in doc]
             num_tokens += sum(len(s) for s in sentences)

@@ -394,7 +394,8 @@ def _ray_task(key, tokens: list[str], options: BertDataOptions, task):
 
 def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertDataOptions, num_shards: int = 1,
                 compression=None, naming: str = "tfds", input_format: str = "lines", segmenter=None,
-                text_field: str = "text", storage_options=None, progress=None, metadata: bool = True,
+                text_field: str = "text", document_separator=None, storage_options=None, progress=None,
+                metadata: bool = True,
                 num_workers: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
                 chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False):
     from tfrx.io.batch import RecordBatch
@@ -413,7 +414,7 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     listed: list[tuple[str, int]] = []
     seg = get_segmenter(segmenter) if segmenter is not None else None
     docs = iter_documents(files, input_format=input_format, segmenter=seg, text_field=text_field,
-                          storage_options=storage_options,
+                          document_separator=document_separator, storage_options=storage_options,
                           on_document=(lambda p, k: listed.append((p, k))) if metadata else None)
     out = open_output(output, num_shards=num_shards, compression=compression, naming=naming,
                       storage_options=storage_options)

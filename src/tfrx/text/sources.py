@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from tfrx.errors import TfrxError
 
-__all__ = ["INPUT_FORMATS", "read_bytes", "expand_inputs", "iter_documents", "InputFormatError"]
+__all__ = ["INPUT_FORMATS", "read_bytes", "expand_inputs", "files_from_metadata", "iter_documents", "InputFormatError"]
 
 INPUT_FORMATS = ("lines", "text", "jsonl")
 
@@ -57,6 +57,24 @@ def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
     return [str(x) for x in expand_paths(items, storage_options=storage_options)]
 
 
+def files_from_metadata(metadata_files, *, input_files_prefix: str = "",
+                        storage_options: dict | None = None) -> list[str]:
+    """The data files listed in Cerebras-style metadata files: one path per line, relative to ``input_files_prefix``."""
+    if isinstance(metadata_files, (str, os.PathLike)):
+        metadata_files = [metadata_files]
+    out: list[str] = []
+    for meta in metadata_files:
+        for line in read_bytes(os.fspath(meta), storage_options=storage_options).decode("utf-8").split("\n"):
+            line = line.strip()
+            if line:
+                out.append(line if not input_files_prefix else
+                           (input_files_prefix.rstrip("/") + "/" + line if "://" in input_files_prefix
+                            else os.path.join(input_files_prefix, line)))
+    if not out:
+        raise InputFormatError(f"the metadata files {list(map(os.fspath, metadata_files))} list no data files")
+    return out
+
+
 def _open_binary(path: str, storage_options: dict | None):
     """A buffered binary file to iterate by lines (``.gz`` decompressed on the fly)."""
     import io
@@ -87,6 +105,7 @@ def iter_documents(
     input_format: str = "lines",
     segmenter: Callable[[str], list[str]] | None = None,
     text_field: str = "text",
+    document_separator: str | None = None,
     storage_options: dict | None = None,
     on_document: Callable[[str, int], None] | None = None,
 ) -> Iterator[list[str]]:
@@ -94,8 +113,10 @@ def iter_documents(
 
     ``segmenter`` splits raw text into sentences for the ``"text"`` and
     ``"jsonl"`` layouts (default: :func:`tfrx.text.segment.default_segmenter`).
-    ``on_document(path, index)`` is called for every document yielded (used
-    for the metadata file listing input documents).
+    ``document_separator``: with ``"text"``, a file holds several documents
+    separated by lines equal to this string (Cerebras'
+    ``multiple_docs_separator``). ``on_document(path, index)`` is called for
+    every document yielded (it fills the metadata file's list of documents).
     """
     if input_format not in INPUT_FORMATS:
         raise ValueError(f"input_format must be one of {INPUT_FORMATS}, got {input_format!r}")
@@ -109,7 +130,8 @@ def iter_documents(
         segmenter = default_segmenter()
     for path in files:
         if input_format == "text":
-            texts: Iterable[str] = [read_bytes(path, storage_options=storage_options).decode("utf-8", "ignore")]
+            text = read_bytes(path, storage_options=storage_options).decode("utf-8", "ignore")
+            texts: Iterable[str] = [text] if not document_separator else _split_documents(text, document_separator)
         else:
             texts = _jsonl_texts(path, storage_options, text_field)
         for k, text in enumerate(texts):
@@ -140,6 +162,18 @@ def _iter_reference(files: list[str], storage_options, on_document) -> Iterator[
         if on_document is not None:
             on_document(first_path, first_line)
         yield document
+
+
+def _split_documents(text: str, separator: str) -> list[str]:
+    docs, current = [], []
+    for line in text.split("\n"):
+        if line.strip() == separator:
+            docs.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    docs.append("\n".join(current))
+    return docs
 
 
 def _jsonl_texts(path: str, storage_options: dict | None, field: str) -> Iterator[str]:
