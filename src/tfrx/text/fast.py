@@ -4,7 +4,8 @@ The reference holds the whole corpus and every instance in memory to shuffle
 them globally, and draws every random choice one Python call at a time. Fast
 mode keeps the reference's distributions but not its draws:
 
-* documents are read as a stream and cut into chunks of ``chunk_documents``;
+* documents are read as a stream and cut into chunks of ``chunk_documents``
+  documents (or 512 KiB of text, whichever comes first);
   each chunk is one task (a process of a pool, or a Ray task). A task
   tokenizes all its sentences in one batch call, shuffles its documents,
   makes ``dupe_factor`` passes over them, masks all its instances at once
@@ -19,7 +20,8 @@ mode keeps the reference's distributions but not its draws:
 * every task draws from ``numpy.random.default_rng([random_seed, chunk])``,
   so the output is the same for any number of workers.
 
-Memory is bounded by the chunks in flight (2 per worker) and the shuffle buffer.
+Memory is bounded by the chunks in flight (2 per worker, each masked in
+batches of 4096 instances) and the shuffle buffer, whatever the corpus size.
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ from tfrx.text.tokenization import Vocab
 __all__ = ["create_fast", "hf_tokenizer", "make_chunk_records", "DEFAULT_SHUFFLE_BUFFER", "DEFAULT_CHUNK_DOCUMENTS"]
 
 DEFAULT_SHUFFLE_BUFFER = 50_000
-DEFAULT_CHUNK_DOCUMENTS = 2_000
+DEFAULT_CHUNK_DOCUMENTS = 1_000
+CHUNK_TEXT_BYTES = 512 * 1024  # a chunk also ends after this much text: ~25k instances at dupe_factor 10
+_MASK_BATCH = 4096  # instances masked and encoded at once
 
 
 def hf_tokenizer(vocab: Vocab, *, do_lower_case: bool = True):
@@ -112,9 +116,25 @@ def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options:
     tokenized = _tokenize(tokenizer, docs)
     num_tokens = sum(len(s) for d in tokenized for s in d)
     plans = _plan_instances(tokenized, options, rng)
-    columns = _build_columns(plans, tokenized, options, specials, rng)
+    parts = [encode_columns(_build_columns(plans[lo : lo + _MASK_BATCH], tokenized, options, specials, rng))
+             for lo in range(0, len(plans), _MASK_BATCH)]
     _STATE["last_stats"] = (len(tokenized), num_tokens)
-    return encode_columns(columns)
+    return _concat(parts)
+
+
+def _concat(parts):
+    from tfrx.io.batch import RecordBatch
+
+    if not parts:
+        return RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if len(parts) == 1:
+        return parts[0]
+    parts = [p if p.is_contiguous() else RecordBatch.from_records(p.to_list()) for p in parts if len(p)]
+    data = np.concatenate([p.data[p.starts[0] : p.starts[-1] + p.lengths[-1]] for p in parts])
+    lengths = np.concatenate([p.lengths for p in parts])
+    starts = np.zeros(len(lengths), np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return RecordBatch(data, starts, lengths)
 
 
 # An instance plan, in sentences: (doc, a_start, a_end, b_doc, b_start, b_end, target_b, is_random_next);
@@ -303,12 +323,15 @@ def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, s
 def _chunks(docs: Iterator[list[str]], size: int) -> Iterator[tuple[int, list[list[str]]]]:
     chunk: list[list[str]] = []
     index = 0
+    text = 0
     for d in docs:
         chunk.append(d)
-        if len(chunk) >= size:
+        text += sum(len(s) for s in d)
+        if len(chunk) >= size or text >= CHUNK_TEXT_BYTES:
             yield index, chunk
             index += 1
             chunk = []
+            text = 0
     if chunk:
         yield index, chunk
 
