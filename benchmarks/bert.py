@@ -56,7 +56,6 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
     if contender == "reference":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         from absl import logging
-
         from official.nlp.data import create_pretraining_data as ref
 
         logging.set_verbosity(logging.WARNING)

@@ -32,8 +32,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 from tfrx.text import BasicTokenizer, Vocab, create_pretraining_data, read
 
 DATA = Path(__file__).resolve().parent / "data" / "bert"

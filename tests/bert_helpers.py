@@ -9,7 +9,7 @@ import numpy as np
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "bert"
 sys.path.insert(0, str(GOLDEN))
-import make_golden  # noqa: E402
+import make_golden
 
 CASES = make_golden.load_cases()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,7 +57,7 @@ def test_sharded_output_is_round_robin_with_tfds_names(tmp_path):
         for g, w in zip(got, want):
             for name in w:
                 assert np.array_equal(g[name], w[name])
-    meta = json.loads(open(result.metadata_path).read())
+    meta = json.loads(Path(result.metadata_path).read_text())
     assert meta["num_instances"] == result.num_instances
     assert meta["num_documents"] == result.num_documents == len(meta["documents"])
     assert meta["options"]["do_whole_word_mask"] is True

@@ -171,9 +171,7 @@ def create_pretraining_data(
         raise TypeError("pass either options= or the option keywords, not both")
     if not isinstance(vocab, Vocab):
         vocab = Vocab.from_file(vocab, storage_options=storage_options)
-    from tfrx.text.sources import expand_inputs
-
-    from tfrx.text.sources import files_from_metadata
+    from tfrx.text.sources import expand_inputs, files_from_metadata
 
     listed = [] if inputs is None else ([inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs))
     if metadata_files is not None:

@@ -175,7 +175,7 @@ def _words(ids: Sequence[int], special: SpecialIds, whole_word: bool) -> list[tu
 def mask_tokens(ids: list[int], options: BertDataOptions, special: SpecialIds, rng: random.Random):
     """80/10/10 masking; returns (ids after masking, sorted positions, original ids at them)."""
     spans = _words(ids, special, options.do_whole_word_mask)
-    budget = min(options.max_predictions_per_seq, max(1, int(round(len(ids) * options.masked_lm_prob))))
+    budget = min(options.max_predictions_per_seq, max(1, round(len(ids) * options.masked_lm_prob)))
     rng.shuffle(spans)
     chosen: list[tuple[int, int]] = []
     used = 0
