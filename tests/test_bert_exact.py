@@ -193,3 +193,35 @@ def test_cerebras_metadata_files_and_document_separator(tmp_path):
     r = create_pretraining_data(ref, VOCAB, [str(tmp_path / "ref.tfrecord")], **common)
     assert r.num_documents == 3
     assert assert_same_records(tmp_path / "ref.tfrecord", out, common) == r.num_instances
+
+
+def test_cli_usage_errors_are_one_line(tmp_path, capsys):
+    assert cli_main(["bert-data", str(tmp_path / "none-*.txt"), f"--vocab_file={VOCAB}", "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no files match" in err and "Traceback" not in err
+    assert cli_main(["bert-data", str(GOLDEN / "corpus_a.txt"), f"--vocab_file={tmp_path / 'nope.txt'}",
+                     "-o", str(tmp_path / "o")]) == 2
+    assert "nope.txt" in capsys.readouterr().err
+    assert cli_main(["bert-data", str(GOLDEN / "corpus_a.txt"), f"--vocab_file={VOCAB}", "-o", str(tmp_path / "o"),
+                     "--workers", "2"]) == 2
+    assert "--mode fast" in capsys.readouterr().err
+
+
+def test_fsspec_urls_and_gzip_inputs(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    import gzip
+
+    data = (GOLDEN / "corpus_a.txt").read_bytes()
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/bert-test/corpus_a.txt", data)
+    fs.pipe("/bert-test/vocab.txt", VOCAB.read_bytes())
+    (tmp_path / "corpus_a.txt.gz").write_bytes(gzip.compress(data))
+    common = dict(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+    plain = create_pretraining_data(GOLDEN / "corpus_a.txt", VOCAB, [str(tmp_path / "plain")], **common)
+    remote = create_pretraining_data("memory://bert-test/corpus_*.txt", "memory://bert-test/vocab.txt",
+                                     [str(tmp_path / "remote")], **common)
+    gz = create_pretraining_data(tmp_path / "corpus_a.txt.gz", VOCAB, [str(tmp_path / "gz")], **common)
+    assert remote.num_instances == gz.num_instances == plain.num_instances
+    assert_same_records(tmp_path / "plain", tmp_path / "remote", common)
+    assert_same_records(tmp_path / "plain", tmp_path / "gz", common)
+    fs.rm("/bert-test", recursive=True)
