@@ -90,21 +90,57 @@ def _run_chunk(task: tuple[int, list[list[str]]]):
     return batch.data, batch.starts, batch.lengths, _STATE.pop("last_stats", (0, 0))
 
 
-def _tokenize(tokenizer, docs: list[list[str]]) -> list[list[np.ndarray]]:
+class _Doc:
+    """A tokenized document: all its word pieces in one array, sentence k at ``tokens[offsets[k]:offsets[k + 1]]``."""
+
+    __slots__ = ("tokens", "offsets")
+
+    def __init__(self, tokens: np.ndarray, offsets: list[int]) -> None:
+        self.tokens = tokens
+        self.offsets = offsets
+
+
+def _tokenize(tokenizer, docs: list[list[str]]) -> list[_Doc]:
+    from itertools import chain
+
     flat = [s for d in docs for s in d]
     encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-    encodings = encode(flat, add_special_tokens=False) if flat else []
-    out, k = [], 0
+    ids = [e.ids for e in encode(flat, add_special_tokens=False)] if flat else []
+    lengths = [len(x) for x in ids]
+    everything = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=sum(lengths))
+    out: list[_Doc] = []
+    k = pos = 0
     for d in docs:
-        sentences = []
-        for _ in d:
-            ids = encodings[k].ids
-            k += 1
-            if ids:
-                sentences.append(np.asarray(ids, dtype=np.int64))
-        if sentences:
-            out.append(sentences)
+        offsets = [0]
+        for n in lengths[k : k + len(d)]:
+            if n:  # sentences without word pieces are dropped, as the reference does
+                offsets.append(offsets[-1] + n)
+        k += len(d)
+        if len(offsets) > 1:
+            out.append(_Doc(everything[pos : pos + offsets[-1]], offsets))
+        pos += offsets[-1]
     return out
+
+
+class _Uniforms:
+    """Uniform draws from a Generator, taken a block at a time (scalar Generator calls cost microseconds each)."""
+
+    def __init__(self, rng: np.random.Generator, block: int = 8192) -> None:
+        self.rng = rng
+        self.block = block
+        self.values: list[float] = []
+        self.i = 0
+
+    def random(self) -> float:
+        if self.i >= len(self.values):
+            self.values = self.rng.random(self.block).tolist()
+            self.i = 0
+        self.i += 1
+        return self.values[self.i - 1]
+
+    def randint(self, low: int, high: int) -> int:
+        """An integer in [low, high], both included."""
+        return low + int(self.random() * (high - low + 1))
 
 
 def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options: BertDataOptions, *,
@@ -114,7 +150,7 @@ def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options:
     specials = specials or _Specials(vocab)
     rng = np.random.default_rng([options.random_seed, index])
     tokenized = _tokenize(tokenizer, docs)
-    num_tokens = sum(len(s) for d in tokenized for s in d)
+    num_tokens = sum(len(d.tokens) for d in tokenized)
     plans = _plan_instances(tokenized, options, rng)
     parts = [encode_columns(_build_columns(plans[lo : lo + _MASK_BATCH], tokenized, options, specials, rng))
              for lo in range(0, len(plans), _MASK_BATCH)]
@@ -137,47 +173,50 @@ def _concat(parts):
     return RecordBatch(data, starts, lengths)
 
 
-# An instance plan, in sentences: (doc, a_start, a_end, b_doc, b_start, b_end, target_b, is_random_next);
-# a random B takes sentences from b_start until it holds target_b tokens (at least one sentence).
-def _plan_instances(docs: list[list[np.ndarray]], options: BertDataOptions, rng: np.random.Generator) -> list[tuple]:
+# An instance plan, in word pieces of a document: (doc, a_start, a_end, b_doc, b_start, b_end, is_random_next);
+# b_doc is -1 for MLM-only instances.
+def _plan_instances(docs: list[_Doc], options: BertDataOptions, rng: np.random.Generator) -> list[tuple]:
+    from bisect import bisect_left
+
     n_docs = len(docs)
     if n_docs == 0:
         return []
-    lengths = [np.fromiter((len(s) for s in d), dtype=np.int64, count=len(d)) for d in docs]
+    u = _Uniforms(rng)
     max_num_tokens = options.max_num_tokens
+    short_prob = options.short_seq_prob
     plans: list[tuple] = []
     for _ in range(options.dupe_factor):
         for di in rng.permutation(n_docs).tolist():
-            lens = lengths[di]
-            n = len(lens)
+            off = docs[di].offsets
+            n = len(off) - 1
             target = max_num_tokens
-            if rng.random() < options.short_seq_prob:
-                target = int(rng.integers(options.min_short_seq_length, max_num_tokens + 1))
-            i = 0
+            if u.random() < short_prob:
+                target = u.randint(options.min_short_seq_length, max_num_tokens)
             start = 0
-            length = 0
-            while i < n:
-                length += int(lens[i])
-                if i == n - 1 or length >= target:
-                    count = i - start + 1
-                    if options.mlm_only:
-                        plans.append((di, start, i + 1, -1, 0, 0, -1, False))
-                    else:
-                        a_end = start + (int(rng.integers(1, count)) if count >= 2 else 1)
-                        if count == 1 or rng.random() < 0.5:
-                            other = di
-                            if n_docs > 1:
-                                other = int(rng.integers(0, n_docs - 1))
-                                other += other >= di
-                            a_len = int(lens[start:a_end].sum())
-                            b_start = int(rng.integers(0, len(lengths[other])))
-                            plans.append((di, start, a_end, other, b_start, len(lengths[other]), target - a_len, True))
-                            i = a_end - 1  # the unused sentences go back
-                        else:
-                            plans.append((di, start, a_end, di, a_end, i + 1, -1, False))
-                    start = i + 1
-                    length = 0
-                i += 1
+            while start < n:
+                # the first sentence at which the chunk reaches the target (or the document's last)
+                end = min(bisect_left(off, off[start] + target, start + 1), n)  # chunk = sentences [start, end)
+                count = end - start
+                if options.mlm_only:
+                    plans.append((di, off[start], off[end], -1, 0, 0, False))
+                    start = end
+                    continue
+                a_end = start + (u.randint(1, count - 1) if count >= 2 else 1)
+                if count == 1 or u.random() < 0.5:
+                    other = di
+                    if n_docs > 1:
+                        other = u.randint(0, n_docs - 2)
+                        other += other >= di
+                    oo = docs[other].offsets
+                    b_first = u.randint(0, len(oo) - 2)
+                    target_b = target - (off[a_end] - off[start])
+                    # sentences from b_first until B holds target_b pieces (at least one sentence)
+                    b_end = min(bisect_left(oo, oo[b_first] + target_b, b_first + 1), len(oo) - 1)
+                    plans.append((di, off[start], off[a_end], other, oo[b_first], oo[b_end], True))
+                    start = a_end  # the unused sentences go back
+                else:
+                    plans.append((di, off[start], off[a_end], di, off[a_end], off[end], False))
+                    start = end
     return plans
 
 
@@ -197,54 +236,40 @@ def _truncate_lengths(la: np.ndarray, lb: np.ndarray, max_num_tokens: int) -> tu
     return ca, cb
 
 
-def _build_columns(plans, docs, options: BertDataOptions, specials: _Specials, rng: np.random.Generator) -> dict:
+def _build_columns(plans, docs: list[_Doc], options: BertDataOptions, specials: _Specials,
+                   rng: np.random.Generator) -> dict:
     n = len(plans)
     seq = options.max_seq_length
     max_num_tokens = options.max_num_tokens
     ids = np.zeros((n, seq), np.int64)
     nsp = np.zeros((n, 1), np.int64)
-    seg_a: list[np.ndarray] = []
-    seg_b: list[np.ndarray] = []
-    for di, a0, a1, bd, b0, b1, target_b, random_next in plans:
-        seg_a.append(np.concatenate(docs[di][a0:a1]))
-        if bd < 0:  # MLM only: one segment
-            continue
-        if random_next:
-            pieces, got = [], 0
-            for s in docs[bd][b0:b1]:
-                pieces.append(s)
-                got += len(s)
-                if got >= target_b:
-                    break
-            seg_b.append(np.concatenate(pieces))
-        else:
-            seg_b.append(np.concatenate(docs[bd][b0:b1]))
-    la = np.fromiter((len(a) for a in seg_a), np.int64, n)
+    plan = np.array([p[1:3] + p[4:6] for p in plans], dtype=np.int64).reshape(n, 4)
+    la = plan[:, 1] - plan[:, 0]
+    rows = np.arange(n)
     if options.mlm_only:
         ca = np.minimum(la, max_num_tokens)
+        for r, p in enumerate(plans):
+            ids[r, 1 : ca[r] + 1] = docs[p[0]].tokens[p[1] : p[1] + ca[r]]
         lengths = ca + 2
-        for r, a in enumerate(seg_a):
-            ids[r, 1 : ca[r] + 1] = a[: ca[r]]
         ids[:, 0] = specials.cls
-        ids[np.arange(n), lengths - 1] = specials.sep
+        ids[rows, lengths - 1] = specials.sep
         num_a = lengths
     else:
-        lb = np.fromiter((len(b) for b in seg_b), np.int64, n)
+        lb = plan[:, 3] - plan[:, 2]
         ca, cb = _truncate_lengths(la, lb, max_num_tokens)
         # each removed token comes off the front or the back with probability 1/2
-        fa = rng.binomial(la - ca, 0.5)
-        fb = rng.binomial(lb - cb, 0.5)
-        for r, (a, b) in enumerate(zip(seg_a, seg_b)):
+        a0 = plan[:, 0] + rng.binomial(la - ca, 0.5)
+        b0 = plan[:, 2] + rng.binomial(lb - cb, 0.5)
+        for r, p in enumerate(plans):
             x, y = ca[r], cb[r]
-            ids[r, 1 : x + 1] = a[fa[r] : fa[r] + x]
-            ids[r, x + 2 : x + y + 2] = b[fb[r] : fb[r] + y]
-        rows = np.arange(n)
+            ids[r, 1 : x + 1] = docs[p[0]].tokens[a0[r] : a0[r] + x]
+            ids[r, x + 2 : x + y + 2] = docs[p[3]].tokens[b0[r] : b0[r] + y]
         ids[:, 0] = specials.cls
         ids[rows, ca + 1] = specials.sep
         lengths = ca + cb + 3
         ids[rows, lengths - 1] = specials.sep
         num_a = ca + 2
-        nsp[:, 0] = [p[7] for p in plans]
+        nsp[:, 0] = [p[6] for p in plans]
     if options.disable_masking:
         empty = np.zeros((n, options.max_predictions_per_seq), np.int64)
         return assemble_columns(ids, lengths, num_a, nsp, empty, empty, np.zeros(n, np.int64), options)
