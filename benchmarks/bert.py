@@ -1,6 +1,6 @@
 """Raw text to BERT pre-training records: the reference script against tfrx's exact and fast modes.
 
-    python -m benchmarks.bert [--corpus FILE] [--mb 2] [--workers N] [--contenders reference,exact,fast-1,fast-N]
+    python -m benchmarks.bert [--corpus FILE] [--mb 2] [--workers N] [--contenders reference,exact,fast-1,...]
 
 Every contender runs in its own process on the same corpus (the reference
 layout: one sentence per line, blank lines between documents) and vocabulary
@@ -17,6 +17,7 @@ largest process.
   ``tf-models-official``; skipped when missing);
 * ``exact``: ``tfrx.text.create_pretraining_data(mode="exact")``, the same records;
 * ``fast-1``: ``mode="fast"`` in one process with one tokenizer thread (one core);
+* ``fast-1-hf``: the same with every sentence through Hugging Face ``tokenizers``;
 * ``fast-N``: ``mode="fast"`` with ``--workers`` processes (default: all cores).
 
 Without ``--corpus`` the corpus is made from ``examples/data/bert/corpus.txt``
@@ -80,10 +81,12 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
         if contender == "exact":
             r = create_pretraining_data(corpus, vocab, out, metadata=False)
         else:
-            if contender == "fast-1":
+            one = contender.startswith("fast-1")
+            if one:
                 os.environ["RAYON_NUM_THREADS"] = "1"
             r = create_pretraining_data(corpus, vocab, out, mode="fast", metadata=False,
-                                        num_workers=1 if contender == "fast-1" else workers)
+                                        num_workers=1 if one else workers,
+                                        tokenizer="hf" if contender.endswith("-hf") else "auto")
         n_inst, n_tok = r.num_instances, r.num_tokens
     wall = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -99,7 +102,7 @@ def main(argv=None) -> int:
     p.add_argument("--vocab", default=str(DATA / "vocab.txt"))
     p.add_argument("--mb", type=float, default=2.0, help="size of the generated corpus (without --corpus)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--contenders", default="reference,exact,fast-1,fast-N")
+    p.add_argument("--contenders", default="reference,exact,fast-1,fast-1-hf,fast-N")
     p.add_argument("--_run", help=argparse.SUPPRESS)
     p.add_argument("--_out", help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -12,8 +12,6 @@ from hypothesis import strategies as st
 
 from tfrx.text import FullTokenizer, Vocab, create_pretraining_data, read
 
-pytest.importorskip("tokenizers")
-
 VOCAB = GOLDEN / "vocab.txt"
 
 
@@ -130,7 +128,21 @@ def test_shuffle_buffer_bounds_and_mixes(tmp_path):
     assert max(i - out.index(bytes([i])) for i in range(100)) <= 10 + 7 - 1
 
 
+def test_tokenizer_choices_give_the_same_records_on_the_test_corpora(tmp_path):
+    pytest.importorskip("tokenizers")
+    inputs = [GOLDEN / "corpus_a.txt", GOLDEN / "corpus_b.txt", GOLDEN / "corpus_c.txt"]  # accents, CJK, NBSP, ZWSP
+    out = {}
+    for choice in ("auto", "hf", "reference"):
+        r = create_pretraining_data(inputs, VOCAB, str(tmp_path / choice), mode="fast", tokenizer=choice,
+                                    max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+        out[choice] = next(iter(read(r.paths, batch_size=1_000_000)))
+    for choice in ("hf", "reference"):
+        for k in out["auto"]:
+            assert np.array_equal(out["auto"][k], out[choice][k]), (choice, k)
+
+
 def test_hf_tokenizer_matches_reference_tokenizer_on_test_corpora():
+    pytest.importorskip("tokenizers")
     from tfrx.text.fast import hf_tokenizer
 
     vocab = Vocab.from_file(VOCAB)

@@ -16,8 +16,9 @@ DESCRIPTION = """Raw text to BERT pre-training TFRecords (masked LM + next sente
 
 --mode exact (default) writes the records TensorFlow Model Garden's
 create_pretraining_data.py writes for the same input, vocab, flags and seed,
-record for record. --mode fast tokenizes with Hugging Face tokenizers, draws
-with NumPy, streams through a shuffle buffer and can use several processes.
+record for record. --mode fast tokenizes in batches (Hugging Face tokenizers
+for non-ASCII text), draws with NumPy, streams through a shuffle buffer and
+can use several processes.
 Every reference flag is accepted under its own name (--max_seq_length) and
 with dashes (--max-seq-length); booleans take --flag, --noflag or --flag=false.
 See docs/bert.md.
@@ -95,6 +96,9 @@ def add_arguments(p) -> None:
     f.add_argument("--shuffle-buffer", type=int, default=None, metavar="N",
                    help="instances held for shuffling (default 100000)")
     f.add_argument("--ray", action="store_true", help="run the workers as Ray tasks")
+    f.add_argument("--tokenizer", choices=["auto", "hf", "reference"], default=None,
+                   help="auto (default): ASCII sentences through the reference tokenizer, others through "
+                        "Hugging Face tokenizers; hf: all through tokenizers; reference: all through the reference's")
     p.add_argument("--no-metadata", dest="metadata", action="store_false", help="do not write PREFIX.bert.json")
     add_storage_options(p)
     add_progress(p)
@@ -115,11 +119,11 @@ def run(args) -> int:
     output = args.output if args.output is not None else [x for x in args.output_file.split(",") if x]
     fast = {}
     if args.mode == "fast":
-        fast = {"num_workers": args.workers, "use_ray": args.ray}
+        fast = {"num_workers": args.workers, "use_ray": args.ray, "tokenizer": args.tokenizer or "auto"}
         if args.shuffle_buffer is not None:
             fast["shuffle_buffer"] = args.shuffle_buffer
-    elif args.workers != 1 or args.ray or args.shuffle_buffer is not None:
-        raise CliError("--workers, --ray and --shuffle-buffer apply to --mode fast")
+    elif args.workers != 1 or args.ray or args.shuffle_buffer is not None or args.tokenizer is not None:
+        raise CliError("--workers, --ray, --shuffle-buffer and --tokenizer apply to --mode fast")
     flags = {k: getattr(args, k) for k in (
         "max_seq_length", "max_predictions_per_seq", "masked_lm_prob", "short_seq_prob", "dupe_factor", "random_seed",
         "do_lower_case", "do_whole_word_mask", "inverted_mask", "mlm_only", "disable_masking", "min_short_seq_length")}

@@ -154,12 +154,14 @@ def create_pretraining_data(
     ``mode="exact"`` gives the reference's records, instance for instance;
     ``mode="fast"`` (:mod:`tfrx.text.fast`) draws the same distributions with
     NumPy, streams with bounded memory and can use several processes (pass
-    ``num_workers=``, ``shuffle_buffer=``). ``metadata=True`` writes
+    ``num_workers=``, ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
+    ``tokenizer="auto"|"hf"|"reference"``). ``metadata=True`` writes
     ``{prefix}.bert.json``: the options, the input files and documents, the counts.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    fast_flags = {k: flags.pop(k) for k in ("num_workers", "shuffle_buffer", "chunk_documents", "use_ray") if k in flags}
+    fast_names = ("num_workers", "shuffle_buffer", "chunk_documents", "use_ray", "tokenizer")
+    fast_flags = {k: flags.pop(k) for k in fast_names if k in flags}
     if fast_flags and mode != "fast":
         raise ValueError(f"{sorted(fast_flags)} apply to mode='fast' only")
     if options is None:

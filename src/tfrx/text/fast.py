@@ -1,4 +1,8 @@
-"""Fast mode: Hugging Face ``tokenizers``, NumPy instance creation, a shuffle buffer, several processes.
+"""Fast mode: batch tokenization, NumPy instance creation, a shuffle buffer, several processes.
+
+Tokenization (``tokenizer=``, see :class:`_Tokenizers`): by default ASCII
+sentences go through the reference tokenizer with its per-word cache and the
+others through Hugging Face ``tokenizers`` in one batch call.
 
 The reference holds the whole corpus and every instance in memory to shuffle
 them globally, and draws every random choice one Python call at a time. Fast
@@ -63,6 +67,58 @@ def hf_tokenizer(vocab: Vocab, *, do_lower_case: bool = True):
     return tok
 
 
+TOKENIZERS = ("auto", "hf", "reference")
+
+
+class _Tokenizers:
+    """Word pieces for a batch of sentences with the tokenizer choice of fast mode.
+
+    ``"auto"``: ASCII sentences through :class:`tfrx.text.FullTokenizer` (a
+    regular expression and a per-word cache: faster than the Rust tokenizer
+    on English text, measured in docs/bert.md), the others through Hugging
+    Face ``tokenizers`` in one batch (or the reference tokenizer when it is not
+    installed). ``"hf"``: every sentence through Hugging Face ``tokenizers``.
+    ``"reference"``: every sentence through :class:`tfrx.text.FullTokenizer`.
+    """
+
+    def __init__(self, vocab: Vocab, options: BertDataOptions, choice: str = "auto") -> None:
+        from tfrx.text.tokenization import FullTokenizer
+
+        if choice not in TOKENIZERS:
+            raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {choice!r}")
+        self.choice = choice
+        self.reference = FullTokenizer(vocab, do_lower_case=options.do_lower_case)
+        self.hf = None
+        if choice == "hf":
+            self.hf = hf_tokenizer(vocab, do_lower_case=options.do_lower_case)
+        elif choice == "auto":
+            try:
+                self.hf = hf_tokenizer(vocab, do_lower_case=options.do_lower_case)
+            except ImportError:
+                self.hf = None
+
+    def _hf_ids(self, sentences: list[str]) -> list[list[int]]:
+        encode = getattr(self.hf, "encode_batch_fast", self.hf.encode_batch)
+        return [e.ids for e in encode(sentences, add_special_tokens=False)] if sentences else []
+
+    def ids(self, sentences: list[str]) -> list[list[int]]:
+        if self.choice == "hf":
+            return self._hf_ids(sentences)
+        ref = self.reference.tokenize_to_ids
+        if self.choice == "reference" or self.hf is None:
+            return [ref(s) for s in sentences]
+        out: list = [None] * len(sentences)
+        other = []
+        for k, s in enumerate(sentences):
+            if s.isascii():
+                out[k] = ref(s)
+            else:
+                other.append(k)
+        for k, ids in zip(other, self._hf_ids([sentences[k] for k in other])):
+            out[k] = ids
+        return out
+
+
 class _Specials:
     def __init__(self, vocab: Vocab) -> None:
         self.cls = vocab.id("[CLS]")
@@ -76,10 +132,10 @@ class _Specials:
 _STATE: dict = {}
 
 
-def _init_worker(vocab_tokens: list[str], options: BertDataOptions) -> None:
+def _init_worker(vocab_tokens: list[str], options: BertDataOptions, tokenizer: str = "auto") -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     vocab = Vocab(vocab_tokens)
-    _STATE.update(key=None, vocab=vocab, options=options, tokenizer=hf_tokenizer(vocab, do_lower_case=options.do_lower_case),
+    _STATE.update(key=None, vocab=vocab, options=options, tokenizer=_Tokenizers(vocab, options, tokenizer),
                   specials=_Specials(vocab))
 
 
@@ -100,12 +156,10 @@ class _Doc:
         self.offsets = offsets
 
 
-def _tokenize(tokenizer, docs: list[list[str]]) -> list[_Doc]:
+def _tokenize(tokenizer: _Tokenizers, docs: list[list[str]]) -> list[_Doc]:
     from itertools import chain
 
-    flat = [s for d in docs for s in d]
-    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
-    ids = [e.ids for e in encode(flat, add_special_tokens=False)] if flat else []
+    ids = tokenizer.ids([s for d in docs for s in d])
     lengths = [len(x) for x in ids]
     everything = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=sum(lengths))
     out: list[_Doc] = []
@@ -144,9 +198,9 @@ class _Uniforms:
 
 
 def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options: BertDataOptions, *,
-                       tokenizer=None, specials: _Specials | None = None):
+                       tokenizer: _Tokenizers | None = None, specials: _Specials | None = None):
     """The serialized records (a :class:`tfrx.RecordBatch`) of one chunk of documents (lists of sentences)."""
-    tokenizer = tokenizer or hf_tokenizer(vocab, do_lower_case=options.do_lower_case)
+    tokenizer = tokenizer or _Tokenizers(vocab, options)
     specials = specials or _Specials(vocab)
     rng = np.random.default_rng([options.random_seed, index])
     tokenized = _tokenize(tokenizer, docs)
@@ -386,13 +440,14 @@ class _ShuffleBuffer:
         return out
 
 
-def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_workers: int, use_ray: bool):
+def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_workers: int, use_ray: bool,
+             tokenizer: str):
     """(data, starts, lengths, (docs, tokens)) per chunk, in chunk order."""
     if use_ray:
-        yield from _ray_results(tasks, vocab, options, num_workers)
+        yield from _ray_results(tasks, vocab, options, num_workers, tokenizer)
         return
     if num_workers <= 1:
-        _init_worker(vocab.tokens, options)
+        _init_worker(vocab.tokens, options, tokenizer)
         for t in tasks:
             yield _run_chunk(t)
         return
@@ -400,7 +455,7 @@ def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_worker
     from collections import deque
 
     ctx = mp.get_context("spawn")  # tokenizers' thread pool does not survive fork
-    with ctx.Pool(num_workers, initializer=_init_worker, initargs=(vocab.tokens, options)) as pool:
+    with ctx.Pool(num_workers, initializer=_init_worker, initargs=(vocab.tokens, options, tokenizer)) as pool:
         pending: deque = deque()
         for t in tasks:
             pending.append(pool.apply_async(_run_chunk, (t,)))
@@ -410,7 +465,7 @@ def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_worker
             yield pending.popleft().get()
 
 
-def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int):
+def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int, tokenizer: str):
     try:
         import ray
     except ImportError:
@@ -421,7 +476,7 @@ def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int
         ray.init(num_cpus=max(1, num_workers), include_dashboard=False, log_to_driver=False)
 
     run = ray.remote(_ray_task)
-    key = (hash(tuple(vocab.tokens)), options)
+    key = (hash(tuple(vocab.tokens)), options, tokenizer)
     tokens_ref = ray.put(vocab.tokens)
     pending: deque = deque()
     for t in tasks:
@@ -435,7 +490,7 @@ def _ray_results(tasks, vocab: Vocab, options: BertDataOptions, num_workers: int
 def _ray_task(key, tokens: list[str], options: BertDataOptions, task):
     # A Ray worker process runs tasks of any job: set up again when the vocabulary or options change.
     if _STATE.get("key") != key:
-        _init_worker(tokens, options)
+        _init_worker(tokens, options, key[2])
         _STATE["key"] = key
     return _run_chunk(task)
 
@@ -445,7 +500,7 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
                 text_field: str = "text", document_separator=None, storage_options=None, progress=None,
                 metadata: bool = True,
                 num_workers: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-                chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False):
+                chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False, tokenizer: str = "auto"):
     from tfrx.io.batch import RecordBatch
     from tfrx.text.bert import BertDataResult, open_output, write_metadata
     from tfrx.text.segment import get_segmenter
@@ -458,6 +513,7 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     if not isinstance(shuffle_buffer, int) or shuffle_buffer < 0:
         raise ValueError(f"shuffle_buffer must be a non-negative integer, got {shuffle_buffer!r}")
     _Specials(vocab)  # a vocabulary without [CLS]/[SEP]/[MASK] fails here, not in a worker
+    _Tokenizers(vocab, options, tokenizer)  # so does a bad tokenizer choice or a missing package
     t0 = time.perf_counter()
     listed: list[tuple[str, int]] = []
     seg = get_segmenter(segmenter) if segmenter is not None else None
@@ -471,7 +527,7 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     try:
         with progress_bar(None, desc="bert-data", unit="inst", enabled=progress) as bar:
             for data, starts, lengths, (d, t) in _results(_chunks(docs, chunk_documents), vocab, options,
-                                                         num_workers, use_ray):
+                                                         num_workers, use_ray, tokenizer):
                 n_docs += d
                 n_tokens += t
                 records = RecordBatch(data, starts, lengths).to_list()
@@ -492,5 +548,6 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
         result.metadata_path = write_metadata(
             out.metadata_path, result, mode="fast", files=list(files), vocab=vocab, documents=listed,
             storage_options=storage_options,
-            extra={"fast": {"shuffle_buffer": shuffle_buffer, "chunk_documents": chunk_documents}})
+            extra={"fast": {"shuffle_buffer": shuffle_buffer, "chunk_documents": chunk_documents,
+                            "tokenizer": tokenizer}})
     return result
