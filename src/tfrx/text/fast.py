@@ -15,8 +15,8 @@ mode keeps the reference's distributions but not its draws:
   makes ``dupe_factor`` passes over them, masks all its instances at once
   with NumPy and returns serialized records;
 * the random document of a random next segment comes from the same chunk,
-  not from the whole corpus (with chunks of thousands of documents the
-  difference does not show in the statistics);
+  not from the whole corpus (with chunks of hundreds of documents the
+  difference does not show in the statistics: tests/test_bert_fast.py);
 * records from the tasks pass, in chunk order, through a shuffle buffer of
   ``shuffle_buffer`` records before they are written: instances made far
   apart in the input are not mixed (shuffle the shards' records again at
@@ -59,7 +59,8 @@ def hf_tokenizer(vocab: Vocab, *, do_lower_case: bool = True):
     try:
         from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
     except ImportError:
-        raise ImportError("mode='fast' needs Hugging Face tokenizers: pip install 'tfrx[text]'") from None
+        raise ImportError("tokenizer='hf' needs Hugging Face tokenizers: pip install 'tfrx[text]' "
+                          "(or pass tokenizer='reference')") from None
     tok = Tokenizer(models.WordPiece(vocab=dict(vocab.ids), unk_token="[UNK]", max_input_chars_per_word=400))
     tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
                                                 strip_accents=do_lower_case, lowercase=do_lower_case)
