@@ -186,3 +186,31 @@ def test_ray_tasks_give_the_same_records(corpus, tmp_path):
     assert on_ray.num_instances == local.num_instances > 0
     for k in a:
         assert np.array_equal(a[k], b[k]), k
+
+
+def test_cli_with_worker_processes(corpus, tmp_path):
+    # the command in a fresh interpreter, its worker processes spawned, the same records as in this process
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tfrx
+
+    src = str(Path(tfrx.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    out = tmp_path / "cli"
+    proc = subprocess.run([sys.executable, "-m", "tfrx", "bert-data", str(corpus), "--vocab_file", str(VOCAB),
+                           "-o", str(out), "--mode", "fast", "--workers", "2", "--num-shards", "2",
+                           "--max_seq_length", "32", "--dupe_factor", "1"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    paths = proc.stdout.split()
+    assert len(paths) == 2
+    local = create_pretraining_data(corpus, VOCAB, str(tmp_path / "local"), mode="fast", num_shards=2,
+                                    max_seq_length=32, dupe_factor=1)
+    for a, b in zip(paths, local.paths):
+        x = next(iter(read([a], batch_size=1_000_000, max_seq_length=32)))
+        y = next(iter(read([b], batch_size=1_000_000, max_seq_length=32)))
+        for k in x:
+            assert np.array_equal(x[k], y[k]), k
