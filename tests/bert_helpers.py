@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "bert"
-sys.path.insert(0, str(GOLDEN))
-import make_golden
-
+# loaded under its own name: tests/golden/make_golden.py is another script of the same file name
+_spec = importlib.util.spec_from_file_location("bert_make_golden", GOLDEN / "make_golden.py")
+make_golden = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_golden)
 CASES = make_golden.load_cases()
 
 
