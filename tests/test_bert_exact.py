@@ -225,3 +225,18 @@ def test_fsspec_urls_and_gzip_inputs(tmp_path):
     assert_same_records(tmp_path / "plain", tmp_path / "remote", common)
     assert_same_records(tmp_path / "plain", tmp_path / "gz", common)
     fs.rm("/bert-test", recursive=True)
+
+
+def test_cerebras_command_line_names(tmp_path):
+    argv = ["bert-data", str(GOLDEN / "corpus_a.txt"), f"--vocab_file={VOCAB}", "--output_dir", str(tmp_path),
+            "--name", "train", "--num_output_files", "2", "--mask_whole_word", "--seed", "3",
+            "--max_seq_length", "32", "--max_predictions_per_seq", "5", "--dupe_factor", "2"]
+    assert cli_main(argv) == 0
+    shards = sorted(str(p) for p in tmp_path.glob("train.tfrecord-*-of-00002"))
+    ref = create_pretraining_data(GOLDEN / "corpus_a.txt", VOCAB, [str(tmp_path / "r0"), str(tmp_path / "r1")],
+                                  do_whole_word_mask=True, random_seed=3, max_seq_length=32,
+                                  max_predictions_per_seq=5, dupe_factor=2)
+    flags = {"max_seq_length": 32, "max_predictions_per_seq": 5}
+    assert len(shards) == 2 and sum(assert_same_records(a, b, flags) for a, b in zip(ref.paths, shards)) > 0
+    meta = json.loads((tmp_path / "train.bert.json").read_text())
+    assert meta["options"]["random_seed"] == 3 and meta["options"]["do_whole_word_mask"] is True

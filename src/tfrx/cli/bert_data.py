@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from tfrx.cli._common import CliError, add_progress, add_storage_options, storage_options
@@ -61,7 +62,11 @@ def add_arguments(p) -> None:
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.tfrecord-00000-of-N shards (TFDS names)")
     _flag(out, "output_file", default=None, help="comma-separated output files (the reference's flag)")
-    p.add_argument("--num-shards", type=int, default=1, metavar="N", help="shards with -o (default 1)")
+    out.add_argument("--output_dir", "--output-dir", dest="output_dir", default=None, metavar="DIR",
+                     help="Cerebras' form: write DIR/NAME.tfrecord-00000-of-N shards (NAME from --name)")
+    p.add_argument("--name", default="examples", help="with --output_dir, the shards' prefix (default 'examples')")
+    p.add_argument("--num-shards", "--num_output_files", dest="num_shards", type=int, default=1, metavar="N",
+                   help="shards with -o or --output_dir (default 1)")
     p.add_argument("--gzip_compress", "--gzip-compress", "--gzip", dest="gzip_compress", nargs="?", const=True,
                    type=_bool, default=False, metavar="BOOL", help="GZIP-compressed files")
     p.add_argument("--mode", choices=["exact", "fast"], default="exact", help="exact (default) or fast")
@@ -86,6 +91,9 @@ def add_arguments(p) -> None:
     _flag(g, "random_seed", type=int, default=12345, help="default 12345")
     _bool_flag(g, "do_lower_case", True, "lower-case and strip accents")
     _bool_flag(g, "do_whole_word_mask", False, "mask whole words")
+    g.add_argument("--mask_whole_word", "--mask-whole-word", dest="do_whole_word_mask", action="store_const",
+                   const=True, help="Cerebras' name for --do_whole_word_mask")
+    g.add_argument("--seed", dest="random_seed", type=int, help="Cerebras' name for --random_seed")
     c = p.add_argument_group("Cerebras variants")
     _bool_flag(c, "inverted_mask", False, "input_mask 1 on padding, 0 on tokens")
     _bool_flag(c, "mlm_only", False, "single segments, no segment_ids / next_sentence_labels")
@@ -114,6 +122,8 @@ def run(args) -> int:
     if not inputs and not metadata_files:
         raise CliError("no input: pass text files or globs, --input_file or --metadata_files")
     segmenter = "lines" if args.single_sentence_per_line else args.segmenter
+    if args.output_dir is not None:
+        args.output = os.path.join(args.output_dir, args.name)
     if args.output is None and args.num_shards != 1:
         raise CliError("--num-shards goes with -o PREFIX; with --output_file the number of files is the number of names")
     output = args.output if args.output is not None else [x for x in args.output_file.split(",") if x]
