@@ -240,3 +240,11 @@ def test_cerebras_command_line_names(tmp_path):
     assert len(shards) == 2 and sum(assert_same_records(a, b, flags) for a, b in zip(ref.paths, shards)) > 0
     meta = json.loads((tmp_path / "train.bert.json").read_text())
     assert meta["options"]["random_seed"] == 3 and meta["options"]["do_whole_word_mask"] is True
+
+
+def test_read_finds_the_metadata_from_a_glob(tmp_path):
+    r = create_pretraining_data(GOLDEN / "corpus_a.txt", VOCAB, str(tmp_path / "d"), num_shards=2, max_seq_length=24,
+                                max_predictions_per_seq=3, dupe_factor=1, mlm_only=True)
+    batch = next(iter(read(str(tmp_path / "d.tfrecord-*"), batch_size=4)))
+    assert batch["input_ids"].shape == (4, 24) and batch["masked_lm_ids"].shape == (4, 3)
+    assert "segment_ids" not in batch

@@ -347,7 +347,8 @@ def _find_metadata(paths, metadata, storage_options):
     if not isinstance(first, (str, os.PathLike)):
         return None
     first = os.fspath(first)
-    candidates = [re.sub(r"\.tfrecord-[0-9?*\[\]-]+-of-[0-9?*\[\]]+$", "", first) + ".bert.json", first + ".bert.json"]
+    # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX.bert.json; a reference-style file -> FILE.bert.json
+    candidates = [re.sub(r"\.tfrecord-[^/]*$", "", first) + ".bert.json", first + ".bert.json"]
     for c in candidates:
         try:
             return json.loads(read_bytes(c, storage_options=storage_options))
