@@ -248,3 +248,22 @@ def test_read_finds_the_metadata_from_a_glob(tmp_path):
     batch = next(iter(read(str(tmp_path / "d.tfrecord-*"), batch_size=4)))
     assert batch["input_ids"].shape == (4, 24) and batch["masked_lm_ids"].shape == (4, 3)
     assert "segment_ids" not in batch
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 2**32), st.lists(st.integers(0, 300), max_size=20))
+def test_inlined_draws_equal_the_standard_library(seed, sizes):
+    import random
+
+    from tfrx.text.exact import _Draws
+
+    std, ours = random.Random(seed), _Draws(random.Random(seed))
+    for n in sizes:
+        x, y = list(range(n)), list(range(n))
+        std.shuffle(x)
+        ours.shuffle(y)
+        assert x == y
+        assert std.randint(2, n + 2) == ours.randint(2, n + 2)
+        assert std.random() == ours.random()
+        if n:
+            assert std.choice(x) == ours.choice(y)

@@ -39,6 +39,72 @@ from tfrx.text.tokenization import Vocab
 __all__ = ["Instance", "SpecialIds", "create_instances", "create_instances_from_document", "mask_tokens"]
 
 
+class _Draws:
+    """``shuffle``, ``randint``, ``choice`` and ``random`` of a ``random.Random``, the same values in the same order.
+
+    ``random.Random``'s ``shuffle``, ``randint`` and ``choice`` all reduce to
+    ``_randbelow(n)``: ``getrandbits(n.bit_length())`` until the value is
+    below ``n``. Inlining that saves most of the Python calls of exact mode;
+    it is used only for a plain ``random.Random`` and only once a probe has
+    shown, on this interpreter, that it gives what the standard library gives
+    (otherwise the standard methods are called).
+    """
+
+    _inline_ok: bool | None = None
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.random = rng.random
+        if type(rng) is random.Random and _Draws._check_inline():
+            self._bits = rng.getrandbits
+            self.shuffle, self.randint, self.choice = self._shuffle, self._randint, self._choice
+        else:
+            self.shuffle, self.randint, self.choice = rng.shuffle, rng.randint, rng.choice
+
+    def _below(self, n: int) -> int:
+        bits = self._bits
+        k = n.bit_length()
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return r
+
+    def _shuffle(self, x: list) -> None:
+        bits = self._bits
+        for i in range(len(x) - 1, 0, -1):
+            n = i + 1
+            k = n.bit_length()
+            r = bits(k)
+            while r >= n:
+                r = bits(k)
+            x[i], x[r] = x[r], x[i]
+
+    def _randint(self, a: int, b: int) -> int:
+        if b < a:
+            return self.rng.randint(a, b)  # the standard error
+        return a + self._below(b - a + 1)
+
+    def _choice(self, seq):
+        return seq[self._below(len(seq))]
+
+    @classmethod
+    def _check_inline(cls) -> bool:
+        if cls._inline_ok is None:
+            std, probe = random.Random(20240601), random.Random(20240601)
+            fast = object.__new__(cls)
+            fast.rng, fast._bits = probe, probe.getrandbits
+            ok = True
+            for n in [*range(0, 70), 255, 256, 257, 1000, 4097]:
+                x, y = list(range(n)), list(range(n))
+                std.shuffle(x)
+                fast._shuffle(y)
+                ok &= x == y and std.randint(0, n) == fast._randint(0, n) and std.random() == probe.random()
+                if n:
+                    ok &= std.choice(x) == fast._choice(y)
+            cls._inline_ok = bool(ok)
+        return cls._inline_ok
+
+
 @dataclass(slots=True)
 class Instance:
     """One training instance: ids after masking, where segment B starts, the predictions, the NSP label."""
@@ -73,7 +139,7 @@ def create_instances(
     rng: random.Random | None = None,
 ) -> list[Instance]:
     """All instances of ``documents`` (lists of sentences of token ids), shuffled as the reference does."""
-    rng = random.Random(options.random_seed) if rng is None else rng
+    rng = _Draws(random.Random(options.random_seed) if rng is None else rng)
     special = SpecialIds(vocab)
     docs = [[list(s) for s in d if len(s)] for d in documents]
     docs = [d for d in docs if d]
