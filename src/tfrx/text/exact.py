@@ -240,28 +240,40 @@ def _words(ids: Sequence[int], special: SpecialIds, whole_word: bool) -> list[tu
 
 def mask_tokens(ids: list[int], options: BertDataOptions, special: SpecialIds, rng: random.Random):
     """80/10/10 masking; returns (ids after masking, sorted positions, original ids at them)."""
-    spans = _words(ids, special, options.do_whole_word_mask)
     budget = min(options.max_predictions_per_seq, max(1, round(len(ids) * options.masked_lm_prob)))
+    out = list(ids)
+    words = special.words
+    if not options.do_whole_word_mask:
+        # one-token candidates: after the shuffle the last `budget` ones are taken, last first
+        cls, sep = special.cls, special.sep
+        candidates = [i for i, t in enumerate(ids) if t != cls and t != sep]
+        rng.shuffle(candidates)
+        chosen = candidates[: -budget - 1 : -1] if budget < len(candidates) else candidates[::-1]
+        for k in chosen:
+            if rng.random() < 0.8:
+                out[k] = special.mask
+            elif rng.random() >= 0.5:
+                out[k] = rng.choice(words)
+        positions = sorted(chosen)
+        return out, positions, [ids[k] for k in positions]
+    spans = _words(ids, special, True)
     rng.shuffle(spans)
-    chosen: list[tuple[int, int]] = []
+    picked: list[tuple[int, int]] = []
     used = 0
     while used < budget and spans:
         begin, end = spans.pop()
         if used + end - begin > budget:
             continue
-        chosen.append((begin, end))
+        picked.append((begin, end))
         used += end - begin
-    out = list(ids)
-    predictions: list[tuple[int, int]] = []
-    words = special.words
-    for begin, end in chosen:
+    predictions: list[int] = []
+    for begin, end in picked:
         if rng.random() < 0.8:
             for k in range(begin, end):
                 out[k] = special.mask
         elif rng.random() >= 0.5:
             for k in range(begin, end):
                 out[k] = rng.choice(words)
-        for k in range(begin, end):
-            predictions.append((k, ids[k]))
+        predictions.extend(range(begin, end))
     predictions.sort()
-    return out, [p for p, _ in predictions], [label for _, label in predictions]
+    return out, predictions, [ids[k] for k in predictions]
