@@ -1,123 +1,159 @@
-"""BERT-pretraining-style records into PyTorch on the fast batch parse path.
+"""BERT pre-training data from raw text, inspected, read back and used for one training step.
 
-Writes sharded Examples with the features of BERT's ``create_pretraining_data``
-(``input_ids``, ``input_mask``, ``segment_ids`` of ``--seq-len`` int64,
-``masked_lm_positions`` / ``masked_lm_ids`` / ``masked_lm_weights`` of
-``--max-predictions``, ``next_sentence_labels``), then reads them as the
-pretraining input function does, with tfrx in place of tf.data:
+1. ``tfrx.text.create_pretraining_data`` turns a small bundled text
+   (``examples/data/bert/corpus.txt``: one sentence per line, a blank line
+   between documents; written for this example and dedicated to the public
+   domain) and a small WordPiece vocabulary (``vocab.txt``, made from the text
+   by ``build_vocab`` below) into sharded TFRecords, exactly as BERT's
+   ``create_pretraining_data.py`` would (``mode="exact"``), with the same
+   features: ``input_ids``, ``input_mask``, ``segment_ids``,
+   ``masked_lm_positions``, ``masked_lm_ids``, ``masked_lm_weights``,
+   ``next_sentence_labels``;
+2. prints the first instance as word pieces, with its predictions;
+3. reads the shards back with ``tfrx.text.read`` (parsed batches of NumPy
+   arrays) into PyTorch and runs one optimisation step of a tiny BERT-style
+   encoder with a masked-LM head and a next-sentence head.
 
-    ds = tfrx.TFRecordDataset(files, num_parallel_reads=tfrx.AUTOTUNE)
-    ds = ds.batch(batch_size).parse(features).prefetch(2)   # whole batches, no object per record
-    loader = DataLoader(ds.to_torch(), batch_size=None)      # torch tensors, no copies
+    python examples/bert_pretraining.py [--workdir DIR] [--seq-len 64] [--dupe-factor 5]
 
-and checks that the tensors hold exactly what was written.
+The command-line equivalent of step 1:
 
-    python examples/bert_pretraining.py [--records N] [--shards K] [--workdir DIR]
+    tfrx bert-data examples/data/bert/corpus.txt --vocab_file examples/data/bert/vocab.txt \\
+        -o DIR/bert --num-shards 2 --max_seq_length 64 --max_predictions_per_seq 10 --dupe_factor 5
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import string
 import sys
 import tempfile
-import time
+from pathlib import Path
 
-import numpy as np
+from tfrx.text import BasicTokenizer, Vocab, create_pretraining_data, read
 
-import tfrx
-
-
-def features(seq_len: int, max_predictions: int) -> dict:
-    return {
-        "input_ids": tfrx.FixedLenFeature([seq_len], tfrx.int64),
-        "input_mask": tfrx.FixedLenFeature([seq_len], tfrx.int64),
-        "segment_ids": tfrx.FixedLenFeature([seq_len], tfrx.int64),
-        "masked_lm_positions": tfrx.FixedLenFeature([max_predictions], tfrx.int64),
-        "masked_lm_ids": tfrx.FixedLenFeature([max_predictions], tfrx.int64),
-        "masked_lm_weights": tfrx.FixedLenFeature([max_predictions], tfrx.float32),
-        "next_sentence_labels": tfrx.FixedLenFeature([1], tfrx.int64),
-    }
+DATA = Path(__file__).resolve().parent / "data" / "bert"
+CORPUS = DATA / "corpus.txt"
+VOCAB = DATA / "vocab.txt"
 
 
-def make_columns(n: int, seq_len: int, max_predictions: int, seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    used = rng.integers(seq_len // 8, seq_len + 1, n)
-    pos = np.arange(seq_len)
-    mask = (pos < used[:, None]).astype(np.int64)
-    ids = rng.integers(1000, 30522, (n, seq_len)) * mask
-    segments = (pos >= used[:, None] // 2).astype(np.int64) * mask
-    npred = np.minimum(max_predictions, np.maximum(1, used * 15 // 100))
-    pred = np.arange(max_predictions) < npred[:, None]
-    positions = np.sort(rng.integers(1, seq_len // 8, (n, max_predictions)), axis=1) * pred
-    return {
-        "input_ids": ids,
-        "input_mask": mask,
-        "segment_ids": segments,
-        "masked_lm_positions": positions,
-        "masked_lm_ids": rng.integers(1000, 30522, (n, max_predictions)) * pred,
-        "masked_lm_weights": pred.astype(np.float32),
-        "next_sentence_labels": rng.integers(0, 2, (n, 1)),
-    }
+def build_vocab(corpus: Path, path: Path, *, min_count: int = 2) -> None:
+    """Special tokens, every lower-cased word seen ``min_count`` times, letters/digits alone and as ``##`` pieces,
+    and a few suffixes: small, but WordPiece still splits the rarer words into pieces."""
+    basic = BasicTokenizer(do_lower_case=True)
+    counts = collections.Counter(w for line in corpus.read_text(encoding="utf-8").splitlines()
+                                 for w in basic.tokenize(line))
+    chars = sorted({c for w in counts for c in w} | set(string.ascii_lowercase + string.digits))
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars if c.isalnum()]
+    tokens += ["##s", "##ed", "##ing", "##er", "##ly", "##es", "##tion"]
+    tokens += sorted(w for w, n in counts.items() if n >= min_count and len(w) > 1)
+    path.write_text("".join(t + "\n" for t in dict.fromkeys(tokens)), encoding="utf-8")
 
 
-def write_shards(workdir: str, columns: dict, shards: int) -> list[str]:
-    n = len(columns["input_ids"])
-    paths = []
-    for s, rows in enumerate(np.array_split(np.arange(n), shards)):
-        path = os.path.join(workdir, f"pretrain-{s:05d}-of-{shards:05d}.tfrecord")
-        with tfrx.TFRecordWriter(path) as w:
-            w.write_many(tfrx.encode_examples({k: v[rows] for k, v in columns.items()}, as_batch=True))
-        paths.append(path)
-    return paths
+def describe(instance: dict, vocab: Vocab) -> str:
+    n = int(instance["input_mask"].sum())
+    tokens = vocab.convert_ids_to_tokens(instance["input_ids"][:n])
+    k = int(instance["masked_lm_weights"].sum())
+    preds = [f"{int(p)}:{t}" for p, t in zip(instance["masked_lm_positions"][:k],
+                                             vocab.convert_ids_to_tokens(instance["masked_lm_ids"][:k]))]
+    return (f"tokens ({n}): {' '.join(tokens)}\n"
+            f"segment_ids: {' '.join(map(str, instance['segment_ids'][:n]))}\n"
+            f"predictions (position:original): {' '.join(preds)}\n"
+            f"next_sentence_label: {int(instance['next_sentence_labels'][0])} (1 = random next segment)")
 
 
-def run(records: int, shards: int, seq_len: int, max_predictions: int, batch_size: int, workdir: str) -> dict:
+def tiny_bert(vocab_size: int, seq_len: int, hidden: int = 32):
+    import torch
+    from torch import nn
+
+    class TinyBert(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tokens = nn.Embedding(vocab_size, hidden)
+            self.positions = nn.Embedding(seq_len, hidden)
+            self.segments = nn.Embedding(2, hidden)
+            layer = nn.TransformerEncoderLayer(hidden, nhead=2, dim_feedforward=2 * hidden, batch_first=True)
+            self.encoder = nn.TransformerEncoder(layer, num_layers=1)
+            self.mlm = nn.Linear(hidden, vocab_size)
+            self.nsp = nn.Linear(hidden, 2)
+
+        def forward(self, ids, mask, segments, positions):
+            x = self.tokens(ids) + self.positions(torch.arange(ids.shape[1])) + self.segments(segments)
+            x = self.encoder(x, src_key_padding_mask=mask == 0)
+            picked = torch.gather(x, 1, positions[..., None].expand(-1, -1, x.shape[-1]))
+            return self.mlm(picked), self.nsp(x[:, 0])
+
+    return TinyBert()
+
+
+def train_step(batch: dict, vocab_size: int, seq_len: int) -> dict:
     import torch
 
-    columns = make_columns(records, seq_len, max_predictions, seed=0)
-    paths = write_shards(workdir, columns, shards)
-    nbytes = sum(os.path.getsize(p) for p in paths)
-    print(f"wrote {records} BERT pretraining examples (seq_len {seq_len}, {max_predictions} predictions) in {shards} shards, {nbytes / 1e6:.1f} MB")
+    torch.manual_seed(0)
+    t = {k: torch.from_numpy(v) for k, v in batch.items()}
+    model = tiny_bert(vocab_size, seq_len)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
 
-    # Files in order, one at a time, so that batches can be compared with the columns written.
-    ds = tfrx.TFRecordDataset(paths).batch(batch_size).parse(features(seq_len, max_predictions)).prefetch(2)
-    loader = torch.utils.data.DataLoader(ds.to_torch(), batch_size=None)
-    t0 = time.perf_counter()
-    batches = list(loader)
-    seconds = time.perf_counter() - t0
-    got = {k: torch.cat([b[k] for b in batches]) for k in columns}
-    equal = all(torch.equal(got[k], torch.from_numpy(v)) for k, v in columns.items())
-    dtypes = {k: str(v.dtype).replace("torch.", "") for k, v in got.items()}
-    print(f"read {len(got['input_ids'])} examples into {len(batches)} batches of torch tensors in {seconds:.2f}s "
-          f"({records / seconds:,.0f} examples/s, {nbytes / seconds / 1e6:,.0f} MB/s)")
-    print(f"dtypes {dtypes}; values equal to what was written: {equal}")
+    def loss_of():
+        mlm_logits, nsp_logits = model(t["input_ids"], t["input_mask"], t["segment_ids"], t["masked_lm_positions"])
+        per = torch.nn.functional.cross_entropy(mlm_logits.transpose(1, 2), t["masked_lm_ids"], reduction="none")
+        mlm = (per * t["masked_lm_weights"]).sum() / t["masked_lm_weights"].sum()
+        nsp = torch.nn.functional.cross_entropy(nsp_logits, t["next_sentence_labels"][:, 0])
+        return mlm + nsp
 
-    # The form a training run uses: files interleaved, read in parallel, batches prefetched.
-    fast = tfrx.TFRecordDataset(paths, num_parallel_reads=tfrx.AUTOTUNE).batch(batch_size).parse(features(seq_len, max_predictions)).prefetch(2)
-    t0 = time.perf_counter()
-    count = sum(int(b["input_ids"].shape[0]) for b in torch.utils.data.DataLoader(fast.to_torch(), batch_size=None))
-    seconds = time.perf_counter() - t0
-    print(f"parallel reads: {count} examples in {seconds:.2f}s ({count / seconds:,.0f} examples/s)")
-    return {"equal": equal, "count": count, "batches": len(batches)}
+    before = loss_of()
+    opt.zero_grad()
+    before.backward()
+    opt.step()
+    with torch.no_grad():
+        after = loss_of()
+    return {"loss_before": float(before.detach()), "loss_after": float(after)}
+
+
+def run(workdir: str, *, seq_len: int = 64, max_predictions: int = 10, dupe_factor: int = 5,
+        batch_size: int = 32, shards: int = 2) -> dict:
+    vocab = Vocab.from_file(VOCAB)
+    result = create_pretraining_data(CORPUS, vocab, os.path.join(workdir, "bert"), num_shards=shards,
+                                     max_seq_length=seq_len, max_predictions_per_seq=max_predictions,
+                                     dupe_factor=dupe_factor)
+    print(f"{result.num_instances} instances from {result.num_documents} documents ({result.num_tokens} word pieces) "
+          f"in {len(result.paths)} shards; metadata {os.path.basename(result.metadata_path)}")
+    # sizes and layout come from the metadata file written beside the shards
+    first = next(iter(read(result.paths)))
+    print(describe(first, vocab))
+    batches = list(read(result.paths, batch_size=batch_size, shuffle_buffer=256, seed=0))
+    count = sum(len(b["input_ids"]) for b in batches)
+    shapes = {k: (tuple(v.shape), str(v.dtype)) for k, v in batches[0].items()}
+    print(f"read {count} instances in {len(batches)} batches; first batch {shapes}")
+    out = {"count": count, "instances": result.num_instances, "batches": len(batches), "shapes": shapes}
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is not installed: skipping the training step")
+        return out
+    losses = train_step(batches[0], len(vocab), seq_len)
+    print(f"one SGD step of a tiny BERT: loss {losses['loss_before']:.3f} -> {losses['loss_after']:.3f} on the same batch")
+    out.update(losses)
+    return out
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--records", type=int, default=8192)
-    p.add_argument("--shards", type=int, default=4)
-    p.add_argument("--seq-len", type=int, default=512)
-    p.add_argument("--max-predictions", type=int, default=76)
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--small", action="store_true", help="a quick run (600 records, sequences of 128)")
     p.add_argument("--workdir", help="where to write (default: a temporary directory)")
+    p.add_argument("--seq-len", type=int, default=64)
+    p.add_argument("--max-predictions", type=int, default=10)
+    p.add_argument("--dupe-factor", type=int, default=5)
+    p.add_argument("--rebuild-vocab", action="store_true", help=f"rewrite {VOCAB.name} from the corpus")
     args = p.parse_args(argv)
-    records, seq_len, max_pred = (600, 128, 20) if args.small else (args.records, args.seq_len, args.max_predictions)
+    if args.rebuild_vocab:
+        build_vocab(CORPUS, VOCAB)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or tmp
         os.makedirs(workdir, exist_ok=True)
-        out = run(records, args.shards, seq_len, max_pred, args.batch_size, workdir)
-    return 0 if out["equal"] and out["count"] == records else 1
+        out = run(workdir, seq_len=args.seq_len, max_predictions=args.max_predictions, dupe_factor=args.dupe_factor)
+    return 0 if out["count"] == out["instances"] else 1
 
 
 if __name__ == "__main__":

@@ -91,12 +91,21 @@ def test_imagenet_shards(tmp_path):
     assert out["batches"] == 6
 
 
-def test_bert_pretraining(tmp_path):
+def test_bert_pretraining(tmp_path, capsys):
     pytest.importorskip("torch")
     ex = load("bert_pretraining")
-    out = ex.run(300, 3, 64, 10, 128, str(tmp_path))
-    assert out["equal"]
-    assert out["count"] == 300 and out["batches"] == 3
+    out = ex.run(str(tmp_path), seq_len=48, max_predictions=8, dupe_factor=2, batch_size=16)
+    assert out["count"] == out["instances"] > 0 and out["batches"] == -(-out["count"] // 16)
+    assert out["shapes"]["input_ids"] == ((16, 48), "int64") and out["shapes"]["masked_lm_weights"] == ((16, 8), "float32")
+    assert np.isfinite(out["loss_before"]) and out["loss_after"] < out["loss_before"]
+    printed = capsys.readouterr().out
+    assert "[CLS]" in printed and "[SEP]" in printed and "[MASK]" in printed
+
+
+def test_bert_pretraining_vocab_is_what_build_vocab_makes(tmp_path):
+    ex = load("bert_pretraining")
+    ex.build_vocab(ex.CORPUS, tmp_path / "vocab.txt")
+    assert (tmp_path / "vocab.txt").read_text(encoding="utf-8") == ex.VOCAB.read_text(encoding="utf-8")
 
 
 def test_sequence_examples(tmp_path):

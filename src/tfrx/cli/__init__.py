@@ -30,6 +30,7 @@ COMMANDS = {
     "reshard": ("reshard", "merge or split TFRecord files into N shards, change compression"),
     "preview": ("preview", "save a PNG grid of the first images with their labels"),
     "view": ("view", "look inside files in the browser: records, images with boxes, schema, statistics, damage"),
+    "bert-data": ("bert_data", "raw text to BERT pre-training records (masked LM + next sentence)"),
     "demo": ("demo", "run the tfrx demo"),
 }
 

@@ -1,0 +1,23 @@
+"""Text to BERT pre-training TFRecords: WordPiece tokenization, instance creation, reading back.
+
+``tfrx.text`` is imported on its own (``import tfrx.text``); the fast mode
+needs the ``text`` extra (Hugging Face ``tokenizers``, ``pysbd``).
+"""
+
+from tfrx.text.bert import BertDataResult, create_pretraining_data, read
+from tfrx.text.options import BertDataOptions
+from tfrx.text.records import feature_spec
+from tfrx.text.tokenization import BasicTokenizer, FullTokenizer, Vocab, WordpieceTokenizer, load_vocab
+
+__all__ = [
+    "create_pretraining_data",
+    "read",
+    "feature_spec",
+    "BertDataOptions",
+    "BertDataResult",
+    "Vocab",
+    "load_vocab",
+    "FullTokenizer",
+    "BasicTokenizer",
+    "WordpieceTokenizer",
+]
