@@ -528,7 +528,10 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     return out
 
 
-def count_records(paths, *, cache_dir: str | None = None) -> int:
-    """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing)."""
-    files = expand_paths(paths)
+def count_records(paths, *, cache_dir: str | None = None, require_all_shards: bool = True) -> int:
+    """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing).
+
+    A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set unless ``require_all_shards=False``.
+    """
+    files = expand_paths(paths, require_all_shards=require_all_shards)
     return sum(len(load_index(p, cache_dir=cache_dir)) for p in files)

@@ -330,7 +330,8 @@ class TFRecordDatasource(Datasource):
         from tfrx.io.reader import RecordReader
 
         records: list[bytes] = []
-        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error) as reader:
+        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error,
+                          require_all_shards=False) as reader:
             for record in reader:
                 records.append(record)
                 if len(records) >= infer_records:

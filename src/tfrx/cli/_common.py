@@ -30,7 +30,14 @@ def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = Tr
     p.add_argument("paths", nargs="+" if many else None, metavar="PATH", help=help_text)
     p.add_argument("-c", "--compression", default="auto", type=str.lower, choices=COMPRESSIONS,
                    help="compression of the input (default: detected from the content)")
+    add_allow_incomplete(p)
     add_storage_options(p)
+
+
+def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="read a glob or list of -NNNNN-of-MMMMM shards even when some of the set are missing "
+                        "(default: refuse, naming the missing shards)")
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
@@ -94,6 +101,8 @@ def sources(args) -> list:
     """The inputs, with '-' as standard input, checked to exist."""
     from tfrx.io.paths import expand_paths
 
+    from tfrx.io.shardsets import check_shard_sets
+
     paths = args.paths if isinstance(args.paths, list) else [args.paths]
     opts = storage_options(args)
     out = []
@@ -102,7 +111,11 @@ def sources(args) -> list:
             out.append(_stdin())
         else:
             # URLs come back carrying the options, so whatever opens them later uses them.
-            out.extend(expand_paths(p, storage_options=opts))
+            out.extend(expand_paths(p, storage_options=opts, require_all_shards=False))
+    names = [s for s in out if isinstance(s, str)]
+    globbed = any(c in p for p in paths for c in "*?[")
+    if not getattr(args, "allow_incomplete", False) and (globbed or len(names) > 1):
+        check_shard_sets(names)
     return out
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tfrx.cli._common import CliError, add_progress, add_storage_options, name_of, sources, storage_options
+from tfrx.cli._common import CliError, add_allow_incomplete, add_progress, add_storage_options, name_of, sources, storage_options
 
 DESCRIPTION = """Write a record-offset index file beside each TFRecord file (tfrx.build_index).
 
@@ -22,6 +22,7 @@ def add_arguments(p) -> None:
     p.add_argument("--format", choices=["tfrx", "dali"], default="tfrx",
                    help="tfrx's index, or the text index of DALI's tfrecord2idx (default tfrx)")
     p.add_argument("--verify", action="store_true", help="check data CRCs while scanning")
+    add_allow_incomplete(p)
     add_storage_options(p)
     add_progress(p)
 

@@ -37,7 +37,7 @@ def _name_list(names: list[str]) -> str:
     return shown + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
 
 
-_FIX = "pass require_all_shards=False to read the shards that are there"
+_FIX = "pass require_all_shards=False (--allow-incomplete on the command line) to read the shards that are there"
 
 
 def _check_tfds_names(paths: Sequence[str]) -> None:

@@ -162,8 +162,8 @@ def read_journals(directory: str, *, like: str | None = None) -> list[tuple[str,
     out = []
     if is_url(str(like)):
         fs, root = url_to_fs(_join(directory, SIDECAR_DIR, like))
-        try:
-            names = [p for p in fs.glob(f"{root}/*{JOURNAL_SUFFIX}")]
+        try:  # one listing request
+            names = [p for p in fs.ls(root, detail=False) if str(p).endswith(JOURNAL_SUFFIX)]
         except (OSError, FileNotFoundError):
             return []
         for key in names:
