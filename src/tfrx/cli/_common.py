@@ -115,6 +115,7 @@ def sources(args) -> list:
     names = [s for s in out if isinstance(s, str)]
     globbed = any(c in p for p in paths for c in "*?[")
     if not getattr(args, "allow_incomplete", False) and (globbed or len(names) > 1):
+        # several paths on a command line are most often a glob the shell expanded: checked as one
         check_shard_sets(names)
     return out
 

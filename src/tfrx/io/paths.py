@@ -110,10 +110,11 @@ def expand_paths(
     Files tfrx keeps beside data (``.tfrx/`` and its contents, indexes and
     manifests of earlier versions, hidden ``.part`` files) are dropped from
     glob matches; a tfrx index, manifest or journal named explicitly raises
-    :class:`tfrx.SidecarFileError` saying what it is. Given a glob or
-    several paths, the files must make up whole shard sets
-    (:mod:`tfrx.io.shardsets`), else :class:`tfrx.IncompleteShardSetError`;
-    ``require_all_shards=False`` turns that check off.
+    :class:`tfrx.SidecarFileError` saying what it is. What globs match must
+    make up whole ``-NNNNN-of-MMMMM`` shard sets, and no file given may
+    belong to a commit that was interrupted (:mod:`tfrx.io.shardsets`), else
+    :class:`tfrx.IncompleteShardSetError`; ``require_all_shards=False``
+    turns that check off.
     """
     from tfrx.io.shardsets import check_shard_sets
     from tfrx.io.sidecars import check_not_sidecar, sidecar_kind
@@ -128,7 +129,7 @@ def expand_paths(
                 f"expected a path, a list of paths or an open binary file, got {type(paths).__name__}"
             ) from None
     out: list[Source] = []
-    globbed = False
+    globbed: list[str] = []
     for item in items:
         if _is_file_object(item):
             out.append(item)
@@ -141,8 +142,8 @@ def expand_paths(
         if is_url(path):
             opts = storage_options if storage_options is not None else getattr(item, "storage_options", None)
             if _has_glob(path):
-                globbed = True
                 urls = _data_only(_expand_url(path, opts), path, sidecar_kind)
+                globbed.extend(urls)
             else:
                 check_not_sidecar(path)
                 urls = [path]
@@ -150,18 +151,19 @@ def expand_paths(
             continue
         path = _strip_file_scheme(path)
         if _has_glob(path) and not os.path.exists(path):
-            globbed = True
             matches = sorted(glob.glob(path))
             if not matches:
                 raise FileNotFoundError(f"no files match {path!r}")
-            out.extend(_data_only(matches, path, sidecar_kind))
+            matches = _data_only(matches, path, sidecar_kind)
+            globbed.extend(matches)
+            out.extend(matches)
         else:
             check_not_sidecar(path)
             if must_exist and not os.path.exists(path):
                 raise FileNotFoundError(f"no such file: {path!r}")
             out.append(path)
     if require_all_shards and must_exist and (globbed or len(out) > 1):
-        check_shard_sets(out)
+        check_shard_sets(out, matched=globbed)
     return out
 
 

@@ -6,15 +6,21 @@ stopped, a stale set mixed with a new one. Two checks catch that before any
 record is read:
 
 * names of the TFDS form ``<head>-NNNNN-of-MMMMM<tail>`` say how many shards
-  the set has; every one of the MMMMM must be among the files given;
+  the set has; every one of the MMMMM must be among the files given, and
+  one name may not come with two counts (a set rewritten with another
+  number of shards beside the old one);
 * a commit journal (``.tfrx/<prefix>.commit.json``, see
   :mod:`tfrx.tools.commit`) that lists one of the files given means a
   :class:`tfrx.ShardedWriter` was committing that set and did not finish;
   every shard it lists must exist.
 
 Both raise :class:`tfrx.IncompleteShardSetError` naming the missing shards.
-Readers run them when given a glob or several paths (a single plain path
-is a single file); ``require_all_shards=False`` turns them off.
+Readers run the name check on what their globs matched, and the journal
+check on every file when given a glob or several paths; a single plain path
+is a single file. An explicit list of some shards of a set (a held-out
+shard, one host's part) is what the caller asked for and is not completed
+by names; a glob says "whatever is there", which is what a crash would
+silently shrink. ``require_all_shards=False`` turns both checks off.
 """
 
 from __future__ import annotations
@@ -50,6 +56,18 @@ def _check_tfds_names(paths: Sequence[str]) -> None:
         key = (m["head"], m["total"], m["tail"])
         groups.setdefault(key, set()).add(int(m["index"]))
         widths[key] = len(m["index"])
+    by_name: dict[tuple[str, str], list[str]] = {}
+    for head, total_s, tail in groups:
+        by_name.setdefault((head, tail), []).append(total_s)
+    for (head, tail), totals in sorted(by_name.items()):
+        if len(totals) > 1:
+            sets = " and ".join(f"{head}-*-of-{t}{tail} ({len(groups[(head, t, tail)])} files)" for t in sorted(totals))
+            raise IncompleteShardSetError(
+                f"the files given mix shard sets of different sizes: {sets}; a set rewritten with another "
+                f"number of shards beside the old one? Delete the stale set, or give a pattern that names one "
+                f"(e.g. {head}-*-of-{sorted(totals)[-1]}{tail}), or {_FIX}",
+                missing=[],
+            )
     for (head, total_s, tail), present in sorted(groups.items()):
         total = int(total_s)
         width = widths[(head, total_s, tail)]
@@ -93,10 +111,14 @@ def _check_journals(paths: Sequence[str]) -> None:
                 )
 
 
-def check_shard_sets(paths: Sequence[str]) -> None:
-    """Raises :class:`tfrx.IncompleteShardSetError` when ``paths`` hold part of a shard set only."""
+def check_shard_sets(paths: Sequence[str], *, matched: Sequence[str] | None = None) -> None:
+    """Raises :class:`tfrx.IncompleteShardSetError` when ``paths`` hold part of a shard set only.
+
+    ``matched``: the paths that came from globs, checked by their ``-NNNNN-of-MMMMM`` names
+    (default: all of ``paths``); all of ``paths`` are checked against commit journals.
+    """
     names = [p for p in paths if isinstance(p, str)]
     if not names:
         return
-    _check_tfds_names(names)
+    _check_tfds_names(names if matched is None else [p for p in matched if isinstance(p, str)])
     _check_journals(names)
