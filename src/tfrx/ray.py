@@ -578,6 +578,7 @@ class TFRecordDatasink(Datasink):
                 for name in os.listdir(directory):
                     if name.startswith(pattern):
                         os.remove(os.path.join(directory, name))
+                os.rmdir(directory)  # the sidecar folder, when nothing else is in it
         except OSError:
             pass
 
