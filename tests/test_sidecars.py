@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -121,7 +123,43 @@ def test_uncommitted_part_files_may_be_read_explicitly(tmp_path):
     w.abort()
 
 
-def test_tensorflow_glob_matches_no_sidecar(indexed, tf):
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "glob" / "tf_glob.json").read_text())
+
+
+def _layout(folder):
+    for name in GOLDEN["files"]:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+
+
+def test_tensorflow_glob_golden(tmp_path):
+    """What TensorFlow's glob matched (tests/golden/glob/make_glob_golden.py) reaches nothing in .tfrx/."""
+    shards = [n for n in GOLDEN["files"] if "/" not in n and n.endswith("-of-00003")]
+    legacy = {"train.manifest.json", shards[0] + ".tfrxidx", ".train-00001.part"}
+    top = sorted({n.split("/")[0] for n in GOLDEN["files"]})
+    for pattern, matched in GOLDEN["matches"].items():
+        assert not [m for m in matched if "/" in m], pattern  # nothing inside the sidecar folder
+        assert (".tfrx" in matched) == (pattern == "*"), pattern  # the folder itself only for a bare "*"
+        assert sorted(set(matched) - legacy - {".tfrx"}) == shards, pattern
+        # the model of such globs used in test_no_sidecar_matches_a_shard_pattern is TensorFlow's
+        assert sorted(n for n in top if fnmatch.fnmatchcase(n, pattern)) == matched, pattern
+    # tfrx's readers, on the same folder, list the shards only (also for a bare "*")
+    _layout(tmp_path)
+    from tfrx.io.paths import expand_paths
+
+    for pattern in GOLDEN["matches"]:
+        assert [os.path.basename(p) for p in expand_paths(str(tmp_path / pattern))] == shards, pattern
+
+
+def test_tensorflow_glob_oracle(tmp_path, tf):
+    _layout(tmp_path)
+    for pattern, matched in GOLDEN["matches"].items():
+        got = sorted(os.path.relpath(m, tmp_path) for m in tf.io.gfile.glob(str(tmp_path / pattern)))
+        assert got == matched, pattern
+
+
+def test_tensorflow_reads_what_tfrx_writes_under_shard_patterns(indexed, tf):
     folder, paths, _ = indexed
     for pattern in PATTERNS:
         got = sorted(tf.io.gfile.glob(str(folder / pattern)))
