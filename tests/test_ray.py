@@ -226,6 +226,27 @@ def test_a_failed_write_leaves_no_files(cluster, tmp_path):
     assert os.listdir(tmp_path / "bad") == []
 
 
+def test_a_commit_stopped_midway_is_refused_by_readers(cluster, tmp_path, monkeypatch):
+    """The sink commits through ShardedWriter's journalled commit: stopped after one shard moved, readers refuse."""
+    import tfrx.tools.commit as commit
+
+    steps = []
+
+    def before(step):
+        steps.append(step)
+        if step == "move 1":
+            raise RuntimeError("stopped at " + step)
+
+    monkeypatch.setattr(commit, "_before_step", before)
+    ds = ray.data.from_items([{"a": i} for i in range(30)]).repartition(3)
+    with pytest.raises(Exception, match="stopped at move 1"):
+        tray.write_tfrecords(ds, tmp_path / "out" / "train", num_shards=3)
+    assert steps == ["journal", "clear", "move 0", "move 1"]
+    assert os.path.exists(tmp_path / "out" / "train.tfrecord-00000-of-00003")
+    with pytest.raises(tfrx.IncompleteShardSetError, match="train.tfrecord-00001-of-00003"):
+        list(tfrx.read_records(str(tmp_path / "out" / "train*")))
+
+
 def _list_columns(n: int, seed: int) -> dict:
     """Columns for Ray's own reader, which turns single-value features into scalars and
     longer ones into lists: every list feature holds two or more values in every record."""

@@ -123,8 +123,11 @@ def commit_shards(
         fs.rm(key(journal))
     else:
         os.remove(journal)
-        if sync:
-            _fsync_dir(os.path.dirname(journal))
+        try:  # the sidecar folder, when nothing is left in it (no manifest, no index)
+            os.rmdir(os.path.dirname(journal))
+        except OSError:
+            if sync:
+                _fsync_dir(os.path.dirname(journal))
     return [str(f) if not remote else f for f in finals], info
 
 
