@@ -101,6 +101,16 @@ def test_oversized_record_gets_its_own_shard(tmp_path):
     assert _read(w.paths) == [[recs[0]], [recs[1]], [recs[2]]]
 
 
+def test_read_manifest_new_and_legacy_location(tmp_path):
+    with ShardedWriter(tmp_path / "t", num_shards=2) as w:
+        w.write_many(_records(5))
+    assert tfrx.tools.read_manifest(tmp_path / "t") == w.manifest
+    os.replace(w.manifest_path, tmp_path / "t.manifest.json")  # where earlier versions wrote it
+    assert tfrx.tools.read_manifest(str(tmp_path / "t"))["shardLengths"] == [3, 2]
+    with pytest.raises(FileNotFoundError, match="no manifest"):
+        tfrx.tools.read_manifest(tmp_path / "other")
+
+
 def test_compression_and_template(tmp_path):
     recs = _records(6)
     tmpl = "{prefix}-{index:03d}-of-{total:03d}.tfrecord.gz"

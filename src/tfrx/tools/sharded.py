@@ -12,11 +12,11 @@ from tfrx.errors import TfrxError
 from tfrx.io.batch import RecordBatch
 from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
-from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, manifest_path, sidecar_path
+from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path, sidecar_path
 from tfrx.io.writer import TFRecordWriter
 from tfrx.tools.commit import commit_shards
 
-__all__ = ["ShardedWriter", "write_examples", "shard_name"]
+__all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
 _FRAMING = 16  # length (8) + length CRC (4) + data CRC (4)
@@ -32,6 +32,34 @@ def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str
     """
     template = TFDS_TEMPLATE if naming == "tfds" else naming
     return template.format(prefix=prefix, index=index, total=total)
+
+
+def read_manifest(prefix: str | os.PathLike, *, storage_options: dict | None = None) -> dict:
+    """The manifest :class:`ShardedWriter` (or the Ray sink) wrote for ``prefix``.
+
+    Read from ``.tfrx/<name>.manifest.json`` beside the shards, else from
+    ``<prefix>.manifest.json`` where earlier versions wrote it. Keys:
+    ``num_shards``, ``num_records``, ``num_bytes``, ``shardLengths`` (as
+    TFDS), ``shards`` (``name``, ``records``, ``bytes`` each), ``compression``.
+    """
+    import json
+
+    from tfrx.io.paths import open_input
+
+    prefix = with_options(os.fspath(prefix), storage_options)
+    tried = []
+    for path in (manifest_path(prefix), legacy_manifest_path(prefix)):
+        try:
+            with open_input(path) as f:
+                blob = f.read()
+        except FileNotFoundError:
+            tried.append(str(path))
+            continue
+        try:
+            return json.loads(blob)
+        except ValueError as e:
+            raise TfrxError(f"manifest {str(path)!r} is not valid JSON ({e}); rewrite the shard set") from None
+    raise FileNotFoundError(f"no manifest for {str(prefix)!r}: looked for {' and '.join(map(repr, tried))}")
 
 
 class _Shard:
