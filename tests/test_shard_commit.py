@@ -22,6 +22,10 @@ def _records(n=N_RECORDS):
     return [b"record %04d" % i for i in range(n)]
 
 
+def _all_items(ds):
+    return [ds[i] for i in range(len(ds))]
+
+
 def _readers(pattern, **opts):
     """Every tfrx reader that takes a pattern, each returning the records it reads."""
     readers = {
@@ -30,8 +34,7 @@ def _readers(pattern, **opts):
         "TFRecordDataset": lambda: list(tfrx.data.TFRecordDataset(pattern, **opts).as_numpy_iterator()),
         "list_files": lambda: list(tfrx.data.Dataset.list_files(pattern, shuffle=False, **opts)
                                    .flat_map(tfrx.data.TFRecordDataset).as_numpy_iterator()),
-        "RandomAccessDataset": lambda: (lambda ds: [ds[i] for i in range(len(ds))])(
-            tfrx.RandomAccessDataset(pattern, **opts)),
+        "RandomAccessDataset": lambda: _all_items(tfrx.RandomAccessDataset(pattern, **opts)),
         "count_records": lambda: [None] * tfrx.count_records(pattern, **opts),
     }
     if "storage_options" in opts:  # list_files takes no storage options (as tf.data's)
@@ -113,7 +116,7 @@ def _run(folder, naming, stop):
     src = os.path.dirname(os.path.dirname(os.path.abspath(tfrx.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-c", _KILL_SCRIPT, str(folder), naming, str(stop)],
-                          capture_output=True, env=env, timeout=120)
+                          capture_output=True, env=env, timeout=120, check=False)
 
 
 def _check_every_reader(patterns, new, old, *, step, **opts):
@@ -167,8 +170,9 @@ def test_writer_killed_at_each_step_of_close(tmp_path, naming):
 
 def test_writer_killed_during_an_s3_commit(s3, tmp_path, monkeypatch):
     """On an object store a move is a copy and a delete; a commit stopped at any step is still detected."""
-    import tfrx.tools.commit as commit
     from conftest import S3_BUCKET
+
+    from tfrx.tools import commit
 
     monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     opts = s3.storage_options()
@@ -177,7 +181,7 @@ def test_writer_killed_during_an_s3_commit(s3, tmp_path, monkeypatch):
     for stop in range(1, 3 + N_SHARDS + 2 + 1):
         steps = []
 
-        def before(step, stop=stop):
+        def before(step, stop=stop, steps=steps):
             steps.append(step)
             if len(steps) == stop:
                 raise KeyboardInterrupt(step)  # as a process stopped there: nothing after runs

@@ -65,7 +65,7 @@ def _check_tfds_names(paths: Sequence[str]) -> None:
             raise IncompleteShardSetError(
                 f"the files given mix shard sets of different sizes: {sets}; a set rewritten with another "
                 f"number of shards beside the old one? Delete the stale set, or give a pattern that names one "
-                f"(e.g. {head}-*-of-{sorted(totals)[-1]}{tail}), or {_FIX}",
+                f"(e.g. {head}-*-of-{max(totals)}{tail}), or {_FIX}",
                 missing=[],
             )
     for (head, total_s, tail), present in sorted(groups.items()):

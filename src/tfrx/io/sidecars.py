@@ -35,19 +35,19 @@ from tfrx.errors import SidecarFileError
 from tfrx.io.paths import is_url, url_to_fs, with_options
 
 __all__ = [
-    "SIDECAR_DIR",
     "INDEX_SUFFIX",
-    "MANIFEST_SUFFIX",
     "JOURNAL_SUFFIX",
-    "sidecar_path",
-    "index_sidecar",
-    "legacy_index_sidecar",
-    "manifest_path",
-    "legacy_manifest_path",
-    "journal_path",
-    "sidecar_kind",
+    "MANIFEST_SUFFIX",
+    "SIDECAR_DIR",
     "check_not_sidecar",
+    "index_sidecar",
+    "journal_path",
+    "legacy_index_sidecar",
+    "legacy_manifest_path",
+    "manifest_path",
     "read_journals",
+    "sidecar_kind",
+    "sidecar_path",
 ]
 
 SIDECAR_DIR = ".tfrx"
