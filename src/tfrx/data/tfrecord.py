@@ -706,6 +706,7 @@ class TFRecordDataset(Dataset):
         keyword arguments go to it. The files must be uncompressed; indexes are built on first use."""
         from tfrx.data.random_access import RandomAccessDataset
 
+        kwargs.setdefault("require_all_shards", False)  # listed (and checked) when this dataset was made
         return RandomAccessDataset([_as_path(f) for f in self._files.take_all()], **kwargs)
 
     def cardinality(self) -> int:
