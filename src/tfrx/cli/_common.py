@@ -36,8 +36,9 @@ def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = Tr
 
 def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-incomplete", action="store_true",
-                   help="read a glob or list of -NNNNN-of-MMMMM shards even when some of the set are missing "
-                        "(default: refuse, naming the missing shards)")
+                   help="read a glob of -NNNNN-of-MMMMM shards even when some of the set are missing, or "
+                        "shards of an interrupted commit (default: refuse, naming the missing shards; quote the "
+                        "glob so that tfrx, not the shell, expands it)")
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
@@ -105,18 +106,20 @@ def sources(args) -> list:
 
     paths = args.paths if isinstance(args.paths, list) else [args.paths]
     opts = storage_options(args)
-    out = []
+    out, matched = [], []
     for p in paths:
         if p == "-":
             out.append(_stdin())
         else:
             # URLs come back carrying the options, so whatever opens them later uses them.
-            out.extend(expand_paths(p, storage_options=opts, require_all_shards=False))
+            found = expand_paths(p, storage_options=opts, require_all_shards=False)
+            out.extend(found)
+            if any(c in p for c in "*?["):
+                matched.extend(found)
     names = [s for s in out if isinstance(s, str)]
-    globbed = any(c in p for p in paths for c in "*?[")
-    if not getattr(args, "allow_incomplete", False) and (globbed or len(names) > 1):
-        # several paths on a command line are most often a glob the shell expanded: checked as one
-        check_shard_sets(names)
+    if not getattr(args, "allow_incomplete", False) and (matched or len(names) > 1):
+        # as the library: names are completed for what a (quoted) glob matched, journals checked for all
+        check_shard_sets(names, matched=matched)
     return out
 
 
