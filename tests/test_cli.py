@@ -205,7 +205,7 @@ def test_reshard_round_trip(capsys, tmp_path, examples_file, how):
     assert status == 0, err
     shards = out.split()
     assert all("-of-" in s for s in shards)
-    assert json.loads((tmp_path / "first.manifest.json").read_text())["num_records"] == 30
+    assert json.loads((tmp_path / ".tfrx" / "first.manifest.json").read_text())["num_records"] == 30
     status, out, err = run(capsys, "reshard", *shards, "-o", tmp_path / "back")
     (merged,) = out.split()
     assert list(tfrx.read_records(merged)) == list(tfrx.read_records(examples_file))

@@ -210,11 +210,11 @@ def test_disk_full_during_sharded_write_keeps_finished_shards_intact(tmp_path, f
     # Nothing carries a final shard name or a manifest: no reader mistakes the output for complete.
     assert _final_shards(prefix) == []
     assert not os.path.exists(writer.manifest_path)
-    parts = sorted(glob.glob(str(tmp_path / "out" / ".*.part")))
+    parts = sorted(glob.glob(str(tmp_path / "out" / ".tfrx" / "*.part")))
     assert len(parts) >= 2
     for k, part in enumerate(parts):
         assert list(tfrx.RecordReader(part, verify=True)) == records[10 * k : 10 * k + 10]
-    partial = glob.glob(str(tmp_path / "out" / ".*.tmp"))
+    partial = glob.glob(str(tmp_path / "out" / ".tfrx" / "*.tmp"))
     assert len(partial) == 1
     writer.abort()
     assert os.listdir(tmp_path / "out") == []
@@ -241,7 +241,8 @@ def test_disk_full_leaves_earlier_complete_datasets_untouched(tmp_path, full_dis
         with tfrx.ShardedWriter(str(tmp_path / "b"), num_shards=2, sync=False) as w:
             w.write_many(RECORDS * 10)
     assert {p: open(p, "rb").read() for p in paths} == before
-    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(p) for p in paths] + ["a.manifest.json"])
+    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(p) for p in paths] + [".tfrx"])
+    assert os.listdir(tmp_path / ".tfrx") == ["a.manifest.json"]  # b's temporaries are gone
 
 
 def test_writer_process_killed_mid_shard_leaves_no_complete_looking_shard(tmp_path):
@@ -265,7 +266,7 @@ def test_writer_process_killed_mid_shard_leaves_no_complete_looking_shard(tmp_pa
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     assert _final_shards(prefix) == []
-    parts = sorted(glob.glob(str(tmp_path / ".*.part")))
+    parts = sorted(glob.glob(str(tmp_path / ".tfrx" / "*.part")))
     assert len(parts) >= 2
     for k, part in enumerate(parts):
         assert list(tfrx.RecordReader(part)) == [bytes([i % 256]) * 500 for i in range(50 * k, 50 * k + 50)]

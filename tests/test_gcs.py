@@ -108,9 +108,12 @@ def test_sharded_writer_and_random_access(opts, prefix, tmp_path, monkeypatch):
     recs = _records(1, 60, size=7)
     paths = tfrx.write_examples(f"{prefix}/train", recs, num_shards=3, index=True, storage_options=opts)
     fs = gcsfs_core.GCSFileSystem(**opts)
-    names = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"{BUCKET}/{prefix.rsplit('/', 1)[1]}"))
+    folder = f"{BUCKET}/{prefix.rsplit('/', 1)[1]}"
+    names = sorted(p.rsplit("/", 1)[1] for p in fs.ls(folder, detail=False))
     shards = [f"train.tfrecord-{i:05d}-of-00003" for i in range(3)]
-    assert names == sorted(["train.manifest.json", *shards, *(s + ".tfrxidx" for s in shards)])
+    assert names == sorted([".tfrx", *shards])
+    names = sorted(p.rsplit("/", 1)[1] for p in fs.ls(f"{folder}/.tfrx", detail=False))
+    assert names == sorted(["train.manifest.json", *(s + ".tfrxidx" for s in shards)])
     ds = tfrx.RandomAccessDataset(paths, storage_options=opts)
     assert not (tmp_path / "cache").exists()  # the indexes beside the shards were used
     assert sorted(bytes(r) for r in ds.read_batch(np.arange(len(ds)))) == sorted(recs)

@@ -27,6 +27,11 @@ def data(tmp_path):
     return str(path), recs
 
 
+def _ix(path):
+    """Where an index is kept beside its data file: the hidden sidecar folder."""
+    return os.path.join(os.path.dirname(path), ".tfrx", os.path.basename(path) + ".tfrxidx")
+
+
 def _expected_offsets(recs):
     return np.cumsum([0] + [len(r) + 16 for r in recs[:-1]])
 
@@ -38,8 +43,8 @@ def test_build_index_offsets_and_lengths(data):
     np.testing.assert_array_equal(ix.offsets, _expected_offsets(recs))
     np.testing.assert_array_equal(ix.lengths, [len(r) for r in recs])
     assert ix.file_size == os.path.getsize(path)
-    assert os.path.exists(path + ".tfrxidx")
-    assert os.path.getsize(path + ".tfrxidx") == HEADER_SIZE + 8 * 50
+    assert os.path.exists(_ix(path))
+    assert os.path.getsize(_ix(path)) == HEADER_SIZE + 8 * 50
     assert tfrx.load_index(path, build=False) == ix
 
 
@@ -55,7 +60,8 @@ def test_count_records_from_indexes(tmp_path):
     for i, n in enumerate([3, 0, 7]):
         tfrx.write_records(str(tmp_path / f"p{i}.tfrecord"), _records(n, i))
     assert tfrx.count_records(str(tmp_path / "*.tfrecord")) == 10
-    assert len(list(tmp_path.glob("*.tfrxidx"))) == 3
+    assert len(list((tmp_path / ".tfrx").glob("*.tfrxidx"))) == 3
+    assert not list(tmp_path.glob("*.tfrxidx"))  # nothing a data glob could match
 
 
 def test_verify_data_crc_while_building(data, tmp_path):
@@ -104,16 +110,16 @@ def test_stale_after_append(data):
     with open(path, "ab") as f:
         f.write(tfrx._native.frame_records([b"more"]))
     with pytest.raises(tfrx.StaleIndexError, match="stale"):
-        tfrx.load_index(path, index_path=path + ".tfrxidx")
+        tfrx.load_index(path, index_path=_ix(path))
     # The cached index is rebuilt on demand.
     assert len(tfrx.load_index(path)) == 51
-    assert len(tfrx.load_index(path, index_path=path + ".tfrxidx")) == 51
+    assert len(tfrx.load_index(path, index_path=_ix(path))) == 51
 
 
 def test_truncated_index(data):
     path, _ = data
     tfrx.build_index(path)
-    ixp = path + ".tfrxidx"
+    ixp = _ix(path)
     blob = open(ixp, "rb").read()
     for cut in (len(blob) - 3, HEADER_SIZE - 1, 4):
         open(ixp, "wb").write(blob[:cut])
@@ -124,7 +130,7 @@ def test_truncated_index(data):
 def test_corrupt_magic_and_offsets(data):
     path, _ = data
     tfrx.build_index(path)
-    ixp = path + ".tfrxidx"
+    ixp = _ix(path)
     blob = bytearray(open(ixp, "rb").read())
     bad = bytes(b"XFRXIDX\0" + blob[8:])
     open(ixp, "wb").write(bad)
@@ -144,7 +150,7 @@ def test_index_of_another_file(tmp_path):
     tfrx.write_records(b, [b"y" * 10] * 5)  # same size, other contents
     tfrx.build_index(a)
     with pytest.raises(tfrx.StaleIndexError, match="another file"):
-        tfrx.load_index(b, index_path=a + ".tfrxidx")
+        tfrx.load_index(b, index_path=_ix(a))
 
 
 def test_read_only_folder_uses_cache_dir(data, tmp_path, monkeypatch):
@@ -158,14 +164,14 @@ def test_read_only_folder_uses_cache_dir(data, tmp_path, monkeypatch):
     ix = tfrx.load_index(path)
     where = default_index_path(path)
     assert where.startswith(str(cache)) and os.path.exists(where)
-    assert not os.path.exists(path + ".tfrxidx")
+    assert not os.path.exists(_ix(path))
     assert tfrx.load_index(path, build=False) == ix
 
 
 def test_explicit_cache_dir(data, tmp_path):
     path, _ = data
     ix = tfrx.build_index(path, cache_dir=str(tmp_path / "c"))
-    assert not os.path.exists(path + ".tfrxidx")
+    assert not os.path.exists(_ix(path))
     assert len(os.listdir(tmp_path / "c")) == 1
     assert tfrx.load_index(path, cache_dir=str(tmp_path / "c"), build=False) == ix
 

@@ -194,7 +194,8 @@ def test_write_round_trips_with_tfds_names(cluster, files, tmp_path):
     expected = read_tfrecord(paths, SPEC)
     out = tray.write_tfrecords(tray.read_tfrecords(paths, SPEC), tmp_path / "out" / "train", num_shards=4)
     assert [os.path.basename(p) for p in out] == [f"train.tfrecord-{i:05d}-of-00004" for i in range(4)]
-    assert sorted(os.listdir(tmp_path / "out")) == sorted(["train.manifest.json", *map(os.path.basename, out)])
+    assert sorted(os.listdir(tmp_path / "out")) == sorted([".tfrx", *map(os.path.basename, out)])
+    assert os.listdir(tmp_path / "out" / ".tfrx") == ["train.manifest.json"]  # no .part, no journal left
     assert sum(1 for _ in tfrx.read_records(out)) == expected.num_rows
     _assert_same(read_tfrecord(out, SPEC), expected)
 
@@ -205,7 +206,7 @@ def test_write_one_shard_per_block_gzip(cluster, files, tmp_path):
     assert len(out) == 3 and all(re.fullmatch(r"data\.tfrecord-0000[0-2]-of-00003", os.path.basename(p)) for p in out)
     assert open(out[0], "rb").read(2) == b"\x1f\x8b"
     _assert_same(read_tfrecord(out, SPEC), read_tfrecord(files["shards"], SPEC))
-    assert not [n for n in os.listdir(tmp_path / "gz") if n.startswith(".")]
+    assert not [n for n in os.listdir(tmp_path / "gz" / ".tfrx") if not n.endswith(".manifest.json")]
 
 
 def test_write_selects_and_casts_features(cluster, tmp_path):
@@ -223,6 +224,27 @@ def test_a_failed_write_leaves_no_files(cluster, tmp_path):
     with pytest.raises(Exception, match="no tf.train.Example counterpart"):
         tray.write_tfrecords(ds, tmp_path / "bad" / "x")
     assert os.listdir(tmp_path / "bad") == []
+
+
+def test_a_commit_stopped_midway_is_refused_by_readers(cluster, tmp_path, monkeypatch):
+    """The sink commits through ShardedWriter's journalled commit: stopped after one shard moved, readers refuse."""
+    import tfrx.tools.commit as commit
+
+    steps = []
+
+    def before(step):
+        steps.append(step)
+        if step == "move 1":
+            raise RuntimeError("stopped at " + step)
+
+    monkeypatch.setattr(commit, "_before_step", before)
+    ds = ray.data.from_items([{"a": i} for i in range(30)]).repartition(3)
+    with pytest.raises(Exception, match="stopped at move 1"):
+        tray.write_tfrecords(ds, tmp_path / "out" / "train", num_shards=3)
+    assert steps == ["journal", "clear", "move 0", "move 1"]
+    assert os.path.exists(tmp_path / "out" / "train.tfrecord-00000-of-00003")
+    with pytest.raises(tfrx.IncompleteShardSetError, match="train.tfrecord-00001-of-00003"):
+        list(tfrx.read_records(str(tmp_path / "out" / "train*")))
 
 
 def _list_columns(n: int, seed: int) -> dict:
@@ -334,7 +356,9 @@ def test_read_and_write_on_s3(cluster, s3, files):
                                storage_options=opts)
     assert out == [f"{prefix}/out/train.tfrecord-0000{i}-of-00002" for i in range(2)]
     names = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{S3_BUCKET}/ray/out", detail=False))
-    assert names == ["train.manifest.json", "train.tfrecord-00000-of-00002", "train.tfrecord-00001-of-00002"]
+    assert names == [".tfrx", "train.tfrecord-00000-of-00002", "train.tfrecord-00001-of-00002"]
+    names = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{S3_BUCKET}/ray/out/.tfrx", detail=False))
+    assert names == ["train.manifest.json"]
     back = tray.read_tfrecords(f"{prefix}/out/train.tfrecord-*", SPEC, storage_options=opts)
     _assert_same(_table(back), expected)
 

@@ -286,10 +286,14 @@ def test_sharded_writer_commits_on_close(s3, opts, prefix, tmp_path, monkeypatch
     key = prefix.split("/", 3)[3]
     assert [str(p) for p in paths] == [f"{prefix}/train.tfrecord-{i:05d}-of-00003" for i in range(3)]
     shards = [f"{key}/train.tfrecord-{i:05d}-of-00003" for i in range(3)]
-    assert _keys(s3, prefix) == sorted([f"{key}/train.manifest.json", *shards, *(s + ".tfrxidx" for s in shards)])
+    side = [f"{key}/.tfrx/train.tfrecord-{i:05d}-of-00003.tfrxidx" for i in range(3)]
+    assert _keys(s3, prefix) == sorted([f"{key}/.tfrx/train.manifest.json", *shards, *side])  # no journal, no .part
     got = list(tfrx.read_records(paths, storage_options=opts))
     assert sorted(got) == sorted(recs)
-    manifest = json.loads(s3.client().get_object(Bucket=BUCKET, Key=f"{key}/train.manifest.json")["Body"].read())
+    # the usual patterns match the shards only
+    for pattern in ("train*", "*-of-*", "*.tfrecord*", "*"):
+        assert sorted(tfrx.read_records(f"{prefix}/{pattern}", storage_options=opts)) == sorted(recs), pattern
+    manifest = json.loads(s3.client().get_object(Bucket=BUCKET, Key=f"{key}/.tfrx/train.manifest.json")["Body"].read())
     assert manifest["shardLengths"] == [10, 10, 10] and manifest["num_records"] == 30
     s3.log.clear()
     ds = tfrx.RandomAccessDataset(paths, storage_options=opts)
@@ -395,8 +399,8 @@ def test_readahead_requests_the_next_objects_early_and_stays_bounded(s3, opts, p
     urls = [f"{prefix}/part-{k}.tfrecord" for k in range(6)]
     for k, url in enumerate(urls):
         tfrx.write_records(url, _records(k, 50, size=40), storage_options=opts)  # about 12 KiB each
-    s3.log.clear()
     reader = tfrx.RecordReader(urls, chunk_size=4096, readahead=4 * 4096, storage_options=opts)
+    s3.log.clear()  # what follows counts reads, not the listing that checks the shard set
     assert next(reader) == _records(0, 50, size=40)[0]
     # While object 0 is read, its later blocks are in flight, and so on into part-1 (four blocks at most).
     assert _wait_for(lambda: s3.log.count("GET", "part-1") >= 1)

@@ -31,12 +31,14 @@ def test_tfds_names_and_manifest(tmp_path):
         w.write_many(recs)
     names = sorted(os.listdir(tmp_path))
     assert names == [
-        "mnist-train.manifest.json",
+        ".tfrx",
         "mnist-train.tfrecord-00000-of-00003",
         "mnist-train.tfrecord-00001-of-00003",
         "mnist-train.tfrecord-00002-of-00003",
     ]
-    manifest = json.loads((tmp_path / "mnist-train.manifest.json").read_text())
+    assert os.listdir(tmp_path / ".tfrx") == ["mnist-train.manifest.json"]  # no temporaries, no journal left
+    assert w.manifest_path == str(tmp_path / ".tfrx" / "mnist-train.manifest.json")
+    manifest = json.loads((tmp_path / ".tfrx" / "mnist-train.manifest.json").read_text())
     assert manifest["shardLengths"] == [4, 3, 3]
     assert manifest["num_records"] == 10
     assert [s["name"] for s in manifest["shards"]] == names[1:]
@@ -99,12 +101,23 @@ def test_oversized_record_gets_its_own_shard(tmp_path):
     assert _read(w.paths) == [[recs[0]], [recs[1]], [recs[2]]]
 
 
+def test_read_manifest_new_and_legacy_location(tmp_path):
+    with ShardedWriter(tmp_path / "t", num_shards=2) as w:
+        w.write_many(_records(5))
+    assert tfrx.tools.read_manifest(tmp_path / "t") == w.manifest
+    os.replace(w.manifest_path, tmp_path / "t.manifest.json")  # where earlier versions wrote it
+    assert tfrx.tools.read_manifest(str(tmp_path / "t"))["shardLengths"] == [3, 2]
+    with pytest.raises(FileNotFoundError, match="no manifest"):
+        tfrx.tools.read_manifest(tmp_path / "other")
+
+
 def test_compression_and_template(tmp_path):
     recs = _records(6)
     tmpl = "{prefix}-{index:03d}-of-{total:03d}.tfrecord.gz"
     with ShardedWriter(tmp_path / "g", num_shards=2, compression="gzip", naming=tmpl) as w:
         w.write_many(recs)
-    assert sorted(os.listdir(tmp_path)) == ["g-000-of-002.tfrecord.gz", "g-001-of-002.tfrecord.gz", "g.manifest.json"]
+    assert sorted(os.listdir(tmp_path)) == [".tfrx", "g-000-of-002.tfrecord.gz", "g-001-of-002.tfrecord.gz"]
+    assert os.listdir(tmp_path / ".tfrx") == ["g.manifest.json"]
     with open(w.paths[0], "rb") as f:
         assert f.read(2) == b"\x1f\x8b"
     assert _read(w.paths) == [recs[0::2], recs[1::2]]
@@ -160,7 +173,12 @@ def test_index_sidecars(tmp_path):
         return
     with ShardedWriter(tmp_path / "m", num_shards=2, index=True) as w:
         w.write_many(_records(4))
-    assert len(os.listdir(tmp_path)) > 3  # shards, manifest and index files
+    assert sorted(os.listdir(tmp_path)) == [".tfrx", "m.tfrecord-00000-of-00002", "m.tfrecord-00001-of-00002"]
+    assert sorted(os.listdir(tmp_path / ".tfrx")) == [
+        "m.manifest.json", "m.tfrecord-00000-of-00002.tfrxidx", "m.tfrecord-00001-of-00002.tfrxidx"]
+    # the usual patterns read the shards only, and the indexes are found
+    assert list(tfrx.read_records(str(tmp_path / "m*"))) == list(tfrx.read_records(w.paths))
+    assert tfrx.count_records(str(tmp_path / "*-of-*")) == 4
 
 
 # ------------------------------------------------------------------ write_examples
@@ -224,13 +242,13 @@ def test_killed_writer_leaves_no_complete_looking_shard(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    names = sorted(os.listdir(tmp_path))
     # nothing carries a final "-of-" name, no manifest
-    assert not [n for n in names if "-of-" in n or n.endswith(".json")]
-    assert names == [".crash-train-00000.part", ".crash-train-00001.part", ".crash-train-00002.tmp"]
+    assert os.listdir(tmp_path) == [".tfrx"]
+    names = sorted(os.listdir(tmp_path / ".tfrx"))
+    assert names == ["crash-train-00000.part", "crash-train-00001.part", "crash-train-00002.tmp"]
     # the finished shards are intact
     for k in (0, 1):
-        recs = list(tfrx.read_records(tmp_path / names[k]))
+        recs = list(tfrx.read_records(tmp_path / ".tfrx" / names[k]))
         assert recs == [b"record %05d" % i for i in range(100 * k, 100 * k + 100)]
 
 

@@ -7,9 +7,18 @@ __version__ = "0.1.0"
 __all__ = ["__version__"]
 
 # --------------------------------------------------------------- errors
-from tfrx.errors import CorruptRecordError, DecodeError, ParseError, SpecError, TfrxError
+from tfrx.errors import (
+    CorruptRecordError,
+    DecodeError,
+    IncompleteShardSetError,
+    ParseError,
+    SidecarFileError,
+    SpecError,
+    TfrxError,
+)
 
-__all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError"]
+__all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError", "SidecarFileError",
+            "IncompleteShardSetError"]
 
 # --------------------------------------------------------------- the compiled core
 def _load_native():

@@ -14,6 +14,8 @@ __all__ = [
     "DecodeError",
     "ParseError",
     "SpecError",
+    "SidecarFileError",
+    "IncompleteShardSetError",
 ]
 
 
@@ -84,3 +86,29 @@ class ParseError(TfrxError, ValueError):
 
 class SpecError(TfrxError, ValueError):
     """A feature spec or option is invalid (raised when the spec is built, not per record)."""
+
+
+class SidecarFileError(TfrxError, ValueError):
+    """A file tfrx writes beside data (an index, a manifest, a commit journal) was given as data.
+
+    ``path`` is the file, ``kind`` what it is (``"index"``, ``"manifest"``,
+    ``"journal"``, ``"sidecar directory"``), ``data_path`` the data file or
+    shard prefix it belongs to when that follows from its name.
+    """
+
+    def __init__(self, message: str, *, path: str, kind: str, data_path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.kind = kind
+        self.data_path = data_path
+
+
+class IncompleteShardSetError(TfrxError, FileNotFoundError):
+    """Files given as a set of shards are not all there (``-NNNNN-of-MMMMM`` names, or an interrupted commit).
+
+    ``missing`` lists the paths of the shards that are absent.
+    """
+
+    def __init__(self, message: str, *, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = list(missing)

@@ -8,7 +8,7 @@ access and an exact global shuffle possible.
 
 Two formats:
 
-``"tfrx"`` (default, ``<file>.tfrxidx``): a 48-byte little-endian header
+``"tfrx"`` (default, ``.tfrx/<file>.tfrxidx``): a 48-byte little-endian header
 then ``count`` uint64 offsets::
 
     magic    8 bytes  b"TFRXIDX\\0"
@@ -28,8 +28,11 @@ index of another file (``finger``) and a damaged or truncated index raise
 ``tfrecord`` package: one ``"<offset> <length>"`` line per record, the length
 counting the 16 framing bytes.
 
-Indexes are cached next to the data file or, when its folder is read-only (or
-the file is remote), under ``$TFRX_CACHE_DIR`` (default ``~/.cache/tfrx``).
+Indexes are cached in the hidden folder ``.tfrx/`` beside the data file (see
+:mod:`tfrx.io.sidecars`: no glob written for data files matches them) or,
+when its folder is read-only (or the file is remote), under
+``$TFRX_CACHE_DIR`` (default ``~/.cache/tfrx``). An index beside the file as
+earlier versions wrote it (``<file>.tfrxidx``) is still read.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ import numpy as np
 from tfrx import _native
 from tfrx.errors import CorruptRecordError, TfrxError
 from tfrx.io.compression import detect_compression
-from tfrx.io.paths import expand_paths, is_url, open_input, with_options
+from tfrx.io.paths import expand_paths, is_url, open_input
+from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 
 __all__ = [
     "RecordIndex",
@@ -64,7 +68,7 @@ MAGIC = b"TFRXIDX\0"
 VERSION = 1
 _HEADER = struct.Struct("<8sIIQQqII")
 HEADER_SIZE = _HEADER.size  # 48
-SUFFIX = ".tfrxidx"
+SUFFIX = INDEX_SUFFIX
 _FINGERPRINT_BYTES = 4096
 _FRAMING = 16
 # No file is this large; bigger offsets or sizes in an index are corruption, and
@@ -255,7 +259,7 @@ def default_index_path(path: str, *, cache_dir: str | None = None) -> str:
     if cache_dir is not None:
         return os.path.join(cache_dir, _cached_name(path))
     if not is_url(path):
-        beside = path + SUFFIX
+        beside = index_sidecar(path)
         folder = os.path.dirname(os.path.abspath(path))
         if os.path.exists(beside) or os.access(folder, os.W_OK):
             return beside
@@ -406,9 +410,9 @@ def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str |
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
     The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
-    (``<file>.tfrxidx``) when its folder is writable, else under ``cache_dir``
+    (``.tfrx/<file>.tfrxidx``) when its folder is writable, else under ``cache_dir``
     (default :func:`index_cache_dir`). ``format="dali"`` writes the text index of
-    DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``<file>.idx`` by
+    DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
     """
@@ -416,7 +420,7 @@ def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str |
     index = scan_index(path, verify=verify)
     if index_path is None:
         if format == "dali":
-            index_path = path + ".idx" if cache_dir is None else os.path.join(
+            index_path = sidecar_path(path, ".idx") if cache_dir is None else os.path.join(
                 cache_dir, _cached_name(path)[: -len(SUFFIX)] + ".idx")
         else:
             index_path = default_index_path(path, cache_dir=cache_dir)
@@ -466,9 +470,11 @@ def load_index(path, *, index_path=None, format: str | None = None, cache_dir: s
     if not explicit:
         candidates = [default_index_path(path, cache_dir=cache_dir)]
         if cache_dir is None:
+            # beside the file as earlier versions wrote it, then the cache
+            candidates[1:1] = [legacy_index_sidecar(path)]
             candidates.append(os.path.join(index_cache_dir(), _cached_name(path)))
         if is_url(path):  # an index object beside a remote shard (as ShardedWriter writes it) comes first
-            candidates.insert(0, with_options(path + SUFFIX, getattr(path, "storage_options", None)))
+            candidates.insert(0, index_sidecar(path))
         index_path = next((c for c in candidates if _exists(c)), None)
         if index_path is None:
             if not build:
@@ -522,7 +528,10 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     return out
 
 
-def count_records(paths, *, cache_dir: str | None = None) -> int:
-    """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing)."""
-    files = expand_paths(paths)
+def count_records(paths, *, cache_dir: str | None = None, require_all_shards: bool = True) -> int:
+    """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing).
+
+    A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set unless ``require_all_shards=False``.
+    """
+    files = expand_paths(paths, require_all_shards=require_all_shards)
     return sum(len(load_index(p, cache_dir=cache_dir)) for p in files)

@@ -330,7 +330,8 @@ class TFRecordDatasource(Datasource):
         from tfrx.io.reader import RecordReader
 
         records: list[bytes] = []
-        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error) as reader:
+        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error,
+                          require_all_shards=False) as reader:
             for record in reader:
                 records.append(record)
                 if len(records) >= infer_records:
@@ -454,11 +455,13 @@ class TFRecordDatasink(Datasink):
     ``prefix`` is where the shards go, as for :class:`tfrx.ShardedWriter`:
     ``out/train`` gives ``out/train.tfrecord-00000-of-00004``, ... (``naming``
     is ``"tfds"`` or a template with ``{prefix}``, ``{index}``, ``{total}``).
-    Each write task writes its blocks under hidden names
-    (``.train-<run>-<task>-<block>.part``); :meth:`on_write_complete` renames
-    them in dataset order to their final names and writes the manifest
-    ``prefix.manifest.json`` (as ShardedWriter's). A failed write removes
-    the temporary files. ``num_shards``: pad with empty shards up to this
+    Each write task writes its blocks under temporary names in the hidden
+    folder ``.tfrx/`` (``.tfrx/train-<run>-<task>-<block>.part``);
+    :meth:`on_write_complete` commits them in dataset order to their final
+    names with the manifest ``.tfrx/train.manifest.json``, through the same
+    journalled commit as :class:`tfrx.ShardedWriter`
+    (:func:`tfrx.tools.commit.commit_shards`). A failed write removes the
+    temporary files. ``num_shards``: pad with empty shards up to this
     many (:func:`write_tfrecords` repartitions to it first).
     """
 
@@ -506,11 +509,9 @@ class TFRecordDatasink(Datasink):
         return directory or ".", base
 
     def _tmp(self, task: int, block: int) -> str:
-        directory, base = self._split()
-        name = f".{base}-{self.run}-{task:05d}-{block:05d}.part"
-        if self.remote:
-            return with_options(f"{directory}/{name}", self.storage_options)
-        return os.path.join(directory, name)
+        from tfrx.io.sidecars import sidecar_path
+
+        return sidecar_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
 
     def _fs(self):
         fs, _ = url_to_fs(self.prefix)
@@ -519,7 +520,9 @@ class TFRecordDatasink(Datasink):
     # ------------------------------------------------------------ Datasink
     def on_write_start(self, schema=None) -> None:
         if not self.remote:
-            os.makedirs(self._split()[0], exist_ok=True)
+            from tfrx.io.sidecars import SIDECAR_DIR
+
+            os.makedirs(os.path.join(self._split()[0], SIDECAR_DIR), exist_ok=True)
 
     def write(self, blocks: Iterable, ctx) -> list[tuple[int, int, str, int, int]]:
         from tfrx.io.writer import TFRecordWriter
@@ -547,54 +550,24 @@ class TFRecordDatasink(Datasink):
         return out
 
     def on_write_complete(self, write_result) -> None:
-        from tfrx.io.writer import TFRecordWriter
-        from tfrx.tools.sharded import _fsync_dir, shard_name
+        from tfrx.tools.commit import commit_shards
 
         returns = getattr(write_result, "write_returns", write_result)  # older Ray passes the list itself
         parts = sorted((p for task in returns for p in task), key=lambda p: (p[0], p[1]))
         total = max(len(parts), self.num_shards or 0, 1)
-        fs = self._fs() if self.remote else None
-        entries, self.paths = [], []
-        for i in range(total):
-            final = shard_name(self.prefix, i, total, self.naming)
-            if i < len(parts):
-                tmp, records = parts[i][2], parts[i][3]
-                if fs is not None:
-                    fs.mv(fs._strip_protocol(tmp), fs._strip_protocol(final))
-                else:
-                    os.replace(tmp, final)
-            else:  # padding up to num_shards: an empty (valid) shard
-                records = 0
-                TFRecordWriter(with_options(final, self.storage_options) if fs else final,
-                               compression=self.compression).close()
-            size = int(fs.size(fs._strip_protocol(final))) if fs is not None else os.path.getsize(final)
-            self.paths.append(str(final))
-            entries.append({"name": str(final).rsplit("/", 1)[-1], "records": int(records), "bytes": size})
-        if fs is None:
-            _fsync_dir(self._split()[0])
-        if self.manifest:
-            manifest = {
-                "format": "tfrx-shards/1",
-                "prefix": self._split()[1],
-                "compression": self.compression or None,
-                "num_shards": total,
-                "num_records": sum(e["records"] for e in entries),
-                "num_bytes": sum(e["bytes"] for e in entries),
-                "shardLengths": [e["records"] for e in entries],
-                "shards": entries,
-            }
-            text = (json.dumps(manifest, indent=2) + "\n").encode()
-            path = self.prefix + ".manifest.json"
-            if fs is not None:
-                fs.pipe_file(fs._strip_protocol(path), text)
-            else:
-                with open(path + ".tmp", "wb") as f:
-                    f.write(text)
-                os.replace(path + ".tmp", path)
+        shards = [(p[2], p[3]) for p in parts] + [(None, 0)] * (total - len(parts))  # padding: empty shards
+        paths, _ = commit_shards(
+            shards, self.prefix, naming=self.naming, compression=self.compression,
+            fs=self._fs() if self.remote else None, storage_options=self.storage_options, manifest=self.manifest,
+        )
+        self.paths = [str(p) for p in paths]
 
     def on_write_failed(self, error: Exception) -> None:
+        from tfrx.io.sidecars import SIDECAR_DIR
+
         directory, base = self._split()
-        pattern = f".{base}-{self.run}-"
+        directory = f"{directory}/{SIDECAR_DIR}" if self.remote else os.path.join(directory, SIDECAR_DIR)
+        pattern = f"{base}-{self.run}-"
         try:
             if self.remote:
                 fs = self._fs()
@@ -605,6 +578,7 @@ class TFRecordDatasink(Datasink):
                 for name in os.listdir(directory):
                     if name.startswith(pattern):
                         os.remove(os.path.join(directory, name))
+                os.rmdir(directory)  # the sidecar folder, when nothing else is in it
         except OSError:
             pass
 

@@ -56,12 +56,20 @@ def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = Tr
     if on_error:
         add_on_error(p, "damaged records: stop with an error (raise, the default), leave them out (skip), "
                         "or leave them out with a warning on stderr (warn)")
+    add_allow_incomplete(p)
     add_storage_options(p)
 
 
 def add_on_error(p: argparse.ArgumentParser, help_text: str) -> None:
     """``--on-error {raise,skip,warn}``: the command-line form of the library's ``on_error``."""
     p.add_argument("--on-error", dest="on_error", choices=ON_ERROR, default="raise", help=help_text)
+
+
+def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="read a glob of -NNNNN-of-MMMMM shards even when some of the set are missing, or "
+                        "shards of an interrupted commit (default: refuse, naming the missing shards; quote the "
+                        "glob so that tfrx, not the shell, expands it)")
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
@@ -125,15 +133,24 @@ def sources(args) -> list:
     """The inputs, with '-' as standard input, checked to exist."""
     from tfrx.io.paths import expand_paths
 
+    from tfrx.io.shardsets import check_shard_sets
+
     paths = args.paths if isinstance(args.paths, list) else [args.paths]
     opts = storage_options(args)
-    out = []
+    out, matched = [], []
     for p in paths:
         if p == "-":
             out.append(_stdin())
         else:
             # URLs come back carrying the options, so whatever opens them later uses them.
-            out.extend(expand_paths(p, storage_options=opts))
+            found = expand_paths(p, storage_options=opts, require_all_shards=False)
+            out.extend(found)
+            if any(c in p for c in "*?["):
+                matched.extend(found)
+    names = [s for s in out if isinstance(s, str)]
+    if not getattr(args, "allow_incomplete", False) and (matched or len(names) > 1):
+        # as the library: names are completed for what a (quoted) glob matched, journals checked for all
+        check_shard_sets(names, matched=matched)
     return out
 
 

@@ -19,9 +19,9 @@ DESCRIPTION = """Convert datasets to and from TFRecord shards.
 
 The input format comes from the file name (a folder is an image folder; .csv,
 .tsv, .jsonl/.ndjson, .parquet; anything else is TFRecord) or --from. Output
-shards are named OUTPUT.tfrecord-00000-of-00016 with OUTPUT.manifest.json
-beside them. Bad inputs stop the conversion unless --on-error skip|warn, and
-are counted in the summary.
+shards are named OUTPUT.tfrecord-00000-of-00016, with the manifest in the
+hidden folder beside them (.tfrx/NAME.manifest.json). Bad inputs stop the
+conversion unless --on-error skip|warn, and are counted in the summary.
 
 From TFRecords, a SequenceExample's feature lists become nested lists (JSON
 Lines: {"context": {...}, "feature_lists": {...}}; Parquet: list<list<...>>

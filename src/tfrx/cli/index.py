@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from tfrx.cli._common import CliError, add_progress, add_storage_options, name_of, sources, storage_options
+from tfrx.cli._common import CliError, add_allow_incomplete, add_progress, add_storage_options, name_of, sources, storage_options
 
 DESCRIPTION = """Write a record-offset index file beside each TFRecord file (tfrx.build_index).
 
 The index lets tfrx read any record directly: exact global shuffling and
-resuming without reading the files from the start. For URLs (s3://, gs://,
-...) the index object is written beside the shard, where RandomAccessDataset
-looks for it first.
+resuming without reading the files from the start. It goes to the hidden
+folder .tfrx/ beside the file (data/.tfrx/train.tfrecord-00000-of-00004.tfrxidx),
+where no glob written for the data files (data/train*, data/*-of-*,
+data/*.tfrecord*) can pick it up. For URLs (s3://, gs://, ...) the index
+object is written there too, where RandomAccessDataset looks for it first.
 """
 
 
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="TFRecord files or globs")
     p.add_argument("-o", "--output", default=None, metavar="PATH",
-                   help="index file name (one input only; default: beside the input)")
+                   help="index file name (one input only; default: .tfrx/NAME.tfrxidx beside the input)")
     p.add_argument("--format", choices=["tfrx", "dali"], default="tfrx",
                    help="tfrx's index, or the text index of DALI's tfrecord2idx (default tfrx)")
     p.add_argument("--verify", action="store_true", help="check data CRCs while scanning")
+    add_allow_incomplete(p)
     add_storage_options(p)
     add_progress(p)
 
@@ -44,8 +47,9 @@ def run(args) -> int:
             kwargs["index_path"] = with_options(args.output, opts)
         elif is_url(source):
             # Asked for explicitly, so beside the object (the library's default for URLs is a local cache).
-            suffix = ".tfrxidx" if args.format == "tfrx" else ".idx"
-            kwargs["index_path"] = with_options(source + suffix, getattr(source, "storage_options", None))
+            from tfrx.io.sidecars import sidecar_path
+
+            kwargs["index_path"] = sidecar_path(source, ".tfrxidx" if args.format == "tfrx" else ".idx")
         index = build(source, **kwargs)
         try:
             records = f"\t{len(index)} records"

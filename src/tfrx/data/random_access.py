@@ -97,7 +97,11 @@ class RandomAccessDataset:
     returned (e.g. a parser); ``features`` is a shortcut for parsing each record
     with ``tfrx.ExampleParser(features).parse_single``. ``storage_options``
     go to the fsspec filesystem of URLs; remote records are fetched with
-    coalesced range requests (``cat_ranges``).
+    coalesced range requests (``cat_ranges``). A glob or list of
+    ``-NNNNN-of-MMMMM`` shards must hold the whole set unless
+    ``require_all_shards=False`` (:class:`tfrx.IncompleteShardSetError`).
+    Indexes are looked for in ``.tfrx/`` beside each file, then beside it as
+    ``<file>.tfrxidx`` (earlier versions), then in the cache.
     """
 
     def __init__(
@@ -111,8 +115,10 @@ class RandomAccessDataset:
         cache_dir: str | None = None,
         use_mmap: bool = True,
         storage_options: dict | None = None,
+        require_all_shards: bool = True,
     ) -> None:
-        self.files = [os.fsdecode(os.fspath(p)) for p in expand_paths(files, storage_options=storage_options)]
+        self.files = [os.fsdecode(os.fspath(p)) for p in expand_paths(
+            files, storage_options=storage_options, require_all_shards=require_all_shards)]
         if transform is not None and features is not None:
             raise ValueError("pass transform= or features=, not both")
         self.verify = bool(verify)

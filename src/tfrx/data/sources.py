@@ -137,8 +137,11 @@ def _as_name(p) -> str:
     return os.fspath(p) if hasattr(p, "__fspath__") else str(p)
 
 
-def expand_file_pattern(pattern, *, storage_options: dict | None = None) -> list[str]:
-    """File names for a name, glob or list of them (``str``, ``bytes`` or paths): the one place that lists files."""
+def expand_file_pattern(pattern, *, storage_options: dict | None = None, require_all_shards: bool = True) -> list[str]:
+    """File names for a name, glob or list of them (``str``, ``bytes`` or paths): the one place that lists files.
+
+    See :func:`tfrx.io.paths.expand_paths` for the files dropped from globs and ``require_all_shards``.
+    """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]
     try:
@@ -146,7 +149,8 @@ def expand_file_pattern(pattern, *, storage_options: dict | None = None) -> list
     except ImportError:
         expand_paths = None
     if expand_paths is not None:
-        return [str(p) for p in expand_paths(patterns, storage_options=storage_options)]
+        return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
+                                             require_all_shards=require_all_shards)]
     out: list[str] = []
     for p in patterns:
         if any(c in p for c in "*?["):
@@ -258,9 +262,15 @@ def from_generator(
 
 
 @transformation(static=True)
-def list_files(file_pattern, shuffle: bool | None = None, seed: int | None = None) -> Dataset:
-    """File names matching ``file_pattern`` (a glob or a list of globs), shuffled unless ``shuffle=False``."""
-    files = sorted(set(expand_file_pattern(file_pattern)))
+def list_files(file_pattern, shuffle: bool | None = None, seed: int | None = None, *,
+               require_all_shards: bool = True) -> Dataset:
+    """File names matching ``file_pattern`` (a glob or a list of globs), shuffled unless ``shuffle=False``.
+
+    tfrx's own files (``.tfrx/``, indexes, manifests) are left out; a set of
+    ``-NNNNN-of-MMMMM`` shards must be whole unless ``require_all_shards=False``
+    (:class:`tfrx.IncompleteShardSetError` names the missing ones).
+    """
+    files = sorted(set(expand_file_pattern(file_pattern, require_all_shards=require_all_shards)))
     if not files:
         raise FileNotFoundError(f"list_files: no files match {file_pattern!r}")
     return ListFilesDataset(files, True if shuffle is None else shuffle, seed)

@@ -70,7 +70,8 @@ def open_reader(
     if buffer_size:
         kwargs["chunk_size"] = buffer_size
     start = RecordPosition(0, offset, record) if offset or record else None
-    return RecordReader(path, start=start, **kwargs)
+    # The files were listed (and checked to be whole shard sets) by the dataset; this may be a worker's part.
+    return RecordReader(path, start=start, require_all_shards=False, **kwargs)
 
 
 def concat_record_batches(pieces: list[RecordBatch]) -> RecordBatch:
@@ -629,6 +630,12 @@ class TFRecordDataset(Dataset):
     bytes. ``num_parallel_reads``: how many files to read at once
     (``tfrx.AUTOTUNE`` for the usable cores). ``storage_options`` go to the
     fsspec filesystem of URLs (``s3://``, ``gs://``, ...).
+
+    A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set
+    (else :class:`tfrx.IncompleteShardSetError` names the missing shards);
+    ``require_all_shards=False`` reads whatever is there. Files tfrx keeps
+    beside data (``.tfrx/``) never match; one named explicitly raises
+    :class:`tfrx.SidecarFileError`.
     """
 
     def __init__(
@@ -640,12 +647,14 @@ class TFRecordDataset(Dataset):
         *,
         on_error: str = "raise",
         storage_options: dict | None = None,
+        require_all_shards: bool = True,
     ) -> None:
         super().__init__()
         if isinstance(filenames, Dataset):
             self._files = filenames
         else:
-            names = expand_file_pattern(filenames, storage_options=storage_options)
+            names = expand_file_pattern(filenames, storage_options=storage_options,
+                                        require_all_shards=require_all_shards)
             self._files = ListFilesDataset(names, shuffle=False, seed=0)
         key = compression_type.upper() if isinstance(compression_type, str) else compression_type
         if key not in _COMPRESSIONS:
@@ -697,6 +706,7 @@ class TFRecordDataset(Dataset):
         keyword arguments go to it. The files must be uncompressed; indexes are built on first use."""
         from tfrx.data.random_access import RandomAccessDataset
 
+        kwargs.setdefault("require_all_shards", False)  # listed (and checked) when this dataset was made
         return RandomAccessDataset([_as_path(f) for f in self._files.take_all()], **kwargs)
 
     def cardinality(self) -> int:

@@ -94,7 +94,11 @@ def _has_glob(path: str) -> bool:
 
 
 def expand_paths(
-    paths: Source | Iterable[Source], *, must_exist: bool = True, storage_options: dict | None = None
+    paths: Source | Iterable[Source],
+    *,
+    must_exist: bool = True,
+    storage_options: dict | None = None,
+    require_all_shards: bool = True,
 ) -> list[Source]:
     """Turns ``paths`` into a flat list of file paths (``str``) and file objects.
 
@@ -102,7 +106,19 @@ def expand_paths(
     ``FileNotFoundError``, as does a missing plain path when ``must_exist``.
     Order is otherwise preserved. URLs come back as :class:`RemotePath`
     carrying ``storage_options`` (or the options they already carried).
+
+    Files tfrx keeps beside data (``.tfrx/`` and its contents, indexes and
+    manifests of earlier versions, hidden ``.part`` files) are dropped from
+    glob matches; a tfrx index, manifest or journal named explicitly raises
+    :class:`tfrx.SidecarFileError` saying what it is. What globs match must
+    make up whole ``-NNNNN-of-MMMMM`` shard sets, and no file given may
+    belong to a commit that was interrupted (:mod:`tfrx.io.shardsets`), else
+    :class:`tfrx.IncompleteShardSetError`; ``require_all_shards=False``
+    turns that check off.
     """
+    from tfrx.io.shardsets import check_shard_sets
+    from tfrx.io.sidecars import check_not_sidecar, sidecar_kind
+
     if isinstance(paths, (str, os.PathLike)) or _is_file_object(paths):
         items: Iterable[Source] = [paths]
     else:
@@ -113,6 +129,7 @@ def expand_paths(
                 f"expected a path, a list of paths or an open binary file, got {type(paths).__name__}"
             ) from None
     out: list[Source] = []
+    globbed: list[str] = []
     for item in items:
         if _is_file_object(item):
             out.append(item)
@@ -124,7 +141,12 @@ def expand_paths(
             path = os.fsdecode(path)
         if is_url(path):
             opts = storage_options if storage_options is not None else getattr(item, "storage_options", None)
-            urls = _expand_url(path, opts) if _has_glob(path) else [path]
+            if _has_glob(path):
+                urls = _data_only(_expand_url(path, opts), path, sidecar_kind)
+                globbed.extend(urls)
+            else:
+                check_not_sidecar(path)
+                urls = [path]
             out.extend(with_options(u, opts) for u in urls)
             continue
         path = _strip_file_scheme(path)
@@ -132,12 +154,28 @@ def expand_paths(
             matches = sorted(glob.glob(path))
             if not matches:
                 raise FileNotFoundError(f"no files match {path!r}")
+            matches = _data_only(matches, path, sidecar_kind)
+            globbed.extend(matches)
             out.extend(matches)
         else:
+            check_not_sidecar(path)
             if must_exist and not os.path.exists(path):
                 raise FileNotFoundError(f"no such file: {path!r}")
             out.append(path)
+    if require_all_shards and must_exist and (globbed or len(out) > 1):
+        check_shard_sets(out, matched=globbed)
     return out
+
+
+def _data_only(matches: list[str], pattern: str, sidecar_kind) -> list[str]:
+    """Glob matches without the files tfrx keeps beside data; raises when nothing else matched."""
+    data = [m for m in matches if sidecar_kind(m) is None]
+    if not data:
+        raise FileNotFoundError(
+            f"no data files match {pattern!r}: it matches only files tfrx keeps beside data "
+            f"(indexes, manifests, uncommitted shards), e.g. {matches[0]!r}"
+        )
+    return data
 
 
 def _fsspec():

@@ -720,6 +720,12 @@ class RecordReader:
     request at a time). Record order and positions are the same either way.
     It applies when every source is a URL and no ``end_offset`` is given.
 
+    Given a glob or several paths, the files must make up whole shard sets
+    (every ``-NNNNN-of-MMMMM`` shard, nothing left by an interrupted
+    commit), else :class:`tfrx.IncompleteShardSetError`;
+    ``require_all_shards=False`` reads whatever is there. tfrx's own files
+    (``.tfrx/``, indexes, manifests) are dropped from globs.
+
     Iterating yields ``bytes``; ``read_batch`` / ``iter_batches`` give
     :class:`tfrx.RecordBatch` objects without a Python object per record.
     The reader is a cursor: iteration continues from ``position``;
@@ -742,10 +748,11 @@ class RecordReader:
         use_mmap: bool = False,
         readahead: int | None = None,
         storage_options: dict | None = None,
+        require_all_shards: bool = True,
     ) -> None:
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
-        self._sources = expand_paths(paths, storage_options=storage_options)
+        self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
         self.compression = normalize_compression(compression, allow_auto=True)
         self.verify = bool(verify)
         self.on_error = on_error
@@ -981,6 +988,7 @@ def read_records(
     verify: bool = True,
     on_error: str = "raise",
     storage_options: dict | None = None,
+    require_all_shards: bool = True,
 ) -> Iterator[bytes]:
     """Yields every record of the TFRecord files ``paths`` as ``bytes``.
 
@@ -988,7 +996,8 @@ def read_records(
     ``storage_options`` go to the fsspec filesystem of URLs.
     """
     reader = RecordReader(
-        paths, compression=compression, verify=verify, on_error=on_error, storage_options=storage_options
+        paths, compression=compression, verify=verify, on_error=on_error, storage_options=storage_options,
+        require_all_shards=require_all_shards,
     )
     return _iterate(reader)
 

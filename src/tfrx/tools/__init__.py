@@ -4,11 +4,12 @@ The converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``)
 and verification (``tfrx.tools.verify``) are imported on first use.
 """
 
-from tfrx.tools.sharded import ShardedWriter, shard_name, write_examples
+from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples
 
 __all__ = [
     "ShardedWriter",
     "shard_name",
+    "read_manifest",
     "write_examples",
     "images_to_tfrecord",
     "csv_to_tfrecord",

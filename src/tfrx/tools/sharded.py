@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -13,9 +12,11 @@ from tfrx.errors import TfrxError
 from tfrx.io.batch import RecordBatch
 from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
+from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path, sidecar_path
 from tfrx.io.writer import TFRecordWriter
+from tfrx.tools.commit import commit_shards
 
-__all__ = ["ShardedWriter", "write_examples", "shard_name"]
+__all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
 _FRAMING = 16  # length (8) + length CRC (4) + data CRC (4)
@@ -31,6 +32,34 @@ def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str
     """
     template = TFDS_TEMPLATE if naming == "tfds" else naming
     return template.format(prefix=prefix, index=index, total=total)
+
+
+def read_manifest(prefix: str | os.PathLike, *, storage_options: dict | None = None) -> dict:
+    """The manifest :class:`ShardedWriter` (or the Ray sink) wrote for ``prefix``.
+
+    Read from ``.tfrx/<name>.manifest.json`` beside the shards, else from
+    ``<prefix>.manifest.json`` where earlier versions wrote it. Keys:
+    ``num_shards``, ``num_records``, ``num_bytes``, ``shardLengths`` (as
+    TFDS), ``shards`` (``name``, ``records``, ``bytes`` each), ``compression``.
+    """
+    import json
+
+    from tfrx.io.paths import open_input
+
+    prefix = with_options(os.fspath(prefix), storage_options)
+    tried = []
+    for path in (manifest_path(prefix), legacy_manifest_path(prefix)):
+        try:
+            with open_input(path) as f:
+                blob = f.read()
+        except FileNotFoundError:
+            tried.append(str(path))
+            continue
+        try:
+            return json.loads(blob)
+        except ValueError as e:
+            raise TfrxError(f"manifest {str(path)!r} is not valid JSON ({e}); rewrite the shard set") from None
+    raise FileNotFoundError(f"no manifest for {str(prefix)!r}: looked for {' and '.join(map(repr, tried))}")
 
 
 class _Shard:
@@ -60,23 +89,30 @@ class ShardedWriter:
       a shard of its own). The number of shards is known only at the end.
     * nothing: a single shard.
 
-    Crash safety: every shard is written under a temporary name
-    (``.<name>-00003.tmp`` while open, ``.<name>-00003.part`` once complete);
-    only ``close()`` - after every shard is flushed and synced - renames them
-    to their final ``-of-NNNNN`` names and writes the manifest
-    (``{prefix}.manifest.json``: names, record counts, bytes, ``shardLengths``
-    as TFDS). A killed writer therefore never leaves a file that looks like a
-    finished shard, and the ``.part`` files it leaves are intact TFRecord files.
-    Leaving the ``with`` block on an exception removes the temporary files.
+    Crash safety: every shard is written under a temporary name in the hidden
+    folder ``.tfrx/`` beside the shards (``.tfrx/<name>-00003.tmp`` while
+    open, ``.tfrx/<name>-00003.part`` once complete), where no glob written
+    for the shards can match it. Only ``close()`` - after every shard is
+    flushed and synced - commits them (:mod:`tfrx.tools.commit`): it writes
+    a journal listing the final names, moves the shards to their final
+    ``-of-NNNNN`` names, writes the manifest (``.tfrx/<name>.manifest.json``:
+    names, record counts, bytes, ``shardLengths`` as TFDS) and deletes the
+    journal. A writer killed at any point of that leaves either no final
+    name touched, or a journal (and, with TFDS names, a ``-of-NNNNN`` count)
+    from which every tfrx reader given a glob or list sees that shards are
+    missing and raises :class:`tfrx.IncompleteShardSetError`; the ``.part``
+    files it leaves are intact TFRecord files. Leaving the ``with`` block on
+    an exception removes the temporary files.
 
     On an object store (``prefix`` an fsspec URL such as ``s3://bucket/train``,
     ``storage_options`` passed to fsspec) a shard is uploaded under its
     ``.part`` name, which appears only once the upload completes, and
-    ``close()`` copies each one to its final name and deletes the ``.part``;
-    the manifest is written last, in one request.
+    ``close()`` copies each one to its final name and deletes the ``.part``,
+    in the same journalled order; the journal and the manifest are written
+    in one request each.
 
-    ``index=True`` writes an index sidecar beside each shard with
-    :func:`tfrx.build_index`. ``compression``: ``None``, ``"gzip"`` or ``"zlib"``.
+    ``index=True`` writes an index sidecar for each shard
+    (``.tfrx/<shard>.tfrxidx``) with :func:`tfrx.build_index`. ``compression``: ``None``, ``"gzip"`` or ``"zlib"``.
     """
 
     def __init__(
@@ -130,8 +166,8 @@ class ShardedWriter:
                 raise ValueError("index=True needs uncompressed shards: an index cannot point into a compressed stream")
             self._build_index = _index_builder()
         directory = os.path.dirname(self.prefix)
-        if directory and self._fs is None:
-            os.makedirs(directory, exist_ok=True)
+        if self._fs is None:
+            os.makedirs(os.path.join(directory, SIDECAR_DIR), exist_ok=True)
         self._done: list[_Shard] = []
         self._open: list[_Shard] = []
         self._next = 0  # records written so far
@@ -148,11 +184,7 @@ class ShardedWriter:
         return self._fs._strip_protocol(str(url))
 
     def _tmp_name(self, index: int, state: str) -> str:
-        if self._fs is not None:
-            directory, base = self.prefix.rsplit("/", 1)
-            return with_options(f"{directory}/.{base}-{index:05d}.{state}", self.storage_options)
-        directory, base = os.path.split(self.prefix)
-        return os.path.join(directory, f".{base}-{index:05d}.{state}")
+        return sidecar_path(self.prefix, f"-{index:05d}.{state}")
 
     def _new_shard(self, index: int) -> _Shard:
         # An object appears only when its upload completes, so remote shards
@@ -276,55 +308,22 @@ class ShardedWriter:
             self._finish(shard)
         self._open = []
         shards = sorted(self._done, key=lambda s: s.index)
-        total = len(shards)
-        entries = []
-        for shard in shards:
-            final = shard_name(self.prefix, shard.index, total, self.naming)
-            if self._fs is not None:
-                final = with_options(final, self.storage_options)
-                self._fs.mv(self._key(shard.tmp), self._key(final))
-                size = int(self._fs.size(self._key(final)))
-            else:
-                os.replace(shard.tmp, final)
-                size = os.path.getsize(final)
-            self.paths.append(final)
-            entries.append({"name": final.rsplit("/", 1)[-1] if self._fs else os.path.basename(final),
-                            "records": shard.records, "bytes": size})
-        if self.sync and self._fs is None:
-            _fsync_dir(os.path.dirname(self.prefix) or ".")
-        self._closed = True
+        build = None
         if self.want_index:
-            for path in self.paths:
-                if self._fs is not None:  # beside the shard, where every reader of it looks first
-                    self._build_index(path, index_path=with_options(path + ".tfrxidx", self.storage_options))
-                else:
-                    self._build_index(path)
-        self.manifest = {
-            "format": "tfrx-shards/1",
-            "prefix": self.prefix.rsplit("/", 1)[-1] if self._fs else os.path.basename(self.prefix),
-            "compression": self.compression or None,
-            "num_shards": total,
-            "num_records": sum(e["records"] for e in entries),
-            "num_bytes": sum(e["bytes"] for e in entries),
-            "shardLengths": [e["records"] for e in entries],
-            "shards": entries,
-        }
-        if self.want_manifest and self._fs is not None:
-            text = json.dumps(self.manifest, indent=2) + "\n"
-            self._fs.pipe_file(self._key(self.manifest_path), text.encode())
-        elif self.want_manifest:
-            path = self.manifest_path
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(self.manifest, f, indent=2)
-                f.write("\n")
-            os.replace(tmp, path)
+            def build(path: str) -> None:
+                self._build_index(path, index_path=index_sidecar(path))
+        self._closed = True
+        self.paths, self.manifest = commit_shards(
+            [(shard.tmp, shard.records) for shard in shards], self.prefix, naming=self.naming,
+            compression=self.compression, fs=self._fs, storage_options=self.storage_options,
+            manifest=self.want_manifest, build_index=build, sync=self.sync,
+        )
         return self.paths
 
     @property
     def manifest_path(self) -> str:
-        """Where the manifest (shard names, record counts) is written on close."""
-        return self.prefix + ".manifest.json"
+        """Where the manifest (shard names, record counts) is written on close: ``.tfrx/<name>.manifest.json``."""
+        return manifest_path(self.prefix)
 
     def abort(self) -> None:
         """Closes and deletes every temporary shard file; nothing final is written."""
@@ -343,6 +342,11 @@ class ShardedWriter:
                         self._fs.rm(self._key(shard.tmp))
                 else:
                     os.remove(shard.tmp)
+            except OSError:
+                pass
+        if self._fs is None:
+            try:  # the sidecar folder, when this writer made it and nothing else is in it
+                os.rmdir(os.path.dirname(self._tmp_name(0, "part")))
             except OSError:
                 pass
         self._open, self._done = [], []

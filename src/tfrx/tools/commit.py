@@ -1,0 +1,165 @@
+"""Committing a set of written shards: one ordered sequence that a crash cannot hide.
+
+:class:`tfrx.ShardedWriter` and the Ray datasink write every shard under a
+temporary name in ``.tfrx/`` (see :mod:`tfrx.io.sidecars`), complete and
+synced, and then call :func:`commit_shards`, which:
+
+1. writes the journal ``.tfrx/<prefix>.commit.json`` listing the final
+   names (atomically: a temporary file and a rename, or one PUT);
+2. deletes every final name that already exists (a set written before under
+   the same prefix), so that an old shard can never complete a new set;
+3. moves each shard to its final name (a rename; on object stores a
+   server-side copy and a delete, and the object appears whole or not at all);
+4. builds the index sidecars, when asked;
+5. writes the manifest ``.tfrx/<prefix>.manifest.json`` (atomically);
+6. deletes the journal.
+
+A process killed between 1 and 6 leaves the journal, and readers given a
+glob or a list that includes one of its shards check that every shard it
+lists exists (:mod:`tfrx.io.shardsets`): until step 3 has moved the last
+shard, one is missing and reading raises :class:`tfrx.IncompleteShardSetError`;
+after it, the set is whole and reads completely (only the manifest or an
+index may be missing, and both are optional). Killed before step 1, no
+final name has been touched. TFDS names (``-NNNNN-of-MMMMM``) are checked by
+their count as well, with or without a journal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+
+from tfrx.io.sidecars import journal_path, manifest_path
+
+__all__ = ["commit_shards"]
+
+
+def _before_step(step: str) -> None:
+    """Called before each step of a commit; tests replace it to stop a commit there."""
+
+
+def commit_shards(
+    parts: Sequence[tuple[str | None, int]],
+    prefix: str,
+    *,
+    naming: str = "tfds",
+    compression: str | None = None,
+    fs=None,
+    storage_options: dict | None = None,
+    manifest: bool = True,
+    build_index: Callable | None = None,
+    sync: bool = True,
+) -> tuple[list[str], dict]:
+    """Moves finished shards to their final names, in the crash-detectable order above.
+
+    ``parts``: one ``(temporary path, records)`` per shard in order; a
+    ``None`` path makes an empty shard (padding up to a shard count). ``fs``
+    is the fsspec filesystem of a URL ``prefix`` (``None`` for local paths).
+    Returns the final paths and the manifest (written when ``manifest``).
+    """
+    from tfrx.io.paths import with_options
+    from tfrx.io.writer import TFRecordWriter
+    from tfrx.tools.sharded import shard_name
+
+    remote = fs is not None
+    total = len(parts)
+    finals = [shard_name(prefix, i, total, naming) for i in range(total)]
+    if remote:
+        finals = [with_options(f, storage_options) for f in finals]
+    directory = (str(prefix).rpartition("/")[0] if remote else os.path.dirname(prefix)) or "."
+    base = _basename(prefix, remote)
+
+    def key(p: str) -> str:
+        return fs._strip_protocol(str(p))
+
+    journal = journal_path(prefix)
+    _before_step("journal")
+    _write_json(journal, {"format": "tfrx-commit/1", "prefix": base,
+                          "shards": [_basename(f, remote) for f in finals]}, fs, sync)
+
+    _before_step("clear")
+    for final in finals:
+        if remote:
+            if fs.exists(key(final)):
+                fs.rm(key(final))
+        else:
+            try:
+                os.remove(final)
+            except FileNotFoundError:
+                pass
+    entries = []
+    for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
+        _before_step(f"move {i}")
+        if tmp is None:  # padding: an empty (valid) shard
+            TFRecordWriter(final, compression=compression).close()
+        elif remote:
+            fs.mv(key(tmp), key(final))
+        else:
+            os.replace(tmp, final)
+        size = int(fs.size(key(final))) if remote else os.path.getsize(final)
+        entries.append({"name": _basename(final, remote), "records": int(records), "bytes": size})
+    if sync and not remote:
+        _fsync_dir(directory)
+    if build_index is not None:
+        _before_step("index")
+        for final in finals:
+            build_index(final)
+    info = {
+        "format": "tfrx-shards/1",
+        "prefix": base,
+        "compression": compression or None,
+        "num_shards": total,
+        "num_records": sum(e["records"] for e in entries),
+        "num_bytes": sum(e["bytes"] for e in entries),
+        "shardLengths": [e["records"] for e in entries],
+        "shards": entries,
+    }
+    if manifest:
+        _before_step("manifest")
+        _write_json(manifest_path(prefix), info, fs, sync)
+    _before_step("unjournal")
+    if remote:
+        fs.rm(key(journal))
+    else:
+        os.remove(journal)
+        try:  # the sidecar folder, when nothing is left in it (no manifest, no index)
+            os.rmdir(os.path.dirname(journal))
+        except OSError:
+            if sync:
+                _fsync_dir(os.path.dirname(journal))
+    return [str(f) if not remote else f for f in finals], info
+
+
+def _basename(path: str, remote: bool) -> str:
+    return str(path).rsplit("/", 1)[-1] if remote else os.path.basename(path)
+
+
+def _write_json(path: str, content: dict, fs, sync: bool) -> None:
+    text = (json.dumps(content, indent=2) + "\n").encode()
+    if fs is not None:
+        fs.pipe_file(fs._strip_protocol(str(path)), text)  # one PUT: the object appears whole
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(text)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)
+    if sync:
+        _fsync_dir(os.path.dirname(path) or ".")
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
