@@ -1,0 +1,43 @@
+"""TensorFlow Datasets (TFDS) directories without TensorFlow.
+
+``tfrx.tfds.load(dir, split="train[:10%]+test")`` reads a dataset prepared by
+TFDS (``<data_dir>/<name>/[<config>/]<version>/`` with ``dataset_info.json``,
+``features.json`` and TFRecord shards), locally or at any fsspec URL, and
+decodes each example to what ``tfds.as_numpy(builder.as_dataset(split))``
+returns. :func:`write` produces directories TFDS itself loads. See
+``docs/tfds.md`` for the connectors and the documented differences.
+"""
+
+from __future__ import annotations
+
+from tfrx.tfds.features import (
+    ClassLabel,
+    Dataset,
+    Feature,
+    FeaturesDict,
+    Image,
+    Sequence,
+    Tensor,
+)
+from tfrx.tfds.info import DatasetInfo, SplitInfo
+from tfrx.tfds.loading import Builder, DataSource, SkipDecoding, builder, load
+from tfrx.tfds.splits import ReadInstruction, even_splits
+
+__all__ = [
+    "load",
+    "builder",
+    "Builder",
+    "DataSource",
+    "DatasetInfo",
+    "SplitInfo",
+    "SkipDecoding",
+    "ReadInstruction",
+    "even_splits",
+    "Feature",
+    "Tensor",
+    "ClassLabel",
+    "Image",
+    "Sequence",
+    "Dataset",
+    "FeaturesDict",
+]
