@@ -10,21 +10,31 @@ returns. :func:`write` produces directories TFDS itself loads. See
 
 from __future__ import annotations
 
+from tfrx.tfds import features
 from tfrx.tfds.features import (
+    Audio,
+    BBoxFeature,
     ClassLabel,
     Dataset,
     Feature,
     FeaturesDict,
     Image,
+    Scalar,
     Sequence,
     Tensor,
+    Text,
+    Translation,
+    TranslationVariableLanguages,
+    Video,
 )
 from tfrx.tfds.info import DatasetInfo, SplitInfo
 from tfrx.tfds.loading import Builder, DataSource, SkipDecoding, builder, load
 from tfrx.tfds.splits import ReadInstruction, even_splits
+from tfrx.tfds.writing import write
 
 __all__ = [
     "load",
+    "write",
     "builder",
     "Builder",
     "DataSource",
@@ -40,4 +50,12 @@ __all__ = [
     "Sequence",
     "Dataset",
     "FeaturesDict",
+    "Scalar",
+    "Text",
+    "BBoxFeature",
+    "Audio",
+    "Video",
+    "Translation",
+    "TranslationVariableLanguages",
+    "features",
 ]

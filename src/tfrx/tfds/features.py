@@ -201,9 +201,9 @@ class Tensor(Feature):
         return _stack([self._decode_one_bytes(v, self.shape) for v in values], self.shape, self.dtype)
 
     # ---------------------------------------------------------- encode
-    def _encode(self, value, key: str, out: dict, seq_depth: int) -> None:
+    def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
         if self.encoding != "none":
-            items = list(value) if seq_depth else [value]
+            items = list(value) if seq else [value]
             blobs, shapes = [], []
             for v in items:
                 arr = np.asarray(v, dtype=self.dtype)
@@ -216,18 +216,28 @@ class Tensor(Feature):
             else:
                 out[key] = ("bytes", blobs)
             return
-        if seq_depth > 1 and sum(d is None for d in self.shape) + 1 > 1 and not _regular(value, seq_depth):
-            lengths = [[] for _ in range(seq_depth - 1)]
-            flat = _ragged_flatten(value, seq_depth, lengths, 0)
+        full = tuple(seq) + self.shape
+        if sum(d is None for d in full) > 1 and len(seq) > 1:
+            lengths: list = [[] for _ in range(len(seq) - 1)]
+            flat: list = []
+
+            def rec(v, level):
+                if level == len(seq) - 1:
+                    flat.extend(np.ravel(np.asarray(v, dtype=object if self.dtype == object else None)).tolist())
+                    return
+                for sub in v:
+                    lengths[level].append(len(sub))
+                    rec(sub, level + 1)
+
+            rec(value, 0)
             for k, lv in enumerate(lengths):
                 out[f"{key}/ragged_row_lengths_{k}"] = ("int64", np.asarray(lv, np.int64))
             out[f"{key}/ragged_flat_values"] = _storage_values(flat, self.dtype)
             return
         if self.dtype == object:
-            vals = value if isinstance(value, (list, tuple, np.ndarray)) else [value]
-            out[key] = ("bytes", [v.encode() if isinstance(v, str) else bytes(v) for v in np.ravel(np.asarray(vals, dtype=object))])
+            out[key] = _storage_values(value if isinstance(value, (list, tuple, np.ndarray)) else [value], self.dtype)
             return
-        out[key] = _storage_values(np.asarray(value), self.dtype)
+        out[key] = _storage_values(value, self.dtype)
 
     def to_proto_json(self) -> dict:
         payload = {"dtype": _dtype_name(self.dtype), "encoding": self.encoding,
@@ -246,26 +256,8 @@ class Tensor(Feature):
         return {"tensor": payload}
 
 
-def _regular(value, depth: int) -> bool:
-    try:
-        np.asarray(value, dtype=float) if depth else None
-        return True
-    except (ValueError, TypeError):
-        return False
-
-
-def _ragged_flatten(value, depth, lengths, level):
-    if level == depth - 1:
-        return list(np.ravel(np.asarray(value))) if len(value) else []
-    out = []
-    for row in value:
-        lengths[level].append(len(row))
-        out.extend(_ragged_flatten(row, depth, lengths, level + 1) if level + 1 < depth - 1 else list(np.ravel(row)))
-    return out
-
-
 def _storage_values(values, dtype: np.dtype):
-    arr = np.ravel(np.asarray(values))
+    arr = np.ravel(np.asarray(values, dtype=object if dtype == object else None))
     if dtype == object:
         return ("bytes", [v.encode() if isinstance(v, str) else bytes(v) for v in arr])
     if dtype.kind in "fc":
@@ -309,12 +301,15 @@ class ClassLabel(Tensor):
     def __repr__(self) -> str:
         return f"ClassLabel(shape=(), dtype=int64, num_classes={self.num_classes})"
 
-    def _encode(self, value, key, out, seq_depth):
+    def _encode(self, value, key, out, seq):
+        super()._encode(self._ints(value), key, out, seq)
+
+    def _ints(self, value):
         if isinstance(value, str):
-            value = self.str2int(value)
-        elif isinstance(value, (list, tuple)):
-            value = [self.str2int(v) if isinstance(v, str) else v for v in value]
-        super()._encode(value, key, out, seq_depth)
+            return self.str2int(value)
+        if isinstance(value, (list, tuple)):
+            return [self._ints(v) for v in value]
+        return value
 
 
 @dataclasses.dataclass
@@ -356,8 +351,10 @@ class Image(Feature):
             return self.decode_bytes(values[0])
         return _stack([self.decode_bytes(v) for v in values], self.shape, self.dtype)
 
-    def _encode(self, value, key, out, seq_depth):
-        items = list(value) if seq_depth else [value]
+    def _encode(self, value, key, out, seq):
+        if len(seq) > 1:
+            raise ValueError(f"feature {key!r}: images nested in more than one Sequence cannot be written")
+        items = list(value) if seq else [value]
         out[key] = ("bytes", [self.encode_one(v) for v in items])
 
     def encode_one(self, img) -> bytes:
@@ -393,6 +390,7 @@ class Sequence(Feature):
 
     def __post_init__(self) -> None:
         self.kind = self.kind_
+        self.feature = _from_user(self.feature)
         if self.length is not None and int(self.length) < 0:
             self.length = None
 
@@ -409,12 +407,13 @@ class Sequence(Feature):
     def _decode(self, ctx: _Context, key: str, seq: tuple):
         return _decode_tree(self.feature, ctx, key, seq + (self.length,))
 
-    def _encode(self, value, key, out, seq_depth):
-        if isinstance(self.feature, FeaturesDict):
-            steps = list(value) if not isinstance(value, Mapping) else None
-            if steps is not None:
-                value = {k: [s[k] for s in steps] for k in self.feature.features}
-        self.feature._encode(value, key, out, seq_depth + 1)
+    def _encode(self, value, key, out, seq):
+        if isinstance(self.feature, FeaturesDict) and not isinstance(value, Mapping):
+            steps = list(value)
+            value = {k: [s[k] for s in steps] for k in self.feature.features}
+        if self.length is not None and not isinstance(value, Mapping) and len(value) != self.length:
+            raise ValueError(f"feature {key!r}: Sequence of length {self.length} given {len(value)} items")
+        self.feature._encode(value, key, out, seq + (self.length,))
 
     def to_proto_json(self) -> dict:
         if self.kind == "Video":
@@ -467,6 +466,7 @@ class FeaturesDict(Feature):
 
     def __post_init__(self) -> None:
         self.kind = self.kind_
+        self.features = {k: _from_user(v) for k, v in self.features.items()}
 
     def __repr__(self) -> str:
         return self.describe()
@@ -483,17 +483,16 @@ class FeaturesDict(Feature):
     def _decode(self, ctx: _Context, key: str, seq: tuple):
         return {k: _decode_tree(v, ctx, f"{key}/{k}" if key else k, seq) for k, v in self.features.items()}
 
-    def _encode(self, value, key, out, seq_depth):
+    def _encode(self, value, key, out, seq):
         if self.kind == "TranslationVariableLanguages" and not (isinstance(value, Mapping) and "language" in value):
             pairs = sorted((lang, t) for lang, texts in value.items()
                            for t in ([texts] if isinstance(texts, str) else texts))
             value = {"language": [p[0] for p in pairs], "translation": [p[1] for p in pairs]}
-            seq_depth += 1
         for k, f in self.features.items():
             if k not in value:
-                raise ValueError(f"feature {key + '/' + k if key else k!r} missing from the value to write "
-                                 f"(keys given: {sorted(value)})")
-            f._encode(value[k], f"{key}/{k}" if key else k, out, seq_depth)
+                name = f"{key}/{k}" if key else k
+                raise ValueError(f"feature {name!r} missing from the value to write (keys given: {sorted(value)})")
+            f._encode(value[k], f"{key}/{k}" if key else k, out, seq)
 
     def to_proto_json(self) -> dict:
         if self.kind == "Translation":
@@ -555,7 +554,7 @@ def decode(features: Feature, ex: dict, *, skip_decoding=frozenset(), unknown: s
 def encode(features: Feature, value) -> dict:
     """A value as TFDS would serialize it: ``{key: (kind, values)}`` with kind int64/float/bytes."""
     out: dict = {}
-    features._encode(value, "", out, 0)
+    features._encode(value, "", out, ())
     return out
 
 
@@ -713,3 +712,41 @@ def _from_user(spec: Any) -> Feature:
         return FeaturesDict({k: _from_user(v) for k, v in spec.items()})
     dt = np.dtype(object if spec in (str, bytes) else spec)
     return Tensor((), dt, kind_="Tensor")
+
+
+# ============================================================== constructors named as in tfds.features
+def Scalar(dtype) -> Tensor:  # noqa: N802 - TFDS's name
+    """``tfds.features.Scalar(dtype)``."""
+    return Tensor((), _dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype), kind_="Scalar")
+
+
+def Text() -> Tensor:  # noqa: N802
+    """``tfds.features.Text()``: a UTF-8 string, decoded to ``bytes`` as in TFDS."""
+    return Tensor((), np.dtype(object), kind_="Text")
+
+
+def BBoxFeature() -> Tensor:  # noqa: N802
+    """``tfds.features.BBoxFeature()``: float32 ``(ymin, xmin, ymax, xmax)``."""
+    return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
+
+
+def Audio(*, shape=(None,), dtype=np.int64, sample_rate: int | None = None) -> Tensor:  # noqa: N802
+    """``tfds.features.Audio`` without ``file_format`` (samples stored as a tensor)."""
+    return Tensor(shape, np.dtype(dtype), kind_="Audio", extra={"sample_rate": sample_rate})
+
+
+def Video(shape, *, dtype=np.uint8, encoding_format: str = "png") -> Sequence:  # noqa: N802
+    """``tfds.features.Video((frames, h, w, c))``: a Sequence of encoded frames."""
+    shape = tuple(shape)
+    return Sequence(Image(shape[1:], np.dtype(dtype), encoding_format), shape[0], kind_="Video")
+
+
+def Translation(languages) -> FeaturesDict:  # noqa: N802
+    """``tfds.features.Translation(languages)``: one Text per language."""
+    langs = list(languages)
+    return FeaturesDict({lang: Text() for lang in langs}, kind_="Translation", languages=langs)
+
+
+def TranslationVariableLanguages(languages=()) -> FeaturesDict:  # noqa: N802
+    """``tfds.features.TranslationVariableLanguages``: ``{"language": [...], "translation": [...]}``."""
+    return _tvl(list(languages))
