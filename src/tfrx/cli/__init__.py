@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from tfrx.cli._common import CliError, ParserWithHint
@@ -65,6 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0) if not isinstance(e.code, str) else 2
     command = args._command
     try:
+        from tfrx.cli import tfds_view
+
+        found = tfds_view.detect(args) if command in tfds_view.COMMANDS else None
+        if found is not None:
+            status = tfds_view.run(command, args, found)
+            if status is not None:
+                return int(status)
+            if os.path.isdir(args.paths[0]):
+                args.paths = [os.path.join(found[0], "*.tfrecord*")]
         return int(args._run(args) or 0)
     except CliError as e:
         return _fail(command, str(e), e.status)
