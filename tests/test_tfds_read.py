@@ -167,3 +167,22 @@ def test_legacy_features_json_layout(tmp_path):
     ours = flatten(list(tt.builder(str(d)).as_data_source("test")), "", {})
     ref = flatten(list(tt.builder(golden_dir("dummy_mnist")).as_data_source("test", cache_dir=str(tmp_path))), "", {})
     assert_same(ours, ref)
+
+
+def test_fsspec_url_reads_and_writes(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    root = f"/tfds-{tmp_path.name}"
+    d = golden_dir("tfrx_tensors")
+    for f in os.listdir(d):
+        with open(os.path.join(d, f), "rb") as fh:
+            fs.pipe(f"{root}/tfrx_tensors/1.0.0/{f}", fh.read())
+    b = tt.builder(f"memory://{root}/tfrx_tensors/1.0.0")
+    assert b.info.splits["train"].num_examples == 7
+    split = "train[:50%]+test"
+    assert_same(flatten(list(b.as_data_source(split)), "", {}),
+                flatten(list(tt.builder(d).as_data_source(split, cache_dir=str(tmp_path))), "", {}))
+    out = tt.write(f"memory://{root}/w/1.0.0", features={"x": tt.Tensor((2,), np.int64), "t": tt.Text()},
+                   splits={"train": [{"x": [i, -i], "t": f"t{i}"} for i in range(3)]})
+    got = list(tt.builder(out).as_data_source("train"))
+    assert [g["t"] for g in got] == [b"t0", b"t1", b"t2"] and got[2]["x"].tolist() == [2, -2]
