@@ -609,7 +609,7 @@ def _from_proto(obj, labels, name) -> Feature:
             return Unknown(class_name=obj["pythonClassName"] + f"(file_format={a.get('fileFormat')})", payload=obj)
         return Tensor(_dims(a.get("shape")), _dtype(a.get("dtype", "int64")), kind_="Audio",
                       extra={"sample_rate": int(a["sampleRate"]) if "sampleRate" in a else None})
-    if cls == "Image":
+    if cls in ("Image", "LabeledImage"):  # LabeledImage: a segmentation mask, stored and decoded as an Image
         i = obj["image"]
         return Image(_dims(i.get("shape")), _dtype(i.get("dtype", "uint8")), i.get("encodingFormat"),
                      bool(i.get("useColormap", False)))
@@ -658,7 +658,7 @@ def _from_legacy(obj, labels, name) -> Feature:
             return Unknown(class_name=obj["type"] + f"(file_format={c['file_format']})", payload=obj)
         return Tensor(_dims(c.get("shape", [None])), _dtype(c.get("dtype", "int64")), kind_="Audio",
                       extra={"sample_rate": c.get("sample_rate")})
-    if cls == "Image":
+    if cls in ("Image", "LabeledImage"):
         return Image(_dims(c.get("shape", [None, None, 3])), _dtype(c.get("dtype", "uint8")),
                      c.get("encoding_format"), bool(c.get("use_colormap", False)))
     if cls == "Video":

@@ -225,6 +225,7 @@ def _find_version_dir(data_dir, storage_options) -> str:
     path = os.fsdecode(os.fspath(data_dir)) if not isinstance(data_dir, str) else data_dir
     if is_url(path):
         return path
+    path = os.path.expanduser(path)
     if os.path.isfile(path):  # a shard or a json file inside the directory
         return os.path.dirname(path)
     if os.path.exists(os.path.join(path, "dataset_info.json")) or not os.path.isdir(path):
