@@ -8,8 +8,11 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfrx.tfds as tt
+from tfrx.errors import TfrxError
 from tfds_helpers import DATASETS, GOLDEN, assert_same, flatten, golden_dir
 
 
@@ -186,3 +189,18 @@ def test_fsspec_url_reads_and_writes(tmp_path):
                    splits={"train": [{"x": [i, -i], "t": f"t{i}"} for i in range(3)]})
     got = list(tt.builder(out).as_data_source("train"))
     assert [g["t"] for g in got] == [b"t0", b"t1", b"t2"] and got[2]["x"].tolist() == [2, -2]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_damaged_shard_raises_a_tfrx_error(tmp_path_factory, data):
+    """A flipped byte anywhere in a shard is reported (CRC, framing or decoding), never returned as data."""
+    d = tmp_path_factory.mktemp("damaged") / "ds"
+    shutil.copytree(golden_dir("tfrx_tensors"), d)
+    shard = d / "tfrx_tensors-test.tfrecord-00000-of-00001"
+    blob = bytearray(shard.read_bytes())
+    pos = data.draw(st.integers(0, len(blob) - 1))
+    blob[pos] ^= data.draw(st.integers(1, 255))
+    shard.write_bytes(bytes(blob))
+    with pytest.raises(TfrxError):
+        list(tt.builder(str(d)).as_data_source("test"))
