@@ -204,3 +204,18 @@ def test_damaged_shard_raises_a_tfrx_error(tmp_path_factory, data):
     shard.write_bytes(bytes(blob))
     with pytest.raises(TfrxError):
         list(tt.builder(str(d)).as_data_source("test"))
+
+
+def test_old_dataset_info_with_num_shards_only(tmp_path):
+    """TFDS 1.x dataset_info.json: numShards and no shardLengths; lengths come from the shards themselves."""
+    d = tmp_path / "ds"
+    shutil.copytree(golden_dir("tfrx_tensors"), d)
+    info = json.loads((d / "dataset_info.json").read_text())
+    for s in info["splits"]:
+        s["numShards"] = str(len(s.pop("shardLengths")))
+        s.pop("filepathTemplate")
+    (d / "dataset_info.json").write_text(json.dumps(info))
+    b = tt.builder(str(d))
+    assert b.info.splits["train"].num_examples == 7 and b.info.splits["test"].shard_lengths == [4]
+    ref = tt.builder(golden_dir("tfrx_tensors")).as_data_source("train[2:6]", cache_dir=str(tmp_path))
+    assert_same(flatten(list(b.as_data_source("train[2:6]")), "", {}), flatten(list(ref), "", {}))

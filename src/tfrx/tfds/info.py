@@ -99,7 +99,7 @@ def _feature_key(item):
     return item
 
 
-def read_info(data_dir: str, *, open_file, storage_options=None) -> DatasetInfo:
+def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -> DatasetInfo:
     """Reads ``dataset_info.json``, ``features.json`` and the ``*.labels.txt`` files of ``data_dir``."""
 
     def read_text(name):
@@ -141,8 +141,14 @@ def read_info(data_dir: str, *, open_file, storage_options=None) -> DatasetInfo:
     for s in raw.get("splits", []):
         lengths = [int(x) for x in s.get("shardLengths", [])]
         template = s.get("filepathTemplate") or DEFAULT_TEMPLATE
+        num_shards = len(lengths) if lengths or "numShards" not in s else int(s["numShards"])
         files = [_join(data_dir, shard_filename(template, dataset=name, split=s["name"], file_format=file_format,
-                                                index=i, num_shards=len(lengths))) for i in range(len(lengths))]
+                                                index=i, num_shards=num_shards)) for i in range(num_shards)]
+        if num_shards and not lengths:
+            # TFDS 1.x wrote only numShards: count the records (through cached tfrx indexes).
+            from tfrx.index import load_index
+
+            lengths = [len(load_index(f, cache_dir=index_cache_dir)) for f in files]
         splits[s["name"]] = SplitInfo(s["name"], lengths, int(s.get("numBytes", 0)), files)
     return DatasetInfo(
         name=name, version=raw.get("version", ""), config_name=raw.get("configName", ""),

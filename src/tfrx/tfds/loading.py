@@ -169,12 +169,12 @@ def _select(value, key):
 class Builder:
     """A prepared TFDS dataset directory (``tfds.builder_from_directory``), read without TensorFlow."""
 
-    def __init__(self, data_dir, *, storage_options: dict | None = None) -> None:
+    def __init__(self, data_dir, *, storage_options: dict | None = None, cache_dir: str | None = None) -> None:
         data_dir = os.fsdecode(os.fspath(data_dir)) if not isinstance(data_dir, str) else data_dir
         self.data_dir = data_dir.rstrip("/") if is_url(data_dir) else data_dir
         self.storage_options = storage_options
         self.info: DatasetInfo = read_info(self.data_dir, open_file=lambda p: open_input(
-            p, storage_options=storage_options))
+            p, storage_options=storage_options), index_cache_dir=cache_dir)
 
     @property
     def name(self) -> str:
@@ -212,13 +212,13 @@ class Builder:
                                     block_size=block_size)
 
 
-def builder(data_dir, *, storage_options: dict | None = None) -> Builder:
+def builder(data_dir, *, storage_options: dict | None = None, cache_dir: str | None = None) -> Builder:
     """The prepared TFDS dataset at ``data_dir`` (``<root>/<name>/[<config>/]<version>/``, local or URL).
 
     A directory above the version (``<root>/<name>`` or ``<root>/<name>/<config>``)
     picks its newest version.
     """
-    return Builder(_find_version_dir(data_dir, storage_options), storage_options=storage_options)
+    return Builder(_find_version_dir(data_dir, storage_options), storage_options=storage_options, cache_dir=cache_dir)
 
 
 def _find_version_dir(data_dir, storage_options) -> str:
@@ -252,7 +252,7 @@ def load(path, *, split=None, decoders=None, shuffle_files: bool = False, seed: 
     Returns a ``tfrx.data`` dataset (a dict of them with ``split=None``), or
     ``(dataset, info)`` with ``with_info=True``.
     """
-    b = builder(path, storage_options=storage_options)
+    b = builder(path, storage_options=storage_options, cache_dir=cache_dir)
     ds = b.as_dataset(split, decoders=decoders, shuffle_files=shuffle_files, seed=seed,
                       as_supervised=as_supervised, unknown=unknown, cache_dir=cache_dir)
     return (ds, b.info) if with_info else ds
