@@ -41,6 +41,8 @@ def test_pipeline_equals_random_access(tmp_path):
     c = flatten(list(src), "", {})
     assert_same(a, c)
     assert ds.cardinality() == 7
+    fresh = tt.builder(golden_dir("tfrx_tensors")).as_dataset("train[:50%]+test")
+    assert fresh.cardinality() == 8 and len(fresh.shuffle(4).batch(3)) == 3  # no shard read, no index built
 
 
 @pytest.mark.parametrize("split,expected", [
@@ -153,8 +155,10 @@ def test_missing_info_and_wrong_lengths(tmp_path):
     info = json.loads((d / "dataset_info.json").read_text())
     info["splits"][0]["shardLengths"] = ["9"]
     (d / "dataset_info.json").write_text(json.dumps(info))
+    src = tt.builder(str(d)).as_data_source(info["splits"][0]["name"])
+    assert len(src) == 9  # from shardLengths, without reading the shard
     with pytest.raises(tt.features.SpecError, match="shardLengths"):
-        tt.builder(str(d)).as_data_source(info["splits"][0]["name"])
+        src[0]
 
 
 def test_legacy_features_json_layout(tmp_path):

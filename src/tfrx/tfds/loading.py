@@ -65,8 +65,6 @@ class DataSource:
 
     def __init__(self, builder: "Builder", split, *, decoders=None, unknown: str = "raise",
                  as_supervised: bool = False, cache_dir: str | None = None) -> None:
-        from tfrx.data.random_access import RandomAccessDataset
-
         info = builder.info
         self.split = split
         self._info = info
@@ -79,18 +77,15 @@ class DataSource:
             raise ValueError(f"as_supervised=True but {info.full_name} has no supervised_keys")
         ranges = splits_lib.resolve(split, {k: v.shard_lengths for k, v in info.splits.items()})
         names = list(dict.fromkeys(name for name, _, _ in ranges))
-        self._readers = {}
+        # Shard readers (and their record indexes) are opened on the first read:
+        # len() and the pipeline's cardinality come from shardLengths alone.
+        self._files = {}
         for name in names:
             si = info.splits[name]
-            files = [f for f, n in zip(si.filenames, si.shard_lengths) if n]
-            ra = RandomAccessDataset(files, cache_dir=cache_dir, storage_options=builder.storage_options) \
-                if files else None
-            if ra is not None:
-                for path, n, got in zip(files, [n for n in si.shard_lengths if n], ra.file_counts()):
-                    if n != got:
-                        raise SpecError(f"{path}: dataset_info.json says {n} examples (shardLengths) but the file "
-                                        f"holds {got} records; the directory is incomplete or was rewritten")
-            self._readers[name] = ra
+            self._files[name] = [(f, n) for f, n in zip(si.filenames, si.shard_lengths) if n]
+        self._readers: dict = {}
+        self._cache_dir = cache_dir
+        self._storage_options = builder.storage_options
         parts_r, parts_p = [], []
         for name, start, stop in ranges:
             if stop > start:
@@ -105,6 +100,20 @@ class DataSource:
 
     def __repr__(self) -> str:
         return f"tfrx.tfds.DataSource(name={self._info.name}, split={str(self.split)!r}, num_records={len(self)})"
+
+    def _reader(self, name: str):
+        reader = self._readers.get(name)
+        if reader is None:
+            from tfrx.data.random_access import RandomAccessDataset
+
+            files = [f for f, _ in self._files[name]]
+            reader = RandomAccessDataset(files, cache_dir=self._cache_dir, storage_options=self._storage_options)
+            for (path, n), got in zip(self._files[name], reader.file_counts()):
+                if n != got:
+                    raise SpecError(f"{path}: dataset_info.json says {n} examples (shardLengths) but the file "
+                                    f"holds {got} records; the directory is incomplete or was rewritten")
+            self._readers[name] = reader
+        return reader
 
     def _decode(self, record: bytes, where: str):
         from tfrx.codec import decode_example
@@ -139,7 +148,7 @@ class DataSource:
             if not len(sel):
                 continue
             pos = self._pos[idx[sel]]
-            records = self._readers[name].read(pos)
+            records = self._reader(name).read(pos)
             for j, p, rec in zip(sel, pos, records):
                 out[j] = self._decode(rec, f"split {name!r} example {int(p)}")
         return out
@@ -152,8 +161,8 @@ class DataSource:
 
     def close(self) -> None:
         for r in self._readers.values():
-            if r is not None:
-                r.close()
+            r.close()
+        self._readers = {}
 
 
 def _select(value, key):
