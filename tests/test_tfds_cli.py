@@ -6,9 +6,9 @@ import json
 import os
 
 import pytest
+from tfds_helpers import golden_dir
 
 from tfrx.cli import main
-from tfds_helpers import golden_dir
 
 
 def _run(capsys, *argv):

@@ -5,12 +5,11 @@ TFDS imports TensorFlow, so every test here goes through the ``tf`` fixture.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-
-import tfrx.tfds as tt
 from tfds_helpers import DATASETS, assert_same, flatten, golden_dir
 from tfds_write_cases import examples, features
+
+import tfrx.tfds as tt
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tfds_helpers import DATASETS, GOLDEN, assert_same, flatten, golden_dir
 
 import tfrx.tfds as tt
 from tfrx.errors import TfrxError
-from tfds_helpers import DATASETS, GOLDEN, assert_same, flatten, golden_dir
 
 
 def _expected(name: str) -> dict:
@@ -74,7 +74,7 @@ def test_plus_and_even_splits(tmp_path):
     assert_same(flatten(both, "", {}), flatten(train[:4] + test, "", {}))
     parts = [list(b.as_data_source(s, cache_dir=c)) for s in tt.even_splits("train", 3)]
     assert [len(p) for p in parts] == [3, 2, 2]
-    assert_same(flatten(sum(parts, []), "", {}), flatten(train, "", {}))
+    assert_same(flatten([x for p in parts for x in p], "", {}), flatten(train, "", {}))
     dropped = [len(b.as_data_source(s, cache_dir=c)) for s in tt.even_splits("train", 3, drop_remainder=True)]
     assert dropped == [2, 2, 2]
     assert len(b.as_data_source(tt.even_splits("train", 2)[1] + "test", cache_dir=c)) == 3 + 4
@@ -130,7 +130,7 @@ def test_load_finds_the_version_and_accepts_a_shard(tmp_path):
     assert info.version == "1.0.0" and len(list(ds)) == 4
     shard = info.splits["train"].filenames[0]
     assert tt.builder(shard).info.name == "tfrx_rlds"
-    steps = list(ds)[0]["steps"]
+    steps = next(iter(ds))["steps"]
     assert isinstance(steps, list) and steps[0]["is_first"] and steps[-1]["is_last"]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tfds_helpers import golden_dir
 
 import tfrx.tfds as tt
-from tfds_helpers import golden_dir
 
 torch = pytest.importorskip("torch")
 

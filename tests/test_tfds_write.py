@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from tfds_write_cases import examples, features
 
 import tfrx.tfds as tt
-from tfds_write_cases import examples, features
 
 
 def _eq(a, b, path=""):

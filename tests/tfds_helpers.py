@@ -40,8 +40,8 @@ def stored(v: np.ndarray) -> np.ndarray:
 
 def assert_same(ours: dict, theirs: dict) -> None:
     assert sorted(ours) == sorted(theirs), sorted(set(ours) ^ set(theirs))[:10]
-    for k in theirs:
-        a, b = stored(ours[k]), stored(theirs[k])
+    for k, value in theirs.items():
+        a, b = stored(ours[k]), stored(value)
         assert a.dtype == b.dtype, (k, a.dtype, b.dtype)
         assert a.shape == b.shape, (k, a.shape, b.shape)
         np.testing.assert_array_equal(a, b, err_msg=k)

@@ -15,7 +15,7 @@ import sys
 
 from tfrx.cli._common import CliError, ParserWithHint
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["COMMANDS", "main"]
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             pass
         return 0
-    except Exception as e:  # noqa: BLE001 - every error becomes one line, never a traceback
+    except Exception as e:
         from tfrx.errors import CorruptRecordError
 
         if isinstance(e, CorruptRecordError):

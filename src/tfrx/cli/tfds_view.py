@@ -88,7 +88,7 @@ def _summary(v, label=None) -> str:
         return f"[{len(v)} items]"
     a = np.asarray(v)
     if a.ndim == 0:
-        s = repr(a.item()) if a.dtype != object else repr(a.item())
+        s = repr(a.item())
         if label is not None and label.names and 0 <= int(a) < len(label.names):
             s += f" ({label.names[int(a)]})"
         return s

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def _shape_str(shape) -> str:
 class _Context:
     """Per-record decoding state: the decoded Example and the options."""
 
-    __slots__ = ("ex", "skip", "raw_unknown", "record")
+    __slots__ = ("ex", "raw_unknown", "record", "skip")
 
     def __init__(self, ex: dict, skip: frozenset, raw_unknown: bool, record: str) -> None:
         self.ex, self.skip, self.raw_unknown, self.record = ex, skip, raw_unknown, record
@@ -715,38 +716,38 @@ def _from_user(spec: Any) -> Feature:
 
 
 # ============================================================== constructors named as in tfds.features
-def Scalar(dtype) -> Tensor:  # noqa: N802 - TFDS's name
+def Scalar(dtype) -> Tensor:
     """``tfds.features.Scalar(dtype)``."""
     return Tensor((), _dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype), kind_="Scalar")
 
 
-def Text() -> Tensor:  # noqa: N802
+def Text() -> Tensor:
     """``tfds.features.Text()``: a UTF-8 string, decoded to ``bytes`` as in TFDS."""
     return Tensor((), np.dtype(object), kind_="Text")
 
 
-def BBoxFeature() -> Tensor:  # noqa: N802
+def BBoxFeature() -> Tensor:
     """``tfds.features.BBoxFeature()``: float32 ``(ymin, xmin, ymax, xmax)``."""
     return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
 
 
-def Audio(*, shape=(None,), dtype=np.int64, sample_rate: int | None = None) -> Tensor:  # noqa: N802
+def Audio(*, shape=(None,), dtype=np.int64, sample_rate: int | None = None) -> Tensor:
     """``tfds.features.Audio`` without ``file_format`` (samples stored as a tensor)."""
     return Tensor(shape, np.dtype(dtype), kind_="Audio", extra={"sample_rate": sample_rate})
 
 
-def Video(shape, *, dtype=np.uint8, encoding_format: str = "png") -> Sequence:  # noqa: N802
+def Video(shape, *, dtype=np.uint8, encoding_format: str = "png") -> Sequence:
     """``tfds.features.Video((frames, h, w, c))``: a Sequence of encoded frames."""
     shape = tuple(shape)
     return Sequence(Image(shape[1:], np.dtype(dtype), encoding_format), shape[0], kind_="Video")
 
 
-def Translation(languages) -> FeaturesDict:  # noqa: N802
+def Translation(languages) -> FeaturesDict:
     """``tfds.features.Translation(languages)``: one Text per language."""
     langs = list(languages)
     return FeaturesDict({lang: Text() for lang in langs}, kind_="Translation", languages=langs)
 
 
-def TranslationVariableLanguages(languages=()) -> FeaturesDict:  # noqa: N802
+def TranslationVariableLanguages(languages=()) -> FeaturesDict:
     """``tfds.features.TranslationVariableLanguages``: ``{"language": [...], "translation": [...]}``."""
     return _tvl(list(languages))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class DataSource:
     indexes (built once per shard and cached; ``cache_dir`` chooses where).
     """
 
-    def __init__(self, builder: "Builder", split, *, decoders=None, unknown: str = "raise",
+    def __init__(self, builder: Builder, split, *, decoders=None, unknown: str = "raise",
                  as_supervised: bool = False, cache_dir: str | None = None) -> None:
         info = builder.info
         self.split = split

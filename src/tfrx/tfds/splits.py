@@ -13,7 +13,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Union
 
 _SUB_SPEC_RE = re.compile(r"^(?P<split_name>[\w-]+)(\[(?P<split_selector>[\d\w%:.-]+)\])?$")
 _SLICE_RE = re.compile(r"^((?P<val>-?[\d_.]+)(?P<unit>(?:%|shard))?)?$")
@@ -73,7 +74,7 @@ class _Plus:
         return _Plus((other,) + self.parts)
 
 
-SplitArg = Union[str, ReadInstruction, EvenSplit, _Plus]
+SplitArg = Union[str, ReadInstruction, EvenSplit, _Plus]  # noqa: UP007 - a runtime alias
 
 
 def even_splits(split: str, n: int, *, drop_remainder: bool = False) -> list[EvenSplit]:
@@ -117,7 +118,7 @@ def _parse_one(spec: str) -> list[ReadInstruction] | str:
 
 
 def _pct_closest(boundary, n: int) -> int:
-    return int(round(boundary * n / 100.0))
+    return round(boundary * n / 100.0)
 
 
 def _pct1(boundary, n: int) -> int:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from tfrx.tfds import features as features_lib
 from tfrx.tfds.info import DEFAULT_TEMPLATE, shard_filename
