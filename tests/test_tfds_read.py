@@ -223,3 +223,22 @@ def test_old_dataset_info_with_num_shards_only(tmp_path):
     assert b.info.splits["train"].num_examples == 7 and b.info.splits["test"].shard_lengths == [4]
     ref = tt.builder(golden_dir("tfrx_tensors")).as_data_source("train[2:6]", cache_dir=str(tmp_path))
     assert_same(flatten(list(b.as_data_source("train[2:6]")), "", {}), flatten(list(ref), "", {}))
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_parse_spec_reads_the_stored_keys(name):
+    """tfrx's parser with the spec built from features.json reads every stored key of every record."""
+    import tfrx
+    from tfrx.tfds.features import parse_spec
+
+    b = tt.builder(golden_dir(name))
+    spec = parse_spec(b.info.features)
+    for split, si in b.info.splits.items():
+        for rec in tfrx.read_records(si.filenames[0]):
+            raw = tfrx.decode_example(rec)
+            assert set(raw) <= set(spec), (split, sorted(set(raw) - set(spec)))
+            parsed = tfrx.parse_single_example(rec, spec)
+            for k, v in raw.items():
+                got = np.asarray(parsed[k])
+                want = np.asarray(v, dtype=object) if isinstance(v, list) else np.asarray(v)
+                np.testing.assert_array_equal(got.reshape(-1), want.reshape(-1), err_msg=k)

@@ -26,6 +26,7 @@ from tfrx.tfds.features import (
     Translation,
     TranslationVariableLanguages,
     Video,
+    parse_spec,
 )
 from tfrx.tfds.info import DatasetInfo, SplitInfo
 from tfrx.tfds.loading import Builder, DataSource, SkipDecoding, builder, load
@@ -55,6 +56,7 @@ __all__ = [
     "Video",
     "builder",
     "even_splits",
+    "parse_spec",
     "features",
     "load",
     "write",

@@ -751,3 +751,55 @@ def Translation(languages) -> FeaturesDict:
 def TranslationVariableLanguages(languages=()) -> FeaturesDict:
     """``tfds.features.TranslationVariableLanguages``: ``{"language": [...], "translation": [...]}``."""
     return _tvl(list(languages))
+
+
+# ============================================================== tfrx parse spec
+def parse_spec(feature: Feature) -> dict:
+    """The tfrx parsing spec of the stored Example keys, as TFDS's ``example_parser`` builds it.
+
+    ``{key: tfrx.FixedLenFeature | tfrx.FixedLenSequenceFeature}`` for every
+    key a record of ``feature`` holds (flattened with ``/``; ragged nested
+    sequences give their ``ragged_flat_values`` / ``ragged_row_lengths_<k>``
+    keys; encoded tensors and images are bytes). Use it with
+    ``tfrx.parse_single_example`` to read the stored values without decoding
+    the connectors, or to filter on labels cheaply. Unknown connectors are left out.
+    """
+    from tfrx.parsing import FixedLenFeature, FixedLenSequenceFeature
+
+    out: dict = {}
+
+    def storage_dtype(dt):
+        return {"bytes": "string", "float": "float32", "int64": "int64"}[_storage(dt)]
+
+    def seqfeat(shape, dtype):
+        return FixedLenSequenceFeature(shape, dtype, allow_missing=True)
+
+    def walk(f, key, seq):
+        if isinstance(f, FeaturesDict):
+            for k, v in f.features.items():
+                walk(v, f"{key}/{k}" if key else k, seq)
+        elif isinstance(f, Sequence):
+            walk(f.feature, key, seq + (f.length,))
+        elif isinstance(f, Image) or (isinstance(f, Tensor) and f.encoding != "none"):
+            if isinstance(f, Tensor) and sum(d is None for d in f.shape) > 1:
+                out[f"{key}/value"] = seqfeat((), "string")
+                out[f"{key}/shape"] = seqfeat((), "int64")
+            elif seq:
+                out[key] = seqfeat((), "string") if None in seq else FixedLenFeature(seq, "string")
+            else:
+                out[key] = FixedLenFeature((), "string")
+        elif isinstance(f, Tensor):
+            full = tuple(seq) + f.shape
+            dt = storage_dtype(f.dtype)
+            unknown = sum(d is None for d in full)
+            if unknown == 0:
+                out[key] = FixedLenFeature(full, dt)
+            elif unknown == 1:
+                out[key] = seqfeat(tuple(d for d in full if d is not None), dt)
+            elif len(seq) > 1:
+                for k in range(len(seq) - 1):
+                    out[f"{key}/ragged_row_lengths_{k}"] = seqfeat((), "int64")
+                out[f"{key}/ragged_flat_values"] = seqfeat(tuple(d for d in f.shape if d is not None), dt)
+
+    walk(feature, "", ())
+    return out
