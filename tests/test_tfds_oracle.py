@@ -5,7 +5,11 @@ TFDS imports TensorFlow, so every test here goes through the ``tf`` fixture.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tfds_helpers import DATASETS, assert_same, flatten, golden_dir
 from tfds_write_cases import examples, features
 
@@ -67,3 +71,44 @@ def test_tfds_loads_what_tfrx_writes(tfds, tmp_path):
     assert b.info.splits["train"].num_examples == 5 and b.info.features["label"].names == ["cat", "dog", "bird"]
     for split in ("train", "test", "train[1:4]+test[:1]"):
         assert_same(_tfrx_values(str(d), split, str(tmp_path)), _tfds_values(tfds, str(d), split))
+
+
+_BOUND = st.one_of(st.none(), st.integers(-20, 20).map(str), st.integers(-100, 100).map(lambda p: f"{p}%"),
+                   st.decimals(-100, 100, places=1, allow_nan=False).map(lambda p: f"{p}%"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_split_arithmetic_equals_tfds(tfds, data):
+    """Random slice strings: the examples tfrx selects are the ones TFDS's file instructions select."""
+    from tfrx.tfds.splits import file_instructions, resolve
+
+    b = tfds.builder_from_directory(golden_dir("dummy_mnist"))
+    ours_b = tt.builder(golden_dir("dummy_mnist"))
+    parts = []
+    for _ in range(data.draw(st.integers(1, 2))):
+        f, t = data.draw(_BOUND), data.draw(_BOUND)
+        if f is None and t is None:
+            parts.append(data.draw(st.sampled_from(["train", "test"])))
+            continue
+        if (f or "").endswith("%") != (t or "").endswith("%") and f is not None and t is not None:
+            t = None  # mixed units are rejected by both; keep the case valid
+        parts.append(f"{data.draw(st.sampled_from(['train', 'test']))}[{f or ''}:{t or ''}]")
+    spec = "+".join(parts)
+    try:
+        theirs = [(os.path.basename(fi.filename), fi.skip, fi.take) for fi in b.info.splits[spec].file_instructions]
+    except (ValueError, AssertionError):
+        with pytest.raises(ValueError):
+            resolve(spec, {k: v.shard_lengths for k, v in ours_b.info.splits.items()})
+        return
+    lengths = {os.path.basename(f): n for si in ours_b.info.splits.values() for f, n in zip(si.filenames, si.shard_lengths)}
+    if any(t < -1 for _, _, t in theirs):  # TFDS fails when reading such a split
+        with pytest.raises(ValueError, match="ends before it starts"):
+            ours_b.as_data_source(spec)
+        return
+    theirs = [(f, s, lengths[f] - s if t == -1 else t) for f, s, t in theirs]
+    ours = []
+    for name, start, stop in resolve(spec, {k: v.shard_lengths for k, v in ours_b.info.splits.items()}):
+        si = ours_b.info.splits[name]
+        ours += [(os.path.basename(f), s, t) for f, s, t in file_instructions(start, stop, si.filenames, si.shard_lengths)]
+    assert ours == theirs, spec

@@ -56,8 +56,8 @@ __all__ = [
     "Video",
     "builder",
     "even_splits",
-    "parse_spec",
     "features",
     "load",
+    "parse_spec",
     "write",
 ]

@@ -89,9 +89,11 @@ class DataSource:
         self._storage_options = builder.storage_options
         parts_r, parts_p = [], []
         for name, start, stop in ranges:
-            if stop > start:
-                parts_r.append(np.full(stop - start, names.index(name), np.int32))
-                parts_p.append(np.arange(start, stop, dtype=np.int64))
+            si = info.splits[name]
+            first = dict(zip(si.filenames, np.cumsum([0] + list(si.shard_lengths[:-1]))))
+            for path, skip, take in splits_lib.file_instructions(start, stop, si.filenames, si.shard_lengths):
+                parts_r.append(np.full(take, names.index(name), np.int32))
+                parts_p.append(np.arange(first[path] + skip, first[path] + skip + take, dtype=np.int64))
         self._reader_of = np.concatenate(parts_r) if parts_r else np.zeros(0, np.int32)
         self._pos = np.concatenate(parts_p) if parts_p else np.zeros(0, np.int64)
         self._names = names

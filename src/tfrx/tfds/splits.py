@@ -191,14 +191,25 @@ def resolve(split: SplitArg, lengths: Mapping[str, Sequence[int]]) -> list[tuple
 
 
 def file_instructions(start: int, stop: int, files: Sequence[str], shard_lengths: Sequence[int]):
-    """``[(file, skip, take)]`` reading examples ``[start, stop)`` of a split (``take`` is never -1)."""
-    out, begin = [], 0
+    """``[(file, skip, take)]`` reading examples ``[start, stop)`` of a split, as TFDS's ``get_file_instructions``.
+
+    ``take`` is always a count here. TFDS's quirk for reversed slices is kept so
+    both select the same examples: when ``stop == start - 1`` inside one shard
+    TFDS computes ``take=-1``, which means "to the end of the shard"; a slice
+    reversed by more fails in TFDS when read, and raises ``ValueError`` here.
+    """
+    out, index_start, index_end = [], 0, 0
     for path, length in zip(files, shard_lengths):
-        end = begin + length
-        if length and start < end and stop > begin:
-            skip = max(start - begin, 0)
-            take = min(stop, end) - begin - skip
-            if take > 0:
-                out.append((path, skip, take))
-        begin = end
+        if not length:
+            continue
+        index_end += length
+        if start < index_end and stop > index_start:
+            skip = start - index_start if start > index_start else 0
+            take = stop - index_start - skip if stop < index_end else -1
+            if take == 0:
+                continue
+            if take < -1:
+                raise ValueError(f"split slice [{start}:{stop}] ends before it starts; TFDS cannot read it either")
+            out.append((path, skip, length - skip if take == -1 else take))
+        index_start += length
     return out
