@@ -183,7 +183,7 @@ def _stats(b, split, files, args) -> int:
     for name, si in b.info.splits.items():
         if split is not None and name != split:
             continue
-        counts = {ln: {} for ln, _ in labels}
+        counts: dict = {ln: {} for ln, _ in labels}
         for path in files or si.filenames:
             for rec in read_records(path):
                 ex = decode_example(rec)
@@ -248,7 +248,8 @@ def _preview(b, split, files, args) -> int:
     return 0
 
 
-def run(command: str, args, found) -> int:
+def run(command: str, args, found) -> int | None:
+    """The subcommand's exit status, or ``None`` to fall back to the plain TFRecord view."""
     b, split, files = _open(found)
     if command in ("inspect", "head"):
         if getattr(args, "raw", False):

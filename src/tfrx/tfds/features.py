@@ -109,6 +109,12 @@ class Feature:
     def _decode(self, ctx: _Context, key: str, seq: tuple):
         raise NotImplementedError
 
+    def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
+        raise ValueError(f"feature {key!r}: tfrx cannot write the connector {self.kind!r}")
+
+    def to_proto_json(self) -> dict:
+        raise NotImplementedError
+
     def describe(self, indent: int = 0) -> str:
         return repr(self)
 
@@ -205,7 +211,8 @@ class Tensor(Feature):
     def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
         if self.encoding != "none":
             items = list(value) if seq else [value]
-            blobs, shapes = [], []
+            blobs: list = []
+            shapes: list = []
             for v in items:
                 arr = np.asarray(v, dtype=self.dtype)
                 raw = arr.astype(self.dtype.newbyteorder("<"), copy=False).tobytes()

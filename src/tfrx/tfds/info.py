@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import posixpath
 from typing import Any
 
@@ -14,7 +15,7 @@ DEFAULT_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 
 
 def _join(root: str, name: str) -> str:
-    return posixpath.join(root, name) if "://" in root else __import__("os").path.join(root, name)
+    return posixpath.join(root, name) if "://" in root else os.path.join(root, name)
 
 
 def shard_filename(template: str, *, dataset: str, split: str, file_format: str, index: int, num_shards: int) -> str:
