@@ -65,9 +65,10 @@ def test_percent_rounding_equals_tfds(tfds, tmp_path):
 
 def test_tfds_loads_what_tfrx_writes(tfds, tmp_path):
     d = tt.write(tmp_path / "written" / "1.0.0", features=features(),
-                 splits={"train": examples(0, 5), "test": examples(1, 3)}, shard_size=2,
+                 splits={"train": iter(examples(0, 5)), "test": examples(1, 3), "empty": []}, shard_size=2,
                  supervised_keys=("rgb", "label"))
     b = tfds.builder_from_directory(str(d))
+    assert b.info.splits["empty"].num_examples == 0
     assert b.info.splits["train"].num_examples == 5 and b.info.features["label"].names == ["cat", "dog", "bird"]
     for split in ("train", "test", "train[1:4]+test[:1]"):
         assert_same(_tfrx_values(str(d), split, str(tmp_path)), _tfds_values(tfds, str(d), split))

@@ -105,3 +105,15 @@ def test_tensor_round_trip(tmp_path_factory, data):
         want = v.astype(np.float32).astype(np.float64) if dt == np.float64 and encoding == "none" else v
         assert np.asarray(g).dtype == dt and np.asarray(g).shape == v.shape
         np.testing.assert_array_equal(np.asarray(g), want)
+
+
+def test_streamed_write_of_a_generator_and_an_empty_split(tmp_path):
+    d = tmp_path / "g" / "1.0.0"
+    gen = ({"x": np.int64(i)} for i in range(5))
+    tt.write(d, features={"x": np.int64}, splits={"train": gen, "empty": []}, shard_size=2)
+    assert sorted(os.listdir(d)) == ["dataset_info.json", "features.json", "g-empty.tfrecord-00000-of-00001",
+                                     "g-train.tfrecord-00000-of-00003", "g-train.tfrecord-00001-of-00003",
+                                     "g-train.tfrecord-00002-of-00003"]
+    b = tt.builder(d)
+    assert [int(ex["x"]) for ex in b.as_data_source("train")] == [0, 1, 2, 3, 4]
+    assert len(b.as_data_source("empty")) == 0 and b.info.splits["empty"].shard_lengths == [0]

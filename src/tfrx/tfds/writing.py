@@ -64,18 +64,42 @@ def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | Non
     def join(fname):
         return f"{data_dir.rstrip('/')}/{fname}" if remote else os.path.join(data_dir, fname)
 
+    def rename(src, dst):
+        if remote:
+            fs.mv(url_to_fs(src, storage_options)[1], url_to_fs(dst, storage_options)[1])
+        else:
+            os.replace(src, dst)
+
     split_infos = []
     for split, examples in splits.items():
-        blobs = [_example_bytes(feats, ex) for ex in examples]
-        shards = [blobs[i:i + shard_size] for i in range(0, len(blobs), shard_size)] or [[]]
-        lengths, nbytes = [], 0
-        for i, shard in enumerate(shards):
-            path = join(shard_filename(DEFAULT_TEMPLATE, dataset=name, split=split, file_format="tfrecord",
-                                       index=i, num_shards=len(shards)))
-            with TFRecordWriter(path, storage_options=storage_options) as w:
-                w.write_many(shard)
-            lengths.append(len(shard))
-            nbytes += sum(len(b) for b in shard)
+        # Streamed: shards are written under temporary names while the examples
+        # come, then renamed once their count (the "-of-N" part) is known.
+        lengths: list = []
+        nbytes = 0
+        temp: list = []
+        writer = None
+        try:
+            for ex in examples:
+                if writer is None or lengths[-1] == shard_size:
+                    if writer is not None:
+                        writer.close()
+                    temp.append(join(f".tmp-{name}-{split}-{len(temp):05d}"))
+                    writer = TFRecordWriter(temp[-1], storage_options=storage_options)
+                    lengths.append(0)
+                blob = _example_bytes(feats, ex)
+                writer.write(blob)
+                lengths[-1] += 1
+                nbytes += len(blob)
+        finally:
+            if writer is not None:
+                writer.close()
+        if not temp:  # an empty split still has one (empty) shard, as TFDS writes it
+            temp.append(join(f".tmp-{name}-{split}-00000"))
+            TFRecordWriter(temp[-1], storage_options=storage_options).close()
+            lengths.append(0)
+        for i, path in enumerate(temp):
+            rename(path, join(shard_filename(DEFAULT_TEMPLATE, dataset=name, split=split, file_format="tfrecord",
+                                             index=i, num_shards=len(temp))))
         split_infos.append({"filepathTemplate": DEFAULT_TEMPLATE, "name": split, "numBytes": str(nbytes),
                             "shardLengths": [str(n) for n in lengths]})
 
