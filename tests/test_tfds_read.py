@@ -242,3 +242,17 @@ def test_parse_spec_reads_the_stored_keys(name):
                 got = np.asarray(parsed[k])
                 want = np.asarray(v, dtype=object) if isinstance(v, list) else np.asarray(v)
                 np.testing.assert_array_equal(got.reshape(-1), want.reshape(-1), err_msg=k)
+
+
+def test_reading_needs_no_optional_module(tmp_path):
+    """Loading a tabular TFDS directory imports neither TensorFlow, PyTorch, Pillow nor fsspec."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tfrx.tfds as tt; "
+            f"src = tt.builder({golden_dir('tfrx_tensors')!r}).as_data_source('train', cache_dir={str(tmp_path)!r}); "
+            "list(src); "
+            "print(sorted(m for m in ('tensorflow', 'torch', 'PIL', 'fsspec', 'tensorflow_datasets') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
