@@ -85,8 +85,8 @@ def _cast(values, dt: np.dtype) -> np.ndarray:
     if dt == np.bool_:
         return values != 0
     if dt == np.uint64:
-        return values.astype(np.int64).view(np.uint64)
-    return values.astype(dt)
+        return values.astype(np.int64, copy=False).view(np.uint64)
+    return values.astype(dt, copy=False)
 
 
 def _scalar(arr: np.ndarray):
@@ -128,6 +128,7 @@ class Tensor(Feature):
     encoding: str = "none"
     kind_: str = "Tensor"
     extra: dict = dataclasses.field(default_factory=dict)
+    _plans: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.kind = self.kind_
@@ -140,11 +141,19 @@ class Tensor(Feature):
         return f"{self.kind}(shape={_shape_str(self.shape)}, dtype={_dtype_name(self.dtype)}{enc})"
 
     # ---------------------------------------------------------- decode
+    def _plan(self, seq: tuple) -> tuple:
+        """``(full shape, unknown dims, target shape)`` for values nested in ``seq`` (cached per seq)."""
+        plan = self._plans.get(seq)
+        if plan is None:
+            full = tuple(seq) + self.shape
+            plan = (full, sum(d is None for d in full), tuple(-1 if d is None else d for d in full))
+            self._plans[seq] = plan
+        return plan
+
     def _decode(self, ctx: _Context, key: str, seq: tuple):
         if self.encoding != "none":
             return self._decode_bytes(ctx, key, seq)
-        full = tuple(seq) + self.shape
-        unknown = sum(d is None for d in full)
+        full, unknown, target = self._plan(seq)
         if unknown > 1 and len(seq) > 1:
             return self._decode_ragged(ctx, key, seq)
         if unknown > 1:
@@ -158,11 +167,11 @@ class Tensor(Feature):
             values = []
         arr = _cast(values, self.dtype)
         try:
-            arr = arr.reshape(tuple(-1 if d is None else d for d in full))
+            arr = arr.reshape(target)
         except ValueError:
             raise ParseError(f"{ctx.record}: feature {key!r} ({self}) holds {arr.size} values, which do not "
                              f"fit the shape {_shape_str(full)}") from None
-        return _scalar(arr)
+        return arr[()] if not target else arr
 
     def _decode_ragged(self, ctx: _Context, key: str, seq: tuple):
         flat = _cast(ctx.ex.get(f"{key}/ragged_flat_values", []), self.dtype)
