@@ -79,6 +79,8 @@ def test_plus_and_even_splits(tmp_path):
     assert dropped == [2, 2, 2]
     assert len(b.as_data_source(tt.even_splits("train", 2)[1] + "test", cache_dir=c)) == 3 + 4
     assert len(b.as_data_source("all", cache_dir=c)) == 11
+    ri = tt.ReadInstruction("train", 50, None, unit="%") + "test[:1]"
+    assert len(b.as_data_source(ri, cache_dir=c)) == 3 + 1  # round(3.5) = 4 -> examples 4..6, then 1
 
 
 def test_skip_decoding_keeps_image_bytes(tmp_path):

@@ -38,6 +38,12 @@ class ReadInstruction:
         if self.unit == "%" and (abs(self.from_ or 0) > 100 or abs(self.to or 0) > 100):
             raise ValueError(f"percent slice boundaries must lie in [-100, 100], got {self}")
 
+    def __add__(self, other):
+        return _Plus((self, other))
+
+    def __radd__(self, other):
+        return _Plus((other, self))
+
     def __str__(self) -> str:
         unit = "" if self.unit == "abs" else self.unit
         if self.from_ is None and self.to is None:
