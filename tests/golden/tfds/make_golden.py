@@ -1,6 +1,7 @@
 """Writes the prepared TFDS directories under tests/golden/tfds/ with TFDS itself.
 
-Run with TensorFlow and tensorflow-datasets installed:
+Run with TensorFlow and tensorflow-datasets installed (TFDS's ``tfds.testing``,
+used for ``DummyMnist``, also imports ``importlib_resources``):
 
     python tests/golden/tfds/make_golden.py
 
@@ -27,7 +28,6 @@ def _rng(seed):
 
 
 def define_builders(tfds):
-    tf = tfds.core.lazy_imports_lib  # noqa: F841 - keeps the import order of TFDS
     F = tfds.features
 
     class TfrxTensors(tfds.core.GeneratorBasedBuilder):
