@@ -130,6 +130,10 @@ def test_load_finds_the_version_and_accepts_a_shard(tmp_path):
     root = os.path.join(GOLDEN, "data", "tfrx_rlds")
     ds, info = tt.load(root, split="train", with_info=True, cache_dir=str(tmp_path))
     assert info.version == "1.0.0" and len(list(ds)) == 4
+    by_name = tt.load("tfrx_rlds:1.0.0", data_dir=os.path.join(GOLDEN, "data"), split="train[:2]",
+                      cache_dir=str(tmp_path))
+    assert by_name.cardinality() == 2
+    assert tt.load("dummy_mnist", data_dir=os.path.join(GOLDEN, "data"), split="test").cardinality() == 20
     shard = info.splits["train"].filenames[0]
     assert tt.builder(shard).info.name == "tfrx_rlds"
     steps = next(iter(ds))["steps"]

@@ -256,14 +256,28 @@ def _find_version_dir(data_dir, storage_options) -> str:
     return path
 
 
-def load(path, *, split=None, decoders=None, shuffle_files: bool = False, seed: int | None = None,
+def _named(name: str, data_dir) -> str:
+    """``"mnist"``, ``"mnist:3.0.1"``, ``"wmt19_translate/de-en:1.0.0"`` under ``data_dir`` -> a directory."""
+    name, _, version = name.partition(":")
+    root = os.fsdecode(os.fspath(data_dir))
+    sep = "/" if is_url(root) else os.sep
+    path = root.rstrip("/" + os.sep) + sep + name.replace("/", sep)
+    return path + sep + version if version else path
+
+
+def load(path, *, split=None, data_dir=None, decoders=None, shuffle_files: bool = False, seed: int | None = None,
          as_supervised: bool = False, with_info: bool = False, unknown: str = "raise",
          storage_options: dict | None = None, cache_dir: str | None = None) -> Any:
     """``tfds.load`` for a prepared directory: ``load(dir, split="train[:10%]+test")``.
 
-    Returns a ``tfrx.data`` dataset (a dict of them with ``split=None``), or
-    ``(dataset, info)`` with ``with_info=True``.
+    ``path`` is the dataset directory, or with ``data_dir=`` a TFDS name
+    (``"mnist"``, ``"mnist:3.0.1"``, ``"name/config:version"``; the newest
+    version when none is given) under that root, as ``tfds.load(name,
+    data_dir=...)`` takes it. Returns a ``tfrx.data`` dataset (a dict of them
+    with ``split=None``), or ``(dataset, info)`` with ``with_info=True``.
     """
+    if data_dir is not None:
+        path = _named(str(path), os.path.expanduser(data_dir) if not is_url(str(data_dir)) else data_dir)
     b = builder(path, storage_options=storage_options, cache_dir=cache_dir)
     ds = b.as_dataset(split, decoders=decoders, shuffle_files=shuffle_files, seed=seed,
                       as_supervised=as_supervised, unknown=unknown, cache_dir=cache_dir)
