@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import warnings
 
 from tfrx.cli._common import CliError, ParserWithHint
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["COMMANDS", "main"]
 
 # name -> (module, one-line help)
 COMMANDS = {
@@ -70,6 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     format_warning = warnings.formatwarning
     warnings.formatwarning = _warning_format(command)
     try:
+        from tfrx.cli import tfds_view
+
+        found = tfds_view.detect(args) if command in tfds_view.COMMANDS else None
+        if found is not None:
+            status = tfds_view.run(command, args, found)
+            if status is not None:
+                return int(status)
+            if os.path.isdir(args.paths[0]):
+                args.paths = [os.path.join(found[0], "*.tfrecord*")]
         return int(args._run(args) or 0)
     except CliError as e:
         return _fail(command, str(e), e.status)
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception:
             pass
         return 0
-    except Exception as e:  # noqa: BLE001 - every error becomes one line, never a traceback
+    except Exception as e:
         from tfrx.errors import CorruptRecordError
 
         if isinstance(e, CorruptRecordError):

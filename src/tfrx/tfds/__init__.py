@@ -1,0 +1,63 @@
+"""TensorFlow Datasets (TFDS) directories without TensorFlow.
+
+``tfrx.tfds.load(dir, split="train[:10%]+test")`` reads a dataset prepared by
+TFDS (``<data_dir>/<name>/[<config>/]<version>/`` with ``dataset_info.json``,
+``features.json`` and TFRecord shards), locally or at any fsspec URL, and
+decodes each example to what ``tfds.as_numpy(builder.as_dataset(split))``
+returns. :func:`write` produces directories TFDS itself loads. See
+``docs/tfds.md`` for the connectors and the documented differences.
+"""
+
+from __future__ import annotations
+
+from tfrx.tfds import features
+from tfrx.tfds.features import (
+    Audio,
+    BBoxFeature,
+    ClassLabel,
+    Dataset,
+    Feature,
+    FeaturesDict,
+    Image,
+    Scalar,
+    Sequence,
+    Tensor,
+    Text,
+    Translation,
+    TranslationVariableLanguages,
+    Video,
+    parse_spec,
+)
+from tfrx.tfds.info import DatasetInfo, SplitInfo
+from tfrx.tfds.loading import Builder, DataSource, SkipDecoding, builder, load
+from tfrx.tfds.splits import ReadInstruction, even_splits
+from tfrx.tfds.writing import write
+
+__all__ = [
+    "Audio",
+    "BBoxFeature",
+    "Builder",
+    "ClassLabel",
+    "DataSource",
+    "Dataset",
+    "DatasetInfo",
+    "Feature",
+    "FeaturesDict",
+    "Image",
+    "ReadInstruction",
+    "Scalar",
+    "Sequence",
+    "SkipDecoding",
+    "SplitInfo",
+    "Tensor",
+    "Text",
+    "Translation",
+    "TranslationVariableLanguages",
+    "Video",
+    "builder",
+    "even_splits",
+    "features",
+    "load",
+    "parse_spec",
+    "write",
+]

@@ -1,0 +1,62 @@
+"""The tfrx command on TFDS directories: TFDS feature names, label names and split sizes."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from tfds_helpers import golden_dir
+
+from tfrx.cli import main
+
+
+def _run(capsys, *argv):
+    status = main(list(argv))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_schema_shows_connectors_labels_and_splits(capsys):
+    status, out, _ = _run(capsys, "schema", os.path.dirname(golden_dir("tfrx_tensors")))
+    assert status == 0
+    assert "split train: 7 examples in 1 shard(s)" in out and "split test: 4 examples" in out
+    assert "'label': ClassLabel(shape=(), dtype=int64, num_classes=3)" in out
+    assert "labels of 'label': 0=cat, 1=dog, 2=bird" in out and "labels of 'seq_dict/c': 0=x, 1=y" in out
+    status, out, _ = _run(capsys, "schema", "--json", golden_dir("tfrx_tensors"))
+    doc = json.loads(out)
+    assert doc["splits"]["train"]["num_examples"] == 7 and doc["labels"]["label"] == ["cat", "dog", "bird"]
+
+
+def test_inspect_a_shard_names_its_split_and_labels(capsys):
+    shard = os.path.join(golden_dir("tfrx_images"), "tfrx_images-validation.tfrecord-00000-of-00001")
+    status, out, _ = _run(capsys, "inspect", shard, "-n", "2")
+    assert status == 0
+    assert "validation example 1:" in out and "validation example 2:" not in out
+    assert "  label: 0 (a)" in out or "  label: 1 (b)" in out
+    assert "video: uint8[" in out
+    status, out, _ = _run(capsys, "inspect", "--json", shard, "-n", "1")
+    assert sorted(json.loads(out.splitlines()[0])) == sorted(["audio", "audio_2ch", "audio_f", "cmap", "f32", "gray",
+                                                              "jpeg", "label", "rgb", "rgba", "u16", "video"])
+    assert not [f for f in os.listdir(golden_dir("tfrx_images")) if f.endswith("idx")]
+
+
+def test_stats_counts_label_names(capsys):
+    status, out, _ = _run(capsys, "stats", golden_dir("tfrx_images"))
+    assert status == 0
+    assert "train / label: a: 3, b: 2" in out and "validation / label: a: 2, b: 1" in out
+
+
+def test_preview_uses_label_names(capsys, tmp_path):
+    pytest.importorskip("PIL")
+    png = tmp_path / "grid.png"
+    status, _, err = _run(capsys, "preview", golden_dir("tfrx_images"), "-o", str(png), "-n", "4")
+    assert status == 0 and png.stat().st_size > 0 and "labels from 'label'" in err
+
+
+def test_raw_inspect_and_plain_files_are_unchanged(capsys, tmp_path):
+    shard = os.path.join(golden_dir("dummy_mnist"), "dummy_mnist-test.tfrecord-00000-of-00001")
+    status, out, _ = _run(capsys, "inspect", "--raw", shard, "-n", "1")
+    assert status == 0 and out.startswith("record 0:")
+    status, out, _ = _run(capsys, "count", shard)
+    assert status == 0 and "20" in out
