@@ -5,7 +5,8 @@ For each index ``i`` from ``choice_dataset`` the next element of
 (TensorFlow's directed interleave). When the chosen dataset is exhausted:
 with ``stop_on_empty_dataset=True`` (the default) the output ends; otherwise
 that dataset is dropped and the index is skipped, and the output ends when
-the choices end or every dataset is exhausted. An index outside
+the choices end or every dataset is exhausted (for ``sample_from_datasets``:
+every dataset of non-zero weight). An index outside
 ``0..len(datasets)-1`` raises ``IndexError``.
 
 State: the choice iterator's state and each input's state (``None`` once
@@ -28,6 +29,7 @@ class _DirectedInterleaveIterator(DatasetIterator):
         self._selector = ds._inputs[0]._iterator(ctx)
         self._inputs: list[DatasetIterator | None] = [d._iterator(ctx) for d in ds._inputs[1:]]
         self._stop = ds._stop
+        self._drawable = ds._drawable
         self._active = len(self._inputs)
         self._done = False
 
@@ -57,9 +59,15 @@ class _DirectedInterleaveIterator(DatasetIterator):
                 it.close()
                 self._inputs[i] = None
                 self._active -= 1
-                if self._stop or self._active == 0:
+                if self._stop or self._active == 0 or not self._can_draw():
                     self._done = True
         raise StopIteration
+
+    def _can_draw(self) -> bool:
+        """Whether a random selector can still draw an input that is not exhausted."""
+        if self._drawable is None:
+            return True
+        return any(it is not None and ok for it, ok in zip(self._inputs, self._drawable))
 
     def get_state(self) -> dict:
         return {
@@ -82,7 +90,9 @@ class _DirectedInterleaveIterator(DatasetIterator):
 
 
 class DirectedInterleaveDataset(Dataset):
-    def __init__(self, selector: Dataset, datasets: Sequence[Dataset], stop_on_empty_dataset: bool) -> None:
+    def __init__(
+        self, selector: Dataset, datasets: Sequence[Dataset], stop_on_empty_dataset: bool, drawable: list[bool] | None = None
+    ) -> None:
         datasets = list(datasets)
         if not datasets:
             raise ValueError("choose_from_datasets: `datasets` must hold at least one dataset")
@@ -93,6 +103,9 @@ class DirectedInterleaveDataset(Dataset):
             raise TypeError(f"choose_from_datasets: choice_dataset is a {type(selector).__name__}, not a tfrx Dataset")
         super().__init__(selector, *datasets)
         self._stop = bool(stop_on_empty_dataset)
+        # For a random selector: which inputs it can draw (weight > 0). When every
+        # drawable input is exhausted the output ends instead of drawing forever.
+        self._drawable = drawable
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         return _DirectedInterleaveIterator(self, ctx)

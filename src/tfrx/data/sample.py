@@ -5,7 +5,7 @@ indices, drawn with probabilities ``weights`` (uniform by default), picks
 the dataset of each element (``choose.py`` does the picking). With
 ``stop_on_empty_dataset=False`` (the default) an exhausted dataset is
 dropped and the draws continue among the others, so every element of every
-dataset is produced once; with ``True`` the output ends the first time an
+dataset of non-zero weight is produced once (then the output ends); with ``True`` the output ends the first time an
 exhausted dataset is drawn.
 
 The draws are a function of ``seed`` only (``numpy`` PCG64, in blocks of
@@ -111,4 +111,5 @@ def sample_from_datasets(
             "pass one weight per dataset"
         )
     selector = CategoricalDataset(weights, seed, bool(rerandomize_each_iteration))
-    return DirectedInterleaveDataset(selector, datasets, stop_on_empty_dataset)
+    drawable = (np.asarray(weights, dtype=np.float64).reshape(-1) > 0).tolist()
+    return DirectedInterleaveDataset(selector, datasets, stop_on_empty_dataset, drawable)

@@ -1,0 +1,45 @@
+import pytest
+
+from data_ops_cases import golden, names, ours, pipeline, tensorflow
+from tfrx.data import Dataset
+from tfrx.testing import assert_resumes_exactly
+
+CASES = names("window_")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_window_matches_golden(name):
+    assert ours(name) == golden(name)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_window_matches_tf(name, tf):
+    assert ours(name) == tensorflow(name, tf)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_window_resumes_exactly(name):
+    assert_resumes_exactly(pipeline(name))
+
+
+def test_window_yields_datasets_per_component():
+    (w,) = list(Dataset.range(2).map(lambda x: {"a": x, "b": (x, -x)}).window(2))
+    assert set(w) == {"a", "b"}
+    assert [int(v) for v in w["a"]] == [0, 1]
+    assert [int(v) for v in w["b"][1]] == [0, -1]
+
+
+@pytest.mark.parametrize(
+    ("n", "size", "shift", "stride", "drop"),
+    [(0, 2, 1, 1, False), (7, 3, 2, 1, False), (7, 3, 2, 2, True), (10, 4, 3, 1, True), (10, 2, 5, 3, False), (3, 5, 1, 1, True)],
+)
+def test_window_cardinality_is_the_count(n, size, shift, stride, drop):
+    ds = Dataset.range(n).window(size, shift, stride, drop_remainder=drop)
+    assert ds.cardinality() == len(list(ds))
+
+
+def test_window_rejects_bad_sizes():
+    with pytest.raises(ValueError, match="shift"):
+        Dataset.range(3).window(2, 0)
+    with pytest.raises(ValueError, match="size"):
+        Dataset.range(3).window(0)
