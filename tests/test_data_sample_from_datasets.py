@@ -3,7 +3,7 @@ import collections
 import numpy as np
 import pytest
 
-from data_ops_cases import golden, names, ours, pipeline, tensorflow
+from data_ops_cases import golden, names, ours, tensorflow
 from tfrx.data import Dataset
 from tfrx.testing import assert_resumes_exactly
 

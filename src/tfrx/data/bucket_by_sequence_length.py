@@ -23,6 +23,7 @@ Built on ``group_by_window`` (its state and restore), as TensorFlow builds it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -93,7 +94,7 @@ def bucket_by_sequence_length(
             f"bucket_by_sequence_length: len(bucket_batch_sizes) must equal len(bucket_boundaries) + 1, "
             f"got {len(sizes)} and {len(boundaries)}"
         )
-    if any(b2 <= b1 for b1, b2 in zip(boundaries, boundaries[1:])):
+    if any(b2 <= b1 for b1, b2 in itertools.pairwise(boundaries)):
         raise ValueError(f"bucket_by_sequence_length: bucket_boundaries must be increasing, got {boundaries}")
     if any(s < 1 for s in sizes):
         raise ValueError(f"bucket_by_sequence_length: bucket_batch_sizes must be positive, got {sizes}")

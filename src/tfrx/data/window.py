@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from tfrx.data.dataset import INFINITE_CARDINALITY, Dataset, DatasetIterator, IterContext, transformation
+from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.elements import ElementsDataset
 from tfrx.data.structure import map_structure
 
