@@ -73,3 +73,32 @@ def test_ignore_errors_does_not_hide_keyboard_interrupt():
 
     with pytest.raises(KeyboardInterrupt):
         list(Dataset.range(2).map(interrupt).ignore_errors())
+
+
+def _damaged_golden():
+    import json
+
+    from data_ops_cases import cases
+
+    return json.loads(cases.GOLDEN.read_text())["ignore_errors_damaged_files"]
+
+
+def _ours_on_damaged(tmp_path):
+    import tfrx
+    from data_ops_cases import cases
+    from tfrx.io.writer import TFRecordWriter
+
+    paths = cases.write_damaged_files(str(tmp_path), TFRecordWriter)
+    return paths, cases.read_damaged(paths, tfrx.TFRecordDataset)
+
+
+def test_ignore_errors_on_damaged_files_matches_golden(tmp_path):
+    _, got = _ours_on_damaged(tmp_path)
+    assert got == _damaged_golden()
+
+
+def test_ignore_errors_on_damaged_files_matches_tf(tmp_path, tf):
+    from data_ops_cases import cases
+
+    paths, got = _ours_on_damaged(tmp_path)
+    assert got == cases.read_damaged(paths, tf.data.TFRecordDataset)

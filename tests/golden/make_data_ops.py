@@ -181,6 +181,39 @@ CASES = {
 }
 
 
+def write_damaged_files(directory, writer) -> dict:
+    """TFRecord files of 6 records, damaged: the names and paths of each (``writer(path)`` writes records)."""
+    import os
+
+    path = os.path.join(directory, "whole.tfrecord")
+    with writer(path) as w:
+        for i in range(6):
+            w.write(b"record%d" % i)
+    data = bytearray(Path(path).read_bytes())
+    size = 8 + 4 + 7 + 4  # length, its CRC, 7 bytes of data, their CRC
+    out = {}
+    bad_crc = bytearray(data)
+    bad_crc[2 * size + 12] ^= 0xFF  # a data byte of record 2
+    out["data_crc"] = bytes(bad_crc)
+    out["truncated"] = bytes(data[: 4 * size + 5])
+    bad_len = bytearray(data)
+    bad_len[3 * size] ^= 0x01  # the length of record 3 (its CRC no longer matches)
+    out["length_crc"] = bytes(bad_len)
+    paths = {}
+    for name, blob in out.items():
+        paths[name] = os.path.join(directory, name + ".tfrecord")
+        Path(paths[name]).write_bytes(blob)
+    return paths
+
+
+def read_damaged(paths: dict, tfrecord_dataset) -> dict:
+    """What ``TFRecordDataset(path).ignore_errors()`` yields for each damaged file (records as hex)."""
+    out = {}
+    for name, path in paths.items():
+        out[name] = [bytes(r).hex() for r in tfrecord_dataset(path).ignore_errors().as_numpy_iterator()]
+    return out
+
+
 def golden_form(x):
     """An element as JSON: dicts and lists of ``{"dtype", "shape", "value"}`` leaves (bytes as hex)."""
     if isinstance(x, dict):
@@ -207,7 +240,12 @@ def main() -> None:
     import tensorflow as tf
 
     kit = TensorFlowKit(tf)
+    import tempfile
+
     out = {"tensorflow": tf.__version__, "cases": {name: run_case(name, tf.data.Dataset, kit) for name in CASES}}
+    with tempfile.TemporaryDirectory() as d:
+        paths = write_damaged_files(d, tf.io.TFRecordWriter)
+        out["ignore_errors_damaged_files"] = read_damaged(paths, tf.data.TFRecordDataset)
     GOLDEN.write_text(json.dumps(out, indent=None, separators=(",", ":")) + "\n")
     print(f"wrote {GOLDEN} ({len(CASES)} cases)")
 
