@@ -84,3 +84,13 @@ def test_sample_checks_weights():
     with pytest.raises(NotImplementedError, match="list of weights"):
         Dataset.sample_from_datasets([Dataset.range(2)], weights=Dataset.range(1))
     assert np.asarray(list(Dataset.sample_from_datasets([Dataset.range(3)]))).tolist() == [0, 1, 2]
+
+
+def test_sample_order_for_a_seed_is_pinned():
+    # tfrx's own order (not TensorFlow's): pinned so that a change of the draws is noticed.
+    ds = Dataset.sample_from_datasets(
+        [Dataset.range(0, 100), Dataset.range(100, 200), Dataset.range(200, 300)], weights=[0.5, 0.3, 0.2], seed=42
+    )
+    assert [int(x) for x in ds.take(20)] == [
+        100, 0, 200, 101, 1, 201, 102, 103, 2, 3, 4, 202, 104, 203, 5, 6, 105, 7, 204, 106,
+    ]
