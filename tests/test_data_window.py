@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from data_ops_cases import golden, names, ours, pipeline, tensorflow
 from tfrx.data import Dataset
@@ -43,3 +45,23 @@ def test_window_rejects_bad_sizes():
         Dataset.range(3).window(2, 0)
     with pytest.raises(ValueError, match="size"):
         Dataset.range(3).window(0)
+
+
+def _model(n, size, shift, stride, drop):
+    """Windows as tf.data defines them: one per start k*shift < n, elements start + j*stride < n."""
+    out = []
+    for start in range(0, n, shift):
+        w = [i for i in range(start, start + (size - 1) * stride + 1, stride) if i < n]
+        if drop and len(w) < size:
+            break
+        out.append(w)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 25), size=st.integers(1, 5), shift=st.integers(1, 6), stride=st.integers(1, 4), drop=st.booleans())
+def test_window_equals_the_definition(n, size, shift, stride, drop):
+    ds = Dataset.range(n).window(size, shift, stride, drop_remainder=drop)
+    got = [[int(x) for x in w] for w in ds]
+    assert got == _model(n, size, shift, stride, drop)
+    assert ds.cardinality() == len(got)
