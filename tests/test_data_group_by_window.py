@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from data_ops_cases import golden, names, ours, pipeline, tensorflow
 from tfrx.data import Dataset
@@ -41,3 +43,22 @@ def test_group_by_window_needs_one_size():
         Dataset.range(3).group_by_window(lambda x: 0, lambda k, g: g)
     with pytest.raises(TypeError, match="integer"):
         list(Dataset.range(3).group_by_window(lambda x: 0.5, lambda k, g: g, window_size=2))
+
+
+def _model(keys, size):
+    """tf.data's group_by_window with reduce_func=batch(size): full groups as they fill, then the rest by key."""
+    groups, out = {}, []
+    for i, k in enumerate(keys):
+        groups.setdefault(k, []).append(i)
+        if len(groups[k]) == size:
+            out.append(groups.pop(k))
+    out.extend(groups[k] for k in sorted(groups))
+    return out
+
+
+@settings(max_examples=50, deadline=None)
+@given(keys=st.lists(st.integers(-3, 3), max_size=30), size=st.integers(1, 4))
+def test_group_by_window_equals_the_definition(keys, size):
+    table = np.asarray(keys + [0], dtype=np.int64)
+    ds = Dataset.range(len(keys)).group_by_window(lambda i: table[i], lambda k, g: g.batch(size), window_size=size)
+    assert [b.tolist() for b in ds] == _model(keys, size)
