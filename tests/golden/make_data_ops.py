@@ -104,6 +104,7 @@ CASES = {
     # range, from_tensor_slices, flat_map
     "range_start_stop_step": lambda D, K: D.range(2, 17, 4),
     "range_negative_step": lambda D, K: D.range(10, 0, -3),
+    "range_output_type": lambda D, K: D.range(3, output_type=K.dtype("int32")),
     "from_tensor_slices_dict": lambda D, K: D.from_tensor_slices(
         {"a": K.array([[1, 2], [3, 4], [5, 6]], np.int32), "b": K.array([b"x", b"yy", b""], object)}
     ),

@@ -13,7 +13,7 @@ import numpy as np
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
-from tfrx.data.tensor_spec import TensorSpec
+from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
 
 __all__ = ["TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
 
@@ -264,8 +264,10 @@ def from_tensors(tensors: Any) -> Dataset:
 
 
 @transformation(static=True)
-def range(*args: int, dtype=np.int64) -> Dataset:  # noqa: A001 - tf.data name
-    """``Dataset.range(stop)`` / ``range(start, stop[, step])``."""
+def range(*args: int, dtype=np.int64, output_type=None, name: str | None = None) -> Dataset:  # noqa: A001 - tf.data name
+    """``Dataset.range(stop)`` / ``range(start, stop[, step])``; ``output_type`` is tf.data's name for ``dtype``."""
+    if output_type is not None:
+        dtype = as_numpy_dtype(output_type)
     return RangeDataset(builtins.range(*args), dtype)
 
 
