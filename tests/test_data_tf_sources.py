@@ -5,7 +5,7 @@ import pytest
 from data_ops_cases import golden, names, ours, pipeline, tensorflow
 from tfrx.testing import assert_resumes_exactly
 
-CASES = names("range_") + names("from_tensor_slices_") + names("flat_map_")
+CASES = names("range_") + names("from_tensor_slices_") + names("from_tensors_") + names("flat_map_")
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -108,6 +108,10 @@ CASES = {
     "from_tensor_slices_dict": lambda D, K: D.from_tensor_slices(
         {"a": K.array([[1, 2], [3, 4], [5, 6]], np.int32), "b": K.array([b"x", b"yy", b""], object)}
     ),
+    "from_tensor_slices_python_numbers": lambda D, K: D.from_tensor_slices(
+        {"i": [1, 2, 3], "f": [0.5, 1.5, 2.5], "big": [1, 2**40, 3], "b": [True, False, True], "m": [[1, 2.5], [3, 4], [5, 6]]}
+    ),
+    "from_tensors_python_numbers": lambda D, K: D.from_tensors(([1, 2], 3.5, 7)),
     "flat_map_ranges": lambda D, K: D.range(5).flat_map(lambda x: D.range(x)),
     # window
     "window_shift": lambda D, K: _batched(D.range(7).window(3, 2), 3),

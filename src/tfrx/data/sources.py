@@ -15,7 +15,7 @@ from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
 from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
 
-__all__ = ["TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
+__all__ = ["as_tensor", "TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
 
 
 class _PositionIterator(DatasetIterator):
@@ -43,12 +43,30 @@ class _PositionIterator(DatasetIterator):
         self._i = len(self._positions)
 
 
+_INT32 = np.iinfo(np.int32)
+
+
+def as_tensor(x: Any) -> Any:
+    """A leaf as TensorFlow converts it: Python numbers (and lists of them) become ``int32``
+    (``int64`` when a value does not fit) and ``float32``; NumPy values keep their dtype."""
+    if isinstance(x, (np.ndarray, np.generic, bytes, str)) or not isinstance(x, (int, float, list, tuple)):
+        return to_numpy(x)
+    a = to_numpy(x)
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.dtype == np.float64:
+        return a.astype(np.float32)
+    if a.dtype == np.int64 and (a.size == 0 or (a.min() >= _INT32.min and a.max() <= _INT32.max)):
+        return a.astype(np.int32)
+    return a
+
+
 class TensorSlicesDataset(Dataset):
     """Elements are the slices of ``tensors`` along their first dimension."""
 
     def __init__(self, tensors: Any, positions: builtins.range | None = None) -> None:
         super().__init__()
-        self._tensors = map_structure(to_numpy, tensors)
+        self._tensors = map_structure(as_tensor, tensors)
         n = leading_dim(self._tensors)
         self._positions = builtins.range(n) if positions is None else positions
 
@@ -255,7 +273,7 @@ def from_tensor_slices(tensors: Any) -> Dataset:
 def from_tensors(tensors: Any) -> Dataset:
     """A single element: ``tensors`` itself."""
     def one(a):
-        a = to_numpy(a)
+        a = as_tensor(a)
         if isinstance(a, bytes):
             return np.array([a], dtype=object)
         return np.expand_dims(np.asarray(a), 0)
