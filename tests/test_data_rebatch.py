@@ -48,3 +48,7 @@ def test_rebatch_rejects_bad_sizes():
     with pytest.raises(ValueError, match="positive"):
         Dataset.range(3).batch(2).rebatch(0)
     assert np.concatenate(list(Dataset.range(5).batch(2).rebatch([1]))).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_rebatch_over_a_shuffle_resumes_exactly():
+    assert_resumes_exactly(lambda: Dataset.range(23).shuffle(6, seed=4).batch(5).rebatch([3, 4]).repeat(2))

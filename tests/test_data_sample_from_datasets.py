@@ -94,3 +94,14 @@ def test_sample_order_for_a_seed_is_pinned():
     assert [int(x) for x in ds.take(20)] == [
         100, 0, 200, 101, 1, 201, 102, 103, 2, 3, 4, 202, 104, 203, 5, 6, 105, 7, 204, 106,
     ]
+
+
+def test_sample_over_shuffles_and_repeat_resumes_exactly():
+    assert_resumes_exactly(
+        lambda: Dataset.sample_from_datasets(
+            [Dataset.range(8).shuffle(3, seed=1), Dataset.range(100, 105).map(lambda x: x * 2)],
+            weights=[2, 1],
+            seed=6,
+            rerandomize_each_iteration=True,
+        ).repeat(2)
+    )

@@ -65,3 +65,9 @@ def test_window_equals_the_definition(n, size, shift, stride, drop):
     got = [[int(x) for x in w] for w in ds]
     assert got == _model(n, size, shift, stride, drop)
     assert ds.cardinality() == len(got)
+
+
+def test_window_over_a_shuffle_under_repeat_resumes_exactly():
+    assert_resumes_exactly(
+        lambda: Dataset.range(15).shuffle(4, seed=1).window(3, 2, 2).flat_map(lambda w: w.batch(3)).repeat(2)
+    )
