@@ -71,3 +71,10 @@ def test_window_over_a_shuffle_under_repeat_resumes_exactly():
     assert_resumes_exactly(
         lambda: Dataset.range(15).shuffle(4, seed=1).window(3, 2, 2).flat_map(lambda w: w.batch(3)).repeat(2)
     )
+
+
+@pytest.mark.parametrize(("n", "size", "shift", "stride", "drop"), [(13, 3, 2, 2, False), (13, 2, 5, 3, True), (9, 4, 1, 1, False), (10, 1, 3, 1, False)])
+def test_window_resumes_exactly_for_gaps_and_overlaps(n, size, shift, stride, drop):
+    assert_resumes_exactly(
+        lambda: Dataset.range(n).shuffle(3, seed=1).window(size, shift, stride, drop).flat_map(lambda w: w.batch(size))
+    )

@@ -45,7 +45,9 @@ class _WindowIterator(DatasetIterator):
         self._done = False
 
     def _read(self) -> bool:
-        before = self._parent.get_state()
+        # After the elements before a window's start are dropped, the oldest element
+        # kept is a window's start (a multiple of shift): only those need the state.
+        before = self._parent.get_state() if self._pos % self._shift == 0 else None
         try:
             value = next(self._parent)
         except StopIteration:
