@@ -34,7 +34,19 @@ from tfrx.data import concatenate  # noqa: E402,F401
 from tfrx.data import options  # noqa: E402,F401
 from tfrx.data import parse  # noqa: E402,F401
 from tfrx.data import adapters  # noqa: E402,F401  to_torch, to_jax, to_keras
+from tfrx.data import choose  # noqa: E402,F401  choose_from_datasets
+from tfrx.data import sample  # noqa: E402,F401  sample_from_datasets
+from tfrx.data import group_by_window  # noqa: E402,F401
+from tfrx.data import bucket_by_sequence_length  # noqa: E402,F401
+from tfrx.data import ignore_errors  # noqa: E402,F401
+from tfrx.data import rebatch  # noqa: E402,F401
+from tfrx.data import save  # noqa: E402,F401  save, load
+from tfrx.data import snapshot  # noqa: E402,F401
+from tfrx.data import window  # noqa: E402,F401
+from tfrx.data import scan  # noqa: E402,F401
+from tfrx.data import experimental  # noqa: E402,F401
 from tfrx.data.options import AutotuneOptions, Options, ThreadingOptions
+from tfrx.data.tensor_spec import TensorSpec
 from tfrx.data.tfrecord import TFRecordDataset
 
 __all__ = [
@@ -47,5 +59,7 @@ __all__ = [
     "AutotuneOptions",
     "ThreadingOptions",
     "TFRecordDataset",
+    "TensorSpec",
+    "experimental",
     "usable_cores",
 ]

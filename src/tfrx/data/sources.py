@@ -13,8 +13,9 @@ import numpy as np
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
+from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
 
-__all__ = ["TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
+__all__ = ["as_tensor", "TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
 
 
 class _PositionIterator(DatasetIterator):
@@ -42,12 +43,30 @@ class _PositionIterator(DatasetIterator):
         self._i = len(self._positions)
 
 
+_INT32 = np.iinfo(np.int32)
+
+
+def as_tensor(x: Any) -> Any:
+    """A leaf as TensorFlow converts it: Python numbers (and lists of them) become ``int32``
+    (``int64`` when a value does not fit) and ``float32``; NumPy values keep their dtype."""
+    if isinstance(x, (np.ndarray, np.generic, bytes, str)) or not isinstance(x, (int, float, list, tuple)):
+        return to_numpy(x)
+    a = to_numpy(x)
+    if not isinstance(a, np.ndarray):
+        return a
+    if a.dtype == np.float64:
+        return a.astype(np.float32)
+    if a.dtype == np.int64 and (a.size == 0 or (a.min() >= _INT32.min and a.max() <= _INT32.max)):
+        return a.astype(np.int32)
+    return a
+
+
 class TensorSlicesDataset(Dataset):
     """Elements are the slices of ``tensors`` along their first dimension."""
 
     def __init__(self, tensors: Any, positions: builtins.range | None = None) -> None:
         super().__init__()
-        self._tensors = map_structure(to_numpy, tensors)
+        self._tensors = map_structure(as_tensor, tensors)
         n = leading_dim(self._tensors)
         self._positions = builtins.range(n) if positions is None else positions
 
@@ -81,6 +100,8 @@ class RangeDataset(Dataset):
 
 
 class _GeneratorIterator(DatasetIterator):
+    _convert = None
+
     def __init__(self, make: Callable[[], Iterable]) -> None:
         self._make = make
         self._it = iter(make())
@@ -91,6 +112,8 @@ class _GeneratorIterator(DatasetIterator):
             raise StopIteration
         value = next(self._it)
         self._count += 1
+        if self._convert is not None:
+            return self._convert(value)
         return map_structure(to_numpy, value)
 
     def get_state(self) -> dict:
@@ -118,15 +141,34 @@ class GeneratorDataset(Dataset):
     elements already produced, so the generator must be deterministic.
     """
 
-    def __init__(self, generator: Callable[..., Iterable], args: tuple = ()) -> None:
+    def __init__(self, generator: Callable[..., Iterable], args: tuple = (), signature: Any = None) -> None:
         if not callable(generator):
             raise TypeError("from_generator: `generator` must be a callable returning an iterable")
         super().__init__()
         self._generator = generator
         self._args = tuple(args)
+        self._signature = signature
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return _GeneratorIterator(lambda: self._generator(*self._args))
+        it = _GeneratorIterator(lambda: self._generator(*self._args))
+        if self._signature is not None:
+            it._convert = self._convert
+        return it
+
+    def _convert(self, value: Any) -> Any:
+        sig = self._signature
+        if isinstance(sig, TensorSpec):
+            return sig.convert(value)
+        if isinstance(sig, (tuple, list)) and not isinstance(value, (tuple, list)):
+            raise TypeError(f"from_generator: the signature is a {type(sig).__name__}, the generator yielded a {type(value).__name__}")
+        if isinstance(sig, list):
+            sig = tuple(sig)
+        if isinstance(value, list):
+            value = tuple(value)
+        try:
+            return map_structure(lambda spec, v: spec.convert(v), sig, value)
+        except ValueError as e:
+            raise ValueError(f"from_generator: a generated element does not match output_signature: {e}") from None
 
 
 def _as_name(p) -> str:
@@ -235,7 +277,7 @@ def from_tensor_slices(tensors: Any) -> Dataset:
 def from_tensors(tensors: Any) -> Dataset:
     """A single element: ``tensors`` itself."""
     def one(a):
-        a = to_numpy(a)
+        a = as_tensor(a)
         if isinstance(a, bytes):
             return np.array([a], dtype=object)
         return np.expand_dims(np.asarray(a), 0)
@@ -244,8 +286,10 @@ def from_tensors(tensors: Any) -> Dataset:
 
 
 @transformation(static=True)
-def range(*args: int, dtype=np.int64) -> Dataset:  # noqa: A001 - tf.data name
-    """``Dataset.range(stop)`` / ``range(start, stop[, step])``."""
+def range(*args: int, dtype=np.int64, output_type=None, name: str | None = None) -> Dataset:  # noqa: A001 - tf.data name
+    """``Dataset.range(stop)`` / ``range(start, stop[, step])``; ``output_type`` is tf.data's name for ``dtype``."""
+    if output_type is not None:
+        dtype = as_numpy_dtype(output_type)
     return RangeDataset(builtins.range(*args), dtype)
 
 
@@ -257,8 +301,34 @@ def from_generator(
     args: tuple | None = None,
     output_signature: Any = None,
 ) -> Dataset:
-    """Elements from ``generator(*args)``; the type and shape arguments are accepted for tf.data compatibility and ignored."""
-    return GeneratorDataset(generator, args or ())
+    """Elements from ``generator(*args)``.
+
+    ``output_signature`` (a :class:`TensorSpec` or a dict/tuple of them)
+    converts every component to its dtype and checks its shape; so does
+    ``output_types`` (dtypes, with ``output_shapes``), TensorFlow's older form.
+    Without either, components become NumPy values as they are.
+    """
+    signature = output_signature
+    if signature is None and output_types is not None:
+        shapes = output_shapes
+        if shapes is None:
+            shapes = map_structure(lambda _: None, output_types) if isinstance(output_types, (dict, tuple)) else None
+        if isinstance(output_types, (dict, tuple)):
+            signature = map_structure(lambda t, s: TensorSpec(s, t), output_types, _shape_tree(output_types, shapes))
+        else:
+            signature = TensorSpec(shapes, output_types)
+    elif output_types is not None or output_shapes is not None:
+        raise TypeError("from_generator: pass output_signature or output_types/output_shapes, not both")
+    return GeneratorDataset(generator, args or (), signature)
+
+
+def _shape_tree(types: Any, shapes: Any) -> Any:
+    """``shapes`` with each shape made a leaf (a shape is a list, which map_structure treats as a leaf)."""
+    if isinstance(types, dict):
+        return {k: _shape_tree(types[k], shapes[k]) for k in types}
+    if isinstance(types, tuple):
+        return tuple(_shape_tree(t, s) for t, s in zip(types, shapes))
+    return None if shapes is None else list(shapes)
 
 
 @transformation(static=True)
