@@ -116,3 +116,31 @@ def encode_jpeg(image: np.ndarray, quality: int = 95, *, chroma_downsampling: bo
     pil = Image.fromarray(img.reshape(img.shape[:2]) if gray else img)
     pil.save(out, format="JPEG", quality=quality, subsampling=2 if chroma_downsampling else 0, progressive=progressive)
     return out.getvalue()
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1.0,
+    dct_method: str = "",
+) -> np.ndarray:
+    """``tf.io.decode_and_crop_jpeg``: the ``crop_window`` ``[y, x, height, width]`` of the decoded image.
+
+    Decodes the whole image, then crops: the pixels equal TensorFlow's partial
+    decode (checked in the tests). A window outside the image raises
+    ``ValueError`` as TensorFlow's op does.
+    """
+    window = [int(v) for v in np.asarray(crop_window).reshape(-1)]
+    if len(window) != 4:
+        raise ValueError(f"decode_and_crop_jpeg: crop_window must be [y, x, height, width], got {window}")
+    image = decode_jpeg(
+        contents, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+    )
+    y, x, h, w = window
+    if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > image.shape[0] or x + w > image.shape[1]:
+        raise ValueError(f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}")
+    return image[y : y + h, x : x + w].copy()
