@@ -221,7 +221,7 @@ for image_features in parsed_image_dataset:
     image_raw = image_features["image_raw"]
     report("image_raw", image_raw)
     report("image_back", tf.io.decode_jpeg(image_raw, channels=3))
-    report("image_crop", tf.io.decode_and_crop_jpeg(image_raw, [3, 5, 10, 12], channels=3))
+    report("image_crop", tf.io.decode_and_crop_jpeg(image_raw, [3, 5, 10, 12], channels=1))
 
 with open(OUT, "wb") as f:
     pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)

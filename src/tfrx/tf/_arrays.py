@@ -87,7 +87,7 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
 def cast(x: Any, dtype: Any, name: str | None = None) -> np.ndarray:
     """``tf.cast``: floats to integers truncate toward zero, as TensorFlow's."""
     target = _np(dtype)
-    arr = np.asarray(x)
+    arr = _infer(x)
     if target == np.bool_:
         return arr != 0
     return arr.astype(target)
@@ -95,7 +95,7 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> np.ndarray:
 
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> np.ndarray:
     """``tf.reshape`` (one ``-1`` allowed)."""
-    return np.reshape(np.asarray(tensor), tuple(int(d) for d in np.asarray(shape).reshape(-1)))
+    return np.reshape(_infer(tensor), tuple(int(d) for d in np.asarray(shape).reshape(-1)))
 
 
 def shape(input: Any, out_type: Any = None, name: str | None = None) -> np.ndarray:  # noqa: A002 - TensorFlow's name
@@ -105,22 +105,22 @@ def shape(input: Any, out_type: Any = None, name: str | None = None) -> np.ndarr
 
 def stack(values: Any, axis: int = 0, name: str | None = None) -> np.ndarray:
     """``tf.stack``."""
-    return np.stack([np.asarray(v) for v in values], axis=axis)
+    return np.stack([_infer(v) for v in values], axis=axis)
 
 
 def concat(values: Any, axis: int, name: str | None = None) -> np.ndarray:
     """``tf.concat``."""
-    return np.concatenate([np.asarray(v) for v in values], axis=axis)
+    return np.concatenate([_infer(v) for v in values], axis=axis)
 
 
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> np.ndarray:  # noqa: A002
     """``tf.squeeze``."""
-    return np.squeeze(np.asarray(input), axis=None if axis is None else tuple(np.atleast_1d(axis).tolist()))
+    return np.squeeze(_infer(input), axis=None if axis is None else tuple(np.atleast_1d(axis).tolist()))
 
 
 def expand_dims(input: Any, axis: int, name: str | None = None) -> np.ndarray:  # noqa: A002
     """``tf.expand_dims``."""
-    return np.expand_dims(np.asarray(input), axis)
+    return np.expand_dims(_infer(input), axis)
 
 
 def one_hot(indices: Any, depth: int, on_value: Any = 1.0, off_value: Any = 0.0, axis: int = -1, dtype: Any = None, name: str | None = None) -> np.ndarray:
