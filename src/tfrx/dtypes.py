@@ -79,6 +79,11 @@ class DType:
         return object if self.kind == 1 else self.numpy.type
 
     @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype; lets ``np.dtype(tfrx.uint8)`` and NumPy functions take these objects."""
+        return self.numpy
+
+    @property
     def is_feature_type(self) -> bool:
         """Whether a tf.train.Feature can hold this type (int64, float32, string)."""
         return self.kind != 0

@@ -150,14 +150,22 @@ class TensorSpec:
         self.dtype = as_dtype(dtype)
         self.name = name
 
-    def is_compatible_with(self, value: Any) -> bool:
-        """Whether an array has this spec's dtype and a shape that fits (``None`` matches any size)."""
-        arr = _infer(value)
-        if as_dtype(arr.dtype) is not self.dtype:
+    def is_compatible_with(self, spec_or_value: Any) -> bool:
+        """Whether a spec or an array (standing for a tensor) has this dtype and a shape that fits (``None`` matches any size).
+
+        TensorFlow answers ``False`` for a NumPy array (only tensors and specs
+        match); here arrays are the tensors, so they are compared.
+        """
+        if isinstance(spec_or_value, TensorSpec):
+            dtype, shape = spec_or_value.dtype, spec_or_value.shape
+        else:
+            arr = _infer(spec_or_value)
+            dtype, shape = as_dtype(arr.dtype), arr.shape
+        if dtype is not self.dtype:
             return False
-        if self.shape is None:
+        if self.shape is None or shape is None:
             return True
-        return arr.ndim == len(self.shape) and all(d is None or d == s for d, s in zip(self.shape, arr.shape))
+        return len(shape) == len(self.shape) and all(d is None or s is None or d == s for d, s in zip(self.shape, shape))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (other.shape, other.dtype, other.name)
