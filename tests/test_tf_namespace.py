@@ -19,14 +19,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from tf_namespace_cases import (
+    CENTRAL,
+    CROP_OR_PAD,
+    JPEG,
+    JPEG_WINDOWS,
+    digest,
+    image,
+    tensor_cases,
+)
 
 import tfrx
 import tfrx.tf as rtf
-from tf_namespace_cases import CENTRAL, CROP_OR_PAD, JPEG, JPEG_WINDOWS, image, tensor_cases
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "tf_namespace.json").read_text())
-sys.path.insert(0, str(Path(__file__).parent / "golden"))
-from make_tf_namespace_golden import digest  # noqa: E402  (imports TensorFlow only inside main)
 
 DTYPE_NAMES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "string"]
 

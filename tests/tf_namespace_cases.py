@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import numpy as np
 
@@ -36,3 +37,9 @@ CROP_OR_PAD = [((5, 7, 1), 3, 4), ((5, 7, 1), 8, 9), ((5, 7, 2), 2, 10), ((4, 6,
 CENTRAL = [((10, 7, 1), 0.5), ((9, 9, 3), 0.33), ((11, 6, 1), 0.9), ((2, 8, 5, 1), 0.75), ((7, 7, 1), 1.0)]
 # (crop_window, channels, fancy_upscaling): the cases decode_and_crop_jpeg keeps bit-exact.
 JPEG_WINDOWS = [([0, 0, 24, 32], 3, False), ([3, 5, 10, 12], 3, False), ([1, 7, 9, 17], 0, False), ([8, 8, 16, 24], 1, True), ([23, 31, 1, 1], 1, True), ([1, 7, 9, 17], 3, False)]
+
+
+def digest(array) -> str:
+    """dtype, shape and a hash of the bytes: compact golden values for arrays."""
+    array = np.ascontiguousarray(array)
+    return f"{array.dtype}{list(array.shape)}:{hashlib.sha256(array.tobytes()).hexdigest()[:32]}"

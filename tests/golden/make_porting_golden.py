@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from test_porting import SCRIPTS, run_script  # noqa: E402
+from test_porting import SCRIPTS, run_script
 
 
 def main() -> None:

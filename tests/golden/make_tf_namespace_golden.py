@@ -10,23 +10,24 @@ with TensorFlow itself where it is installed).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from tf_namespace_cases import CENTRAL, CROP_OR_PAD, JPEG, JPEG_WINDOWS, image, tensor_cases  # noqa: E402
-
-
-def digest(array) -> str:
-    array = np.ascontiguousarray(array)
-    return f"{array.dtype}{list(array.shape)}:{hashlib.sha256(array.tobytes()).hexdigest()[:32]}"
+from tf_namespace_cases import (
+    CENTRAL,
+    CROP_OR_PAD,
+    JPEG,
+    JPEG_WINDOWS,
+    digest,
+    image,
+    tensor_cases,
+)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
 import tensorflow as tf
+# ruff: noqa: I001  (the first line is the one line a port changes)
 
 # The input pipelines of the project's examples (examples/*.py: BERT
 # pretraining records, JPEG images, raw images, SequenceExamples, an
@@ -7,7 +8,6 @@ import tensorflow as tf
 # marked "porting:" are listed in docs/porting.md.
 #
 #     python tests/porting/project_tutorials.py OUT.pickle [WORKDIR]
-
 import base64
 import os
 import pickle

@@ -17,7 +17,7 @@ import numpy as np
 
 from tfrx.errors import DecodeError
 
-__all__ = ["serialize_tensor", "parse_tensor"]
+__all__ = ["parse_tensor", "serialize_tensor"]
 
 # TensorFlow's DataType enum (tensorflow/core/framework/types.proto).
 _ENUM = {

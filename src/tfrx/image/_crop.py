@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["crop_to_bounding_box", "pad_to_bounding_box", "central_crop", "resize_with_crop_or_pad"]
+__all__ = ["central_crop", "crop_to_bounding_box", "pad_to_bounding_box", "resize_with_crop_or_pad"]
 
 
 def _image(image: Any, what: str) -> np.ndarray:

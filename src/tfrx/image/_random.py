@@ -17,7 +17,7 @@ import numpy as np
 
 from tfrx.image._crop import _image
 
-__all__ = ["random_crop", "random_flip_left_right", "random_flip_up_down", "flip_left_right", "flip_up_down"]
+__all__ = ["flip_left_right", "flip_up_down", "random_crop", "random_flip_left_right", "random_flip_up_down"]
 
 _lock = threading.Lock()
 _generators: dict[int, np.random.Generator] = {}

@@ -13,7 +13,7 @@ from typing import Any
 
 from tfrx.io.paths import _strip_file_scheme, is_url, open_input, open_output, url_to_fs
 
-__all__ = ["GFile", "exists", "glob", "isdir", "listdir", "makedirs", "mkdir", "remove", "read_file", "write_file"]
+__all__ = ["GFile", "exists", "glob", "isdir", "listdir", "makedirs", "mkdir", "read_file", "remove", "write_file"]
 
 
 def _path(path: Any) -> str:
@@ -114,7 +114,7 @@ class GFile:
                 fs, q = url_to_fs(self.name)
                 self._f = fs.open(q, "ab")
             else:
-                self._f = open(_strip_file_scheme(self.name), "ab")
+                self._f = open(_strip_file_scheme(self.name), "ab")  # noqa: SIM115 - closed by close()/__exit__
         else:
             self._f = open_output(self.name)
 
@@ -159,7 +159,7 @@ class GFile:
     def close(self) -> None:
         self._f.close()
 
-    def __enter__(self) -> GFile:
+    def __enter__(self) -> GFile:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:

@@ -17,16 +17,16 @@ __all__ = [
     "TensorSpec",
     "as_dtype",
     "cast",
+    "concat",
     "constant",
     "convert_to_tensor",
-    "reshape",
-    "shape",
-    "stack",
-    "concat",
-    "squeeze",
     "expand_dims",
     "one_hot",
     "py_function",
+    "reshape",
+    "shape",
+    "squeeze",
+    "stack",
 ]
 
 
@@ -98,7 +98,7 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> np.ndarray:
     return np.reshape(_infer(tensor), tuple(int(d) for d in np.asarray(shape).reshape(-1)))
 
 
-def shape(input: Any, out_type: Any = None, name: str | None = None) -> np.ndarray:  # noqa: A002 - TensorFlow's name
+def shape(input: Any, out_type: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.shape``: the dimensions as an int32 array (``out_type`` may be int64)."""
     return np.asarray(np.shape(input), dtype=np.int32 if out_type is None else _np(out_type))
 
@@ -113,12 +113,12 @@ def concat(values: Any, axis: int, name: str | None = None) -> np.ndarray:
     return np.concatenate([_infer(v) for v in values], axis=axis)
 
 
-def squeeze(input: Any, axis: Any = None, name: str | None = None) -> np.ndarray:  # noqa: A002
+def squeeze(input: Any, axis: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.squeeze``."""
     return np.squeeze(_infer(input), axis=None if axis is None else tuple(np.atleast_1d(axis).tolist()))
 
 
-def expand_dims(input: Any, axis: int, name: str | None = None) -> np.ndarray:  # noqa: A002
+def expand_dims(input: Any, axis: int, name: str | None = None) -> np.ndarray:
     """``tf.expand_dims``."""
     return np.expand_dims(_infer(input), axis)
 
@@ -143,7 +143,7 @@ def py_function(func: Any, inp: Any, Tout: Any, name: str | None = None) -> Any:
 class TensorSpec:
     """``tf.TensorSpec(shape, dtype, name)``: describes one component, e.g. for ``Dataset.from_generator``'s ``output_signature``."""
 
-    __slots__ = ("shape", "dtype", "name")
+    __slots__ = ("dtype", "name", "shape")
 
     def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None) -> None:
         self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)

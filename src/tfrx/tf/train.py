@@ -14,4 +14,4 @@ from tfrx.train import (
     SequenceExample,
 )
 
-__all__ = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList", "FeatureLists", "Example", "SequenceExample"]
+__all__ = ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List", "SequenceExample"]

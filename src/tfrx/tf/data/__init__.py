@@ -8,7 +8,14 @@ Elements are NumPy arrays and ``bytes`` rather than tensors.
 from __future__ import annotations
 
 import tfrx.data as _data
-from tfrx.data import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Options, TFRecordDataset
+from tfrx.data import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    Options,
+    TFRecordDataset,
+)
 from tfrx.tf.data import experimental
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Options", "TFRecordDataset", "experimental"]

@@ -11,9 +11,16 @@ does not have raises ``NotImplementedError`` when used.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from tfrx.data import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, Options
+from tfrx.data import (
+    AUTOTUNE,
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    Options,
+)
 from tfrx.io import TFRecordWriter as _RecordWriter
 
 __all__ = [
@@ -22,21 +29,21 @@ __all__ = [
     "UNKNOWN_CARDINALITY",
     "Options",
     "TFRecordWriter",
-    "cardinality",
-    "sample_from_datasets",
-    "choose_from_datasets",
-    "save",
-    "load",
-    "ignore_errors",
     "bucket_by_sequence_length",
-    "group_by_window",
-    "rebatch",
-    "snapshot",
-    "scan",
-    "enumerate_dataset",
-    "unbatch",
+    "cardinality",
+    "choose_from_datasets",
     "dense_to_ragged_batch",
+    "enumerate_dataset",
+    "group_by_window",
+    "ignore_errors",
+    "load",
     "parallel_interleave",
+    "rebatch",
+    "sample_from_datasets",
+    "save",
+    "scan",
+    "snapshot",
+    "unbatch",
 ]
 
 

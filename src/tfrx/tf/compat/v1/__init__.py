@@ -5,4 +5,4 @@ from __future__ import annotations
 from tfrx.tf import io, train
 from tfrx.tf.compat.v1 import python_io
 
-__all__ = ["python_io", "io", "train"]
+__all__ = ["io", "python_io", "train"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from tfrx.io import TFRecordOptions, TFRecordWriter, read_records
 
-__all__ = ["tf_record_iterator", "TFRecordWriter", "TFRecordOptions", "TFRecordCompressionType"]
+__all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator"]
 
 
 class TFRecordCompressionType:
