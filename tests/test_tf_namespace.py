@@ -48,6 +48,17 @@ def test_issue_names_exist_on_tfrx_io_and_tfrx():
         tfrx.io.nope  # noqa: B018
 
 
+def test_importing_the_namespace_imports_no_framework_or_optional_package():
+    code = (
+        "import sys, tfrx, tfrx.tf as tf; tf.io.parse_single_example; tf.image.resize_with_crop_or_pad; "
+        "print(sorted(m for m in ('tensorflow', 'torch', 'jax', 'PIL', 'simplejpeg', 'fsspec') if m in sys.modules))"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent.parent / "src"), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == "[]"
+    assert "tfrx.tf" not in subprocess.run([sys.executable, "-c", "import sys, tfrx; print(list(sys.modules))"], capture_output=True, text=True, env=env, check=True).stdout
+
+
 def test_namespace_re_exports_tfrx_implementations():
     assert rtf.io.parse_single_example is tfrx.parse_single_example
     assert rtf.io.TFRecordWriter is tfrx.TFRecordWriter

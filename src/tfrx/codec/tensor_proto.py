@@ -170,6 +170,9 @@ def _shape(payload: bytes) -> tuple[int, ...]:
 
 def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> None:
     if wire == 2:
+        width = {_F32: 4, _F64: 8}.get(reader)
+        if width and len(payload_or_value) % width:
+            raise DecodeError(f"parse_tensor: a packed list of {len(payload_or_value)} bytes is not a whole number of {width}-byte values")
         if reader == _F32:
             out.extend(struct.unpack(f"<{len(payload_or_value) // 4}f", payload_or_value))
         elif reader == _F64:
