@@ -223,5 +223,12 @@ for image_features in parsed_image_dataset:
     report("image_back", tf.io.decode_jpeg(image_raw, channels=3))
     report("image_crop", tf.io.decode_and_crop_jpeg(image_raw, [3, 5, 10, 12], channels=1))
 
+# ---- The tf.data guide, "Consuming TFRecord data" (its file is a download; the one written above stands in)
+dataset = tf.data.TFRecordDataset(filenames=[record_file])
+raw_example = next(iter(dataset))
+parsed = tf.train.Example.FromString(np.asarray(raw_example, dtype=object).item())  # porting: the guide calls raw_example.numpy()
+report("consuming/label", str(parsed.features.feature["label"]))
+report("consuming/height", parsed.features.feature["height"].int64_list.value[0])
+
 with open(OUT, "wb") as f:
     pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)
