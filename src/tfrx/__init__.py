@@ -123,7 +123,7 @@ __all__ += [
 
 
 # --------------------------------------------------------------- parsing (dtypes, parsing)
-from tfrx.dtypes import float32, int64, string
+from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64
 from tfrx.parsing import (
     ExampleParser,
     FixedLenFeature,
@@ -147,6 +147,16 @@ __all__ += [
     "int64",
     "float32",
     "string",
+    "bool_",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "float16",
+    "float64",
     "FixedLenFeature",
     "FixedLenSequenceFeature",
     "VarLenFeature",
@@ -205,7 +215,7 @@ __all__ += ["ShardedWriter", "write_examples"]
 # --------------------------------------------------------------- optional submodules
 # Imported on first use so that `import tfrx` never pulls in Pillow, PyTorch,
 # JAX, Keras or Grain.
-_LAZY_SUBMODULES = frozenset({"image", "torch", "jax", "keras", "grain", "testing", "demo", "cli", "arrow", "ray", "viewer", "tfds"})
+_LAZY_SUBMODULES = frozenset({"image", "torch", "jax", "keras", "grain", "testing", "demo", "cli", "arrow", "ray", "viewer", "tfds", "tf"})
 # Functions of optional submodules reachable from the facade: name -> module.
 _LAZY_FUNCTIONS = {"read_tfrecord": "arrow", "view": "viewer"}
 

@@ -1,5 +1,10 @@
 """The three value types of tf.train.Feature: ``tfrx.int64``, ``tfrx.float32``, ``tfrx.string``.
 
+The other TensorFlow dtypes (``tfrx.uint8``, ``tfrx.int32``, ``tfrx.float64``,
+``tfrx.bool`` ...) exist for ``decode_raw``, ``cast`` and ``convert_image_dtype``
+(``out_type=tfrx.uint8``); a feature spec rejects them with a :class:`SpecError`,
+as TensorFlow's parser does. Every dtype has TensorFlow's ``as_numpy_dtype``.
+
 Specs accept these objects, the matching NumPy dtypes (``np.int64``,
 ``np.float32``, ``np.bytes_``/``object``), TensorFlow's dtypes (by name, so
 ``tf.int64`` works without importing TensorFlow here) and the strings
@@ -12,7 +17,24 @@ import numpy as np
 
 from tfrx.errors import SpecError
 
-__all__ = ["DType", "int64", "float32", "string", "as_dtype"]
+__all__ = [
+    "DType",
+    "int64",
+    "float32",
+    "string",
+    "as_dtype",
+    "bool_",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "float16",
+    "float64",
+    "ALL",
+]
 
 
 class DType:
@@ -31,6 +53,11 @@ class DType:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
             return self is other
+        if not self.is_feature_type:
+            try:
+                return np.dtype(getattr(other, "as_numpy_dtype", other)) == self.numpy  # type: ignore[arg-type]
+            except TypeError:
+                return False
         try:
             return as_dtype(other) is self
         except (SpecError, TypeError):
@@ -40,16 +67,45 @@ class DType:
         return hash(self.name)
 
     def __reduce__(self):
-        return (as_dtype, (self.name,))
+        return (_by_name, (self.name,))
 
     @property
     def is_numeric(self) -> bool:
         return self is not string
 
+    @property
+    def as_numpy_dtype(self) -> type:
+        """The NumPy scalar type, as TensorFlow's ``DType.as_numpy_dtype`` (``object`` for strings)."""
+        return object if self.kind == 1 else self.numpy.type
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype; lets ``np.dtype(tfrx.uint8)`` and NumPy functions take these objects."""
+        return self.numpy
+
+    @property
+    def is_feature_type(self) -> bool:
+        """Whether a tf.train.Feature can hold this type (int64, float32, string)."""
+        return self.kind != 0
+
 
 int64 = DType("int64", 3, np.dtype(np.int64))
 float32 = DType("float32", 2, np.dtype(np.float32))
 string = DType("string", 1, np.dtype(object))
+
+# Types no tf.train.Feature holds (kind 0): for decode_raw, cast and images.
+bool_ = DType("bool", 0, np.dtype(np.bool_))
+uint8 = DType("uint8", 0, np.dtype(np.uint8))
+uint16 = DType("uint16", 0, np.dtype(np.uint16))
+uint32 = DType("uint32", 0, np.dtype(np.uint32))
+uint64 = DType("uint64", 0, np.dtype(np.uint64))
+int8 = DType("int8", 0, np.dtype(np.int8))
+int16 = DType("int16", 0, np.dtype(np.int16))
+int32 = DType("int32", 0, np.dtype(np.int32))
+float16 = DType("float16", 0, np.dtype(np.float16))
+float64 = DType("float64", 0, np.dtype(np.float64))
+
+ALL = {d.name: d for d in (int64, float32, string, bool_, uint8, uint16, uint32, uint64, int8, int16, int32, float16, float64)}
 
 _BY_NAME = {
     "int64": int64,
@@ -66,6 +122,11 @@ _BY_NAME = {
 def as_dtype(value: object) -> DType:
     """Converts any accepted spelling of a feature dtype to a :class:`DType`."""
     if isinstance(value, DType):
+        if not value.is_feature_type:
+            raise SpecError(
+                f"unsupported feature dtype {value!r}; tf.train.Example holds only int64, float32 and bytes "
+                "(use tfrx.int64, tfrx.float32 or tfrx.string and cast afterwards)"
+            )
         return value
     if isinstance(value, str):
         d = _BY_NAME.get(value.lower())
@@ -94,3 +155,8 @@ def as_dtype(value: object) -> DType:
         f"unsupported dtype {np_dtype}; tf.train.Example holds only int64, float32 and bytes "
         "(use tfrx.int64, tfrx.float32 or tfrx.string and cast afterwards)"
     )
+
+
+def _by_name(name: str) -> DType:
+    """The dtype named ``name`` (for pickling; every dtype, not only feature types)."""
+    return ALL[name]

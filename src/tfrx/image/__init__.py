@@ -12,6 +12,11 @@
   output is bit-identical; Pillow is the fallback when simplejpeg is missing
   (max abs difference 4 with the default ``dct_method``, since Pillow always
   uses the accurate integer DCT).
+* ``resize_with_crop_or_pad``, ``central_crop``, ``crop_to_bounding_box``,
+  ``pad_to_bounding_box`` and the flips equal ``tf.image``'s exactly;
+  ``random_crop``/``random_flip_*`` draw from NumPy (same distributions,
+  different draws than TensorFlow for a seed); ``decode_and_crop_jpeg``
+  equals TensorFlow's partial decode.
 * ``resize`` reproduces ``tf.image.resize`` (half-pixel centres) for
   bilinear, nearest, bicubic, area and the antialiased kernels in vectorised
   NumPy, to float32 rounding (see ``docs/benchmarks.md`` for the tolerances).
@@ -32,8 +37,10 @@ from tfrx.image._common import _modules, image_format, jpeg_backend
 from tfrx.image._decode import decode_batch, decode_image
 from tfrx.image._dtype import convert_image_dtype, normalize, per_image_standardization, rgb_to_grayscale
 from tfrx.image._formats import decode_bmp, decode_gif, decode_webp
-from tfrx.image._jpeg import decode_jpeg, encode_jpeg
+from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding_box, resize_with_crop_or_pad
+from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg
 from tfrx.image._png import decode_png, encode_png
+from tfrx.image._random import flip_left_right, flip_up_down, random_crop, random_flip_left_right, random_flip_up_down
 from tfrx.image._resize import resize
 
 __all__ = [
@@ -48,6 +55,16 @@ __all__ = [
     "encode_jpeg",
     "encode_png",
     "resize",
+    "resize_with_crop_or_pad",
+    "crop_to_bounding_box",
+    "pad_to_bounding_box",
+    "central_crop",
+    "random_crop",
+    "flip_left_right",
+    "flip_up_down",
+    "random_flip_left_right",
+    "random_flip_up_down",
+    "decode_and_crop_jpeg",
     "convert_image_dtype",
     "per_image_standardization",
     "normalize",

@@ -116,3 +116,50 @@ def encode_jpeg(image: np.ndarray, quality: int = 95, *, chroma_downsampling: bo
     pil = Image.fromarray(img.reshape(img.shape[:2]) if gray else img)
     pil.save(out, format="JPEG", quality=quality, subsampling=2 if chroma_downsampling else 0, progressive=progressive)
     return out.getvalue()
+
+
+def decode_and_crop_jpeg(
+    contents: Any,
+    crop_window: Any,
+    channels: int = 0,
+    ratio: int = 1,
+    fancy_upscaling: bool = True,
+    try_recover_truncated: bool = False,
+    acceptable_fraction: float = 1.0,
+    dct_method: str = "",
+) -> np.ndarray:
+    """``tf.io.decode_and_crop_jpeg``: the ``crop_window`` ``[y, x, height, width]`` of the decoded image.
+
+    Decodes the whole image, then crops. That equals TensorFlow's partial
+    decode bit for bit where no chroma is upsampled across the crop's edges:
+    grayscale JPEGs, 4:4:4 JPEGs, ``channels=1`` or ``fancy_upscaling=False``
+    (checked against TensorFlow on every window of a test image). For
+    subsampled colour JPEGs with fancy upsampling TensorFlow's partial decode
+    treats the crop's edges as the image's (pixels up to 3 levels apart), which
+    this does not reproduce: those raise ``NotImplementedError``. A window
+    outside the image raises ``ValueError`` as TensorFlow's op does.
+    """
+    window = [int(v) for v in np.asarray(crop_window).reshape(-1)]
+    if len(window) != 4:
+        raise ValueError(f"decode_and_crop_jpeg: crop_window must be [y, x, height, width], got {window}")
+    if channels != 1 and fancy_upscaling:
+        sj = _optional("simplejpeg")
+        subsampling = colorspace = None
+        if sj is not None:
+            try:
+                _, _, colorspace, subsampling = sj.decode_jpeg_header(_as_bytes(contents))
+            except ValueError as e:
+                raise DecodeError(f"invalid JPEG ({len(_as_bytes(contents))} bytes): {e}") from None
+        if colorspace != "Gray" and subsampling != "444":
+            raise NotImplementedError(
+                f"decode_and_crop_jpeg: TensorFlow's partial decode of a {subsampling or 'chroma-subsampled'} colour JPEG "
+                "upsamples chroma at the crop's edges differently from a full decode; pass fancy_upscaling=False or "
+                "channels=1 (both bit-exact with TensorFlow), or use decode_jpeg(contents)[y:y+h, x:x+w] for the full decode's pixels"
+            )
+    image = decode_jpeg(
+        contents, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+    )
+    y, x, h, w = window
+    if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > image.shape[0] or x + w > image.shape[1]:
+        raise ValueError(f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}")
+    return image[y : y + h, x : x + w].copy()

@@ -1,4 +1,11 @@
-"""TFRecord file I/O: framing, compression, readers and writers."""
+"""TFRecord file I/O: framing, compression, readers and writers.
+
+TensorFlow's ``tf.io`` names are reachable here too (``tfrx.io.parse_single_example``,
+``tfrx.io.FixedLenFeature``, ``tfrx.io.decode_raw``, ``tfrx.io.decode_jpeg``,
+``tfrx.io.serialize_tensor``, ``tfrx.io.gfile`` ...): they are the
+implementations in ``tfrx.parsing``, ``tfrx.codec`` and ``tfrx.image``,
+imported on first use (the image ones need ``tfrx[image]``).
+"""
 
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
@@ -24,3 +31,46 @@ __all__ = [
     "open_input",
     "open_output",
 ]
+
+# tf.io names implemented elsewhere in tfrx: name -> module, imported on first
+# use (tfrx.parsing imports tfrx.io, and tfrx.image needs optional packages).
+_TF_NAMES = {
+    **dict.fromkeys(
+        [
+            "FixedLenFeature",
+            "FixedLenSequenceFeature",
+            "VarLenFeature",
+            "SparseFeature",
+            "RaggedFeature",
+            "parse_example",
+            "parse_single_example",
+            "parse_sequence_example",
+            "parse_single_sequence_example",
+        ],
+        "tfrx.parsing",
+    ),
+    "decode_raw": "tfrx.codec",
+    "serialize_tensor": "tfrx.codec.tensor_proto",
+    "parse_tensor": "tfrx.codec.tensor_proto",
+    "read_file": "tfrx.io.gfile",
+    "write_file": "tfrx.io.gfile",
+    **dict.fromkeys(["decode_jpeg", "decode_png", "decode_image", "decode_gif", "decode_bmp", "encode_jpeg", "encode_png"], "tfrx.image"),
+    "decode_and_crop_jpeg": "tfrx.image",
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "gfile":
+        return importlib.import_module("tfrx.io.gfile")
+    module = _TF_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tfrx.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_TF_NAMES) | {"gfile"})
