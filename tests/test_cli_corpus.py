@@ -70,8 +70,12 @@ def test_inspect_and_schema(corpus_dir, capsys, row):
     assert status == 0, err
     status_s, out_s, err_s = run(capsys, "schema", path, "--json")
     if kind == "other":
-        assert "not tf.train.Example" in err  # inspect says so, then shows bytes
-        assert out.startswith("record 0: ")
+        if "tfevents" in row["filename"]:  # TensorBoard events: shown decoded, one event a line
+            assert out.startswith("# ") and "TensorBoard event file" in out.splitlines()[0]
+            assert out.splitlines()[1].startswith("record 0: step ")
+        else:
+            assert "not tf.train.Example" in err  # inspect says so, then shows bytes
+            assert out.startswith("record 0: ")
         assert status_s == 2 and "not tf.train.Example or SequenceExample" in err_s and "Traceback" not in err_s
         return
     if kind == "none":  # an empty file

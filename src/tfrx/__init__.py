@@ -215,7 +215,7 @@ __all__ += ["ShardedWriter", "write_examples"]
 # --------------------------------------------------------------- optional submodules
 # Imported on first use so that `import tfrx` never pulls in Pillow, PyTorch,
 # JAX, Keras or Grain.
-_LAZY_SUBMODULES = frozenset({"image", "torch", "jax", "keras", "grain", "testing", "demo", "cli", "arrow", "ray", "viewer", "tfds", "tf"})
+_LAZY_SUBMODULES = frozenset({"image", "torch", "jax", "keras", "grain", "testing", "demo", "cli", "arrow", "ray", "viewer", "tfds", "tf", "events"})
 # Functions of optional submodules reachable from the facade: name -> module.
 _LAZY_FUNCTIONS = {"read_tfrecord": "arrow", "view": "viewer"}
 

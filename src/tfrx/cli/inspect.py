@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
+
 from tfrx.cli._common import CliError, add_input, describe_other, json_value, name_of, reader, sources
 
 DESCRIPTION = """Print the first records of TFRecord files.
@@ -63,6 +65,47 @@ def _raw_line(i: int, rec: bytes, args) -> str:
     return f"record {i}: {len(rec)} bytes: {shown!r}{more}"
 
 
+def _show_events(name: str, items: list, args, out) -> bool:
+    """TensorBoard event records as readable lines (or JSON); False when the records are not events."""
+    from tfrx.events import Event, Events, decode_event, is_event_file
+
+    try:
+        first = Event.FromString(items[0][1]) if items else None
+    except Exception:
+        return False
+    # Protobuf parses most bytes as some message: events are recognised by name or by their first record.
+    if not (is_event_file(name) or (first is not None and first.file_version.startswith("brain.Event"))):
+        return False
+    lines = []
+    for i, rec in items:
+        ev = Events()
+        try:
+            decode_event(rec, ev)
+        except Exception:  # not Event protos after all
+            return False
+        e = Event.FromString(rec)
+        what = e.WhichOneof("what") or "empty"
+        parts = []
+        parts += [f"scalar {s.tag} = {s.value:g}" for s in ev.scalars]
+        parts += [f"histogram {h.tag} ({len(h.counts)} buckets, {float(np.sum(h.counts)):g} values)" for h in ev.histograms]
+        parts += [f"image {m.tag} {m.width}x{m.height} ({len(m.encoded)} bytes)" for m in ev.images]
+        parts += [f"audio {a.tag} ({len(a.encoded)} bytes)" for a in ev.audio]
+        parts += [f"text {t.tag} = {str(t.text)[:80]!r}" for t in ev.text]
+        parts += [f"tensor {t.tag} [{t.plugin or 'no plugin'}] shape {tuple(t.value.shape) if t.value is not None else ()}" for t in ev.tensors]
+        if what != "summary":
+            detail = getattr(e, what) if what != "empty" else ""
+            parts.append(f"{what}" + (f" {detail!s}"[:90] if isinstance(detail, str) and detail else ""))
+        if args.json:
+            lines.append(json.dumps({"record": i, "step": int(e.step), "wall_time": e.wall_time, "what": what,
+                                     "values": parts}))
+        else:
+            lines.append(f"record {i}: step {e.step}  wall_time {e.wall_time:.3f}  " + "; ".join(parts))
+    if not args.json:
+        out.write(f"# {name}: TensorBoard event file (tfrx.events.read decodes it whole)\n")
+    out.write("\n".join(lines) + ("\n" if lines else ""))
+    return True
+
+
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
@@ -78,6 +121,8 @@ def run(args) -> int:
         kind = {"example": EXAMPLE, "sequence": SEQUENCE_EXAMPLE}.get(args.as_kind) or payload_kind(r for _, r in items)
         if kind == EMPTY:
             kind = EXAMPLE
+        if kind == OTHER and not args.raw and _show_events(name, items, args, out):
+            continue
         raw = args.raw or kind == OTHER
         if kind == OTHER and not args.raw:
             print(f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "

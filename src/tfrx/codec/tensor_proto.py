@@ -188,7 +188,8 @@ def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> N
 def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.ndarray:
     """The array in ``TensorProto`` bytes, like ``tf.io.parse_tensor``; ``out_type`` must equal the stored dtype.
 
-    Returns a NumPy array (strings as an object array of ``bytes``).
+    Returns a NumPy array (strings as an object array of ``bytes``). ``out_type=None``
+    takes the stored dtype, whatever it is (TensorBoard summaries hold several).
     """
     if hasattr(serialized, "numpy") and not isinstance(serialized, np.ndarray):
         serialized = serialized.numpy()
@@ -196,7 +197,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
         serialized = serialized.item()
     if not isinstance(serialized, (bytes, bytearray, memoryview)):
         raise TypeError(f"parse_tensor: expected the bytes of one TensorProto, got {type(serialized).__name__}")
-    want = np.dtype(getattr(out_type, "as_numpy_dtype", out_type))
+    want = None if out_type is None else np.dtype(getattr(out_type, "as_numpy_dtype", out_type))
     cur = _Cursor(bytes(serialized))
     enum, shape, content, strings, values, value_field = 0, (), None, [], [], None
     while cur.pos < len(cur.data):
@@ -227,7 +228,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
     stored = _DTYPE.get(enum)
     if stored is None:
         raise DecodeError(f"parse_tensor: TensorProto dtype enum {enum} is not supported (supported: {sorted(_DTYPE)})")
-    if stored != want:
+    if want is not None and stored != want:
         raise TypeError(f"parse_tensor: type mismatch, the tensor holds {stored if enum != _STRING else 'string'} but out_type is {want}; pass out_type={stored if enum != _STRING else 'tfrx.tf.string'}")
     count = int(np.prod(shape, dtype=np.int64))
     if enum == _STRING:
