@@ -72,14 +72,21 @@ def _prod(shape: tuple) -> int:
     return n
 
 
-def _default_values(spec: Any, key: str, size: int, what: str) -> list:
-    """A spec's default as a flat list of exactly `size` values of its dtype."""
+def _default_values(spec: Any, key: str, size: int, what: str) -> Any:
+    """A spec's default as exactly `size` flat values of its dtype.
+
+    Strings and int64 come as a list; floats as a float32 array, never
+    through Python floats, so that every bit pattern (a signalling NaN
+    included) reaches the output as TensorFlow keeps it.
+    """
     d = spec.default_value
     dtype = spec.dtype
     try:
         if dtype is _dt.string:
             arr = np.asarray(d, dtype=object)
             flat = [x.encode() if isinstance(x, str) else bytes(x) for x in arr.reshape(-1).tolist()]
+        elif dtype is _dt.float32:
+            flat = np.array(d, dtype=np.float32).reshape(-1)
         else:
             flat = np.asarray(d, dtype=dtype.numpy).reshape(-1).tolist()
     except (TypeError, ValueError) as e:
@@ -203,13 +210,14 @@ class _Builder:
         values, splits = raw[value_key]
         rt: Any = RaggedArray(_values_array(values), splits.astype(np.int64))
         for p in reversed(spec.partitions):
-            rt = _Builder.add_partition(rt, p, raw, spec.validate, key)
+            rt = _Builder.add_partition(rt, p, raw, spec.validate, key, np.dtype(sd))
         if outer is not None:
             rt = RaggedArray(rt, outer)
         return _cast_splits(rt, sd)
 
     @staticmethod
-    def add_partition(rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str) -> RaggedArray:
+    def add_partition(rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str,
+                      splits_dtype: Any = np.int64) -> RaggedArray:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
             L = p.length
@@ -221,11 +229,18 @@ class _Builder:
                 inner = RaggedArray(rt.values, np.arange(nrows // L + 1, dtype=np.int64) * L)
                 return RaggedArray(inner, rt.row_splits // L)
             vals = rt.values
-            _validate_uniform(vals.shape[0], L, key, validate)
+            # TensorFlow reshapes the values to [-1, L]: a count that is not a
+            # multiple of L fails there whatever `validate` says.
+            _validate_uniform(vals.shape[0], L, key, True)
             n = vals.shape[0] // L
             return RaggedArray(vals[: n * L].reshape((n, L) + vals.shape[1:]), rt.row_splits // L)
         pvals, psplits = raw[p.key]
-        pvals = pvals.astype(np.int64, copy=False)
+        if splits_dtype == np.int32:
+            # TensorFlow casts partition values to the splits dtype first:
+            # with int32 splits a value beyond int32 wraps.
+            pvals = pvals.astype(np.int32).astype(np.int64)
+        else:
+            pvals = pvals.astype(np.int64, copy=False)
         plengths = np.diff(psplits)
         nvals = len(rt.values) if isinstance(rt.values, RaggedArray) else rt.values.shape[0]
         if isinstance(p, (RowSplits, RowLimits)):
@@ -249,15 +264,27 @@ class _Builder:
             if pvals.shape[0]:
                 maxes = np.maximum.reduceat(pvals, psplits[:-1][nonempty]) if nonempty.any() else np.zeros(0, np.int64)
                 nrows[nonempty] = np.maximum(maxes + 1, 0)
-            offsets = np.concatenate([[0], np.cumsum(nrows)[:-1]]).astype(np.int64)
+            offsets = np.cumsum(nrows) - nrows
             ids = pvals + np.repeat(offsets, plengths)
             if validate and ids.shape[0] and (np.any(np.diff(ids) < 0) or ids.min() < 0):
                 raise ParseError(f"ragged feature {key!r}: value_rowids must be sorted and non-negative", feature=key)
+            if ids.shape[0] and ids.min() < 0:
+                # TensorFlow's bincount of the ids fails here, with validate=False too.
+                raise ParseError(f"ragged feature {key!r}: value_rowids must be non-negative", feature=key)
             if ids.shape[0] != nvals:
                 raise ParseError(
                     f"ragged feature {key!r}: {ids.shape[0]} value row ids for {nvals} values", feature=key
                 )
             total_rows = int(ids.max()) + 1 if ids.shape[0] else 0
+            if total_rows > _MAX_EMPTY_ROWS + 16 * nvals:
+                # Rows cost no bytes in a value_rowids partition: one small
+                # record could otherwise size an allocation of gigabytes.
+                raise ParseError(
+                    f"ragged feature {key!r}: value row ids give {total_rows} rows for {nvals} values; tfrx "
+                    f"refuses more than {_MAX_EMPTY_ROWS} + 16 per value (untrusted input must not size "
+                    "memory); use RowLengths or RowSplits for so many empty rows",
+                    feature=key,
+                )
             counts = np.bincount(ids, minlength=total_rows) if ids.shape[0] else np.zeros(0, np.int64)
             inner_splits = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             inner = RaggedArray(rt.values, inner_splits)
@@ -267,6 +294,10 @@ class _Builder:
         if validate:
             _validate_splits(inner_splits, nvals, key)
         return RaggedArray(RaggedArray(rt.values, inner_splits), psplits.astype(np.int64))
+
+
+# The most rows a ValueRowIds partition may give beyond 16 per value.
+_MAX_EMPTY_ROWS = 1 << 20
 
 
 def _validate_uniform(n: int, L: int, key: str, validate: bool) -> None:
@@ -345,6 +376,8 @@ class _ExamplePlan:
                 shape = _known_shape(spec, key, False)
                 n = _prod(shape)
                 default = None if spec.default_value is None else _default_values(spec, key, n, f"shape {list(shape)}")
+                if isinstance(default, np.ndarray):
+                    default = default.astype("<f4", copy=False).tobytes()
                 self.cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, True, n, default))
                 self.dense[key] = (shape, spec.dtype)
             elif isinstance(spec, FixedLenSequenceFeature):
@@ -595,6 +628,17 @@ class SequenceExampleParser:
             else:
                 value_key = key if spec.value_key is None else spec.value_key
                 flat = {k: (v, s) for k, (v, s, _) in raw.items()}
+                outer = raw[value_key][2]
+                for p in spec.partitions:
+                    if not isinstance(p, UniformRowLength) and not np.array_equal(raw[p.key][2], outer):
+                        counts = np.diff(outer), np.diff(raw[p.key][2])
+                        rec = int(np.flatnonzero(counts[0] != counts[1])[0])
+                        raise ParseError(
+                            f"ragged feature {key!r}: record {rec} has {int(counts[0][rec])} steps of "
+                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}; "
+                            "TensorFlow rejects this too, with validate=False as well",
+                            feature=key,
+                        )
                 feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])
         return context, feature_lists, lengths
 
