@@ -111,6 +111,17 @@ def _known_shape(spec: Any, key: str, sequence: bool) -> tuple:
     return shape
 
 
+def _split_type(cols: Any, key: str, spec: RaggedFeature) -> None:
+    """TensorFlow's rule: every RaggedFeature reading `key` uses one row_splits_dtype."""
+    seen = cols.split_types.setdefault(key, np.dtype(spec.row_splits_dtype))
+    if seen != np.dtype(spec.row_splits_dtype):
+        raise SpecError(
+            f"conflicting partition types {seen.name} vs {np.dtype(spec.row_splits_dtype).name} for ragged "
+            f"{cols.what} key {key!r}; give the RaggedFeatures reading it one row_splits_dtype "
+            "(TensorFlow rejects this too)"
+        )
+
+
 class _Columns:
     """Native columns of one map (features / context, or feature lists), one per key."""
 
@@ -121,6 +132,7 @@ class _Columns:
         self.dtype: dict[str, Any] = {}
         self.native: list[tuple] = []
         self.keys: list[str] = []
+        self.split_types: dict[str, np.dtype] = {}  # ragged key -> row_splits_dtype
 
     def add(self, key: str, role: str, dtype: Any, native: tuple) -> int:
         if not isinstance(key, str):
@@ -255,6 +267,10 @@ class _Builder:
         elif isinstance(p, RowStarts):
             st = pvals + np.repeat(starts, plengths)
             inner_splits = np.concatenate([st, [nvals]]).astype(np.int64)
+            if not st.shape[0]:
+                # No rows over some values: TensorFlow's from_row_starts checks
+                # only the starts given, so it accepts this; so does tfrx.
+                validate = False
         elif isinstance(p, RowLengths):
             inner_splits = np.concatenate([[0], np.cumsum(pvals)]).astype(np.int64)
         elif isinstance(p, ValueRowIds):
@@ -415,9 +431,11 @@ class _ExamplePlan:
     def _add_ragged(self, key: str, spec: RaggedFeature) -> None:
         value_key = key if spec.value_key is None else spec.value_key
         self.cols.add(value_key, "ragged", spec.dtype, _var_native(value_key, spec.dtype))
+        _split_type(self.cols, value_key, spec)
         for p in spec.partitions:
             if not isinstance(p, UniformRowLength):
                 self.cols.add(p.key, "ragged", _dt.int64, _var_native(p.key, _dt.int64))
+                _split_type(self.cols, p.key, spec)
 
     def build(self, outputs: list, batch: int) -> dict:
         raw: dict[str, Any] = {}
@@ -592,9 +610,11 @@ class SequenceExampleParser:
             elif isinstance(spec, RaggedFeature):
                 value_key = key if spec.value_key is None else spec.value_key
                 self.seq_cols.add(value_key, "ragged", spec.dtype, (value_key, spec.dtype.kind, 0, False))
+                _split_type(self.seq_cols, value_key, spec)
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength):
                         self.seq_cols.add(p.key, "ragged", _dt.int64, (p.key, _dt.int64.kind, 0, False))
+                        _split_type(self.seq_cols, p.key, spec)
             else:
                 raise SpecError(
                     f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features"

@@ -167,8 +167,8 @@ class _KeyPartition(_Partition):
     __slots__ = ("key",)
 
     def __init__(self, key: str) -> None:
-        if not isinstance(key, str) or not key:
-            raise SpecError(f"RaggedFeature.{type(self).__name__}: key must be a non-empty string, got {key!r}")
+        if not isinstance(key, str):  # "" names the feature "", as in TensorFlow
+            raise SpecError(f"RaggedFeature.{type(self).__name__}: key must be a string, got {key!r}")
         self.key = key
 
     def __repr__(self) -> str:
