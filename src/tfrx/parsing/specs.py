@@ -252,7 +252,7 @@ def _as_partition(p: Any) -> _Partition:
 
 
 def _as_splits_dtype(d: Any) -> np.dtype:
-    name = getattr(d, "name", None) if type(d).__module__.startswith("tensorflow") else None
+    name = getattr(d, "name", None) if type(d).__module__.startswith(("tensorflow", "tfrx")) else None
     try:
         nd = np.dtype(name or d)
     except TypeError:
