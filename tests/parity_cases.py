@@ -603,3 +603,54 @@ def stored(outcome) -> list:
     if len(text) > 2000:
         return ["sha256", hashlib.sha256(text.encode()).hexdigest()]
     return json.loads(text)
+
+
+# ------------------------------------------------------------------ reader quirks (files)
+
+
+def quirk_files() -> dict:
+    """name -> (file bytes, compression): files TensorFlow reads to a quiet end and tfrx rejects."""
+    import zlib as _zlib
+
+    import tfrx
+
+    framed = b"".join(bytes(tfrx._native.record_framing(r)[0]) + r + bytes(tfrx._native.record_framing(r)[1])
+                      for r in (b"one", b"two"))
+    z = _zlib.compressobj(6, _zlib.DEFLATED, 15, 9)
+    zstream = z.compress(framed) + z.flush()
+    g = _zlib.compressobj(6, _zlib.DEFLATED, 31, 9)
+    gstream = g.compress(framed) + g.flush()
+    cut = len(bytes(tfrx._native.record_framing(b"one")[0])) + 3 + 4 + 5  # 5 bytes into the second header
+    return {
+        "bytes_after_zlib_stream": (zstream + b"\x00junk", "ZLIB"),
+        "partial_header_at_end": (framed + b"\x05\x00\x00", ""),
+        "gzip_cut_inside_header": (gzip_cut(framed[:cut]), "GZIP"),
+        "complete_gzip": (gstream, "GZIP"),
+    }
+
+
+def gzip_cut(prefix: bytes) -> bytes:
+    """A GZIP member holding `prefix` with no trailer (a file cut after those bytes)."""
+    import zlib as _zlib
+
+    g = _zlib.compressobj(6, _zlib.DEFLATED, 31, 9)
+    return g.compress(prefix) + g.flush(_zlib.Z_SYNC_FLUSH)
+
+
+def tf_read_quirk(tf, name: str):
+    import tempfile
+
+    data, compression = quirk_files()[name]
+    with tempfile.NamedTemporaryFile(suffix=".tfrecord") as f:
+        f.write(data)
+        f.flush()
+        return [r.numpy().hex() for r in tf.data.TFRecordDataset(f.name, compression_type=compression)]
+
+
+def rx_read_quirk(name: str, path: str):
+    import tfrx
+
+    data, compression = quirk_files()[name]
+    with open(path, "wb") as f:
+        f.write(data)
+    return rx_outcome(lambda: [r.hex() for r in tfrx.read_records(path, compression=compression or None)])

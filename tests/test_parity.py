@@ -319,3 +319,22 @@ def test_golden_digest_rule():
     assert pc.stored(small) == ["ok", [1]]
     big = ("ok", list(range(2000)))
     assert pc.stored(big) == ["sha256", hashlib.sha256(json.dumps(list(big), sort_keys=True).encode()).hexdigest()]
+
+
+# ------------------------------------------------------------------ reader: TensorFlow's quiet ends
+
+
+@pytest.mark.parametrize("name", ["bytes_after_zlib_stream", "partial_header_at_end", "gzip_cut_inside_header"])
+def test_reader_raises_where_tensorflow_ends_quietly(tmp_path, name):
+    assert pc.rx_read_quirk(name, str(tmp_path / "f")) == ("error",)
+
+
+def test_reader_quirk_files_are_otherwise_whole(tmp_path):
+    out = pc.rx_read_quirk("complete_gzip", str(tmp_path / "f"))
+    assert out == ("ok", pc.canon([b"one".hex(), b"two".hex()]))
+
+
+@pytest.mark.parametrize("name", ["bytes_after_zlib_stream", "partial_header_at_end", "gzip_cut_inside_header"])
+def test_tensorflow_ends_quietly_on_reader_quirks(tf_worker, name):
+    answer = tf_worker.call(pc.__file__, "tf_read_quirk", name)
+    assert answer[0] == "ok" and answer[1][:1] == [b"one".hex()]
