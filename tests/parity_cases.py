@@ -23,6 +23,7 @@ Spec tuples:
 
 from __future__ import annotations
 
+import itertools
 import random
 import struct
 
@@ -214,7 +215,7 @@ def _partition_values(r: random.Random, parts: list, nvals: int) -> dict | None:
         rows = r.randint(0 if m == 0 else 1, m + 1) if m else r.choice([0, 0, 1, 2])
         cuts = sorted(r.randint(0, m) for _ in range(max(rows - 1, 0)))
         splits = [0] + cuts + [m] if rows else [0]
-        lengths = [b - a for a, b in zip(splits, splits[1:])]
+        lengths = [b - a for a, b in itertools.pairwise(splits)]
         if kind == "row_splits":
             vals = splits
         elif kind == "row_lengths":

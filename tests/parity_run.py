@@ -19,8 +19,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import parity_cases as pc  # noqa: E402
-from tf_worker import TfWorker  # noqa: E402
+import parity_cases as pc
+from tf_worker import TfWorker
 
 
 def main() -> None:

@@ -29,8 +29,8 @@ import tfrx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "golden" / "parity"))
-import make_parity_golden as golden_script  # noqa: E402
-import parity_cases as pc  # noqa: E402
+import make_parity_golden as golden_script
+import parity_cases as pc
 
 GOLDEN = json.loads((HERE / "golden" / "parity" / "parity.json").read_text())
 ROWS = {name: expect for name, _, expect in pc.TABLE}
@@ -264,7 +264,7 @@ def _ld(tag: int, body: bytes, width: int = 0) -> bytes:
 @st.composite
 def damaged_examples(draw):
     """Examples with long length prefixes, odd keys, unknown fields in entries and lists."""
-    width = lambda: draw(st.sampled_from([0, 0, 0, 2, 5, 6, 10]))  # noqa: E731
+    width = lambda: draw(st.sampled_from([0, 0, 0, 2, 5, 6, 10]))
     entries = b""
     for _ in range(draw(st.integers(0, 3))):
         key = draw(st.sampled_from([b"k", b"", b"\xff", b"\xc3\xa9", b"\xed\xa0\x80", b"\xc0\xaf", "✓".encode()]))
@@ -310,7 +310,9 @@ def test_parser_keeps_tensorflow_reading_of_long_length_prefixes():
     assert pc.t_parse_length_prefix_over_5_bytes(tfrx)["k"].values.tolist() == [7]
     with pytest.raises(tfrx.errors.DecodeError, match="longer than 5 bytes"):
         tfrx.decode_example(pc.long_prefix_record())
-    with pytest.raises(Exception):
+    from google.protobuf.message import DecodeError
+
+    with pytest.raises(DecodeError):
         tfrx.train.Example.FromString(pc.long_prefix_record())
 
 

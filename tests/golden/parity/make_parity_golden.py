@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent.parent
 sys.path.insert(0, str(TESTS))
 
-import parity_cases as pc  # noqa: E402
-from tf_worker import TfWorker  # noqa: E402
+import parity_cases as pc
+from tf_worker import TfWorker
 
 
 def level0_records() -> list[bytes]:
