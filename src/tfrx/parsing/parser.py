@@ -247,12 +247,11 @@ class _Builder:
             n = vals.shape[0] // L
             return RaggedArray(vals[: n * L].reshape((n, L) + vals.shape[1:]), rt.row_splits // L)
         pvals, psplits = raw[p.key]
-        if splits_dtype == np.int32:
+        pvals = pvals.astype(np.int64, copy=False)
+        if splits_dtype == np.int32 and pvals.shape[0] and (pvals.max() > _I32_MAX or pvals.min() < -_I32_MAX - 1):
             # TensorFlow casts partition values to the splits dtype first:
             # with int32 splits a value beyond int32 wraps.
             pvals = pvals.astype(np.int32).astype(np.int64)
-        else:
-            pvals = pvals.astype(np.int64, copy=False)
         plengths = np.diff(psplits)
         nvals = len(rt.values) if isinstance(rt.values, RaggedArray) else rt.values.shape[0]
         if isinstance(p, (RowSplits, RowLimits)):
@@ -314,6 +313,7 @@ class _Builder:
 
 # The most rows a ValueRowIds partition may give beyond 16 per value.
 _MAX_EMPTY_ROWS = 1 << 20
+_I32_MAX = (1 << 31) - 1
 
 
 def _validate_uniform(n: int, L: int, key: str, validate: bool) -> None:
