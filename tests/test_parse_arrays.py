@@ -43,7 +43,7 @@ def test_sparse_to_scipy_and_torch():
 def test_ragged_lists_dense_and_splits(tf):
     R = tfrx.RaggedFeature
     spec = {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], row_splits_dtype="int64"),
-            "flat": R(tfrx.int64, value_key="v")}
+            "flat": R(tfrx.int64, value_key="v", row_splits_dtype="int64")}
     out = tfrx.parse_example(_records(), spec)
     r = out["r"]
     assert r.to_list() == [[[1, 2], [3]], [], [[], [4]]]

@@ -59,6 +59,38 @@ class Decoder {
   Decoder(const uint8_t* base, std::vector<Chunk>* chunks, DecodeError* err)
       : base_(base), chunks_(chunks), err_(err) {}
 
+  static bool long_length_prefix(const uint8_t* p, const uint8_t* e) {
+    for (int i = 0; i < 5; ++i, ++p) {
+      if (p >= e || *p < 0x80) return false;  // ends within 5 bytes (or is truncated: reported later)
+    }
+    return true;
+  }
+
+  // Strict UTF-8 as upb checks string fields: no overlong forms, no
+  // surrogates, nothing above U+10FFFF.
+  static bool utf8_valid(const uint8_t* p, size_t n) {
+    const uint8_t* e = p + n;
+    while (p < e) {
+      uint8_t c = *p;
+      if (c < 0x80) { ++p; continue; }
+      int len;
+      uint32_t cp;
+      if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+      else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+      else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+      else return false;
+      if (e - p < len) return false;
+      for (int i = 1; i < len; ++i) {
+        if ((p[i] & 0xC0) != 0x80) return false;
+        cp = (cp << 6) | (p[i] & 0x3F);
+      }
+      if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return false;
+      p += len;
+    }
+    return true;
+  }
+
   bool fail(const uint8_t* at, const char* what) {
     err_->offset = static_cast<size_t>(at - base_);
     err_->what = what;
@@ -76,6 +108,10 @@ class Decoder {
     const uint8_t* at = key_at_;
     const uint8_t* d;
     size_t n;
+    // protobuf's FromString (upb) takes a length prefix of at most 5 bytes;
+    // TensorFlow's parser (and tfrx's) reads up to 10.
+    if (r.pos < r.end && *r.pos >= 0x80 && long_length_prefix(r.pos, r.end))
+      return fail(at, "length prefix longer than 5 bytes (protobuf rejects it)");
     if (!r.bytes(&d, &n)) return fail(at, "length-delimited field runs past the end of its message");
     *out = Reader(base_, d, d + n);
     return true;
@@ -209,6 +245,8 @@ class Decoder {
         bool unknown = false;
         if (!map_entry(e, &entry, &unknown, depth + 1, merge_value)) return false;
         if (unknown) {  // upb keeps such an entry as an unknown field of the map message: not in the map
+          // ...but checks its string key's UTF-8 first, as for any entry.
+          if (!utf8_valid(entry.key, entry.key_size)) return fail(entry.key, "feature name is not valid UTF-8");
           items->resize(entry.begin);
           chunks_->resize(chunk_mark);
           continue;

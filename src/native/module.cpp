@@ -996,7 +996,18 @@ class PyParser {
       c.dense = nb::cast<bool>(t[2]);
       c.count = nb::cast<int64_t>(t[3]);
       std::vector<std::string> defaults;
-      if (!t[4].is_none()) {
+      if (!t[4].is_none() && c.kind == tfrx::parse::kFloat && PyBytes_Check(t[4].ptr())) {
+        // Float defaults come as float32 bytes so that every bit pattern
+        // (a signalling NaN included) reaches the output unchanged.
+        c.has_default = true;
+        char* p;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(t[4].ptr(), &p, &len) != 0) throw nb::python_error();
+        c.default_float.resize(static_cast<size_t>(len) / sizeof(float));
+        if (len) std::memcpy(c.default_float.data(), p, c.default_float.size() * sizeof(float));
+        if (c.dense && static_cast<int64_t>(c.default_float.size()) != c.count)
+          throw nb::value_error("default value size does not match the feature's shape");
+      } else if (!t[4].is_none()) {
         c.has_default = true;
         for (nb::handle v : t[4]) {
           if (c.kind == tfrx::parse::kInt64) c.default_int64.push_back(nb::cast<int64_t>(v));

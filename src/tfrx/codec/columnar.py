@@ -187,12 +187,17 @@ def _values_buffer(kind, flat):
     return np.ascontiguousarray(flat, dtype=dtype), None
 
 
+def _per_row(a: np.ndarray) -> int:
+    # Not reshape(rows, -1): with zero rows NumPy cannot infer the -1.
+    return int(np.prod(a.shape[1:], dtype=np.int64))
+
+
 def _context_column(name: str, col, kind, present) -> tuple[int, tuple]:
     """(rows, native column tuple) of one Example / context column."""
     mask = None
     if isinstance(col, np.ma.MaskedArray):
         m = np.ma.getmaskarray(col)
-        mask = ~(m.reshape(len(m), -1).all(axis=1) if m.ndim > 1 else m)
+        mask = ~(m.reshape(len(m), _per_row(m)).all(axis=1) if m.ndim > 1 else m)
         col = col.filled(0) if col.dtype.kind != "O" else col.data
     if _is_ragged(col):
         k, flat, splits = _flatten_ragged(col, kind, name)
@@ -202,7 +207,7 @@ def _context_column(name: str, col, kind, present) -> tuple[int, tuple]:
             raise ValueError(f"feature {name!r}: a column needs a first axis of examples, got a scalar")
         rows = col.shape[0]
         if col.dtype.kind in "SU" and kind in (None, BYTES):
-            k, flat, splits = _rows_flat([v for v in col.reshape(rows, -1).tolist()], BYTES, name)
+            k, flat, splits = _rows_flat([v for v in col.reshape(rows, _per_row(col)).tolist()], BYTES, name)
         else:
             k = kind if kind is not None else kind_of_dtype(col.dtype, name)
             per = int(np.prod(col.shape[1:], dtype=np.int64)) if col.ndim > 1 else 1

@@ -345,4 +345,9 @@ def make_compressor(compression: str, level: int | None):
     """A ``zlib`` compressor with TensorFlow's settings (window 15, memLevel 9)."""
     if level is None or level == -1:
         level = zlib.Z_DEFAULT_COMPRESSION
+    if level == 0:
+        from tfrx.io.stored import StoredDeflater, stored_available
+
+        if stored_available():  # TensorFlow's stored-block layout (see tfrx.io.stored)
+            return StoredDeflater(_WBITS[compression])
     return zlib.compressobj(level, zlib.DEFLATED, _WBITS[compression], 9)

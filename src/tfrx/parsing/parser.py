@@ -72,14 +72,21 @@ def _prod(shape: tuple) -> int:
     return n
 
 
-def _default_values(spec: Any, key: str, size: int, what: str) -> list:
-    """A spec's default as a flat list of exactly `size` values of its dtype."""
+def _default_values(spec: Any, key: str, size: int, what: str) -> Any:
+    """A spec's default as exactly `size` flat values of its dtype.
+
+    Strings and int64 come as a list; floats as a float32 array, never
+    through Python floats, so that every bit pattern (a signalling NaN
+    included) reaches the output as TensorFlow keeps it.
+    """
     d = spec.default_value
     dtype = spec.dtype
     try:
         if dtype is _dt.string:
             arr = np.asarray(d, dtype=object)
             flat = [x.encode() if isinstance(x, str) else bytes(x) for x in arr.reshape(-1).tolist()]
+        elif dtype is _dt.float32:
+            flat = np.array(d, dtype=np.float32).reshape(-1)
         else:
             flat = np.asarray(d, dtype=dtype.numpy).reshape(-1).tolist()
     except (TypeError, ValueError) as e:
@@ -104,6 +111,17 @@ def _known_shape(spec: Any, key: str, sequence: bool) -> tuple:
     return shape
 
 
+def _split_type(cols: Any, key: str, spec: RaggedFeature) -> None:
+    """TensorFlow's rule: every RaggedFeature reading `key` uses one row_splits_dtype."""
+    seen = cols.split_types.setdefault(key, np.dtype(spec.row_splits_dtype))
+    if seen != np.dtype(spec.row_splits_dtype):
+        raise SpecError(
+            f"conflicting partition types {seen.name} vs {np.dtype(spec.row_splits_dtype).name} for ragged "
+            f"{cols.what} key {key!r}; give the RaggedFeatures reading it one row_splits_dtype "
+            "(TensorFlow rejects this too)"
+        )
+
+
 class _Columns:
     """Native columns of one map (features / context, or feature lists), one per key."""
 
@@ -114,6 +132,7 @@ class _Columns:
         self.dtype: dict[str, Any] = {}
         self.native: list[tuple] = []
         self.keys: list[str] = []
+        self.split_types: dict[str, np.dtype] = {}  # ragged key -> row_splits_dtype
 
     def add(self, key: str, role: str, dtype: Any, native: tuple) -> int:
         if not isinstance(key, str):
@@ -203,13 +222,14 @@ class _Builder:
         values, splits = raw[value_key]
         rt: Any = RaggedArray(_values_array(values), splits.astype(np.int64))
         for p in reversed(spec.partitions):
-            rt = _Builder.add_partition(rt, p, raw, spec.validate, key)
+            rt = _Builder.add_partition(rt, p, raw, spec.validate, key, np.dtype(sd))
         if outer is not None:
             rt = RaggedArray(rt, outer)
         return _cast_splits(rt, sd)
 
     @staticmethod
-    def add_partition(rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str) -> RaggedArray:
+    def add_partition(rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str,
+                      splits_dtype: Any = np.int64) -> RaggedArray:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
             L = p.length
@@ -221,11 +241,17 @@ class _Builder:
                 inner = RaggedArray(rt.values, np.arange(nrows // L + 1, dtype=np.int64) * L)
                 return RaggedArray(inner, rt.row_splits // L)
             vals = rt.values
-            _validate_uniform(vals.shape[0], L, key, validate)
+            # TensorFlow reshapes the values to [-1, L]: a count that is not a
+            # multiple of L fails there whatever `validate` says.
+            _validate_uniform(vals.shape[0], L, key, True)
             n = vals.shape[0] // L
             return RaggedArray(vals[: n * L].reshape((n, L) + vals.shape[1:]), rt.row_splits // L)
         pvals, psplits = raw[p.key]
         pvals = pvals.astype(np.int64, copy=False)
+        if splits_dtype == np.int32 and pvals.shape[0] and (pvals.max() > _I32_MAX or pvals.min() < -_I32_MAX - 1):
+            # TensorFlow casts partition values to the splits dtype first:
+            # with int32 splits a value beyond int32 wraps.
+            pvals = pvals.astype(np.int32).astype(np.int64)
         plengths = np.diff(psplits)
         nvals = len(rt.values) if isinstance(rt.values, RaggedArray) else rt.values.shape[0]
         if isinstance(p, (RowSplits, RowLimits)):
@@ -240,6 +266,10 @@ class _Builder:
         elif isinstance(p, RowStarts):
             st = pvals + np.repeat(starts, plengths)
             inner_splits = np.concatenate([st, [nvals]]).astype(np.int64)
+            if not st.shape[0]:
+                # No rows over some values: TensorFlow's from_row_starts checks
+                # only the starts given, so it accepts this; so does tfrx.
+                validate = False
         elif isinstance(p, RowLengths):
             inner_splits = np.concatenate([[0], np.cumsum(pvals)]).astype(np.int64)
         elif isinstance(p, ValueRowIds):
@@ -249,15 +279,27 @@ class _Builder:
             if pvals.shape[0]:
                 maxes = np.maximum.reduceat(pvals, psplits[:-1][nonempty]) if nonempty.any() else np.zeros(0, np.int64)
                 nrows[nonempty] = np.maximum(maxes + 1, 0)
-            offsets = np.concatenate([[0], np.cumsum(nrows)[:-1]]).astype(np.int64)
+            offsets = np.cumsum(nrows) - nrows
             ids = pvals + np.repeat(offsets, plengths)
             if validate and ids.shape[0] and (np.any(np.diff(ids) < 0) or ids.min() < 0):
                 raise ParseError(f"ragged feature {key!r}: value_rowids must be sorted and non-negative", feature=key)
+            if ids.shape[0] and ids.min() < 0:
+                # TensorFlow's bincount of the ids fails here, with validate=False too.
+                raise ParseError(f"ragged feature {key!r}: value_rowids must be non-negative", feature=key)
             if ids.shape[0] != nvals:
                 raise ParseError(
                     f"ragged feature {key!r}: {ids.shape[0]} value row ids for {nvals} values", feature=key
                 )
             total_rows = int(ids.max()) + 1 if ids.shape[0] else 0
+            if total_rows > _MAX_EMPTY_ROWS + 16 * nvals:
+                # Rows cost no bytes in a value_rowids partition: one small
+                # record could otherwise size an allocation of gigabytes.
+                raise ParseError(
+                    f"ragged feature {key!r}: value row ids give {total_rows} rows for {nvals} values; tfrx "
+                    f"refuses more than {_MAX_EMPTY_ROWS} + 16 per value (untrusted input must not size "
+                    "memory); use RowLengths or RowSplits for so many empty rows",
+                    feature=key,
+                )
             counts = np.bincount(ids, minlength=total_rows) if ids.shape[0] else np.zeros(0, np.int64)
             inner_splits = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             inner = RaggedArray(rt.values, inner_splits)
@@ -267,6 +309,11 @@ class _Builder:
         if validate:
             _validate_splits(inner_splits, nvals, key)
         return RaggedArray(RaggedArray(rt.values, inner_splits), psplits.astype(np.int64))
+
+
+# The most rows a ValueRowIds partition may give beyond 16 per value.
+_MAX_EMPTY_ROWS = 1 << 20
+_I32_MAX = (1 << 31) - 1
 
 
 def _validate_uniform(n: int, L: int, key: str, validate: bool) -> None:
@@ -345,6 +392,8 @@ class _ExamplePlan:
                 shape = _known_shape(spec, key, False)
                 n = _prod(shape)
                 default = None if spec.default_value is None else _default_values(spec, key, n, f"shape {list(shape)}")
+                if isinstance(default, np.ndarray):
+                    default = default.astype("<f4", copy=False).tobytes()
                 self.cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, True, n, default))
                 self.dense[key] = (shape, spec.dtype)
             elif isinstance(spec, FixedLenSequenceFeature):
@@ -382,9 +431,11 @@ class _ExamplePlan:
     def _add_ragged(self, key: str, spec: RaggedFeature) -> None:
         value_key = key if spec.value_key is None else spec.value_key
         self.cols.add(value_key, "ragged", spec.dtype, _var_native(value_key, spec.dtype))
+        _split_type(self.cols, value_key, spec)
         for p in spec.partitions:
             if not isinstance(p, UniformRowLength):
                 self.cols.add(p.key, "ragged", _dt.int64, _var_native(p.key, _dt.int64))
+                _split_type(self.cols, p.key, spec)
 
     def build(self, outputs: list, batch: int) -> dict:
         raw: dict[str, Any] = {}
@@ -559,9 +610,11 @@ class SequenceExampleParser:
             elif isinstance(spec, RaggedFeature):
                 value_key = key if spec.value_key is None else spec.value_key
                 self.seq_cols.add(value_key, "ragged", spec.dtype, (value_key, spec.dtype.kind, 0, False))
+                _split_type(self.seq_cols, value_key, spec)
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength):
                         self.seq_cols.add(p.key, "ragged", _dt.int64, (p.key, _dt.int64.kind, 0, False))
+                        _split_type(self.seq_cols, p.key, spec)
             else:
                 raise SpecError(
                     f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features"
@@ -595,6 +648,17 @@ class SequenceExampleParser:
             else:
                 value_key = key if spec.value_key is None else spec.value_key
                 flat = {k: (v, s) for k, (v, s, _) in raw.items()}
+                outer = raw[value_key][2]
+                for p in spec.partitions:
+                    if not isinstance(p, UniformRowLength) and not np.array_equal(raw[p.key][2], outer):
+                        counts = np.diff(outer), np.diff(raw[p.key][2])
+                        rec = int(np.flatnonzero(counts[0] != counts[1])[0])
+                        raise ParseError(
+                            f"ragged feature {key!r}: record {rec} has {int(counts[0][rec])} steps of "
+                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}; "
+                            "TensorFlow rejects this too, with validate=False as well",
+                            feature=key,
+                        )
                 feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])
         return context, feature_lists, lengths
 

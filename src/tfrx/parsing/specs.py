@@ -167,8 +167,8 @@ class _KeyPartition(_Partition):
     __slots__ = ("key",)
 
     def __init__(self, key: str) -> None:
-        if not isinstance(key, str) or not key:
-            raise SpecError(f"RaggedFeature.{type(self).__name__}: key must be a non-empty string, got {key!r}")
+        if not isinstance(key, str):  # "" names the feature "", as in TensorFlow
+            raise SpecError(f"RaggedFeature.{type(self).__name__}: key must be a string, got {key!r}")
         self.key = key
 
     def __repr__(self) -> str:
@@ -252,7 +252,7 @@ def _as_partition(p: Any) -> _Partition:
 
 
 def _as_splits_dtype(d: Any) -> np.dtype:
-    name = getattr(d, "name", None) if type(d).__module__.startswith("tensorflow") else None
+    name = getattr(d, "name", None) if type(d).__module__.startswith(("tensorflow", "tfrx")) else None
     try:
         nd = np.dtype(name or d)
     except TypeError:
