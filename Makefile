@@ -4,7 +4,7 @@ PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
 
-.PHONY: dev test clean build-deps
+.PHONY: dev test lint clean build-deps
 
 # What `make dev` needs besides a C++17 compiler: nanobind in $(PYTHON), cmake and ninja on PATH.
 # Checked first so that a fresh venv gets the command to run instead of a CMake error.
@@ -28,6 +28,9 @@ dev: build-deps
 
 test: dev
 	PYTHONPATH=src $(PYTHON) -m pytest -q
+
+lint:
+	$(PYTHON) -m ruff check src tests benchmarks examples fuzz
 
 clean:
 	rm -rf $(BUILD) src/tfrx/_native*.so src/tfrx/_native.pyi

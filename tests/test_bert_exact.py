@@ -243,8 +243,8 @@ def test_cerebras_command_line_names(tmp_path):
 
 
 def test_read_finds_the_metadata_from_a_glob(tmp_path):
-    r = create_pretraining_data(GOLDEN / "corpus_a.txt", VOCAB, str(tmp_path / "d"), num_shards=2, max_seq_length=24,
-                                max_predictions_per_seq=3, dupe_factor=1, mlm_only=True)
+    create_pretraining_data(GOLDEN / "corpus_a.txt", VOCAB, str(tmp_path / "d"), num_shards=2, max_seq_length=24,
+                            max_predictions_per_seq=3, dupe_factor=1, mlm_only=True)
     batch = next(iter(read(str(tmp_path / "d.tfrecord-*"), batch_size=4)))
     assert batch["input_ids"].shape == (4, 24) and batch["masked_lm_ids"].shape == (4, 3)
     assert "segment_ids" not in batch

@@ -63,7 +63,7 @@ def test_torch_training_steps(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
 
-    paths = _write(tfrx, tmp_path)  # tfrx's writer and tf.train messages: TensorFlow never loads beside torch
+    _write(tfrx, tmp_path)  # tfrx's writer and tf.train messages: TensorFlow never loads beside torch
     ds = (
         TFRecordDataset(tfrx.data.Dataset.list_files(str(tmp_path / "train-*.tfrecord"), seed=0))
         .shuffle(64, seed=0)

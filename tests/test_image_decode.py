@@ -15,6 +15,7 @@ PIL_Image = pytest.importorskip("PIL.Image")
 
 import tfrx  # noqa: E402
 from tfrx import image as timg  # noqa: E402
+from tfrx.image import _common as image_common  # noqa: E402
 from tfrx.errors import DecodeError  # noqa: E402
 
 RNG = np.random.default_rng(20240601)
@@ -234,7 +235,7 @@ def test_decode_jpeg_try_recover_truncated(tf):
 
 
 def test_decode_jpeg_pillow_fallback_within_tolerance(tf, monkeypatch):
-    monkeypatch.setitem(timg._modules, "simplejpeg", None)
+    monkeypatch.setitem(image_common._modules, "simplejpeg", None)
     assert timg.jpeg_backend() == "pillow"
     for channels in (0, 1, 3):
         expected = tf.io.decode_jpeg(JPEG_RGB, channels=channels).numpy()

@@ -355,7 +355,7 @@ def test_unusual_sequence_encodings(record, context, sequence, expected):
 
 
 @pytest.mark.parametrize("record,context,sequence,expected", UNUSUAL_SEQUENCES)
-def test_unusual_sequence_encodings_match_tensorflow(tf, record, context, sequence, expected):
+def test_listed_unusual_sequence_encodings_match_tensorflow(tf, record, context, sequence, expected):
     check_sequence(tf, [record], context, sequence)
 
 

@@ -33,7 +33,7 @@ on first use, never by ``import tfrx``.
 
 from __future__ import annotations
 
-from tfrx.image._common import _modules, image_format, jpeg_backend
+from tfrx.image._common import image_format, jpeg_backend
 from tfrx.image._decode import decode_batch, decode_image
 from tfrx.image._dtype import convert_image_dtype, normalize, per_image_standardization, rgb_to_grayscale
 from tfrx.image._formats import decode_bmp, decode_gif, decode_webp

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
