@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 
+import os
+
 import numpy as np
 import pytest
 
@@ -42,6 +44,7 @@ def test_load_index_rebuilds_over_a_cached_index_with_an_absurd_size(tmp_path):
     path = tmp_path / "data.tfrecord"
     tfrx.write_records(path, [b"a", b"bc"])
     cached = index_mod.default_index_path(str(path))
+    os.makedirs(os.path.dirname(cached), exist_ok=True)  # the .tfrx/ folder beside the data
     with open(cached, "wb") as f:
         f.write(_tfrx_index([0], 2**64 - 1))
     index = tfrx.load_index(path)
