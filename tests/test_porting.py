@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import tfrx
+
 HERE = Path(__file__).parent
 SCRIPTS = sorted((HERE / "porting").glob("*.py"))
 GOLDEN = HERE / "golden" / "porting"
@@ -37,7 +39,7 @@ def run_script(script: Path, tmp: Path, *, with_tfrx: bool) -> dict:
     workdir.mkdir()
     out = tmp / f"{source.stem}.pickle"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
-    src = str(HERE.parent / "src")
+    src = str(Path(tfrx.__file__).resolve().parent.parent)  # the tfrx under test, installed or built in place
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run([sys.executable, str(source), str(out), str(workdir)], env=env, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, f"{source.name} failed:\n{proc.stderr[-4000:]}"

@@ -53,7 +53,7 @@ def test_importing_the_namespace_imports_no_framework_or_optional_package():
         "import sys, tfrx, tfrx.tf as tf; tf.io.parse_single_example; tf.image.resize_with_crop_or_pad; "
         "print(sorted(m for m in ('tensorflow', 'torch', 'jax', 'PIL', 'simplejpeg', 'fsspec') if m in sys.modules))"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent.parent / "src"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip() == "[]"
     assert "tfrx.tf" not in subprocess.run([sys.executable, "-c", "import sys, tfrx; print(list(sys.modules))"], capture_output=True, text=True, env=env, check=True).stdout
@@ -292,7 +292,7 @@ def test_random_crop_and_flip_draw_valid_reproducible_sequences():
     assert all(np.array_equal(f, img) or np.array_equal(f, img[:, ::-1]) for f in flips)
     assert 5 < flipped < 35
     code = "import numpy as np, tfrx.tf as tf; img = np.arange(48).reshape(6, 8, 1); print([tf.image.random_crop(img, [3, 3, 1], seed=3)[0, 0, 0] for _ in range(5)])"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent.parent / "src"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout for _ in range(2)}
     assert len(runs) == 1, "a seed gives the same sequence in a new process"
     with pytest.raises(ValueError, match="within the shape"):
