@@ -258,6 +258,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     data, failure = _interpreter.reports_for(item.nodeid)
     for d in data:
         report = config.hook.pytest_report_from_serializable(config=config, data=d)
+        if isinstance(report.longrepr, list):  # a skip's (path, line, reason): JSON made the tuple a list
+            report.longrepr = tuple(report.longrepr)
         item.ihook.pytest_runtest_logreport(report=report)
     if failure is not None and not any(d.get("when") == "call" or d.get("outcome") != "passed" for d in data):
         report = pytest.TestReport(
