@@ -30,22 +30,13 @@ from typing import Any
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from tfrx.train._descriptors import PACKAGE as _PACKAGE
+from tfrx.train._descriptors import _field
+
 __all__ = ["Events", "Scalar", "Histogram", "Image", "Audio", "Text", "Tensor", "read", "decode_event", "is_event_file"]
 
-_PACKAGE = "tfrx"
 _FILE = "tfrx/proto/event.proto"
 _F = descriptor_pb2.FieldDescriptorProto
-
-
-def _field(message, name, number, ftype, *, label=_F.LABEL_OPTIONAL, type_name=None, oneof=None, packed=None):
-    f = message.field.add(name=name, number=number, type=ftype, label=label)
-    if type_name is not None:
-        f.type_name = f".{_PACKAGE}.{type_name}"
-    if oneof is not None:
-        f.oneof_index = oneof
-    if packed is not None:
-        f.options.packed = packed
-    return f
 
 
 def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:

@@ -386,19 +386,6 @@ def _fsync_path(path: str) -> None:
         os.close(fd)
 
 
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _index_builder():
     import tfrx
 
