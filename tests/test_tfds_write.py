@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from tfds_write_cases import examples, features
+from tfds_write_cases import examples, expected, features
 
 import tfrx.tfds as tt
 
@@ -56,6 +56,9 @@ def test_write_then_read_every_connector(tmp_path):
                 _eq(ex[k], want[k], k)
             c = ex["seq_dict"]
             assert list(c["c"]) == [s["c"] for s in want["seq_dict"]] and c["a"].dtype == np.int32
+            for k in ("audio_wav", "audio_lazy"):  # WAV files: their samples, in the feature's dtype
+                assert ex[k].dtype == expected(want)[k].dtype
+                _eq(ex[k], expected(want)[k], k)
 
 
 def test_written_features_json_is_tfds_layout(tmp_path):

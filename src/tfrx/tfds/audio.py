@@ -92,13 +92,23 @@ def _set_channels(samples: np.ndarray, channels: int) -> np.ndarray:
 
 
 def _read_soundfile(data: bytes, file_format: str | None) -> np.ndarray:
+    """Samples at the file's own bit depth (what pydub's samples are), widened as pydub widens 8 and 24 bits."""
     try:
         import soundfile
     except ImportError:
         raise ImportError(f"decoding {file_format or 'non-WAV'} audio needs the soundfile package: "
                           "pip install 'tfrx[audio]'") from None
-    samples, _ = soundfile.read(io.BytesIO(data), dtype="int32", always_2d=True,
-                                format=file_format.upper() if file_format else None)
+    try:
+        with soundfile.SoundFile(io.BytesIO(data)) as f:
+            subtype = f.subtype
+            wide = subtype in ("PCM_24", "PCM_32")
+            samples = f.read(dtype="int32" if wide else "int16", always_2d=True).astype(np.int32)
+    except (RuntimeError, soundfile.LibsndfileError) as e:  # libsndfile: unknown or damaged file
+        raise ValueError(f"not a readable {file_format or 'audio'} file ({e})") from None
+    if subtype in ("PCM_S8", "PCM_U8"):
+        return samples >> 8
+    if subtype == "PCM_24":  # libsndfile gives x << 8; pydub x * 256 plus 255 when negative
+        return samples + np.where(samples < 0, 255, 0).astype(np.int32)
     return samples
 
 
