@@ -1,4 +1,4 @@
-"""A TFDS directory into PyTorch through tfrx: exactly once across ranks and workers, map-style access."""
+"""A TFDS directory into PyTorch (exactly once across ranks and workers, map-style access), Grain and JAX."""
 
 from __future__ import annotations
 
@@ -47,3 +47,14 @@ def test_grain_random_access(tmp_path):
     got = [ex for b in ds for ex in b]
     assert len(got) == len(src) and all(g["video"].dtype == np.uint8 for g in got)
     np.testing.assert_array_equal(got[3]["rgb"], src[3]["rgb"])
+
+
+def test_into_jax(tmp_path):
+    """The tabular golden set into JAX arrays through the pipeline's to_jax()."""
+    jax = pytest.importorskip("jax")
+    ds = tt.load(golden_dir("tfrx_tensors"), split="train", cache_dir=str(tmp_path))
+    batches = list(ds.map(lambda ex: {"f32": ex["f32"], "label": ex["label"]}).batch(3).to_jax())
+    assert [b["label"].shape[0] for b in batches] == [3, 3, 1]
+    assert isinstance(batches[0]["f32"], jax.Array) and batches[0]["f32"].shape == (3, 2, 3)
+    want = [ex["label"] for ex in tt.builder(golden_dir("tfrx_tensors")).as_data_source("train", cache_dir=str(tmp_path))]
+    assert [int(x) for b in batches for x in b["label"]] == [int(x) for x in want]

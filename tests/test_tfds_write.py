@@ -76,6 +76,8 @@ def test_written_features_json_is_tfds_layout(tmp_path):
 def test_write_rejects_bad_values(tmp_path):
     with pytest.raises(ValueError, match="'b' missing"):
         tt.write(tmp_path / "y" / "1.0.0", features={"a": np.int64, "b": np.int64}, splits={"train": [{"a": 1}]})
+    with pytest.raises(ValueError, match=r"class label 5 is outside \[-1, 5\)"):
+        tt.write(tmp_path / "n" / "1.0.0", features={"l": tt.ClassLabel(num_classes=5)}, splits={"train": [{"l": 5}]})
     with pytest.raises(ValueError, match="unknown label 'z'"):
         tt.write(tmp_path / "z" / "1.0.0", features={"l": tt.ClassLabel(names=["a"])}, splits={"train": [{"l": "z"}]})
 

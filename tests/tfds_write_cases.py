@@ -79,7 +79,7 @@ def examples(seed: int, n: int):
             "enc_bytes": rng.normal(size=(2, 2)),
             "enc_zlib": rng.integers(-300, 300, size=(k, 3)).astype(np.int16),
             "label": ["cat", "dog", "bird"][i % 3],
-            "label_n": i % 5,
+            "label_n": i % 5 if i != 2 else -1,  # -1: no label
             "text": "héllo " * (i % 3),
             "translation": {"de": f"hallo {i}", "en": f"hello {i}"},
             "tvl": {"en": [f"a{i}", "b"], "de": f"c{i}"} if i % 2 else {"fr": "d"},

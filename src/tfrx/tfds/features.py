@@ -379,10 +379,13 @@ class ClassLabel(Tensor):
         super()._encode(self._ints(value), key, out, seq)
 
     def _ints(self, value):
-        if isinstance(value, str):
-            return self.str2int(value)
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (str, bytes)):
+            return self.str2int(value.decode() if isinstance(value, bytes) else value)
+        if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value):
             return [self._ints(v) for v in value]
+        n = self.num_classes
+        if n is not None and not -1 <= int(value) < n:  # -1: no label, as TFDS allows
+            raise ValueError(f"class label {int(value)} is outside [-1, {n}) (num_classes={n})")
         return value
 
 
