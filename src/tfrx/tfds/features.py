@@ -407,13 +407,18 @@ class Image(Feature):
         return f"Image(shape={_shape_str(self.shape)}, dtype={self.dtype.name})"
 
     def decode_bytes(self, data: bytes) -> np.ndarray:
+        return self.decode_many([data])[0]
+
+    def decode_many(self, items: list) -> list:
+        """Encoded images decoded on tfrx.image's thread pool (one call for a block's images)."""
         from tfrx.image import decode_image
 
-        channels = self.shape[-1] or 0
+        if not items:
+            return []
         if self.dtype == np.float32:
-            img = np.ascontiguousarray(decode_image(data, channels=4, dtype=np.uint8))
-            return img.view("<f4").astype(np.float32, copy=False)
-        return np.asarray(decode_image(data, channels=channels, dtype=self.dtype))
+            return [np.ascontiguousarray(img).view("<f4").astype(np.float32, copy=False)
+                    for img in decode_image(items, channels=4, dtype=np.uint8)]
+        return [np.asarray(img) for img in decode_image(items, channels=self.shape[-1] or 0, dtype=self.dtype)]
 
     def _spec(self, key: str, seq: tuple, out: dict) -> None:
         out[key] = _bytes_spec(seq)
@@ -423,15 +428,20 @@ class Image(Feature):
         if key in b.skip:
             return rows
         if not seq:
-            return [self._decode_item(b, i, key, v) for i, v in enumerate(rows)]
-        return [_stack([self._decode_item(b, i, key, v) for v in vals], self.shape, self.dtype)
-                for i, vals in enumerate(rows)]
+            return self._decode_all(b, key, list(rows), np.arange(b.n))
+        counts = [len(vals) for vals in rows]
+        owner = np.repeat(np.arange(b.n), counts)
+        flat = self._decode_all(b, key, [v for vals in rows for v in vals], owner)
+        ends = np.cumsum(counts)
+        return [_stack(flat[e - n:e], self.shape, self.dtype) for n, e in zip(counts, ends)]
 
-    def _decode_item(self, b: _Block, i: int, key: str, data: bytes) -> np.ndarray:
+    def _decode_all(self, b: _Block, key: str, items: list, owner: np.ndarray) -> list:
         try:
-            return self.decode_bytes(data)
+            return self.decode_many(items)
         except TfrxError as e:
-            raise type(e)(f"{b.where(i)}: image feature {key!r}: {e}") from None
+            k = getattr(e, "record_index", None)
+            where = b.where(int(owner[k])) if k is not None and 0 <= k < len(owner) else "a record of the block"
+            raise type(e)(f"{where}: image feature {key!r}: {e}") from None
 
     def _encode(self, value, key, out, seq):
         if len(seq) > 1:
