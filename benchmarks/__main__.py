@@ -1,11 +1,11 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,tfds,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workers, workloads, write
+from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, tfds, workers, workloads, write
 from benchmarks import ray as ray_data
 from benchmarks.report import header, table
 
@@ -21,9 +21,10 @@ SUITES = {
     "remote": remote.run,
     "ray": ray_data.run,
     "workers": workers.run,
+    "tfds": tfds.run,
 }
 # Suites whose results read better in their own table.
-TABLES = {"remote": remote.remote_table}
+TABLES = {"remote": remote.remote_table, "tfds": tfds.render}
 
 
 def main(argv=None) -> int:

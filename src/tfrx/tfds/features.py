@@ -389,8 +389,22 @@ class ClassLabel(Tensor):
         return value
 
 
+class _Encoded(Feature):
+    """A connector stored as one encoded ``bytes`` per value (image, audio file), decoded by ``_decode_rows``."""
+
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        out[key] = _bytes_spec(seq)
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        rows = _byte_rows(b, key, seq)
+        return rows if key in b.skip else self._decode_rows(b, key, seq, rows)
+
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
+        raise NotImplementedError
+
+
 @dataclasses.dataclass
-class Image(Feature):
+class Image(_Encoded):
     """``tfds.features.Image``: PNG/JPEG bytes decoded to (h, w, c) uint8/uint16, float32 via 4-channel PNG."""
 
     shape: tuple = (None, None, 3)
@@ -420,13 +434,7 @@ class Image(Feature):
                     for img in decode_image(items, channels=4, dtype=np.uint8)]
         return [np.asarray(img) for img in decode_image(items, channels=self.shape[-1] or 0, dtype=self.dtype)]
 
-    def _spec(self, key: str, seq: tuple, out: dict) -> None:
-        out[key] = _bytes_spec(seq)
-
-    def _decode_batch(self, b: _Block, key: str, seq: tuple):
-        rows = _byte_rows(b, key, seq)
-        if key in b.skip:
-            return rows
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
         if not seq:
             return self._decode_all(b, key, list(rows), np.arange(b.n))
         counts = [len(vals) for vals in rows]
@@ -489,7 +497,7 @@ def _audio_json(shape, dtype, file_format, sample_rate, encoding: str, lazy: boo
 
 
 @dataclasses.dataclass
-class AudioFile(Feature):
+class AudioFile(_Encoded):
     """``tfds.features.Audio(lazy_decode=True)``: the audio file's bytes, decoded to samples when read."""
 
     shape: tuple = (None,)
@@ -511,13 +519,7 @@ class AudioFile(Feature):
 
         return audio.decode(data, self.file_format, _channels(self.shape), self.dtype)
 
-    def _spec(self, key: str, seq: tuple, out: dict) -> None:
-        out[key] = _bytes_spec(seq)
-
-    def _decode_batch(self, b: _Block, key: str, seq: tuple):
-        rows = _byte_rows(b, key, seq)
-        if key in b.skip:
-            return rows
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
         if not seq:
             return [self._decode_item(b, i, key, v) for i, v in enumerate(rows)]
         return [[self._decode_item(b, i, key, v) for v in vals] for i, vals in enumerate(rows)]
