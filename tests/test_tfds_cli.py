@@ -52,6 +52,9 @@ def test_preview_uses_label_names(capsys, tmp_path):
     png = tmp_path / "grid.png"
     status, _, err = _run(capsys, "preview", golden_dir("tfrx_images"), "-o", str(png), "-n", "4")
     assert status == 0 and png.stat().st_size > 0 and "labels from 'label'" in err
+    shard = os.path.join(golden_dir("tfrx_images"), "tfrx_images-validation.tfrecord-00000-of-00001")
+    status, _, err = _run(capsys, "preview", shard, "-o", str(tmp_path / "shard.png"))
+    assert status == 0 and "3 images" in err and "labels from 'label'" in err
 
 
 def test_raw_inspect_and_plain_files_are_unchanged(capsys, tmp_path):

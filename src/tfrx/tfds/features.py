@@ -8,8 +8,11 @@ kinds ``Scalar``, ``ClassLabel``, ``Text``, ``BBoxFeature``, ``Audio``),
 written (:func:`from_json`): the proto JSON ``{"pythonClassName": ...,
 "featuresDict": ...}`` and the older ``{"type": ..., "content": ...}``.
 
-Decoding follows TFDS's ``example_parser``/``decode_example`` semantics: values
-are stored as int64 (integers and bools), float32 (all floats, float64 included:
+Decoding (:class:`Decoder`) parses a block of records with one native
+``ExampleParser`` call, from one spec built from the feature tree
+(:func:`batch_spec`); each connector then turns the block's columns into its
+per-record values. It follows TFDS's ``example_parser``/``decode_example``
+semantics: values are stored as int64 (integers and bools), float32 (all floats, float64 included:
 it is widened back after float32 rounding, as TFDS does) or bytes; a shape
 with one unknown dimension is a flat list reshaped; nested sequences of
 unknown length use ``<key>/ragged_flat_values`` + ``<key>/ragged_row_lengths_<k>``;
