@@ -277,3 +277,28 @@ def test_bad_image_names_its_record(tmp_path):
         src[[0, 1]]
     with pytest.raises(TfrxError, match=r"record 2 at byte \d+ .*image feature 'frames'"):
         src[2]
+
+
+def test_decoding_parses_blocks_natively(tmp_path, monkeypatch):
+    """One ExampleParser call per block read, from one spec; no per-record schema-less decoding."""
+    import tfrx.codec
+    from tfrx.parsing import ExampleParser
+
+    calls = []
+    parse = ExampleParser.parse
+
+    def counting(self, records, **kw):
+        calls.append(len(records))
+        return parse(self, records, **kw)
+
+    def forbidden(*a, **k):
+        raise AssertionError("decode_example called")
+
+    monkeypatch.setattr(ExampleParser, "parse", counting)
+    monkeypatch.setattr(tfrx.codec, "decode_example", forbidden)
+    b = tt.builder(golden_dir("tfrx_tensors"))
+    ds = b.as_dataset("train+test", block_size=4, cache_dir=str(tmp_path))
+    assert len(list(ds)) == 11
+    assert calls == [4, 3, 1, 3]  # blocks of 4 positions; the one spanning train and test is read per split
+    calls.clear()
+    assert len(b.as_data_source("train", cache_dir=str(tmp_path))[[6, 0, 3]]) == 3 and calls == [3]
