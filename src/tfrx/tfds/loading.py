@@ -245,12 +245,9 @@ class _Dirs:
             from tfrx.io.paths import url_to_fs
 
             self._fs, _ = url_to_fs(path, storage_options)
-            self._storage_options = storage_options
 
     def _fs_path(self, path: str) -> str:
-        from tfrx.io.paths import url_to_fs
-
-        return url_to_fs(path, self._storage_options)[1]
+        return self._fs._strip_protocol(path)
 
     def join(self, path: str, name: str) -> str:
         return path.rstrip("/") + "/" + name if self.remote else os.path.join(path, name)
