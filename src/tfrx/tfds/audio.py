@@ -103,7 +103,7 @@ def _read_soundfile(data: bytes, file_format: str | None) -> np.ndarray:
             subtype = f.subtype
             wide = subtype in ("PCM_24", "PCM_32")
             samples = f.read(dtype="int32" if wide else "int16", always_2d=True).astype(np.int32)
-    except (RuntimeError, soundfile.LibsndfileError) as e:  # libsndfile: unknown or damaged file
+    except RuntimeError as e:  # soundfile.LibsndfileError: an unknown or damaged file
         raise ValueError(f"not a readable {file_format or 'audio'} file ({e})") from None
     if subtype in ("PCM_S8", "PCM_U8"):
         return samples >> 8
