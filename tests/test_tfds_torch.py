@@ -31,7 +31,8 @@ def test_every_example_once_across_ranks_and_workers(workers, tmp_path):
 
 def test_map_style_dataset_in_a_dataloader(tmp_path):
     src = tt.builder(golden_dir("dummy_mnist")).as_data_source("test", cache_dir=str(tmp_path))
-    loader = torch.utils.data.DataLoader(src, batch_size=5, shuffle=True, num_workers=2,
+    src[[0, 1]]  # images decoded on tfrx.image's thread pool before the workers fork: they need their own
+    loader = torch.utils.data.DataLoader(src, batch_size=5, shuffle=True, num_workers=2, timeout=300,
                                          generator=torch.Generator().manual_seed(0))
     n = 0
     for batch in loader:

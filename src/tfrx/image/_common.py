@@ -120,6 +120,18 @@ def _pool(num_threads: int) -> ThreadPoolExecutor:
         return pool
 
 
+def _forget_pools_in_child() -> None:
+    # A forked child (a DataLoader worker) inherits the pools but not their threads:
+    # work submitted to them would wait forever. It starts its own on first use.
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_in_child)
+
+
 def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
     threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
     threads = min(threads, len(items))
