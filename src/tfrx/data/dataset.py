@@ -14,10 +14,11 @@ module never imports them.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
+
+from tfrx import cores
 
 __all__ = [
     "AUTOTUNE",
@@ -40,11 +41,8 @@ UNKNOWN_CARDINALITY = -2
 
 
 def usable_cores() -> int:
-    """Cores this process may run on (affinity-aware), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return max(1, os.cpu_count() or 1)
+    """Cores this process's threads may use (see :mod:`tfrx.cores`), at least 1."""
+    return cores.usable_cores()
 
 
 def resolve_parallelism(n: int | None) -> int:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from tfrx.cores import usable_cores
 from tfrx.errors import DecodeError
 
 _lock = threading.Lock()
@@ -104,13 +104,6 @@ def _describe(data: Any) -> str:
 _pools: dict[int, ThreadPoolExecutor] = {}
 
 
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def _pool(num_threads: int) -> ThreadPoolExecutor:
     with _lock:
         pool = _pools.get(num_threads)
@@ -121,7 +114,7 @@ def _pool(num_threads: int) -> ThreadPoolExecutor:
 
 
 def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
-    threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
+    threads = usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
     threads = min(threads, len(items))
     if threads <= 1:
         results = []

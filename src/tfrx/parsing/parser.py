@@ -10,7 +10,6 @@ and :class:`RaggedArray`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from tfrx import _native
 from tfrx import dtypes as _dt
+from tfrx.cores import usable_cores
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
 from tfrx.parsing.arrays import RaggedArray, SparseArray
@@ -49,10 +49,7 @@ _MALFORMED, _MISSING, _KIND, _COUNT, _MULTIPLE = 1, 2, 3, 4, 5
 
 
 def default_num_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cores()
 
 
 def _object_array(items: list) -> np.ndarray:
