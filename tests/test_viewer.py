@@ -89,6 +89,9 @@ class _Served:
         self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+        deadline = time.monotonic() + 60
+        while self.json("/api/info").get("status") == "indexing" and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def get(self, path):
         try:
