@@ -116,6 +116,7 @@ class Filter:
         self.kinds: dict[str, str | None] = dict(kinds) if isinstance(kinds, dict) else {n: None for n in kinds}
         self.sequence_kinds: dict[str, str | None] = dict(sequence_kinds or {})
         self.names: list[str] = []
+        self._parsers: dict[bool, Any] = {}
         strings: list[str] = []
 
         def stash(m):  # string literals are kept out of the name substitutions
@@ -191,12 +192,19 @@ class Filter:
             out[name] = _Rows(name, "int64", np.zeros(0, np.int64), np.zeros(n + 1, np.int64))
         if not context and not lists:
             return out
-        cspec = {k: VarLenFeature(dtype[self._kind(k, False)]) for k in context}
+        parser = self._parsers.get(sequence)
+        if parser is None:  # built once per filter: the spec is validated and planned once
+            cspec = {k: VarLenFeature(dtype[self._kind(k, False)]) for k in context}
+            if sequence:
+                lspec = {k: VarLenFeature(dtype[self._kind(k, True)]) for k in lists}
+                parser = SequenceExampleParser(cspec or None, lspec or None, num_threads=1)
+            else:
+                parser = ExampleParser(cspec, num_threads=1)
+            self._parsers[sequence] = parser
         if sequence:
-            lspec = {k: VarLenFeature(dtype[self._kind(k, True)]) for k in lists}
-            parsed, parsed_lists, _ = SequenceExampleParser(cspec or None, lspec or None, num_threads=1).parse(records)
+            parsed, parsed_lists, _ = parser.parse(records)
         else:
-            parsed, parsed_lists = ExampleParser(cspec, num_threads=1).parse(records), {}
+            parsed, parsed_lists = parser.parse(records), {}
         for k in context:
             sp = parsed[k]
             out[k] = _Rows(k, self._kind(k, False), sp.values, sp.nested_row_splits[0])

@@ -160,6 +160,7 @@ class ViewerServer(ThreadingHTTPServer):
             "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size, "count": s.count,
                         "error": s.error} for s in src.shards],
             "total": total,
+            "stats_records": self.stats_records,
             "payload": schema["payload"],
             "schema": schema["code"],
             "features": schema["kinds"],
@@ -452,11 +453,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(paths, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, storage_options: dict | None = None,
-          stats_records: int = 10_000) -> None:
-    """Serves the viewer for ``paths`` until interrupted (Ctrl-C)."""
-    source = ViewSource(paths, storage_options=storage_options)
+          stats_records: int = 10_000, index_cache_dir: str | None = None) -> None:
+    """Serves the viewer for ``paths`` until interrupted (Ctrl-C).
+
+    The page opens at once; while missing record indexes are built it shows
+    their progress (and so does a bar on the terminal).
+    """
+    source = ViewSource(paths, storage_options=storage_options, index_cache_dir=index_cache_dir)
     server = ViewerServer(source, host, port, stats_records=stats_records)
     print(f"tfrx view: {len(source.shards)} file(s) at {server.url} (Ctrl-C to stop)", flush=True)
+    threading.Thread(target=_terminal_progress, args=(server,), daemon=True).start()
     if open_browser:
         import webbrowser
 
@@ -468,3 +474,17 @@ def serve(paths, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool =
     finally:
         server.server_close()
         source.close()
+
+
+def _terminal_progress(server: ViewerServer) -> None:
+    from tfrx.tools.progress import progress_bar
+
+    job = server.preparing
+    time.sleep(0.5)
+    if job.status != "running":
+        return
+    with progress_bar(job.size, desc="indexing", unit="B") as bar:
+        while job.status == "running":
+            bar.update(max(0, job.progress - bar.n))
+            time.sleep(0.2)
+        bar.update(max(0, job.progress - bar.n))
