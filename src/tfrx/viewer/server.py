@@ -154,7 +154,8 @@ class ViewerServer(ThreadingHTTPServer):
         self.require_ready()
         src = self.source
         total = src.total()
-        schema = self.schema()
+        schema = self.schema(sampled=False)
+        threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()  # the sample, for filters
         return {
             "status": "ready",
             "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size, "count": s.count,
@@ -167,33 +168,50 @@ class ViewerServer(ThreadingHTTPServer):
             "feature_lists": schema["sequence_kinds"],
         }
 
-    def schema(self) -> dict:
-        """The payload kinds, the inferred spec (as code) and each feature's kind, from the first records and a random sample."""
-        with self._lock:
-            if self._schema is None:
-                self._schema = self._infer()
-            return self._schema
+    def schema(self, *, sampled: bool = True) -> dict:
+        """The payload kinds, the inferred spec (as code) and each feature's kind.
 
-    def _infer(self) -> dict:
+        The page's first answer comes from the first 64 records; filters and
+        statistics use the kinds seen in those and in 256 records drawn at
+        random (features that appear only later in the files are found so;
+        reading the sample costs random reads, so it is not on the way to
+        the first page).
+        """
+        schema = self._schema
+        if schema is None or (sampled and not schema["sampled"]):
+            with self._lock:
+                if self._schema is None:
+                    self._schema = self._infer(sampled=False)
+                if sampled and not self._schema["sampled"]:
+                    self._schema = self._infer(sampled=True, first=self._schema)
+                schema = self._schema
+        return schema
+
+    def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
         from tfrx.cli.schema import python_code
         from tfrx.parsing import infer_features
 
         src = self.source
-        first = [r[3] for r in src.read(0, 64)]
-        payloads = sorted({record_view(r)["kind"] for r in first[:32]})
-        out = {"payload": payloads, "code": None, "kinds": {}, "sequence_kinds": None}
-        if not first or not payloads or "other" in payloads:
+        head = src.read(0, 64)
+        records = [r[3] for r in head]
+        payloads = first["payload"] if first else sorted({record_view(r)["kind"] for r in records[:32]})
+        out = {"payload": payloads, "code": first and first["code"], "kinds": {}, "sequence_kinds": None,
+               "sampled": sampled}
+        if not records or not payloads or "other" in payloads:
             return out
-        sequence = "SequenceExample" in payloads
-        seen = {n for n, *_ in src.read(0, 64)}
-        sample = [r[3] for r in src.read_numbers([n for n in src.sample_numbers(256, 0).tolist() if n not in seen])]
+        kind = "sequence" if "SequenceExample" in payloads else "example"
         try:
-            spec = infer_features(first + sample, max_records=None, kind="sequence" if sequence else "example")
-            out["code"] = python_code(infer_features(first, kind="sequence" if sequence else "example"))
+            if out["code"] is None:
+                out["code"] = python_code(infer_features(records, kind=kind))
+            if sampled:
+                seen = {r[0] for r in head}
+                picks = [n for n in src.sample_numbers(256, 0).tolist() if n not in seen]
+                records += [r[3] for r in src.read_numbers(picks)]
+            spec = infer_features(records, max_records=None, kind=kind)
         except Exception as e:
             out["code"] = f"# could not infer a spec: {e}"
             return out
-        context, lists = spec if sequence else (spec, None)
+        context, lists = spec if kind == "sequence" else (spec, None)
         out["kinds"] = {k: _kind_name(v) for k, v in sorted(context.items())}
         if lists is not None:
             out["sequence_kinds"] = {k: _kind_name(v) for k, v in sorted(lists.items())}
@@ -210,7 +228,7 @@ class ViewerServer(ThreadingHTTPServer):
         match, sequence = self._filter(expression)
         rows, n = [], start
         deadline = time.monotonic() + SCAN_SECONDS
-        for first, batch in self.source.batches(start, total, 1024):
+        for first, batch in self.source.batches(start, total, 256):  # small batches: the deadline is kept
             hits = match.matches(batch, sequence=sequence)
             n = first + len(batch)
             for j in np.flatnonzero(hits).tolist():
