@@ -1,5 +1,6 @@
 """The records a viewer shows: random access by global record number, without loading the files.
 
+A local TFDS dataset directory stands for its TFRecord shards.
 Uncompressed files (local or fsspec URLs) are read through their record
 indexes (``tfrx.RandomAccessDataset``; an index is built on first use, which
 reads the file once at the framing scanner's speed and is then kept beside
@@ -60,6 +61,23 @@ def _size(path: str) -> int | None:
         return None
 
 
+def _tfds_shards(paths):
+    """A local TFDS dataset directory (or one above its version) as its TFRecord shards; other paths as they are."""
+    import glob
+    import os
+
+    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
+        return paths
+    from tfrx.tfds.loading import _find_version_dir
+
+    folder = _find_version_dir(os.fspath(paths), None)
+    shards = sorted(glob.glob(os.path.join(glob.escape(folder), "*.tfrecord*")))
+    if not shards or not os.path.exists(os.path.join(folder, "dataset_info.json")):
+        raise FileNotFoundError(f"{os.fspath(paths)!r} is a directory but not a TFDS dataset (no dataset_info.json "
+                                "beside TFRecord shards); give the files or a glob")
+    return shards
+
+
 class ViewSource:
     """Records of a path, glob, list of them or URL, addressed by one global record number.
 
@@ -68,7 +86,7 @@ class ViewSource:
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
-        names = [source_name(p) or str(p) for p in expand_paths(paths, storage_options=storage_options)]
+        names = [source_name(p) or str(p) for p in expand_paths(_tfds_shards(paths), storage_options=storage_options)]
         if not names:
             raise FileNotFoundError(f"no TFRecord files match {paths!r}")
         self.storage_options = storage_options
@@ -83,6 +101,7 @@ class ViewSource:
         self._lock = threading.Lock()
         self._datasets: dict[int, object] = {}
         self._indexes: dict[int, object] = {}
+        self._count_lock = threading.RLock()
         self._cache_dir = index_cache_dir
 
     # ------------------------------------------------------------------ counts
@@ -117,6 +136,12 @@ class ViewSource:
     def count(self, k: int) -> int:
         """Records in shard ``k`` (building its index, or streaming it when compressed)."""
         shard = self.shards[k]
+        if shard.count is None:
+            with self._count_lock:  # one thread counts a file; the others wait for its count
+                self._count(shard, k)
+        return shard.count or 0
+
+    def _count(self, shard: Shard, k: int) -> None:
         if shard.count is None and shard.error is None:
             try:
                 if shard.compression:
@@ -134,7 +159,6 @@ class ViewSource:
                     shard.error = str(again)
             except OSError as e:
                 shard.error = str(e)
-        return shard.count or 0
 
     def total(self) -> int:
         return sum(self.count(k) for k in range(len(self.shards)))

@@ -32,13 +32,13 @@ _WHOLE = 64
 _DTYPES = {"int64": "int64", "float": "float32", "bytes": "string"}
 
 
-def _histogram(values: np.ndarray, scale: float = 1.0, lo=None, hi=None) -> dict | None:
+def _histogram(values: np.ndarray, scale: float = 1.0, lo=None, hi=None, *, integer: bool = False) -> dict | None:
     values = values[np.isfinite(values)] if values.dtype.kind == "f" else values
     if not values.size:
         return None
     lo = float(values.min()) if lo is None else lo
     hi = float(values.max()) if hi is None else hi
-    if values.dtype.kind in "iu" and hi - lo < BINS:
+    if (integer or values.dtype.kind in "iu") and hi - lo < BINS:
         edges = np.arange(lo, hi + 2, dtype=np.float64) - 0.5  # one bin per integer
     else:
         edges = np.linspace(lo, hi if hi > lo else lo + 1, BINS + 1)
@@ -129,7 +129,8 @@ class ColumnStats:
         if self.value_count or self.nan:
             scale = self.value_count / max(1, self._sample.size)
             d["values"] = {"min": self.value_min, "max": self.value_max, "mean": self.value_sum / max(1, self.value_count),
-                           "nan": self.nan, "histogram": _histogram(self._sample, scale, self.value_min, self.value_max)}
+                           "nan": self.nan, "histogram": _histogram(self._sample, scale, self.value_min, self.value_max,
+                                                                     integer=self.kind == "int64")}
         if self.top:
             d["top"] = [[_show(k) if isinstance(k, bytes) else k, c] for k, c in self.top.most_common(top_k)]
         if self.long_values:

@@ -81,7 +81,12 @@ function cell(c, rec, name, big) {
         if ((it.t === "image" || it.t === "raw_image") && rec) {
           const box = el("span", { class: big ? "big" : "thumb" });
           box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name, class: "media" }));
-          if (rec.boxes && rec.boxes.length && k === 0) box.append(boxesSvg(rec.boxes));
+          if (rec.boxes && rec.boxes.length && k === 0) {
+            box.append(boxesSvg(rec.boxes));
+            for (const b of rec.boxes) {
+              if (b.label) box.append(el("span", { class: "box-label", style: `left:${100 * b.xmin}%;top:${100 * b.ymin}%` }, b.label));
+            }
+          }
           wrap.append(box);
         } else if (it.t === "audio" && rec) {
           wrap.append(el("audio", { controls: "", preload: "none", src: mediaUrl(rec.n, name, it.j) }));
@@ -250,7 +255,7 @@ function histogram(h, title) {
 }
 
 function renderStats(s) {
-  const t = el("table", { id: "stats-table" }, el("tr", {}, ...["feature", "present", "kinds", "values per record", "", "min", "max", "mean", "values", "top values"].map((h) => el("th", {}, h))));
+  const t = el("table", { id: "stats-table" }, el("tr", {}, ...["feature", "present", "kinds", "values per record", "lengths", "min", "max", "mean", "values", "top values"].map((h) => el("th", {}, h))));
   const rows = [...(s.features || []), ...(s.feature_lists || []).map((f) => ({ ...f, name: f.name + " (list)" }))];
   for (const f of rows) {
     const v = f.values || {};
@@ -261,7 +266,8 @@ function renderStats(s) {
     t.append(el("tr", { "data-feature": f.name }, el("td", {}, f.name),
       el("td", { title: `${pct.toFixed(1)}% of records` }, el("span", { class: "bar", style: `width:${pct * 0.6}px` }), ` ${f.present}`),
       el("td", {}, f.kind || ""), el("td", {}, nv + steps), el("td", {}, histogram(f.num_values && f.num_values.histogram, "values per record")),
-      el("td", { class: "num" }, v.min ?? ""), el("td", { class: "num" }, v.max ?? ""),
+      el("td", { class: "num" }, v.min !== undefined && v.min !== null ? fmtNum(v.min) : ""),
+      el("td", { class: "num" }, v.max !== undefined && v.max !== null ? fmtNum(v.max) : ""),
       el("td", { class: "num" }, v.mean !== undefined && v.mean !== null ? fmtNum(v.mean) : ""),
       el("td", {}, histogram(v.histogram, "values")), el("td", {}, top + (f.long_values ? ` (${f.long_values} values over 64 bytes not counted)` : ""))));
   }
