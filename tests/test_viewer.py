@@ -38,8 +38,15 @@ def _png(color, size=(96, 64)) -> bytes:
     return out.getvalue()
 
 
-def _detection_records(n=30):
-    """Object Detection API layout: an image, its boxes and their class names."""
+def _mask(size=(96, 64)) -> bytes:
+    w, h = size
+    out = io.BytesIO()
+    PIL.fromarray(np.where(np.mgrid[0:h, 0:w][1] < w // 2, 255, 0).astype(np.uint8)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _detection_records(n=30, masks=False):
+    """Object Detection API layout: an image, its boxes and their class names (and masks, one a box)."""
     rng = np.random.default_rng(0)
     rows = []
     for i in range(n):
@@ -54,7 +61,8 @@ def _detection_records(n=30):
             "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
             "label": i % 5,
             "score": rng.normal(size=20).astype(np.float32),
-        }, kinds={"image/object/class/text": "bytes"}).SerializeToString())
+            **({"image/object/mask": [_mask() for _ in range(k)]} if masks else {}),
+        }, kinds={"image/object/class/text": "bytes", "image/object/mask": "bytes"}).SerializeToString())
     return rows
 
 

@@ -254,7 +254,7 @@ def test_other_payloads_show_what_they_are(browser, corpus_dir, tmp_path):
 
 
 def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_path):
-    records = _detection_records(60)
+    records = _detection_records(60, masks=True)
     with tfrx.TFRecordWriter(str(tmp_path / "det-00000-of-00001.tfrecord")) as w:
         w.write_many(records)
     with _served(str(tmp_path / "det-00000-of-00001.tfrecord"), tmp_path) as server:
@@ -269,6 +269,10 @@ def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_
         for n in expected:
             rects = browser.execute_script(f"return document.querySelector('#table tbody tr[data-n=\"{n}\"]').querySelectorAll('svg rect').length")
             assert rects == n % 4
+        browser.find_element(By.CSS_SELECTOR, f'#table tbody tr[data-n="{expected[0]}"]').click()
+        _wait(browser, lambda d: d.execute_script(
+            "const m = [...document.querySelectorAll('#detail .big img.mask')];"
+            "return m.length === arguments[0] && m.every(x => x.complete && x.naturalWidth > 0)", expected[0] % 4))
         parquet = _get(browser.find_element(By.ID, "export-parquet").get_attribute("href"))
         pq = pytest.importorskip("pyarrow.parquet")
         assert pq.read_table(io.BytesIO(parquet)).column("label").to_pylist() == [[2]] * len(expected)

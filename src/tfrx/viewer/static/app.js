@@ -81,7 +81,14 @@ function cell(c, rec, name, big) {
         if ((it.t === "image" || it.t === "raw_image") && rec) {
           const box = el("span", { class: big ? "big" : "thumb" });
           box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name, class: "media" }));
-          if (rec.boxes && rec.boxes.length && k === 0) {
+          const masks = (rec.features || {})["image/object/mask"];
+          if (big && k === 0 && name !== "image/object/mask" && masks && masks.items) {
+            // The Object Detection API's instance masks (one PNG a box) laid over the image.
+            for (const m of masks.items.filter((x) => x.t === "image" || x.t === "raw_image")) {
+              box.append(el("img", { class: "mask", src: mediaUrl(rec.n, "image/object/mask", m.j), alt: "mask" }));
+            }
+          }
+          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask") {
             box.append(boxesSvg(rec.boxes));
             for (const b of rec.boxes) {
               if (b.label) box.append(el("span", { class: "box-label", style: `left:${100 * b.xmin}%;top:${100 * b.ymin}%` }, b.label));
