@@ -76,7 +76,7 @@ def _numbers(driver):
 
 
 def _wait(driver, condition, timeout=WAIT):
-    WebDriverWait(driver, timeout).until(lambda d: condition(d))
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d))
 
 
 def _wait_rows(driver, first):
@@ -281,3 +281,35 @@ def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_
         row = browser.find_element(By.CSS_SELECTOR, '#stats-table tr[data-feature="image/object/bbox/xmin"]')
         assert row.find_elements(By.TAG_NAME, "td")[1].text.strip() == str(sum(1 for i in range(60) if i % 4))
         _shot(browser, "viewer-stats.png")
+
+
+def test_every_corpus_file_shows_its_records_schema_statistics_and_damage(browser, corpus_dir, tmp_path):
+    names = sorted(p.name for p in corpus_dir.iterdir() if p.name != "SOURCES.tsv")
+    for name in names:
+        folder = tmp_path / name
+        folder.mkdir()
+        path = _copy(corpus_dir, name, folder)
+        (check,) = verify_files(str(path))
+        with _served(str(path), folder) as server:
+            browser.get(server.url)
+            _wait(browser, lambda d: "records" in d.find_element(By.ID, "status").text
+                  or "error" in d.find_element(By.ID, "status").get_attribute("class"))
+            summary = browser.find_element(By.ID, "summary").text
+            assert f"{check.records:,} records" in summary, (name, summary)
+            if check.records:
+                assert _numbers(browser) == list(range(min(25, check.records))), name
+            payload = server.schema(sampled=False)["payload"]
+            _tab(browser, "schema")
+            schema = browser.find_element(By.ID, "schema-code").text
+            assert ("tfrx." in schema) if payload in (["Example"], ["SequenceExample"]) else schema.startswith("#"), name
+            _tab(browser, "stats")
+            _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text
+                  or d.find_elements(By.CSS_SELECTOR, "#stats-body .error"))
+            if payload in (["Example"], ["SequenceExample"]):
+                assert f"{min(check.records, 10_000):,} records read" in browser.find_element(By.ID, "stats-body").text, name
+            _tab(browser, "health")
+            _wait(browser, lambda d: d.find_elements(By.ID, "health-table"))
+            damage = len(browser.find_elements(By.CSS_SELECTOR, "#health-table tr.damage"))
+            assert damage == len(check.errors), name
+            assert ("damaged file" in browser.find_element(By.ID, "health-body").text) == (not check.ok), name
+            _tab(browser, "records")

@@ -237,7 +237,7 @@ async function poll(path, render, target) {
     if (s.status === "cancelled") return;
     const of = s.target ? ` of ${s.target.toLocaleString()}` : (s.size ? ` of ${s.size.toLocaleString()}` : "");
     target.replaceChildren(el("p", { class: "progress" }, `working... ${s.progress.toLocaleString()}${of} records`));
-    state.polling = setTimeout(() => poll(path, render, target), 400);
+    state.polling = setTimeout(() => poll(path, render, target), 250);
   } catch (e) {
     target.replaceChildren(el("p", { class: "error" }, e.message));
   }
