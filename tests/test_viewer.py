@@ -15,6 +15,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfrx
 from tfrx.viewer.cells import record_view
@@ -633,3 +635,20 @@ def test_index_build_reports_progress_in_steps(tmp_path, monkeypatch):
     size = (tmp_path / "a.tfrecord").stat().st_size
     assert len(seen) > 5 and seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert np.array_equal(index.offsets, tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "d")).offsets)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(st.integers(-5, 5), max_size=4), min_size=1, max_size=30), v=st.integers(-5, 5),
+       k=st.integers(0, 4))
+def test_filter_property_vectorised_equals_per_record(rows, v, k):
+    records = [tfrx.make_example({"x": np.array(r, np.int64)} if r else {"y": 1}).SerializeToString() for r in rows]
+    cases = {
+        f"len(x) > {k}": lambda r: len(r) > k,
+        f"x == {v}": lambda r: r == [v],
+        f"{v} in x": lambda r: v in r,
+        f"max(x) >= {v} and not x[1] < {v}": lambda r: bool(r) and max(r) >= v and not (len(r) > 1 and r[1] < v),
+        f"sum(x) * 2 != {v} or len(x) == {k}": lambda r: sum(r) * 2 != v or len(r) == k,
+    }
+    for expression, reference in cases.items():
+        got = Filter(expression, {"x": "int64", "y": "int64"}).matches(records)
+        assert got.tolist() == [reference(r) for r in rows], expression

@@ -124,6 +124,7 @@ class ViewerServer(ThreadingHTTPServer):
         self._lock = threading.Lock()
         self._stats: dict[tuple, StatsJob] = {}
         self._schema: dict | None = None
+        self._sampling = False
 
     @property
     def url(self) -> str:
@@ -155,7 +156,9 @@ class ViewerServer(ThreadingHTTPServer):
         src = self.source
         total = src.total()
         schema = self.schema(sampled=False)
-        threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()  # the sample, for filters
+        if not schema["sampled"] and not self._sampling:  # the random sample, for filters, after this answer
+            self._sampling = True
+            threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()
         return {
             "status": "ready",
             "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size, "count": s.count,

@@ -199,6 +199,7 @@ class StatsJob:
                 self.add(batch)
             self.result = self.to_dict()
             self.status = "done"
+            self.features, self.lists = {}, {}  # the result is all that is kept of a finished job
         except Exception as e:  # reported to the page, never kills the server
             self.error, self.status = f"{type(e).__name__}: {e}", "failed"
 
