@@ -293,10 +293,11 @@ function renderHealth(h) {
   const parts = [el("p", {}, h.damaged ? `${h.damaged} damaged file(s)` : "every record's CRC checks out")];
   const t = el("table", { id: "health-table" }, el("tr", {}, el("th", {}, "file"), el("th", {}, "records"), el("th", {}, "record"), el("th", {}, "byte offset"), el("th", {}, "damage")));
   for (const f of h.files) {
-    if (f.ok) { t.append(el("tr", {}, el("td", {}, f.path), el("td", {}, f.records), el("td", {}, ""), el("td", {}, ""), el("td", {}, "ok"))); continue; }
+    const name = f.path.split("/").pop();  // the full path is the cell's tooltip
+    if (f.ok) { t.append(el("tr", {}, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", {}, ""), el("td", {}, ""), el("td", {}, "ok"))); continue; }
     for (const e of f.errors) {
-      t.append(el("tr", { class: "damage" }, el("td", {}, f.path), el("td", {}, f.records), el("td", { class: "num" }, e.record ?? ""),
-        el("td", { class: "num" }, e.offset ?? ""), el("td", { class: "error" }, e.message)));
+      t.append(el("tr", { class: "damage" }, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", { class: "num" }, e.record ?? ""),
+        el("td", { class: "num" }, e.offset ?? ""), el("td", { class: "error" }, e.message.split(f.path).join(name))));
     }
   }
   parts.push(t);
