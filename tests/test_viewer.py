@@ -652,3 +652,17 @@ def test_filter_property_vectorised_equals_per_record(rows, v, k):
     for expression, reference in cases.items():
         got = Filter(expression, {"x": "int64", "y": "int64"}).matches(records)
         assert got.tolist() == [reference(r) for r in rows], expression
+
+
+def test_stats_with_infinities_and_nans_stay_valid_json(tmp_path):
+    path = tmp_path / "inf.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many(tfrx.make_example({"v": np.array([np.inf, -1.0, np.nan, 2.0], np.float32)}).SerializeToString()
+                     for _ in range(3))
+    served = _Served(str(path))
+    try:
+        values = served.poll("/api/stats?mode=all")["result"]["features"][0]["values"]
+        assert values["max"] == "inf" and values["min"] == -1.0 and values["nan"] == 3
+        assert sum(values["histogram"]["counts"]) == 6 and values["histogram"]["edges"][-1] == 2.0
+    finally:
+        served.close()

@@ -23,6 +23,8 @@ from collections import Counter
 
 import numpy as np
 
+from tfrx.tools.stats import FeatureStats
+
 __all__ = ["ColumnStats", "StatsJob"]
 
 BINS = 20
@@ -55,8 +57,8 @@ class ColumnStats:
         self.present = 0
         self.lengths: Counter = Counter()
         self.steps: Counter = Counter()
-        self.value_min = self.value_max = None
-        self.value_sum, self.value_count, self.nan = 0.0, 0, 0
+        self.numbers = FeatureStats(name)  # numeric min/max/sum/count, as `tfrx stats` keeps them
+        self.finite = 0  # values the histogram covers (not NaN, not infinite)
         self.top: Counter = Counter()
         self.long_values = 0
         self._rng = np.random.default_rng(seed)
@@ -78,15 +80,10 @@ class ColumnStats:
             self.long_values += values.size - len(short)
             self._top(Counter(short))
             return
-        v = values.astype(np.float64, copy=False)
-        finite = v[np.isfinite(v)] if values.dtype.kind == "f" else v
-        self.nan += int(np.isnan(v).sum()) if values.dtype.kind == "f" else 0
+        finite = self.numbers.add_numbers(values)
+        finite = finite[np.isfinite(finite)]
+        self.finite += int(finite.size)
         if finite.size:
-            lo, hi = float(finite.min()), float(finite.max())
-            self.value_min = lo if self.value_min is None else min(self.value_min, lo)
-            self.value_max = hi if self.value_max is None else max(self.value_max, hi)
-            self.value_sum += float(finite.sum())
-            self.value_count += int(finite.size)
             keys = self._rng.random(finite.size)
             sample, keys = np.concatenate([self._sample, finite]), np.concatenate([self._keys, keys])
             if sample.size > RESERVOIR:
@@ -126,16 +123,24 @@ class ColumnStats:
              "present": self.present, "num_values": spread(self.lengths)}
         if self.feature_list:
             d["steps"] = spread(self.steps)
-        if self.value_count or self.nan:
-            scale = self.value_count / max(1, self._sample.size)
-            d["values"] = {"min": self.value_min, "max": self.value_max, "mean": self.value_sum / max(1, self.value_count),
-                           "nan": self.nan, "histogram": _histogram(self._sample, scale, self.value_min, self.value_max,
-                                                                     integer=self.kind == "int64")}
+        n = self.numbers
+        if n.value_count or n.nan_count:
+            scale = self.finite / max(1, self._sample.size)
+            lo, hi = (n.value_min, n.value_max) if self._sample.size else (None, None)
+            if lo is not None and not np.isfinite(lo) or hi is not None and not np.isfinite(hi):  # infinities: the finite span
+                lo, hi = float(self._sample.min()), float(self._sample.max())
+            d["values"] = {"min": _number(n.value_min), "max": _number(n.value_max), "mean": _number(n.value_mean),
+                           "nan": n.nan_count, "histogram": _histogram(self._sample, scale, lo, hi, integer=self.kind == "int64")}
         if self.top:
             d["top"] = [[_show(k) if isinstance(k, bytes) else k, c] for k, c in self.top.most_common(top_k)]
         if self.long_values:
             d["long_values"] = self.long_values
         return d
+
+
+def _number(x):
+    """A statistic for JSON: infinities as text."""
+    return x if x is None or np.isfinite(x) else str(x)
 
 
 def _kind_of(value) -> str:
