@@ -666,3 +666,28 @@ def test_stats_with_infinities_and_nans_stay_valid_json(tmp_path):
         assert sum(values["histogram"]["counts"]) == 6 and values["histogram"]["edges"][-1] == 2.0
     finally:
         served.close()
+
+
+def test_urls_plain_and_gzip_read_by_batches_and_numbers(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    import gzip
+
+    fs = fsspec.filesystem("memory")
+    records = [tfrx.make_example({"i": i}).SerializeToString() for i in range(50)]
+    blob = io.BytesIO()
+    with tfrx.TFRecordWriter(blob) as w:
+        w.write_many(records)
+    fs.pipe({"/viewer-test/a.tfrecord": blob.getvalue(), "/viewer-test/b.tfrecord.gz": gzip.compress(blob.getvalue())})
+    try:
+        src = ViewSource("memory://viewer-test/*", index_cache_dir=str(tmp_path))
+        seen = []
+        src.prepare(lambda done, size: seen.append((done, size)))
+        assert [(s.compression, s.count) for s in src.shards] == [("", 50), ("GZIP", 50)] and seen[-1][0] == seen[-1][1]
+        got = [(n, len(b)) for n, b in src.batches(40, 65, 7)]
+        assert got == [(40, 7), (47, 3), (50, 7), (57, 7), (64, 1)]
+        assert b"".join(b"".join(b.to_list()) for _, b in src.batches(40, 65, 7)) == b"".join((records * 2)[40:65])
+        picked = src.read_numbers([3, 49, 50, 99])
+        assert [(n, i, r) for n, _, i, r in picked] == [(3, 3, records[3]), (49, 49, records[49]), (50, 0, records[0]),
+                                                        (99, 49, records[49])]
+    finally:
+        fs.rm("/viewer-test", recursive=True)
