@@ -691,3 +691,23 @@ def test_urls_plain_and_gzip_read_by_batches_and_numbers(tmp_path):
                                                         (99, 49, records[49])]
     finally:
         fs.rm("/viewer-test", recursive=True)
+
+
+def test_a_tfds_directory_opens_as_its_shards_with_its_class_names(tmp_path):
+    from tfrx import tfds
+
+    root = tmp_path / "toy" / "1.0.0"
+    tfds.write(root, features={"label": tfds.ClassLabel(names=["cat", "dog", "eel"]), "x": np.int64},
+               splits={"train": [{"label": i % 3, "x": i} for i in range(10)]}, shard_size=4)
+    served = _Served(str(tmp_path / "toy"))
+    try:
+        info = served.json("/api/info")
+        assert info["total"] == 10 and len(info["shards"]) == 3
+        assert info["labels"] == {"label": ["cat", "dog", "eel"]}
+        assert [r["features"]["x"]["v"][0] for r in served.json("/api/records?count=10")["records"]] == list(range(10))
+    finally:
+        served.close()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.tfrecord").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="not a TFDS dataset"):
+        ViewSource(str(tmp_path / "plain"))  # a folder without dataset_info.json

@@ -225,6 +225,8 @@ def test_a_tfds_image_set_with_its_statistics(browser, corpus_dir, tmp_path):
         _wait_rows(browser, 0)
         assert f"{len(photos) * 4} records" in browser.find_element(By.ID, "summary").text
         _wait(browser, lambda d: _thumbnails_decoded(d, 8))
+        label = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"0\"] td:nth-child(3)').textContent")
+        assert label == f"{classes.index(photos[0][0])} {photos[0][0]}"  # the ClassLabel's name beside its number
         _shot(browser, "viewer-records.png")
         _tab(browser, "stats")
         _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text)

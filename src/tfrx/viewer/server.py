@@ -169,6 +169,9 @@ class ViewerServer(ThreadingHTTPServer):
             "schema": schema["code"],
             "features": schema["kinds"],
             "feature_lists": schema["sequence_kinds"],
+            # A TFDS directory's class names, by the Example key of the ClassLabel ("objects/label").
+            "labels": {k: src.label_names[k.replace("/", "-")] for k in schema["kinds"]
+                       if k.replace("/", "-") in src.label_names},
         }
 
     def schema(self, *, sampled: bool = True) -> dict:

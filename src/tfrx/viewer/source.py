@@ -78,6 +78,22 @@ def _tfds_shards(paths):
     return shards
 
 
+def _tfds_label_names(paths) -> dict[str, list[str]]:
+    """A TFDS directory's ClassLabel names by file stem (``objects-label`` for the feature ``objects/label``)."""
+    import glob
+    import os
+
+    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
+        return {}
+    from tfrx.tfds.loading import _find_version_dir
+
+    out = {}
+    for path in sorted(glob.glob(os.path.join(glob.escape(_find_version_dir(os.fspath(paths), None)), "*.labels.txt"))):
+        with open(path, encoding="utf-8") as f:
+            out[os.path.basename(path)[: -len(".labels.txt")]] = [line.strip() for line in f if line.strip()]
+    return out
+
+
 class ViewSource:
     """Records of a path, glob, list of them or URL, addressed by one global record number.
 
@@ -86,6 +102,7 @@ class ViewSource:
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
+        self.label_names = _tfds_label_names(paths)
         names = [source_name(p) or str(p) for p in expand_paths(_tfds_shards(paths), storage_options=storage_options)]
         if not names:
             raise FileNotFoundError(f"no TFRecord files match {paths!r}")

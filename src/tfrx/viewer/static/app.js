@@ -2,7 +2,7 @@
 "use strict";
 
 const PAGE = 25;
-const state = { start: 0, next: 0, filter: "", history: [] };
+const state = { start: 0, next: 0, filter: "", history: [], labels: {} };
 const $ = (sel) => document.querySelector(sel);
 
 function el(tag, attrs, ...children) {
@@ -67,7 +67,11 @@ function cell(c, rec, name, big) {
   if (!c) return el("span", { class: "dim" }, "-");
   switch (c.t) {
     case "empty": return el("span", { class: "dim" }, "(no kind)");
-    case "num": return el("span", { class: "num" }, c.v.length === 1 ? fmtNum(c.v[0]) : "[" + c.v.map(fmtNum).join(", ") + "]");
+    case "num": {
+      const names = state.labels[name];  // a TFDS ClassLabel: the class names beside the numbers
+      const show = (v) => fmtNum(v) + (names && Number.isInteger(v) && names[v] !== undefined ? ` ${names[v]}` : "");
+      return el("span", { class: "num" }, c.v.length === 1 ? show(c.v[0]) : "[" + c.v.map(show).join(", ") + "]");
+    }
     case "numlist": {
       const s = el("span", { class: "num", title: `${c.n} values, min ${fmtNum(c.min)}, max ${fmtNum(c.max)}, mean ${fmtNum(c.mean)}` });
       s.append(`${c.n} × ${c.kind} `, spark(c.spark), ` [${fmtNum(c.min)}, ${fmtNum(c.max)}]`);
@@ -215,6 +219,7 @@ async function loadInfo() {
     }
     const damaged = info.shards.filter((s) => s.error).length;
     if (info.stats_records) $("#stats-records").value = info.stats_records;
+    state.labels = info.labels || {};
     $("#summary").textContent = `${info.shards.length} file(s), ${info.total.toLocaleString()} records, ` +
       `${fmtBytes(info.shards.reduce((a, s) => a + (s.size || 0), 0))}, ${info.payload.join(", ") || "empty"}` +
       (damaged ? `, ${damaged} damaged` : "");
