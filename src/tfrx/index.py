@@ -75,6 +75,7 @@ _FRAMING = 16
 # rejecting them keeps every sum of offset and length inside int64.
 _MAX_OFFSET = 1 << 62
 _CHUNK = 64 << 20
+_PROGRESS_STEP = 256 << 20  # a local scan that reports progress does so this often
 
 
 class IndexFileError(TfrxError, ValueError):
@@ -335,7 +336,26 @@ def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: boo
     return starts - 12 + base, consumed
 
 
-def _scan(path: str, size: int, verify: bool) -> np.ndarray:
+def _scan_view(view, path: str, verify: bool, progress) -> np.ndarray:
+    """The record offsets of a whole mapped file; with ``progress``, in steps it is told about."""
+    if progress is None:
+        return _scan_buffer(view, path, verify, 0, 0, True)[0]
+    parts: list[np.ndarray] = []
+    base, count, step = 0, 0, _PROGRESS_STEP
+    while True:
+        end = min(len(view), base + step)
+        with view[base:end] as part:  # released before the file is unmapped, also when the scan raises
+            offsets, consumed = _scan_buffer(part, path, verify, base, count, end == len(view))
+        parts.append(offsets)
+        count += len(offsets)
+        base += consumed
+        progress(base, len(view))
+        if end == len(view) and base >= end:
+            return np.concatenate(parts)
+        step = _PROGRESS_STEP if consumed else 2 * step  # a record longer than the step: take more
+
+
+def _scan(path: str, size: int, verify: bool, progress=None) -> np.ndarray:
     if size == 0:
         return np.zeros(0, dtype=np.int64)
     if not is_url(path):
@@ -344,10 +364,9 @@ def _scan(path: str, size: int, verify: bool) -> np.ndarray:
                 mm.madvise(mmap.MADV_SEQUENTIAL)
             view = memoryview(mm)
             try:
-                offsets, _ = _scan_buffer(view, path, verify, 0, 0, True)
+                return _scan_view(view, path, verify, progress)
             finally:
                 view.release()
-            return offsets
     # Remote: chunked reads, carrying an incomplete record over to the next chunk.
     parts: list[np.ndarray] = []
     base, count, carry = 0, 0, b""
@@ -363,6 +382,8 @@ def _scan(path: str, size: int, verify: bool) -> np.ndarray:
             count += len(offsets)
             base += consumed
             carry = buf[consumed:]
+            if progress is not None:
+                progress(base, size)
             if final:
                 break
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -374,13 +395,17 @@ def _check_uncompressed(path: str, head: bytes) -> None:
         raise _compressed_error(path, kind)
 
 
-def scan_index(path, *, verify: bool = False) -> RecordIndex:
-    """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``)."""
+def scan_index(path, *, verify: bool = False, progress=None) -> RecordIndex:
+    """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
+
+    ``progress(bytes_scanned, file_size)``, when given, is called as the scan
+    goes (every 256 MiB or so).
+    """
     path = os.fsdecode(os.fspath(path))
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
     _check_uncompressed(path, head)
-    offsets = _scan(path, size, verify)
+    offsets = _scan(path, size, verify, progress)
     return RecordIndex(path, offsets, size, mtime_ns=mtime, fingerprint=_fingerprint(path, size, head))
 
 
@@ -406,7 +431,7 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
 
 
 def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None,
-                verify: bool = False) -> RecordIndex:
+                verify: bool = False, progress=None) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
     The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
@@ -415,9 +440,10 @@ def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str |
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
+    ``progress(bytes_scanned, file_size)`` is called as the scan goes.
     """
     path = os.fsdecode(os.fspath(path))
-    index = scan_index(path, verify=verify)
+    index = scan_index(path, verify=verify, progress=progress)
     if index_path is None:
         if format == "dali":
             index_path = sidecar_path(path, ".idx") if cache_dir is None else os.path.join(
