@@ -8,17 +8,23 @@ __all__ = ["__version__"]
 
 # --------------------------------------------------------------- errors
 from tfrx.errors import (
+    CompressedFileError,
+    ConvertError,
     CorruptRecordError,
+    CorruptRecordWarning,
     DecodeError,
     IncompleteShardSetError,
+    IndexFileError,
     ParseError,
     SidecarFileError,
     SpecError,
+    StaleIndexError,
     TfrxError,
 )
 
 __all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError", "SidecarFileError",
-            "IncompleteShardSetError"]
+            "IncompleteShardSetError", "IndexFileError", "StaleIndexError", "CompressedFileError", "ConvertError",
+            "CorruptRecordWarning"]
 
 # --------------------------------------------------------------- the compiled core
 def _load_native():
@@ -59,7 +65,6 @@ __all__ += ["crc32c", "masked_crc32c", "crc32c_backend"]
 
 # --------------------------------------------------------------- record I/O (io)
 from tfrx.io import (
-    CorruptRecordWarning,
     RecordBatch,
     RecordPosition,
     RecordReader,
@@ -77,7 +82,6 @@ __all__ += [
     "RecordReader",
     "read_records",
     "RecordPosition",
-    "CorruptRecordWarning",
 ]
 
 # --------------------------------------------------------------- Example codec (train, example)
@@ -185,10 +189,7 @@ __all__ += ["AUTOTUNE", "TFRecordDataset"]
 # --------------------------------------------------------------- random access (index)
 from tfrx.data.random_access import RandomAccessDataset
 from tfrx.index import (
-    CompressedFileError,
-    IndexFileError,
     RecordIndex,
-    StaleIndexError,
     build_index,
     count_records,
     load_index,
@@ -200,9 +201,6 @@ __all__ += [
     "build_index",
     "load_index",
     "count_records",
-    "IndexFileError",
-    "StaleIndexError",
-    "CompressedFileError",
 ]
 
 

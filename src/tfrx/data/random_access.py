@@ -31,12 +31,10 @@ from tfrx.errors import CorruptRecordError
 from tfrx.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import expand_paths, is_url
 
 __all__ = ["RandomAccessDataset"]
-
-_FRAMING = 16
-
 
 # Remote reads of records closer than this are merged into one range request:
 # a request costs far more than the bytes between two nearby records.
@@ -133,7 +131,7 @@ class RandomAccessDataset:
         self.indexes: list[RecordIndex] = load_indexes(self.files, index=index, cache_dir=cache_dir)
         for path, ix in zip(self.files, self.indexes):
             if len(ix) and (np.any(ix.lengths < 0) or ix.offsets[0] < 0 or
-                            int(ix.offsets[-1] + ix.lengths[-1]) + _FRAMING > ix.file_size):
+                            int(ix.offsets[-1] + ix.lengths[-1]) + FRAMING_BYTES > ix.file_size):
                 raise IndexFileError(f"the index given for {path!r} is inconsistent: records overlap or run "
                                      f"past the end of the file; rebuild it with tfrx.build_index({path!r})",
                                      path=path)
@@ -224,7 +222,7 @@ class RandomAccessDataset:
                     else:
                         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
                         try:
-                            kind = detect_compression(os.pread(fd, 12, 0))
+                            kind = detect_compression(os.pread(fd, HEADER_BYTES, 0))
                             if kind:
                                 raise _compressed_error(path, kind)
                             h = fd
@@ -294,7 +292,7 @@ class RandomAccessDataset:
                 lo = hi
             for reads in remote.values():
                 fs = reads[0][0][0]
-                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + _FRAMING) for h, read in reads])
+                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + FRAMING_BYTES) for h, read in reads])
                 for (_, read), blobs in zip(reads, fetched):
                     self._gather(*read, data, blobs)
         return data, out_starts, lengths
@@ -305,7 +303,7 @@ class RandomAccessDataset:
             status, k, expected, actual = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
         else:
             fs, path = h
-            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + _FRAMING)
+            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
             status = _native.GATHER_OK
             for j, (b, r) in enumerate(zip(blobs, rel)):
                 status, _, expected, actual = _native.gather_records(

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tfrx.errors import TfrxError
+from tfrx.errors import ConvertError, TfrxError
 from tfrx.tools.progress import progress_bar
 from tfrx.tools.sharded import ShardedWriter
 
@@ -50,10 +50,6 @@ IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
 _ON_ERROR = ("raise", "skip", "warn")
 _ENGINES = ("local", "ray")
 _MAX_KEPT_ERRORS = 100
-
-
-class ConvertError(TfrxError, ValueError):
-    """An input could not be converted (with ``on_error="raise"``)."""
 
 
 @dataclass

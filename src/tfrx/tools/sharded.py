@@ -10,6 +10,7 @@ import numpy as np
 
 from tfrx.errors import TfrxError
 from tfrx.io.batch import RecordBatch
+from tfrx.io.framing import FRAMING_BYTES
 from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
 from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path, sidecar_path
@@ -19,7 +20,6 @@ from tfrx.tools.commit import commit_shards
 __all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
-_FRAMING = 16  # length (8) + length CRC (4) + data CRC (4)
 
 
 def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
@@ -224,7 +224,7 @@ class ShardedWriter:
         shard = self._open[0]
         if shard.records and (
             (self.max_records is not None and shard.records >= self.max_records)
-            or (self.max_bytes is not None and _disk_estimate(shard) + size + _FRAMING > self.max_bytes)
+            or (self.max_bytes is not None and _disk_estimate(shard) + size + FRAMING_BYTES > self.max_bytes)
         ):
             shard = self._roll()
         return shard
@@ -289,7 +289,7 @@ class ShardedWriter:
             j = min(j, i + max(1, self.max_records - shard.records))
         if self.max_bytes is not None:
             room = self.max_bytes - _disk_estimate(shard)
-            sizes = np.cumsum(records.lengths[i:j] + _FRAMING)
+            sizes = np.cumsum(records.lengths[i:j] + FRAMING_BYTES)
             # _target has made sure record i fits (or has an empty shard to itself)
             j = i + max(1, int(np.searchsorted(sizes, room, side="right")))
         return j
@@ -375,7 +375,7 @@ class ShardedWriter:
 
 
 def _disk_estimate(shard: _Shard) -> int:
-    return shard.payload_bytes + _FRAMING * shard.records
+    return shard.payload_bytes + FRAMING_BYTES * shard.records
 
 
 def _fsync_path(path: str) -> None:
