@@ -237,7 +237,7 @@ class ViewerServer(ThreadingHTTPServer):
                     w.write(rec)
             return buf.getvalue(), "application/octet-stream", "selection.tfrecord"
         if fmt == "jsonl":
-            from tfrx.cli._common import json_value
+            from tfrx.tools.convert.jsonl import json_value
             from tfrx.codec import decode_example
 
             lines = []
