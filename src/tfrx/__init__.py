@@ -97,12 +97,10 @@ from tfrx.codec import (
     encode_examples,
     encode_sequence_examples,
     encode_tensor,
-    example_to_dict,
     float_feature,
     int64_feature,
     make_example,
     make_sequence_example,
-    sequence_example_to_dict,
 )
 
 __all__ += [
@@ -118,13 +116,13 @@ __all__ += [
     "decode_example",
     "decode_examples",
     "decode_sequence_example",
-    "example_to_dict",
-    "sequence_example_to_dict",
     "encode_tensor",
     "decode_tensor",
     "decode_raw",
 ]
 
+
+from tfrx.codec import example_to_dict, sequence_example_to_dict  # noqa: E402, F401 (deprecated names)
 
 # --------------------------------------------------------------- parsing (dtypes, parsing)
 from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64

@@ -109,6 +109,7 @@ def open_output(output, *, num_shards: int = 1, compression: str | None = None, 
     return _Sharded(output, num_shards, compression, naming, storage_options)
 
 
+@renamed_arguments(num_workers="num_parallel_calls")
 def create_pretraining_data(
     inputs,
     vocab: str | os.PathLike | Vocab,
@@ -155,13 +156,13 @@ def create_pretraining_data(
     ``mode="exact"`` gives the reference's records, instance for instance;
     ``mode="fast"`` (:mod:`tfrx.text.fast`) draws the same distributions with
     NumPy, streams with bounded memory and can use several processes (pass
-    ``num_workers=``, ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
+    ``num_parallel_calls=`` (processes; ``num_workers=`` is its deprecated name), ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
     ``tokenizer="auto"|"hf"|"reference"``). ``metadata=True`` writes
     ``{prefix}.bert.json``: the options, the input files and documents, the counts.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    fast_names = ("num_workers", "shuffle_buffer", "chunk_documents", "use_ray", "tokenizer")
+    fast_names = ("num_parallel_calls", "shuffle_buffer", "chunk_documents", "use_ray", "tokenizer")
     fast_flags = {k: flags.pop(k) for k in fast_names if k in flags}
     if fast_flags and mode != "fast":
         raise ValueError(f"{sorted(fast_flags)} apply to mode='fast' only")
