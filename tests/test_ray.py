@@ -202,7 +202,7 @@ def test_write_round_trips_with_tfds_names(cluster, files, tmp_path):
 
 def test_write_one_shard_per_block_gzip(cluster, files, tmp_path):
     ds = ray.data.from_arrow(read_tfrecord(files["shards"], SPEC)).repartition(3)
-    out = tray.write_tfrecords(ds, str(tmp_path / "gz" / "data"), compression_type="gzip")
+    out = tray.write_tfrecords(ds, str(tmp_path / "gz" / "data"), compression="gzip")
     assert len(out) == 3 and all(re.fullmatch(r"data\.tfrecord-0000[0-2]-of-00003", os.path.basename(p)) for p in out)
     assert open(out[0], "rb").read(2) == b"\x1f\x8b"
     _assert_same(read_tfrecord(out, SPEC), read_tfrecord(files["shards"], SPEC))

@@ -509,9 +509,9 @@ class TFRecordDatasink(Datasink):
         return directory or ".", base
 
     def _tmp(self, task: int, block: int) -> str:
-        from tfrx.io.sidecars import sidecar_path
+        from tfrx.tools.commit import part_path
 
-        return sidecar_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
+        return part_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
 
     def _fs(self):
         fs, _ = url_to_fs(self.prefix)
@@ -543,9 +543,9 @@ class TFRecordDatasink(Datasink):
                         writer.write_many(to_sequence_examples(chunk, lists, as_batch=True))
                 records = writer.records_written
             if not self.remote:
-                from tfrx.tools.sharded import _fsync_path
+                from tfrx.tools.commit import sync_part
 
-                _fsync_path(tmp)
+                sync_part(tmp)
             out.append((ctx.task_idx, b, str(tmp), records, table.num_rows))
         return out
 
@@ -563,24 +563,19 @@ class TFRecordDatasink(Datasink):
         self.paths = [str(p) for p in paths]
 
     def on_write_failed(self, error: Exception) -> None:
-        from tfrx.io.sidecars import SIDECAR_DIR
+        from tfrx.tools.commit import discard_parts
 
-        directory, base = self._split()
-        directory = f"{directory}/{SIDECAR_DIR}" if self.remote else os.path.join(directory, SIDECAR_DIR)
+        # the tasks' parts are not reported back on failure: find this run's by name
+        base = self._split()[1]
+        directory = self._tmp(0, 0).rsplit("/", 1)[0] if self.remote else os.path.dirname(self._tmp(0, 0))
         pattern = f"{base}-{self.run}-"
+        fs = self._fs() if self.remote else None
         try:
-            if self.remote:
-                fs = self._fs()
-                for name in fs.ls(fs._strip_protocol(directory), detail=False):
-                    if name.rsplit("/", 1)[-1].startswith(pattern):
-                        fs.rm(name)
-            else:
-                for name in os.listdir(directory):
-                    if name.startswith(pattern):
-                        os.remove(os.path.join(directory, name))
-                os.rmdir(directory)  # the sidecar folder, when nothing else is in it
+            names = (fs.ls(fs._strip_protocol(directory), detail=False) if fs is not None
+                     else [os.path.join(directory, n) for n in os.listdir(directory)])
         except OSError:
-            pass
+            return
+        discard_parts([n for n in names if n.rsplit("/", 1)[-1].startswith(pattern)], fs=fs, directory=directory)
 
 
 @renamed_arguments(compression_type="compression")
