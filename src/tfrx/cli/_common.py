@@ -7,6 +7,7 @@ import io
 import re
 import sys
 
+from tfrx.options import ON_ERROR
 
 
 class CliError(Exception):
@@ -41,9 +42,6 @@ class ParserWithHint(argparse.ArgumentParser):
 
 
 COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
-
-
-ON_ERROR = ["raise", "skip", "warn"]
 
 
 def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True, on_error: bool = True) -> None:
