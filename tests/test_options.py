@@ -266,3 +266,10 @@ def test_framing_sizes_match_the_native_framer():
     header, footer = _native.record_framing(b"payload")
     assert (len(header), len(footer)) == (framing.HEADER_BYTES, framing.FOOTER_BYTES)
     assert framing.FRAMING_BYTES == framing.HEADER_BYTES + framing.FOOTER_BYTES == 16
+
+
+def test_options_objects_of_any_origin_are_read_by_their_compression_type():
+    class OptionsLikeTensorFlows:  # tf.io.TFRecordOptions keeps the name as given
+        compression_type = "gzip"
+
+    assert options.normalize_compression(OptionsLikeTensorFlows()) == "GZIP"

@@ -63,9 +63,8 @@ def normalize_compression(value: Any, *, allow_auto: bool = False, name: str = "
     Accepts TensorFlow's names in any case, ``None`` and ``"none"`` (no
     compression), ``"gz"``, and a :class:`tfrx.TFRecordOptions`.
     """
-    options_type = getattr(value, "compression_type", None)
-    if options_type is not None and not isinstance(value, str):
-        return options_type
+    if not isinstance(value, str) and hasattr(value, "compression_type"):  # tfrx's or TensorFlow's TFRecordOptions
+        return normalize_compression(value.compression_type, name=name)
     if isinstance(value, str) or value is None:
         key = value.lower() if isinstance(value, str) else value
         if allow_auto and key == "auto":
