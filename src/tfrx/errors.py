@@ -21,6 +21,7 @@ __all__ = [
     "CompressedFileError",
     "ConvertError",
     "InputFormatError",
+    "FilterError",
     "CorruptRecordWarning",
 ]
 
@@ -143,6 +144,10 @@ class ConvertError(TfrxError, ValueError):
 
 class InputFormatError(TfrxError, ValueError):
     """A text input cannot be read in the layout asked for (bad JSON, missing text field)."""
+
+
+class FilterError(TfrxError, ValueError):
+    """A viewer filter expression is not valid (the message says where)."""
 
 
 class CorruptRecordWarning(UserWarning):

@@ -20,11 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from tfrx.errors import FilterError
+
 __all__ = ["Filter", "FilterError"]
-
-
-class FilterError(ValueError):
-    """The expression is not a valid filter (the message says where)."""
 
 
 _FUNCS = {"len": len, "min": min, "max": max, "sum": sum, "abs": abs, "any": any, "all": all}
