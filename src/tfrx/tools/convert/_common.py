@@ -6,6 +6,7 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Mapping
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -114,11 +115,17 @@ def _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming) ->
             "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}
 
 
-def _finish(writer: ShardedWriter, summary: ConvertSummary, t0: float, ok: bool) -> ConvertSummary:
-    if ok:
-        summary.paths = writer.close()
-    else:
-        writer.abort()
-    summary.records = writer.records_written
-    summary.seconds = time.perf_counter() - t0
-    return summary
+@contextmanager
+def _committing(writer: ShardedWriter, summary: ConvertSummary, t0: float):
+    """Commits the shards when the block completes, aborts them when it raises; fills in the summary either way."""
+    ok = False
+    try:
+        yield writer
+        ok = True
+    finally:
+        if ok:
+            summary.paths = writer.close()
+        else:
+            writer.abort()
+        summary.records = writer.records_written
+        summary.seconds = time.perf_counter() - t0

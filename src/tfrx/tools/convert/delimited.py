@@ -13,7 +13,7 @@ from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.tools.convert._common import (
     ConvertSummary,
     _check_engine,
-    _finish,
+    _committing,
     _map_jobs,
     _sharding,
     _start,
@@ -90,8 +90,7 @@ def csv_to_tfrecord(
     header_end = _header_end(path)
     writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
     workers = resolve_parallelism(num_parallel_calls, default=None)
-    ok = False
-    try:
+    with _committing(writer, summary, t0):
         with progress_bar(size, desc="csv", unit="B", enabled=progress) as bar:
             bar.update(header_end)
             split = workers > 1 or engine == "ray"
@@ -107,9 +106,6 @@ def csv_to_tfrecord(
             else:
                 _csv_range(path, header_end, size, 2, names, width, delimiter, errors, chunk_rows,
                                      on_batch=lambda batch, done: (writer.write_many(batch), bar.update(done)))
-        ok = True
-    finally:
-        _finish(writer, summary, t0, ok)
     return summary
 
 

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from tfrx.options import renamed_arguments, resolve_parallelism
-from tfrx.tools.convert._common import ConvertSummary, _check_engine, _finish, _map_jobs, _sharding, _start, _writer
+from tfrx.tools.convert._common import ConvertSummary, _check_engine, _committing, _map_jobs, _sharding, _start, _writer
 from tfrx.tools.progress import progress_bar
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
@@ -154,8 +154,7 @@ def images_to_tfrecord(
     chunk = max(64, 16 * workers)
     parts = [files[lo : lo + chunk] for lo in range(0, len(files), chunk)]
     options = (classes, root, resize, reencode, quality, validate)
-    ok = False
-    try:
+    with _committing(writer, summary, t0):
         with progress_bar(len(files), desc="images", unit="img", enabled=progress) as bar:
             for part, results in zip(parts, _image_results(parts, options, engine, workers)):
                 rows = []
@@ -178,8 +177,5 @@ def images_to_tfrecord(
                     "image/filename": [f.encode() for f in cols[6]],
                 }
                 writer.write_many(encode_examples(columns, kinds={k: "bytes" for k in columns if k.endswith(("encoded", "format", "text", "filename"))}, as_batch=True))
-        ok = True
-    finally:
-        _finish(writer, summary, t0, ok)
     summary.spec = {"classes": classes}
     return summary

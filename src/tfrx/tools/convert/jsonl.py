@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from tfrx.tools.convert._common import ConvertSummary, _finish, _sharding, _start, _writer
+from tfrx.tools.convert._common import ConvertSummary, _committing, _sharding, _start, _writer
 from tfrx.tools.convert._records import _decoded_rows, _done, _raw_records
 from tfrx.tools.convert._values import (
     _infer_kind,
@@ -25,11 +25,8 @@ from tfrx.tools.progress import progress_bar
 
 def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):
     """``{"record": bytes}`` lines (``tfrecord_to_jsonl(raw=True)``) back into records, unchanged."""
-    import base64
-
     writer = _writer(output, sharding, compression)
-    ok = False
-    try:
+    with _committing(writer, summary, t0):
         with open(path, "rb") as f, progress_bar(os.path.getsize(path), desc="jsonl", unit="B", enabled=progress) as bar:
             chunk: list[bytes] = []
             for line, text in enumerate(f, 1):
@@ -48,9 +45,6 @@ def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progre
                     writer.write_many(chunk)
                     chunk = []
             writer.write_many(chunk)
-        ok = True
-    finally:
-        _finish(writer, summary, t0, ok)
     return summary
 
 
@@ -130,8 +124,7 @@ def jsonl_to_tfrecord(
         if seen_lists:
             summary.spec = {"context": summary.spec, "feature_lists": {k: list_kinds[k] for k in seen_lists}}
         writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
-        ok = False
-        try:
+        with _committing(writer, summary, t0):
             with progress_bar(size, desc="jsonl", unit="B", enabled=progress) as bar:
                 rows: list = []
                 line = 0
@@ -192,9 +185,6 @@ def jsonl_to_tfrecord(
                         done = pos
                 _write_mixed_rows(writer, rows, kinds, list_kinds)
                 bar.update(size - done)
-            ok = True
-        finally:
-            _finish(writer, summary, t0, ok)
     return summary
 
 

@@ -12,7 +12,7 @@ from tfrx.tools.convert._common import (
     ConvertSummary,
     _check_engine,
     _Errors,
-    _finish,
+    _committing,
     _map_jobs,
     _sharding,
     _start,
@@ -108,8 +108,7 @@ def parquet_to_tfrecord(
     summary.spec = dict(kinds)
     total = pf.metadata.num_rows
     writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total)
-    ok = False
-    try:
+    with _committing(writer, summary, t0):
         with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
             if engine == "ray":
                 groups = pf.metadata.num_row_groups
@@ -129,9 +128,6 @@ def parquet_to_tfrecord(
                         writer.write_many(records)
                     row0 += batch.num_rows
                     bar.update(batch.num_rows)
-        ok = True
-    finally:
-        _finish(writer, summary, t0, ok)
     return summary
 
 
@@ -145,8 +141,7 @@ def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, 
     if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
         raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
     writer = _writer(output, sharding, compression, pf.metadata.num_rows)
-    ok = False
-    try:
+    with _committing(writer, summary, t0):
         with progress_bar(pf.metadata.num_rows, desc="parquet", unit="rec", enabled=progress) as bar:
             row0 = 0
             for batch in pf.iter_batches(batch_size=batch_rows, columns=["record"]):
@@ -156,9 +151,6 @@ def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, 
                 writer.write_many([r for r in records if r is not None])
                 row0 += batch.num_rows
                 bar.update(batch.num_rows)
-        ok = True
-    finally:
-        _finish(writer, summary, t0, ok)
     return summary
 
 
