@@ -46,8 +46,9 @@ import threading
 import numpy as np
 
 from tfrx import _native
-from tfrx.errors import CorruptRecordError, TfrxError
+from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import expand_paths, is_url, open_input
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 
@@ -70,29 +71,11 @@ _HEADER = struct.Struct("<8sIIQQqII")
 HEADER_SIZE = _HEADER.size  # 48
 SUFFIX = INDEX_SUFFIX
 _FINGERPRINT_BYTES = 4096
-_FRAMING = 16
 # No file is this large; bigger offsets or sizes in an index are corruption, and
 # rejecting them keeps every sum of offset and length inside int64.
 _MAX_OFFSET = 1 << 62
 _CHUNK = 64 << 20
 _PROGRESS_STEP = 256 << 20  # a local scan that reports progress does so this often
-
-
-class IndexFileError(TfrxError, ValueError):
-    """An index file is damaged, truncated, of an unknown version, or not an index."""
-
-    def __init__(self, message: str, *, index_path: str | None = None, path: str | None = None) -> None:
-        super().__init__(message)
-        self.index_path = index_path
-        self.path = path
-
-
-class StaleIndexError(IndexFileError):
-    """An index no longer matches its data file (changed since, or another file's index)."""
-
-
-class CompressedFileError(TfrxError, ValueError):
-    """A GZIP/ZLIB TFRecord file was given where random access is needed."""
 
 
 def _rebuild_hint(path: str) -> str:
@@ -126,7 +109,7 @@ class RecordIndex:
             if len(ends):
                 ends[:-1] = self.offsets[1:]
                 ends[-1] = self.file_size
-            lengths = ends - self.offsets - _FRAMING
+            lengths = ends - self.offsets - FRAMING_BYTES
         self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         self.mtime_ns = int(mtime_ns)
         self.fingerprint = int(fingerprint)
@@ -168,7 +151,7 @@ class RecordIndex:
 
     def to_dali(self) -> str:
         """The DALI / ``tfrecord`` text form: ``"<offset> <framed length>"`` per line."""
-        return "".join(f"{o} {n}\n" for o, n in zip(self.offsets.tolist(), (self.lengths + _FRAMING).tolist()))
+        return "".join(f"{o} {n}\n" for o, n in zip(self.offsets.tolist(), (self.lengths + FRAMING_BYTES).tolist()))
 
     @classmethod
     def from_bytes(cls, blob: bytes, *, path: str | None = None, index_path: str | None = None) -> RecordIndex:
@@ -211,7 +194,7 @@ class RecordIndex:
             raise IndexFileError(f"{where} is corrupt: it claims a file of {size} bytes",
                                  index_path=index_path, path=path)
         offsets = np.frombuffer(body, dtype="<u8").astype(np.int64)
-        if count and (offsets[0] < 0 or np.any(offsets > _MAX_OFFSET) or np.any(np.diff(offsets) < _FRAMING) or offsets[-1] + _FRAMING > size):
+        if count and (offsets[0] < 0 or np.any(offsets > _MAX_OFFSET) or np.any(np.diff(offsets) < FRAMING_BYTES) or offsets[-1] + FRAMING_BYTES > size):
             raise IndexFileError(f"{where} is corrupt: offsets are not increasing record starts",
                                  index_path=index_path, path=path)
         return cls(path, offsets, size, mtime_ns=mtime, fingerprint=finger)
@@ -233,12 +216,12 @@ class RecordIndex:
             raise IndexFileError(f"{where} is not a text index of '<offset> <length>' lines",
                                  index_path=index_path, path=path)
         offsets, framed = table[:, 0].copy(), table[:, 1].copy()
-        if np.any(framed < _FRAMING) or np.any(offsets < 0) or np.any(offsets > _MAX_OFFSET) or \
+        if np.any(framed < FRAMING_BYTES) or np.any(offsets < 0) or np.any(offsets > _MAX_OFFSET) or \
                 np.any(framed > _MAX_OFFSET) or np.any(offsets[1:] < offsets[:-1] + framed[:-1]):
             raise IndexFileError(f"{where} is corrupt: lengths below 16 bytes or overlapping records",
                                  index_path=index_path, path=path)
         end = int(offsets[-1] + framed[-1]) if len(offsets) else 0
-        return cls(path, offsets, end if file_size is None else file_size, lengths=framed - _FRAMING)
+        return cls(path, offsets, end if file_size is None else file_size, lengths=framed - FRAMING_BYTES)
 
 
 # ---------------------------------------------------------------- locations
@@ -333,7 +316,7 @@ def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: boo
     starts, lengths, consumed, status, offset, need, length, expected, actual = _native.scan_records(buf, verify)
     if status not in (_native.SCAN_END, _native.SCAN_NEED_MORE) or (status == _native.SCAN_NEED_MORE and final):
         raise _damage(path, status, base + offset, count + len(starts), length, need, expected, actual)
-    return starts - 12 + base, consumed
+    return starts - HEADER_BYTES + base, consumed
 
 
 def _scan_view(view, path: str, verify: bool, progress) -> np.ndarray:

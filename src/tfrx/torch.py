@@ -36,8 +36,8 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from tfrx.cores import share_with
 from tfrx.data.dataset import Dataset
+from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
 from tfrx.shm_ring import PackedBatch, Ring, unpack
@@ -174,7 +174,7 @@ class TorchIterableDataset(IterableDataset):
     def __iter__(self):
         info = get_worker_info()
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
-            share_with(info.num_workers)
+            share_cores_with(info.num_workers)
         it = self.pipeline().iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)

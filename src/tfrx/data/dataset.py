@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tfrx import cores
+from tfrx.options import AUTOTUNE, resolve_parallelism, usable_cores
 
 __all__ = [
     "AUTOTUNE",
@@ -32,28 +32,10 @@ __all__ = [
     "resolve_parallelism",
 ]
 
-#: Let tfrx pick a buffer size or thread count from the usable cores (``tf.data.AUTOTUNE``).
-AUTOTUNE = -1
 #: :meth:`Dataset.cardinality` of an endless dataset (``tf.data.INFINITE_CARDINALITY``).
 INFINITE_CARDINALITY = -1
 #: :meth:`Dataset.cardinality` when the count is unknown without reading (``tf.data.UNKNOWN_CARDINALITY``).
 UNKNOWN_CARDINALITY = -2
-
-
-def usable_cores() -> int:
-    """Cores this process's threads may use (see :mod:`tfrx.cores`), at least 1."""
-    return cores.usable_cores()
-
-
-def resolve_parallelism(n: int | None) -> int:
-    """``None`` -> 1 (sequential), ``AUTOTUNE`` -> the usable cores, else ``n`` (>= 1)."""
-    if n is None:
-        return 1
-    if n == AUTOTUNE:
-        return usable_cores()
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"num_parallel_calls must be a positive int, None or tfrx.AUTOTUNE, got {n!r}")
-    return n
 
 
 @dataclass(frozen=True)

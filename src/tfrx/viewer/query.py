@@ -39,11 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from tfrx.errors import FilterError
+
 __all__ = ["Filter", "FilterError"]
-
-
-class FilterError(ValueError):
-    """The expression is not a valid filter (the message says where)."""
 
 
 _REDUCERS = ("min", "max", "sum", "any", "all")
