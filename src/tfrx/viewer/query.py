@@ -195,9 +195,9 @@ class Filter:
             cspec = {k: VarLenFeature(dtype[self._kind(k, False)]) for k in context}
             if sequence:
                 lspec = {k: VarLenFeature(dtype[self._kind(k, True)]) for k in lists}
-                parser = SequenceExampleParser(cspec or None, lspec or None, num_threads=1)
+                parser = SequenceExampleParser(cspec or None, lspec or None, num_parallel_calls=1)
             else:
-                parser = ExampleParser(cspec, num_threads=1)
+                parser = ExampleParser(cspec, num_parallel_calls=1)
             self._parsers[sequence] = parser
         if sequence:
             parsed, parsed_lists, _ = parser.parse(records)

@@ -181,8 +181,8 @@ class StatsJob:
             lists = {k: VarLenFeature(dt[v]) for k, v in self.sequence_kinds.items()}
             if not context and not lists:
                 return None
-            return SequenceExampleParser(context or None, lists or None, num_threads=1)
-        return ExampleParser(context, num_threads=1) if context else None
+            return SequenceExampleParser(context or None, lists or None, num_parallel_calls=1)
+        return ExampleParser(context, num_parallel_calls=1) if context else None
 
     # ------------------------------------------------------------------ running
     def start(self) -> None:
