@@ -200,7 +200,7 @@ def _stats(b, split, files, args) -> int:
 
     labels = _labels(b.info.features)
     # Only the label keys are parsed (natively, a block at a time); nothing else is decoded.
-    parser = ExampleParser({ln: RaggedFeature("int64") for ln, _ in labels}, num_threads=1) if labels else None
+    parser = ExampleParser({ln: RaggedFeature("int64") for ln, _ in labels}, num_parallel_calls=1) if labels else None
     counts: dict = {name: {ln: {} for ln, _ in labels} for name in b.info.splits}
     if parser is not None:
         for name, _, batch in _batches(b, split, files):

@@ -754,7 +754,7 @@ class Decoder:
         self.skip = frozenset(skip_decoding)
         self.raw_unknown = unknown == "raw"
         spec = batch_spec(features)
-        self._parser = ExampleParser(spec, num_threads=1) if spec else None
+        self._parser = ExampleParser(spec, num_parallel_calls=1) if spec else None
 
     def __getstate__(self) -> dict:  # the native parser is rebuilt in DataLoader workers
         return {"features": self.features, "skip": self.skip, "raw_unknown": self.raw_unknown}
