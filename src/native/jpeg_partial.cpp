@@ -114,6 +114,8 @@ void source_skip(j_decompress_ptr cinfo, long count) {
   }
 }
 
+constexpr int kHeaderOk = 1;  // jpeg_read_header's JPEG_HEADER_OK
+
 // One decompressor with its error and source managers; set up by begin().
 struct Session {
   jpeg_decompress_struct cinfo;
@@ -164,7 +166,7 @@ bool header_impl(const Library& lib, Session& s, const uint8_t* data, size_t siz
   }
   lib.create_decompress(&s.cinfo, kLibVersion, sizeof(jpeg_decompress_struct));
   attach_source(lib, s, data, size, false);
-  lib.read_header(&s.cinfo, 1);
+  if (lib.read_header(&s.cinfo, 1) != kHeaderOk) fail(&s.cinfo, "premature end of JPEG data in the header");
   s.cinfo.scale_num = num;
   s.cinfo.scale_denom = denom;
   lib.calc_output_dimensions(&s.cinfo);
@@ -202,7 +204,8 @@ bool decode_impl(const Library& lib, Session& s, const uint8_t* data, size_t siz
   jpeg_decompress_struct& cinfo = s.cinfo;
   lib.create_decompress(&cinfo, kLibVersion, sizeof(jpeg_decompress_struct));
   attach_source(lib, s, data, size, rq.try_recover_truncated);
-  lib.read_header(&cinfo, 1);
+  // A header cut short suspends (the source has nothing more to give); TensorFlow fails a step later.
+  if (lib.read_header(&cinfo, 1) != kHeaderOk) fail(&cinfo, "premature end of JPEG data in the header");
 
   const int components = rq.channels != 0 ? rq.channels : std::min(cinfo.num_components, 3);
   if (components == 1) {
