@@ -8,12 +8,16 @@
 #include <nanobind/stl/string.h>
 
 #include <array>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
+#include <vector>
 
 #include "buffer.h"
+#include "crop_resize.h"
 #include "jpeg_partial.h"
+#include "resize.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -93,6 +97,69 @@ JpegDecoded py_jpeg_header(nb::handle data, unsigned scale_num, unsigned scale_d
   return result;
 }
 
+using FloatImage = nb::ndarray<float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+using ByteImage = nb::ndarray<const uint8_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+
+// Decode (or take from `pixels`, the whole image already decoded at 1/denom)
+// the window a crop needs and resize it into `out` (out_h, out_w, channels).
+JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_height, int64_t image_width,
+                                std::array<int64_t, 4> box, unsigned denom, bool flip, FloatImage out,
+                                std::optional<ByteImage> pixels) {
+  const size_t out_h = out.shape(0), out_w = out.shape(1), c = out.shape(2);
+  if ((channels != 1 && channels != 3) || c != static_cast<size_t>(channels))
+    throw nb::value_error("jpeg_crop_resize: out must have `channels` (1 or 3) channels");
+  if (denom != 1 && denom != 2 && denom != 4 && denom != 8)
+    throw nb::value_error("jpeg_crop_resize: denom must be 1, 2, 4 or 8");
+  const CropBox crop{box[0], box[1], box[2], box[3]};
+  if (crop.y < 0 || crop.x < 0 || crop.height <= 0 || crop.width <= 0 || crop.y + crop.height > image_height ||
+      crop.x + crop.width > image_width)
+    throw nb::value_error("jpeg_crop_resize: the box is not inside the image");
+  const int64_t scaled_h = (image_height + denom - 1) / denom, scaled_w = (image_width + denom - 1) / denom;
+  if (pixels && (static_cast<int64_t>(pixels->shape(0)) != scaled_h ||
+                 static_cast<int64_t>(pixels->shape(1)) != scaled_w || pixels->shape(2) != c))
+    throw nb::value_error("jpeg_crop_resize: pixels must be the whole image at 1/denom with `channels` channels");
+  ByteView view(data);
+  JpegDecoded result;
+  if (out_h == 0 || out_w == 0) return result;
+  JpegOutcome outcome;
+  {
+    nb::gil_scoped_release release;
+    const CropResizePlan plan = plan_crop_resize(crop, denom, scaled_h, scaled_w, out_h, out_w, c, flip);
+    std::vector<uint8_t> window;
+    const size_t row_bytes = static_cast<size_t>(plan.cols) * c;
+    if (pixels) {
+      window.resize(static_cast<size_t>(plan.rows) * row_bytes);
+      const uint8_t* src = pixels->data();
+      for (int64_t r = 0; r < plan.rows; ++r)
+        std::memcpy(window.data() + r * row_bytes,
+                    src + ((plan.first_row + r) * scaled_w + plan.first_col) * static_cast<int64_t>(c), row_bytes);
+    } else {
+      JpegRequest rq;
+      rq.channels = channels;
+      rq.scale_denom = denom;
+      rq.crop = true;
+      rq.crop_y = plan.first_row;
+      rq.crop_x = plan.first_col;
+      rq.crop_height = plan.rows;
+      rq.crop_width = plan.cols;
+      rq.finish = false;  // the rows below the window are never entropy-decoded
+      outcome = jpeg_decode(view.data(), view.size(), rq, [&](size_t h, size_t w, size_t comps) -> uint8_t* {
+        window.resize(h * w * comps);
+        return window.data();
+      });
+    }
+    if (outcome.status == JpegStatus::kOk)
+      resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
+                               out.data(), out_h, out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
+                               plan.left.data(), plan.right.data(), plan.lx.data());
+  }
+  result.status = static_cast<int>(outcome.status);
+  result.message = outcome.message;
+  result.header = outcome.header;
+  result.warnings = outcome.warnings;
+  return result;
+}
+
 }  // namespace
 
 void bind_jpeg_partial(nb::module_& m) {
@@ -130,6 +197,11 @@ void bind_jpeg_partial(nb::module_& m) {
         "window"_a = nb::none(), "finish"_a = true,
         "Decodes a JPEG (or the window [y, x, height, width] of its scaled output, decoding only\n"
         "that window's rows and iMCU columns) into (h, w, channels) uint8, GIL released.");
+  m.def("jpeg_crop_resize", &py_jpeg_crop_resize, "data"_a, "channels"_a, "image_height"_a, "image_width"_a, "box"_a,
+        "denom"_a, "flip"_a, "out"_a, "pixels"_a = nb::none(),
+        "The box [y, x, height, width] of a JPEG decoded at 1/denom (only the window it needs, or taken\n"
+        "from `pixels`, the whole image at that scale) and resized bilinearly into float32 out\n"
+        "(out_h, out_w, channels), mirrored left-right with flip. GIL released.");
 }
 
 }  // namespace tfrx

@@ -27,9 +27,8 @@ from tfrx import _native
 from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
 from tfrx.image._common import _as_bytes, _is_single, _map
 from tfrx.image._jpeg import decode_jpeg
-from tfrx.image._partial import decode_window, jpeg_header, partial_jpeg_backend
+from tfrx.image._partial import jpeg_header, partial_jpeg_backend, raise_for_status
 from tfrx.image._random import _rng
-from tfrx.image._resize import _native_bilinear_plan
 
 __all__ = ["decode_crop_and_resize", "decode_random_crop_and_resize"]
 
@@ -43,55 +42,14 @@ def _dct_denominator(height: int, width: int, out_h: int, out_w: int, dct_scalin
     return denom
 
 
-def _scaled_axis(start: int, length: int, out: int, denom: int, scaled_size: int) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
-    """The decoded span [first, first + count) of the scaled image and the bilinear taps into it.
-
-    Output sample i sits at ``start + (i + 0.5) * length / out`` in the
-    original image (half-pixel centres); pixel j of the 1/denom image covers
-    original pixels [j * denom, (j + 1) * denom).
-    """
-    first = start // denom
-    last = min(-(-(start + length) // denom), scaled_size)
-    pos = ((start + (np.arange(out, dtype=np.float64) + 0.5) * (length / out)) / denom - 0.5 - first).astype(np.float32)
-    low = np.floor(pos)
-    lerp = (pos - low).astype(np.float32)
-    count = last - first
-    lo = np.clip(low.astype(np.int64), 0, count - 1)
-    hi = np.clip(low.astype(np.int64) + 1, 0, count - 1)
-    return first, count, lo, hi, lerp
-
-
-def _plan(box: Box, denom: int, scaled: tuple[int, int], out_h: int, out_w: int, c: int, flip: bool) -> tuple[list[int], tuple[np.ndarray, ...]]:
-    """The window to decode (at 1/denom) and the native resize plan from it to (out_h, out_w)."""
-    if denom == 1:
-        window = [box.y, box.x, box.height, box.width]
-        y0, y1, ly, left, right, lx = _native_bilinear_plan(box.height, box.width, c, out_h, out_w)
-    else:
-        top, rows, y0, y1, ly = _scaled_axis(box.y, box.height, out_h, denom, scaled[0])
-        first, cols, x0, x1, lxs = _scaled_axis(box.x, box.width, out_w, denom, scaled[1])
-        window = [top, first, rows, cols]
-        lanes = np.arange(c)
-        left = (x0[:, None] * c + lanes).ravel()
-        right = (x1[:, None] * c + lanes).ravel()
-        lx = np.repeat(lxs, c)
-    if flip:  # mirror the output columns, channels kept in order
-        left = left.reshape(out_w, c)[::-1].ravel()
-        right = right.reshape(out_w, c)[::-1].ravel()
-        lx = np.ascontiguousarray(lx.reshape(out_w, c)[::-1].ravel())
-    return window, (y0, y1, ly, left, right, lx)
-
-
 def _decode_into(data: Any, box: Box, header: Any, out: np.ndarray, channels: int, flip: bool, dct_scaling: bool, what: str) -> None:
-    out_h, out_w, c = out.shape[1], out.shape[2], out.shape[3]
-    denom = _dct_denominator(box.height, box.width, out_h, out_w, dct_scaling)
-    scaled = (-(-header.height // denom), -(-header.width // denom))
-    window, plan = _plan(box, denom, scaled, out_h, out_w, c, flip)
-    if partial_jpeg_backend() is not None:
-        pixels = decode_window(data, window, channels=channels, scale=(1, denom), finish=False, what=what)
-    else:
-        y, x, h, w = window
-        pixels = decode_jpeg(data, channels, denom)[y : y + h, x : x + w]
-    _native.resize_bilinear(np.ascontiguousarray(pixels)[None], out, *plan)
+    """Decode ``box`` of one JPEG at the chosen DCT scale and resize it into ``out`` (out_h, out_w, c) float32."""
+    denom = _dct_denominator(box.height, box.width, out.shape[0], out.shape[1], dct_scaling)
+    # Without libjpeg-turbo: the whole image at that scale, from which the native code takes the window.
+    pixels = None if partial_jpeg_backend() is not None else decode_jpeg(data, channels, denom)
+    result = _native.jpeg_crop_resize(data, channels, header.height, header.width, list(box), denom, flip, out, pixels)
+    if result.status != _native.JPEG_OK:
+        raise_for_status(result, data, list(box), what)
 
 
 class _Header:
@@ -139,7 +97,7 @@ def _check_channels(channels: int, what: str) -> int:
 
 def _run(items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int, dct_scaling: bool, num_threads: int | None, what: str) -> None:
     def work(i: int) -> None:
-        _decode_into(_as_bytes(items[i]), boxes[i], headers[i], out[i : i + 1], channels, flips[i], dct_scaling, what)
+        _decode_into(_as_bytes(items[i]), boxes[i], headers[i], out[i], channels, flips[i], dct_scaling, what)
 
     _map(work, list(range(len(items))), num_threads)
 

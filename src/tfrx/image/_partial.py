@@ -62,7 +62,7 @@ def partial_jpeg_backend() -> str | None:
     return _state["path"]
 
 
-def _raise_for(result: Any, data: Any, window: list[int] | None, what: str) -> None:
+def raise_for_status(result: Any, data: Any, window: list[int] | None, what: str) -> None:
     status = result.status
     if status == _native.JPEG_INVALID:
         raise DecodeError(f"invalid JPEG ({len(data)} bytes): {result.message}")
@@ -93,7 +93,7 @@ def decode_window(
     """The ``window`` [y, x, h, w] (in pixels at ``scale``) of a JPEG; needs ``partial_jpeg_backend()``."""
     result = _native.jpeg_decode(data, channels, scale[0], scale[1], fancy_upscaling, fast_dct, try_recover_truncated, window, finish)
     if result.status != _native.JPEG_OK:
-        _raise_for(result, data, window, what)
+        raise_for_status(result, data, window, what)
     return result.image
 
 
@@ -101,5 +101,5 @@ def jpeg_header(data: Any, scale: tuple[int, int] = (1, 1)) -> Any:
     """The native header (``width``, ``height``, ``scaled_width``, ``scaled_height``, ``components``, ...)."""
     result = _native.jpeg_header(data, scale[0], scale[1])
     if result.status != _native.JPEG_OK:
-        _raise_for(result, data, None, "jpeg header")
+        raise_for_status(result, data, None, "jpeg header")
     return result.header
