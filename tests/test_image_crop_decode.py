@@ -159,6 +159,25 @@ def test_backend_candidates_honour_tfrx_libjpeg(monkeypatch):
     assert _partial._candidates()[-1] in ("libjpeg.so.62", "libjpeg.62.dylib")
 
 
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_extract_jpeg_shape_equals_tensorflow(tf, name):
+    want = tf.io.extract_jpeg_shape(jpeg(name)).numpy()
+    got = timg.extract_jpeg_shape(jpeg(name))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
+    assert list(got[:2]) == list(FILES[name][:2])
+
+
+def test_extract_jpeg_shape_reads_only_the_header():
+    data = jpeg("cmyk_24x30.jpg")
+    assert timg.extract_jpeg_shape(data, np.int64).tolist() == [24, 30, 4]
+    assert timg.extract_jpeg_shape(jpeg("gray_31x45.jpg")).tolist() == [31, 45, 1]
+    with pytest.raises(DecodeError, match="not a JPEG"):
+        timg.extract_jpeg_shape(b"GIF89a....")
+    with pytest.raises(ValueError, match="output_type"):
+        timg.extract_jpeg_shape(data, np.float32)
+
+
 # ------------------------------------------------------------------ sample_distorted_bounding_box
 def _sample(h, w, n, seed, **kw):
     kw.setdefault("use_image_if_no_bounding_boxes", True)
@@ -262,6 +281,16 @@ def test_dct_scaled_crops_stay_close_to_the_full_size_decode(window):
         assert scaled.shape == exact.shape and scaled.dtype == np.float32
         assert np.abs(scaled - reference).mean() < 4.0
         assert np.abs(scaled - reference).max() < 48.0
+
+
+def test_fused_normalisation_equals_numpy():
+    data = [_photo(seed=i) for i in range(3)]
+    mean, std = np.float32([123.675, 116.28, 103.53]), np.float32([58.395, 57.12, 57.375])
+    plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24))
+    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=mean, std=std), (plain - mean) / std)
+    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=100.0), plain - np.float32(100))
+    with pytest.raises(ValueError, match="std must be non-zero"):
+        timg.decode_random_crop_and_resize(data, (8, 8), std=[1, 0, 1])
 
 
 def test_dct_denominator_needs_twice_the_target():

@@ -6,6 +6,7 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <array>
 #include <cstring>
@@ -104,7 +105,8 @@ using ByteImage = nb::ndarray<const uint8_t, nb::ndim<3>, nb::c_contig, nb::devi
 // the window a crop needs and resize it into `out` (out_h, out_w, channels).
 JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_height, int64_t image_width,
                                 std::array<int64_t, 4> box, unsigned denom, bool flip, FloatImage out,
-                                std::optional<ByteImage> pixels) {
+                                std::optional<ByteImage> pixels, std::optional<std::vector<float>> mean,
+                                std::optional<std::vector<float>> std_dev) {
   const size_t out_h = out.shape(0), out_w = out.shape(1), c = out.shape(2);
   if ((channels != 1 && channels != 3) || c != static_cast<size_t>(channels))
     throw nb::value_error("jpeg_crop_resize: out must have `channels` (1 or 3) channels");
@@ -118,6 +120,8 @@ JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_hei
   if (pixels && (static_cast<int64_t>(pixels->shape(0)) != scaled_h ||
                  static_cast<int64_t>(pixels->shape(1)) != scaled_w || pixels->shape(2) != c))
     throw nb::value_error("jpeg_crop_resize: pixels must be the whole image at 1/denom with `channels` channels");
+  if (mean.has_value() != std_dev.has_value() || (mean && (mean->size() != c || std_dev->size() != c)))
+    throw nb::value_error("jpeg_crop_resize: mean and std must both be given, one value per channel");
   ByteView view(data);
   JpegDecoded result;
   if (out_h == 0 || out_w == 0) return result;
@@ -152,6 +156,12 @@ JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_hei
       resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
                                out.data(), out_h, out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
                                plan.left.data(), plan.right.data(), plan.lx.data());
+    if (outcome.status == JpegStatus::kOk && mean) {
+      // (x - mean) / std per channel in float32, as NumPy computes it, while the image is in cache.
+      float* px = out.data();
+      for (size_t i = 0; i < out_h * out_w; ++i)
+        for (size_t k = 0; k < c; ++k) px[i * c + k] = (px[i * c + k] - (*mean)[k]) / (*std_dev)[k];
+    }
   }
   result.status = static_cast<int>(outcome.status);
   result.message = outcome.message;
@@ -198,10 +208,11 @@ void bind_jpeg_partial(nb::module_& m) {
         "Decodes a JPEG (or the window [y, x, height, width] of its scaled output, decoding only\n"
         "that window's rows and iMCU columns) into (h, w, channels) uint8, GIL released.");
   m.def("jpeg_crop_resize", &py_jpeg_crop_resize, "data"_a, "channels"_a, "image_height"_a, "image_width"_a, "box"_a,
-        "denom"_a, "flip"_a, "out"_a, "pixels"_a = nb::none(),
+        "denom"_a, "flip"_a, "out"_a, "pixels"_a = nb::none(), "mean"_a = nb::none(), "std"_a = nb::none(),
         "The box [y, x, height, width] of a JPEG decoded at 1/denom (only the window it needs, or taken\n"
         "from `pixels`, the whole image at that scale) and resized bilinearly into float32 out\n"
-        "(out_h, out_w, channels), mirrored left-right with flip. GIL released.");
+        "(out_h, out_w, channels), mirrored left-right with flip, then (x - mean) / std per channel\n"
+        "when given. GIL released.");
 }
 
 }  // namespace tfrx

@@ -46,7 +46,7 @@ from tfrx.image._formats import decode_bmp, decode_gif, decode_webp
 from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding_box, resize_with_crop_or_pad
 from tfrx.image._boxes import sample_distorted_bounding_box
 from tfrx.image._crop_resize import decode_crop_and_resize, decode_random_crop_and_resize
-from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg
+from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg, extract_jpeg_shape
 from tfrx.image._partial import partial_jpeg_backend
 from tfrx.image._png import decode_png, encode_png
 from tfrx.image._random import flip_left_right, flip_up_down, random_crop, random_flip_left_right, random_flip_up_down
@@ -74,6 +74,7 @@ __all__ = [
     "random_flip_left_right",
     "random_flip_up_down",
     "decode_and_crop_jpeg",
+    "extract_jpeg_shape",
     "decode_crop_and_resize",
     "decode_random_crop_and_resize",
     "sample_distorted_bounding_box",

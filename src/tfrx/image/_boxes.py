@@ -144,10 +144,11 @@ def sample_distorted_bounding_box(
     bounding_boxes: Any = None,
     seed: int | None = None,
     min_object_covered: float = 0.1,
-    aspect_ratio_range: Any = (0.75, 1.33),
-    area_range: Any = (0.05, 1.0),
-    max_attempts: int = 100,
-    use_image_if_no_bounding_boxes: bool = False,
+    aspect_ratio_range: Any = None,
+    area_range: Any = None,
+    max_attempts: int | None = None,
+    use_image_if_no_bounding_boxes: bool | None = None,
+    name: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``tf.image.sample_distorted_bounding_box``: ``(begin, size, bboxes)`` of a random crop.
 
@@ -155,8 +156,13 @@ def sample_distorted_bounding_box(
     boxes ``[ymin, xmin, ymax, xmax]`` in [0, 1] (any leading shape). ``begin``
     is ``[y, x, 0]``, ``size`` is ``[height, width, -1]`` (int32, ready for
     ``tf.slice``-style use or ``decode_and_crop_jpeg``'s window), ``bboxes``
-    is the crop as a normalised box of shape (1, 1, 4).
+    is the crop as a normalised box of shape (1, 1, 4). ``None`` arguments
+    take TensorFlow's defaults: aspect ratios (0.75, 1.33), areas (0.05, 1.0),
+    100 attempts, no whole-image box.
     """
+    aspect_ratio_range = (0.75, 1.33) if aspect_ratio_range is None else aspect_ratio_range
+    area_range = (0.05, 1.0) if area_range is None else area_range
+    max_attempts = 100 if max_attempts is None else max_attempts
     dims = [int(v) for v in np.asarray(image_size).reshape(-1)]
     if len(dims) != 3 or dims[0] <= 0 or dims[1] <= 0:
         raise ValueError(f"sample_distorted_bounding_box: image_size must be [height, width, channels] with positive sizes, got {dims}")

@@ -42,12 +42,14 @@ def _dct_denominator(height: int, width: int, out_h: int, out_w: int, dct_scalin
     return denom
 
 
-def _decode_into(data: Any, box: Box, header: Any, out: np.ndarray, channels: int, flip: bool, dct_scaling: bool, what: str) -> None:
+def _decode_into(
+    data: Any, box: Box, header: Any, out: np.ndarray, channels: int, flip: bool, dct_scaling: bool, stats: Any, what: str
+) -> None:
     """Decode ``box`` of one JPEG at the chosen DCT scale and resize it into ``out`` (out_h, out_w, c) float32."""
     denom = _dct_denominator(box.height, box.width, out.shape[0], out.shape[1], dct_scaling)
     # Without libjpeg-turbo: the whole image at that scale, from which the native code takes the window.
     pixels = None if partial_jpeg_backend() is not None else decode_jpeg(data, channels, denom)
-    result = _native.jpeg_crop_resize(data, channels, header.height, header.width, list(box), denom, flip, out, pixels)
+    result = _native.jpeg_crop_resize(data, channels, header.height, header.width, list(box), denom, flip, out, pixels, *stats)
     if result.status != _native.JPEG_OK:
         raise_for_status(result, data, list(box), what)
 
@@ -95,9 +97,23 @@ def _check_channels(channels: int, what: str) -> int:
     return channels
 
 
-def _run(items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int, dct_scaling: bool, num_threads: int | None, what: str) -> None:
+def _stats(mean: Any, std: Any, channels: int, what: str) -> tuple[list[float] | None, list[float] | None]:
+    """Per-channel mean and std for the native normalisation, or (None, None)."""
+    if mean is None and std is None:
+        return None, None
+    m = np.broadcast_to(np.asarray(0.0 if mean is None else mean, np.float32), (channels,))
+    s = np.broadcast_to(np.asarray(1.0 if std is None else std, np.float32), (channels,))
+    if np.any(s == 0):
+        raise ValueError(f"{what}: std must be non-zero")
+    return m.tolist(), s.tolist()
+
+
+def _run(
+    items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int,
+    dct_scaling: bool, stats: Any, num_threads: int | None, what: str,
+) -> None:
     def work(i: int) -> None:
-        _decode_into(_as_bytes(items[i]), boxes[i], headers[i], out[i], channels, flips[i], dct_scaling, what)
+        _decode_into(_as_bytes(items[i]), boxes[i], headers[i], out[i], channels, flips[i], dct_scaling, stats, what)
 
     _map(work, list(range(len(items))), num_threads)
 
@@ -110,6 +126,8 @@ def decode_crop_and_resize(
     channels: int = 3,
     flip: Any = False,
     dct_scaling: bool = True,
+    mean: Any = None,
+    std: Any = None,
     num_threads: int | None = None,
 ) -> np.ndarray:
     """Decode the ``crop_window`` ``[y, x, height, width]`` of JPEGs, resized (bilinear) to ``size``, float32.
@@ -119,6 +137,8 @@ def decode_crop_and_resize(
     one per image) mirrors the result left-right. With ``dct_scaling`` a crop
     at least twice ``size`` is decoded at 1/2, 1/4 or 1/8 scale; without it
     the result equals ``resize(decode_and_crop_jpeg(c, window, channels), size)``.
+    ``mean`` / ``std`` (per channel, on the 0-255 scale) make it
+    ``(resized - mean) / std``, computed while each image is in cache.
     """
     what = "decode_crop_and_resize"
     out_h, out_w = _check_size(size, what)
@@ -137,7 +157,7 @@ def decode_crop_and_resize(
             raise ValueError(f"{what}: crop window {[y, x, h, w]} is not inside the image of size [{header.height}, {header.width}]")
         boxes.append(Box(y, x, h, w))
     out = np.empty((len(items), out_h, out_w, channels), np.float32)
-    _run(items, boxes, headers, flips, out, channels, dct_scaling, num_threads, what)
+    _run(items, boxes, headers, flips, out, channels, dct_scaling, _stats(mean, std, channels, what), num_threads, what)
     return out[0] if single else out
 
 
@@ -154,6 +174,8 @@ def decode_random_crop_and_resize(
     seed: int | None = None,
     channels: int = 3,
     dct_scaling: bool = True,
+    mean: Any = None,
+    std: Any = None,
     num_threads: int | None = None,
 ) -> np.ndarray:
     """The Inception/ResNet training crop, fused: sample, decode only the crop, resize, flip.
@@ -163,7 +185,8 @@ def decode_random_crop_and_resize(
     ``bounding_boxes`` gives one list of boxes per image), decoded and resized
     as ``decode_crop_and_resize`` does, mirrored with probability 1/2 when
     ``random_flip``. Returns float32 (h, w, c) for one image, (n, h, w, c)
-    for a batch, with values in [0, 255] (normalise with ``normalize``). Draws
+    for a batch, with values in [0, 255], or ``(x - mean) / std`` with
+    ``mean`` / ``std`` given per channel on that scale. Draws
     are made in order in the calling thread, so a ``seed`` gives the same
     crops and flips whatever ``num_threads`` is.
     """
@@ -177,6 +200,7 @@ def decode_random_crop_and_resize(
         raise ValueError(f"{what}: {len(per_image_boxes)} lists of bounding boxes for {len(items)} images")
     rng = _rng(seed or None)
     headers, boxes, flips = [], [], []
+    stats = _stats(mean, std, channels, what)
     for c, image_boxes in zip(items, per_image_boxes):
         header = _Header(_as_bytes(c))
         pixel_boxes = _pixel_boxes(image_boxes, header.height, header.width)
@@ -184,6 +208,6 @@ def decode_random_crop_and_resize(
         flips.append(bool(random_flip) and bool(rng.random() < 0.5))
         headers.append(header)
     out = np.empty((len(items), out_h, out_w, channels), np.float32)
-    _run(items, boxes, headers, flips, out, channels, dct_scaling, num_threads, what)
+    _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_threads, what)
     return out[0] if single else out
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from tfrx.errors import DecodeError
 from tfrx.image._common import _as_bytes, _batched, _describe, _optional, _pil
-from tfrx.image._partial import decode_window, partial_jpeg_backend
+from tfrx.image._partial import decode_window, jpeg_header, partial_jpeg_backend
 
 _DCT_METHODS = {"": True, "INTEGER_FAST": True, "INTEGER_ACCURATE": False}
 
@@ -196,3 +196,32 @@ def _decode_then_crop(
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > image.shape[0] or x + w > image.shape[1]:
         raise ValueError(f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}")
     return image[y : y + h, x : x + w].copy()
+
+
+_COMPONENTS = {"Gray": 1, "CMYK": 4, "YCCK": 4}
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = np.int32) -> np.ndarray:
+    """``tf.io.extract_jpeg_shape``: ``[height, width, components]`` from the header alone, no pixels decoded."""
+    data = _as_bytes(contents)
+    if bytes(data[:3]) != b"\xff\xd8\xff":
+        raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
+    dtype = np.dtype(output_type)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"extract_jpeg_shape: output_type must be int32 or int64, got {dtype.name}")
+    if partial_jpeg_backend() is not None:
+        h = jpeg_header(data)
+        return np.array([h.height, h.width, h.components], dtype)
+    sj = _optional("simplejpeg")
+    if sj is not None:
+        try:
+            height, width, colorspace, _ = sj.decode_jpeg_header(data)
+        except ValueError as e:
+            raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
+        return np.array([height, width, _COMPONENTS.get(colorspace, 3)], dtype)
+    Image = _pil()
+    try:
+        with Image.open(io.BytesIO(data), formats=["JPEG"]) as im:
+            return np.array([im.height, im.width, len(im.getbands())], dtype)
+    except Exception as e:
+        raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
