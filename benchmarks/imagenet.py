@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 from benchmarks import workloads
-from benchmarks.report import Result, measure
+from benchmarks.report import Result, measure, suite_main, worker_result
 
 SIZE = (224, 224)
 BATCH = 64
@@ -138,21 +137,6 @@ def worker(contender: str, size: str, repeat: str) -> None:
     print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
 
 
-def _in_subprocess(contender: str, size: str, repeat: int):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.imagenet", "--worker", contender, size, str(repeat)], capture_output=True, text=True, env=env
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(lines[-1])
-    return out["value"], out["wall"], out["cpu"]
-
-
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
     """``repeat`` rounds, each starting every contender once in a fresh interpreter, in alternating order."""
     import statistics
@@ -170,7 +154,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
     rounds: dict[str, list[tuple[float, float]]] = {c: [] for c in contenders}
     for k in range(max(1, repeat)):
         for contender in contenders if k % 2 == 0 else contenders[::-1]:
-            value, wall, cpu = _in_subprocess(contender, size, 1)
+            value, wall, cpu = worker_result("benchmarks.imagenet", contender, size, "1")
             if value != count:
                 raise RuntimeError(f"{contender} delivered {value} images of {path}, expected {count}")
             rounds[contender].append((wall, cpu))
@@ -188,13 +172,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    from benchmarks.report import suite_main
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--worker"]:
-        worker(*argv[1:])
-        return 0
-    return suite_main("python -m benchmarks.imagenet", __doc__, run, argv)
+    return suite_main("python -m benchmarks.imagenet", __doc__, run, argv, worker=worker)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+
+#include "resize.h"
 
 namespace tfrx {
 namespace {
@@ -74,6 +77,67 @@ CropResizePlan plan_crop_resize(const CropBox& box, unsigned denom, int64_t scal
     }
   }
   return p;
+}
+
+std::string check_crop_resize(const CropResizeJob& job) {
+  if (job.channels != 1 && job.channels != 3) return "channels must be 1 or 3";
+  if (job.denom != 1 && job.denom != 2 && job.denom != 4 && job.denom != 8) return "denom must be 1, 2, 4 or 8";
+  const CropBox& b = job.box;
+  if (b.y < 0 || b.x < 0 || b.height <= 0 || b.width <= 0 || b.y + b.height > job.image_height ||
+      b.x + b.width > job.image_width)
+    return "the box is not inside the image";
+  if ((job.mean == nullptr) != (job.std_dev == nullptr)) return "mean and std must both be given";
+  return "";
+}
+
+JpegOutcome crop_resize(const CropResizeJob& job) {
+  JpegOutcome outcome;
+  const size_t c = static_cast<size_t>(job.channels);
+  if (job.out_h == 0 || job.out_w == 0) return outcome;
+  const int64_t denom = job.denom;
+  const int64_t scaled_h = (job.image_height + denom - 1) / denom, scaled_w = (job.image_width + denom - 1) / denom;
+  const CropResizePlan plan = plan_crop_resize(job.box, job.denom, scaled_h, scaled_w, job.out_h, job.out_w, c, job.flip);
+  std::vector<uint8_t> window;
+  const size_t row_bytes = static_cast<size_t>(plan.cols) * c;
+  if (job.pixels != nullptr) {
+    window.resize(static_cast<size_t>(plan.rows) * row_bytes);
+    for (int64_t r = 0; r < plan.rows; ++r)
+      std::memcpy(window.data() + r * row_bytes,
+                  job.pixels + ((plan.first_row + r) * scaled_w + plan.first_col) * static_cast<int64_t>(c), row_bytes);
+  } else {
+    JpegRequest rq;
+    rq.channels = job.channels;
+    rq.scale_denom = job.denom;
+    rq.crop = true;
+    rq.crop_y = plan.first_row;
+    rq.crop_x = plan.first_col;
+    rq.crop_height = plan.rows;
+    rq.crop_width = plan.cols;
+    rq.finish = false;  // the rows below the window are never entropy-decoded
+    outcome = jpeg_decode(job.data, job.size, rq, [&](size_t h, size_t w, size_t comps) -> uint8_t* {
+      window.resize(h * w * comps);
+      return window.data();
+    });
+    if (outcome.status != JpegStatus::kOk) return outcome;
+  }
+  resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
+                           job.out, job.out_h, job.out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
+                           plan.left.data(), plan.right.data(), plan.lx.data());
+  if (job.mean != nullptr) {
+    // (x - mean) / std per channel in float32, as NumPy computes it, while the image is in cache; the
+    // statistics repeated along a row so that the loop runs over plain arrays (vectorised).
+    const size_t samples = job.out_w * c;
+    std::vector<float> m(samples), sd(samples);
+    for (size_t i = 0; i < samples; ++i) {
+      m[i] = job.mean[i % c];
+      sd[i] = job.std_dev[i % c];
+    }
+    for (size_t y = 0; y < job.out_h; ++y) {
+      float* row = job.out + y * samples;
+      for (size_t i = 0; i < samples; ++i) row[i] = (row[i] - m[i]) / sd[i];
+    }
+  }
+  return outcome;
 }
 
 }  // namespace tfrx

@@ -8,9 +8,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <vector>
@@ -18,7 +21,7 @@
 #include "buffer.h"
 #include "crop_resize.h"
 #include "jpeg_partial.h"
-#include "resize.h"
+#include "workers.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -34,6 +37,7 @@ struct JpegDecoded {
   JpegHeader header;
   long warnings = 0;
   nb::object image = nb::none();
+  int64_t index = -1;  // the failing image of a batch
 };
 
 nb::object owned_image(std::unique_ptr<uint8_t[]> data, size_t h, size_t w, size_t c) {
@@ -99,75 +103,129 @@ JpegDecoded py_jpeg_header(nb::handle data, unsigned scale_num, unsigned scale_d
 }
 
 using FloatImage = nb::ndarray<float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+using FloatBatch = nb::ndarray<float, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
 using ByteImage = nb::ndarray<const uint8_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
+using Int64s = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Boxes = nb::ndarray<const int64_t, nb::ndim<2>, nb::shape<-1, 4>, nb::c_contig, nb::device::cpu>;
+using Flags = nb::ndarray<const bool, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Stats = std::optional<std::vector<float>>;
 
-// Decode (or take from `pixels`, the whole image already decoded at 1/denom)
-// the window a crop needs and resize it into `out` (out_h, out_w, channels).
-JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_height, int64_t image_width,
-                                std::array<int64_t, 4> box, unsigned denom, bool flip, FloatImage out,
-                                std::optional<ByteImage> pixels, std::optional<std::vector<float>> mean,
-                                std::optional<std::vector<float>> std_dev) {
-  const size_t out_h = out.shape(0), out_w = out.shape(1), c = out.shape(2);
-  if ((channels != 1 && channels != 3) || c != static_cast<size_t>(channels))
-    throw nb::value_error("jpeg_crop_resize: out must have `channels` (1 or 3) channels");
-  if (denom != 1 && denom != 2 && denom != 4 && denom != 8)
-    throw nb::value_error("jpeg_crop_resize: denom must be 1, 2, 4 or 8");
-  const CropBox crop{box[0], box[1], box[2], box[3]};
-  if (crop.y < 0 || crop.x < 0 || crop.height <= 0 || crop.width <= 0 || crop.y + crop.height > image_height ||
-      crop.x + crop.width > image_width)
-    throw nb::value_error("jpeg_crop_resize: the box is not inside the image");
-  const int64_t scaled_h = (image_height + denom - 1) / denom, scaled_w = (image_width + denom - 1) / denom;
-  if (pixels && (static_cast<int64_t>(pixels->shape(0)) != scaled_h ||
-                 static_cast<int64_t>(pixels->shape(1)) != scaled_w || pixels->shape(2) != c))
-    throw nb::value_error("jpeg_crop_resize: pixels must be the whole image at 1/denom with `channels` channels");
+void set_stats(CropResizeJob& job, const Stats& mean, const Stats& std_dev, size_t c) {
   if (mean.has_value() != std_dev.has_value() || (mean && (mean->size() != c || std_dev->size() != c)))
     throw nb::value_error("jpeg_crop_resize: mean and std must both be given, one value per channel");
-  ByteView view(data);
-  JpegDecoded result;
-  if (out_h == 0 || out_w == 0) return result;
-  JpegOutcome outcome;
-  {
-    nb::gil_scoped_release release;
-    const CropResizePlan plan = plan_crop_resize(crop, denom, scaled_h, scaled_w, out_h, out_w, c, flip);
-    std::vector<uint8_t> window;
-    const size_t row_bytes = static_cast<size_t>(plan.cols) * c;
-    if (pixels) {
-      window.resize(static_cast<size_t>(plan.rows) * row_bytes);
-      const uint8_t* src = pixels->data();
-      for (int64_t r = 0; r < plan.rows; ++r)
-        std::memcpy(window.data() + r * row_bytes,
-                    src + ((plan.first_row + r) * scaled_w + plan.first_col) * static_cast<int64_t>(c), row_bytes);
-    } else {
-      JpegRequest rq;
-      rq.channels = channels;
-      rq.scale_denom = denom;
-      rq.crop = true;
-      rq.crop_y = plan.first_row;
-      rq.crop_x = plan.first_col;
-      rq.crop_height = plan.rows;
-      rq.crop_width = plan.cols;
-      rq.finish = false;  // the rows below the window are never entropy-decoded
-      outcome = jpeg_decode(view.data(), view.size(), rq, [&](size_t h, size_t w, size_t comps) -> uint8_t* {
-        window.resize(h * w * comps);
-        return window.data();
-      });
-    }
-    if (outcome.status == JpegStatus::kOk)
-      resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
-                               out.data(), out_h, out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
-                               plan.left.data(), plan.right.data(), plan.lx.data());
-    if (outcome.status == JpegStatus::kOk && mean) {
-      // (x - mean) / std per channel in float32, as NumPy computes it, while the image is in cache.
-      float* px = out.data();
-      for (size_t i = 0; i < out_h * out_w; ++i)
-        for (size_t k = 0; k < c; ++k) px[i * c + k] = (px[i * c + k] - (*mean)[k]) / (*std_dev)[k];
-    }
+  if (mean) {
+    job.mean = mean->data();
+    job.std_dev = std_dev->data();
   }
+}
+
+void check(const CropResizeJob& job) {
+  const std::string why = check_crop_resize(job);
+  if (!why.empty()) throw nb::value_error(("jpeg_crop_resize: " + why).c_str());
+}
+
+JpegDecoded decoded(const JpegOutcome& outcome, int64_t index) {
+  JpegDecoded result;
   result.status = static_cast<int>(outcome.status);
   result.message = outcome.message;
   result.header = outcome.header;
   result.warnings = outcome.warnings;
+  result.index = index;
   return result;
+}
+
+// One image: decode (or take from `pixels`, the whole image already decoded
+// at 1/denom) the window a crop needs and resize it into `out`.
+JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_height, int64_t image_width,
+                                std::array<int64_t, 4> box, unsigned denom, bool flip, FloatImage out,
+                                std::optional<ByteImage> pixels, Stats mean, Stats std_dev) {
+  CropResizeJob job;
+  job.channels = channels;
+  job.image_height = image_height;
+  job.image_width = image_width;
+  job.box = CropBox{box[0], box[1], box[2], box[3]};
+  job.denom = denom;
+  job.flip = flip;
+  job.out = out.data();
+  job.out_h = out.shape(0);
+  job.out_w = out.shape(1);
+  if (out.shape(2) != static_cast<size_t>(channels))
+    throw nb::value_error("jpeg_crop_resize: out must have `channels` channels");
+  set_stats(job, mean, std_dev, out.shape(2));
+  check(job);
+  if (pixels) {
+    const int64_t d = denom;
+    if (static_cast<int64_t>(pixels->shape(0)) != (image_height + d - 1) / d ||
+        static_cast<int64_t>(pixels->shape(1)) != (image_width + d - 1) / d || pixels->shape(2) != out.shape(2))
+      throw nb::value_error("jpeg_crop_resize: pixels must be the whole image at 1/denom with `channels` channels");
+    job.pixels = pixels->data();
+  }
+  ByteView view(data);
+  job.data = view.data();
+  job.size = view.size();
+  JpegOutcome outcome;
+  {
+    nb::gil_scoped_release release;
+    outcome = crop_resize(job);
+  }
+  return decoded(outcome, -1);
+}
+
+// A batch: images[i] with boxes[i] at 1/denoms[i] into out[i], on `threads`
+// threads (tfrx's parked workers). Returns the first failure (with its index)
+// or JPEG_OK.
+JpegDecoded py_jpeg_crop_resize_batch(nb::sequence images, int channels, Int64s heights, Int64s widths, Boxes boxes,
+                                      Int64s denoms, Flags flips, FloatBatch out, Stats mean, Stats std_dev,
+                                      int threads) {
+  const size_t n = nb::len(images);
+  if (heights.shape(0) != n || widths.shape(0) != n || boxes.shape(0) != n || denoms.shape(0) != n ||
+      flips.shape(0) != n || out.shape(0) != n)
+    throw nb::value_error("jpeg_crop_resize_batch: one height, width, box, denom, flip and output per image");
+  if (out.shape(3) != static_cast<size_t>(channels))
+    throw nb::value_error("jpeg_crop_resize_batch: out must have `channels` channels");
+  const size_t image_floats = out.shape(1) * out.shape(2) * out.shape(3);
+  std::vector<std::unique_ptr<ByteView>> views;
+  std::vector<CropResizeJob> jobs(n);
+  views.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    views.push_back(std::make_unique<ByteView>(images[i]));
+    CropResizeJob& job = jobs[i];
+    job.data = views.back()->data();
+    job.size = views.back()->size();
+    job.channels = channels;
+    job.image_height = heights.data()[i];
+    job.image_width = widths.data()[i];
+    const int64_t* b = boxes.data() + 4 * i;
+    job.box = CropBox{b[0], b[1], b[2], b[3]};
+    job.denom = static_cast<unsigned>(denoms.data()[i]);
+    job.flip = flips.data()[i];
+    job.out = out.data() + i * image_floats;
+    job.out_h = out.shape(1);
+    job.out_w = out.shape(2);
+    set_stats(job, mean, std_dev, out.shape(3));
+    check(job);
+  }
+  std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  JpegOutcome failure;
+  int64_t failed_at = -1;
+  {
+    nb::gil_scoped_release release;
+    const int k = static_cast<int>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), n)));
+    run_chunks(k, [&](int) {
+      for (size_t i = next++; i < n; i = next++) {
+        JpegOutcome outcome = crop_resize(jobs[i]);
+        if (outcome.status != JpegStatus::kOk) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (failed_at < 0 || static_cast<int64_t>(i) < failed_at) {
+            failure = std::move(outcome);
+            failed_at = static_cast<int64_t>(i);
+          }
+        }
+      }
+    });
+  }
+  return decoded(failure, failed_at);
 }
 
 }  // namespace
@@ -195,7 +253,8 @@ void bind_jpeg_partial(nb::module_& m) {
       .def_ro("message", &JpegDecoded::message)
       .def_ro("header", &JpegDecoded::header)
       .def_ro("warnings", &JpegDecoded::warnings)
-      .def_ro("image", &JpegDecoded::image);
+      .def_ro("image", &JpegDecoded::image)
+      .def_ro("index", &JpegDecoded::index);
 
   m.def("jpeg_load_library", &jpeg_load_library, "path"_a,
         "Loads libjpeg-turbo (jpeg62 ABI) for jpeg_decode; returns '' or why it cannot be used.");
@@ -213,6 +272,10 @@ void bind_jpeg_partial(nb::module_& m) {
         "from `pixels`, the whole image at that scale) and resized bilinearly into float32 out\n"
         "(out_h, out_w, channels), mirrored left-right with flip, then (x - mean) / std per channel\n"
         "when given. GIL released.");
+  m.def("jpeg_crop_resize_batch", &py_jpeg_crop_resize_batch, "images"_a, "channels"_a, "heights"_a, "widths"_a,
+        "boxes"_a, "denoms"_a, "flips"_a, "out"_a, "mean"_a = nb::none(), "std"_a = nb::none(), "threads"_a = 1,
+        "jpeg_crop_resize for every image of a batch into out[i] (n, out_h, out_w, channels) on `threads`\n"
+        "threads, GIL released. Returns JPEG_OK or the first failure with its index.");
 }
 
 }  // namespace tfrx

@@ -25,7 +25,7 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
-from tfrx.image._common import _as_bytes, _is_single, _map
+from tfrx.image._common import _as_bytes, _is_single, _map, _usable_cores, _with_index
 from tfrx.image._jpeg import decode_jpeg
 from tfrx.image._partial import jpeg_header, partial_jpeg_backend, raise_for_status
 from tfrx.image._random import _rng
@@ -40,18 +40,6 @@ def _dct_denominator(height: int, width: int, out_h: int, out_w: int, dct_scalin
         while denom < 8 and height >= 2 * denom * out_h and width >= 2 * denom * out_w:
             denom *= 2
     return denom
-
-
-def _decode_into(
-    data: Any, box: Box, header: Any, out: np.ndarray, channels: int, flip: bool, dct_scaling: bool, stats: Any, what: str
-) -> None:
-    """Decode ``box`` of one JPEG at the chosen DCT scale and resize it into ``out`` (out_h, out_w, c) float32."""
-    denom = _dct_denominator(box.height, box.width, out.shape[0], out.shape[1], dct_scaling)
-    # Without libjpeg-turbo: the whole image at that scale, from which the native code takes the window.
-    pixels = None if partial_jpeg_backend() is not None else decode_jpeg(data, channels, denom)
-    result = _native.jpeg_crop_resize(data, channels, header.height, header.width, list(box), denom, flip, out, pixels, *stats)
-    if result.status != _native.JPEG_OK:
-        raise_for_status(result, data, list(box), what)
 
 
 class _Header:
@@ -112,10 +100,30 @@ def _run(
     items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int,
     dct_scaling: bool, stats: Any, num_threads: int | None, what: str,
 ) -> None:
-    def work(i: int) -> None:
-        _decode_into(_as_bytes(items[i]), boxes[i], headers[i], out[i], channels, flips[i], dct_scaling, stats, what)
+    """Every image's crop decoded at its DCT scale and resized into ``out[i]``."""
+    out_h, out_w = out.shape[1], out.shape[2]
+    denoms = [_dct_denominator(b.height, b.width, out_h, out_w, dct_scaling) for b in boxes]
+    threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
+    datas = [_as_bytes(c) for c in items]
+    if partial_jpeg_backend() is not None:
+        # One native call for the batch: the images run on tfrx's worker threads without the GIL.
+        result = _native.jpeg_crop_resize_batch(
+            datas, channels, np.array([h.height for h in headers], np.int64), np.array([h.width for h in headers], np.int64),
+            np.array(boxes, np.int64).reshape(-1, 4), np.array(denoms, np.int64), np.array(flips, bool), out, *stats, threads,
+        )
+        if result.status != _native.JPEG_OK:
+            i = int(result.index)
+            _with_index(lambda _: raise_for_status(result, datas[i], list(boxes[i]), what), None, i)
+        return
 
-    _map(work, list(range(len(items))), num_threads)
+    def work(i: int) -> None:
+        # No libjpeg-turbo: the whole image at the crop's scale, from which the native code takes the window.
+        pixels = decode_jpeg(datas[i], channels, denoms[i])
+        result = _native.jpeg_crop_resize(datas[i], channels, headers[i].height, headers[i].width, list(boxes[i]), denoms[i], flips[i], out[i], pixels, *stats)
+        if result.status != _native.JPEG_OK:
+            raise_for_status(result, datas[i], list(boxes[i]), what)
+
+    _map(work, list(range(len(items))), threads)
 
 
 def decode_crop_and_resize(

@@ -14,6 +14,17 @@ from tfrx.image._partial import decode_window, jpeg_header, partial_jpeg_backend
 _DCT_METHODS = {"": True, "INTEGER_FAST": True, "INTEGER_ACCURATE": False}
 
 
+def _check_decode_args(channels: int, ratio: int, dct_method: str, what: str) -> bool:
+    """Validates tf.io.decode_jpeg's arguments; returns whether the fast IDCT is asked for."""
+    if channels not in (0, 1, 3):
+        raise ValueError(f"{what}: channels must be 0, 1 or 3, got {channels!r}")
+    if ratio not in (1, 2, 4, 8):
+        raise ValueError(f"{what}: ratio must be 1, 2, 4 or 8, got {ratio!r}")
+    if dct_method not in _DCT_METHODS:
+        raise ValueError(f"{what}: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
+    return _DCT_METHODS[dct_method]
+
+
 def _decode_jpeg_one(
     contents: Any, channels: int, ratio: int, fancy_upscaling: bool, try_recover_truncated: bool, fast_dct: bool
 ) -> np.ndarray:
@@ -84,13 +95,7 @@ def decode_jpeg(
     is accepted for signature compatibility; a truncated image either raises or,
     with ``try_recover_truncated=True``, returns what libjpeg recovered.
     """
-    if channels not in (0, 1, 3):
-        raise ValueError(f"decode_jpeg: channels must be 0, 1 or 3, got {channels!r}")
-    if ratio not in (1, 2, 4, 8):
-        raise ValueError(f"decode_jpeg: ratio must be 1, 2, 4 or 8, got {ratio!r}")
-    if dct_method not in _DCT_METHODS:
-        raise ValueError(f"decode_jpeg: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
-    fast = _DCT_METHODS[dct_method]
+    fast = _check_decode_args(channels, ratio, dct_method, "decode_jpeg")
     return _batched(
         lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast), contents, num_threads
     )
@@ -146,12 +151,7 @@ def decode_and_crop_jpeg(
     window = [int(v) for v in np.asarray(crop_window).reshape(-1)]
     if len(window) != 4:
         raise ValueError(f"decode_and_crop_jpeg: crop_window must be [y, x, height, width], got {window}")
-    if channels not in (0, 1, 3):
-        raise ValueError(f"decode_and_crop_jpeg: channels must be 0, 1 or 3, got {channels!r}")
-    if ratio not in (1, 2, 4, 8):
-        raise ValueError(f"decode_and_crop_jpeg: ratio must be 1, 2, 4 or 8, got {ratio!r}")
-    if dct_method not in _DCT_METHODS:
-        raise ValueError(f"decode_and_crop_jpeg: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
+    fast = _check_decode_args(channels, ratio, dct_method, "decode_and_crop_jpeg")
     data = _as_bytes(contents)
     if bytes(data[:3]) != b"\xff\xd8\xff":
         raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
@@ -162,7 +162,7 @@ def decode_and_crop_jpeg(
             channels=channels,
             scale=(1, ratio),
             fancy_upscaling=fancy_upscaling,
-            fast_dct=_DCT_METHODS[dct_method],
+            fast_dct=fast,
             try_recover_truncated=try_recover_truncated,
         )
     return _decode_then_crop(data, window, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method)
