@@ -143,13 +143,23 @@ def test_decode_and_crop_jpeg_without_libjpeg_falls_back_to_a_whole_decode(monke
         np.testing.assert_array_equal(timg.decode_and_crop_jpeg(color, [3, 5, 10, 12], channels=1), got)
 
 
-def test_library_that_is_not_libjpeg_is_refused():
-    from tfrx import _native
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="uses Linux sonames")
+def test_libraries_that_cannot_decode_windows_are_refused():
+    """In a fresh interpreter (the first library loaded stays): a missing file, a library without libjpeg's symbols."""
+    import subprocess
+    import sys
 
-    if _native.jpeg_library_loaded():
-        assert _native.jpeg_load_library("/nonexistent/libjpeg.so.62") == ""  # the loaded one stays
-    else:
-        assert "nonexistent" in _native.jpeg_load_library("/nonexistent/libjpeg.so.62")
+    code = (
+        "from tfrx import _native; "
+        "print(_native.jpeg_load_library('/nonexistent/libjpeg.so.62')); "
+        "print(_native.jpeg_load_library('libm.so.6')); "
+        "print(_native.jpeg_library_loaded())"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": __import__("os").pathsep.join(sys.path)}
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.splitlines()
+    assert "nonexistent" in lines[0]
+    assert lines[1] == "libm.so.6 is not a libjpeg library"
+    assert lines[2] == "False"
 
 
 def test_backend_candidates_honour_tfrx_libjpeg(monkeypatch):
@@ -347,6 +357,8 @@ def test_fused_decodes_reject_bad_arguments():
         timg.decode_crop_and_resize(data, [0, 0, 10, 10], (0, 8))
     with pytest.raises(ValueError, match="channels"):
         timg.decode_random_crop_and_resize(data, (8, 8), channels=0)
+    with pytest.raises(ValueError, match="crop_window must be"):
+        timg.decode_crop_and_resize(data, [0, 0, 10, 10, 3], (8, 8))
     with pytest.raises(ValueError, match="2 crop windows for 3 images"):
         timg.decode_crop_and_resize([data] * 3, [[0, 0, 5, 5]] * 2, (8, 8))
     with pytest.raises(ValueError, match="area_range"):

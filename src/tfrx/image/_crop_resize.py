@@ -152,7 +152,10 @@ def decode_crop_and_resize(
     out_h, out_w = _check_size(size, what)
     channels = _check_channels(channels, what)
     items, single = _items(contents)
-    windows = np.asarray(crop_window, dtype=np.int64).reshape(-1, 4)
+    windows = np.asarray(crop_window, dtype=np.int64)
+    if windows.size % 4 or windows.ndim > 2:
+        raise ValueError(f"{what}: crop_window must be [y, x, height, width] or one such row per image, got shape {windows.shape}")
+    windows = windows.reshape(-1, 4)
     if len(windows) == 1 and len(items) > 1:
         windows = np.repeat(windows, len(items), axis=0)
     if len(windows) != len(items):
