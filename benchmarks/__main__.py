@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,imagenet,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
