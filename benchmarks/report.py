@@ -135,10 +135,19 @@ def header(size: str, extra: str = "") -> str:
     return f"# {when}\n# {machine()}\n# {versions()}"
 
 
-def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "") -> int:
-    """``python -m benchmarks.<suite>``: parse --size/--repeat (and --workloads), run, print the table."""
-    import argparse
+def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "", worker=None) -> int:
+    """``python -m benchmarks.<suite>``: parse --size/--repeat (and --workloads), run, print the table.
 
+    With ``worker``, ``--worker ARGS...`` runs ``worker(*ARGS)`` instead (a contender in its own interpreter,
+    started by ``worker_result``).
+    """
+    import argparse
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if worker is not None and argv[:1] == ["--worker"]:
+        worker(*argv[1:])
+        return 0
     p = argparse.ArgumentParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--repeat", type=int, default=3)
@@ -151,6 +160,25 @@ def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, work
     print()
     print(render(results))
     return 0
+
+
+def worker_result(module: str, *args: str) -> tuple:
+    """Runs ``python -m <module> --worker ARGS`` in a fresh interpreter; returns its JSON line's (value, wall, cpu)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{module} --worker {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+    out = json.loads(lines[-1])
+    return out["value"], out["wall"], out["cpu"]
 
 
 def in_subprocess(suite: str, contender: str, workload: str, size: str, compression: str, repeat: int):

@@ -73,8 +73,8 @@ def test_namespace_re_exports_tfrx_implementations():
 
 def test_names_match_tensorflow(tf):
     modules = {
-        "io": ["TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature", "RaggedFeature", "parse_example", "parse_single_example", "parse_sequence_example", "parse_single_sequence_example", "decode_raw", "decode_jpeg", "decode_png", "decode_image", "encode_jpeg", "encode_png", "serialize_tensor", "parse_tensor", "read_file", "write_file", "decode_and_crop_jpeg"],
-        "image": ["resize", "resize_with_crop_or_pad", "central_crop", "random_crop", "random_flip_left_right", "random_flip_up_down", "flip_left_right", "flip_up_down", "convert_image_dtype", "per_image_standardization", "decode_and_crop_jpeg", "crop_to_bounding_box", "pad_to_bounding_box", "rgb_to_grayscale"],
+        "io": ["TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature", "RaggedFeature", "parse_example", "parse_single_example", "parse_sequence_example", "parse_single_sequence_example", "decode_raw", "decode_jpeg", "decode_png", "decode_image", "encode_jpeg", "encode_png", "serialize_tensor", "parse_tensor", "read_file", "write_file", "decode_and_crop_jpeg", "extract_jpeg_shape"],
+        "image": ["resize", "resize_with_crop_or_pad", "central_crop", "random_crop", "random_flip_left_right", "random_flip_up_down", "flip_left_right", "flip_up_down", "convert_image_dtype", "per_image_standardization", "decode_and_crop_jpeg", "crop_to_bounding_box", "pad_to_bounding_box", "rgb_to_grayscale", "extract_jpeg_shape", "sample_distorted_bounding_box"],
         "train": ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "SequenceExample", "FeatureList", "FeatureLists"],
         "data": ["Dataset", "TFRecordDataset", "AUTOTUNE", "Options"],
     }
@@ -271,8 +271,11 @@ def test_decode_and_crop_jpeg_equals_tensorflow(tf):
             np.testing.assert_array_equal(got, want, err_msg=str(window))
 
 
-def test_decode_and_crop_jpeg_refuses_what_it_cannot_reproduce():
+def test_decode_and_crop_jpeg_refuses_what_it_cannot_reproduce(monkeypatch):
     pytest.importorskip("simplejpeg")
+    import tfrx.image._jpeg as jpeg_module
+
+    monkeypatch.setattr(jpeg_module, "partial_jpeg_backend", lambda: None)  # no libjpeg-turbo: a whole decode
     with pytest.raises(NotImplementedError, match="fancy_upscaling=False"):
         rtf.io.decode_and_crop_jpeg(JPEG, [0, 0, 5, 5], channels=3)
     with pytest.raises(ValueError, match="not inside the image"):

@@ -34,6 +34,7 @@
 #include "example_encode.h"
 #include "parse.h"
 #include "index.h"
+#include "jpeg_partial_bind.h"
 #include "resize.h"
 #include "workers.h"
 
@@ -1289,6 +1290,7 @@ NB_MODULE(_native, m) {
   // the reports.
   nb::set_leak_warnings(false);
 #endif
+  tfrx::bind_jpeg_partial(m);
 
   // ------------------------------------------------------------ crc32c
   m.def("crc32c", &py_crc32c, "data"_a, "value"_a = 0,

@@ -16,7 +16,13 @@
   ``pad_to_bounding_box`` and the flips equal ``tf.image``'s exactly;
   ``random_crop``/``random_flip_*`` draw from NumPy (same distributions,
   different draws than TensorFlow for a seed); ``decode_and_crop_jpeg``
-  equals TensorFlow's partial decode.
+  decodes only the window through libjpeg-turbo (Pillow's bundled copy or
+  the system's ``libjpeg.so.62``, loaded at run time) by TensorFlow's steps,
+  bit-exact with ``tf.io.decode_and_crop_jpeg``.
+* ``sample_distorted_bounding_box`` is TensorFlow's crop sampler (NumPy
+  draws); ``decode_random_crop_and_resize`` fuses it with a partial decode
+  that uses libjpeg-turbo's DCT scaling for crops at least twice the target
+  size, the bilinear resize and a random flip (the ImageNet training input).
 * ``resize`` reproduces ``tf.image.resize`` (half-pixel centres) for
   bilinear, nearest, bicubic, area and the antialiased kernels in vectorised
   NumPy, to float32 rounding (see ``docs/benchmarks.md`` for the tolerances).
@@ -38,7 +44,10 @@ from tfrx.image._decode import decode_batch, decode_image
 from tfrx.image._dtype import convert_image_dtype, normalize, per_image_standardization, rgb_to_grayscale
 from tfrx.image._formats import decode_bmp, decode_gif, decode_webp
 from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding_box, resize_with_crop_or_pad
-from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg
+from tfrx.image._boxes import sample_distorted_bounding_box
+from tfrx.image._crop_resize import decode_crop_and_resize, decode_random_crop_and_resize
+from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg, extract_jpeg_shape
+from tfrx.image._partial import partial_jpeg_backend
 from tfrx.image._png import decode_png, encode_png
 from tfrx.image._random import flip_left_right, flip_up_down, random_crop, random_flip_left_right, random_flip_up_down
 from tfrx.image._resize import resize
@@ -65,6 +74,11 @@ __all__ = [
     "random_flip_left_right",
     "random_flip_up_down",
     "decode_and_crop_jpeg",
+    "extract_jpeg_shape",
+    "decode_crop_and_resize",
+    "decode_random_crop_and_resize",
+    "sample_distorted_bounding_box",
+    "partial_jpeg_backend",
     "convert_image_dtype",
     "per_image_standardization",
     "normalize",

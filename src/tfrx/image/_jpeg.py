@@ -10,8 +10,20 @@ import numpy as np
 from tfrx.errors import DecodeError
 from tfrx.options import renamed_arguments
 from tfrx.image._common import _as_bytes, _batched, _describe, _optional, _pil
+from tfrx.image._partial import decode_window, jpeg_header, partial_jpeg_backend
 
 _DCT_METHODS = {"": True, "INTEGER_FAST": True, "INTEGER_ACCURATE": False}
+
+
+def _check_decode_args(channels: int, ratio: int, dct_method: str, what: str) -> bool:
+    """Validates tf.io.decode_jpeg's arguments; returns whether the fast IDCT is asked for."""
+    if channels not in (0, 1, 3):
+        raise ValueError(f"{what}: channels must be 0, 1 or 3, got {channels!r}")
+    if ratio not in (1, 2, 4, 8):
+        raise ValueError(f"{what}: ratio must be 1, 2, 4 or 8, got {ratio!r}")
+    if dct_method not in _DCT_METHODS:
+        raise ValueError(f"{what}: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
+    return _DCT_METHODS[dct_method]
 
 
 def _decode_jpeg_one(
@@ -85,13 +97,7 @@ def decode_jpeg(
     is accepted for signature compatibility; a truncated image either raises or,
     with ``try_recover_truncated=True``, returns what libjpeg recovered.
     """
-    if channels not in (0, 1, 3):
-        raise ValueError(f"decode_jpeg: channels must be 0, 1 or 3, got {channels!r}")
-    if ratio not in (1, 2, 4, 8):
-        raise ValueError(f"decode_jpeg: ratio must be 1, 2, 4 or 8, got {ratio!r}")
-    if dct_method not in _DCT_METHODS:
-        raise ValueError(f"decode_jpeg: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
-    fast = _DCT_METHODS[dct_method]
+    fast = _check_decode_args(channels, ratio, dct_method, "decode_jpeg")
     return _batched(
         lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast), contents, num_parallel_calls
     )
@@ -132,36 +138,92 @@ def decode_and_crop_jpeg(
 ) -> np.ndarray:
     """``tf.io.decode_and_crop_jpeg``: the ``crop_window`` ``[y, x, height, width]`` of the decoded image.
 
-    Decodes the whole image, then crops. That equals TensorFlow's partial
-    decode bit for bit where no chroma is upsampled across the crop's edges:
-    grayscale JPEGs, 4:4:4 JPEGs, ``channels=1`` or ``fancy_upscaling=False``
-    (checked against TensorFlow on every window of a test image). For
-    subsampled colour JPEGs with fancy upsampling TensorFlow's partial decode
-    treats the crop's edges as the image's (pixels up to 3 levels apart), which
-    this does not reproduce: those raise ``NotImplementedError``. A window
-    outside the image raises ``ValueError`` as TensorFlow's op does.
+    With libjpeg-turbo available (``partial_jpeg_backend()``; Pillow's wheels
+    carry it) only the window's rows and iMCU columns are decoded, by
+    TensorFlow's own steps, so the result equals TensorFlow's bit for bit,
+    including the chroma it upsamples at the window's edges as if they were
+    the image's. The window is in pixels of the output at ``ratio``. A window
+    outside the image raises ``ValueError`` (TensorFlow: "Invalid JPEG data
+    or crop window"), corrupt data ``DecodeError``.
+
+    Without libjpeg-turbo the whole image is decoded and cropped: bit-exact
+    for grayscale and 4:4:4 JPEGs, ``channels=1`` or ``fancy_upscaling=False``;
+    other subsampled colour JPEGs raise ``NotImplementedError``.
     """
     window = [int(v) for v in np.asarray(crop_window).reshape(-1)]
     if len(window) != 4:
         raise ValueError(f"decode_and_crop_jpeg: crop_window must be [y, x, height, width], got {window}")
+    fast = _check_decode_args(channels, ratio, dct_method, "decode_and_crop_jpeg")
+    data = _as_bytes(contents)
+    if bytes(data[:3]) != b"\xff\xd8\xff":
+        raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
+    if partial_jpeg_backend() is not None:
+        return decode_window(
+            data,
+            window,
+            channels=channels,
+            scale=(1, ratio),
+            fancy_upscaling=fancy_upscaling,
+            fast_dct=fast,
+            try_recover_truncated=try_recover_truncated,
+        )
+    return _decode_then_crop(data, window, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method)
+
+
+def _decode_then_crop(
+    data: Any, window: list[int], channels: int, ratio: int, fancy_upscaling: bool, try_recover_truncated: bool,
+    acceptable_fraction: float, dct_method: str,
+) -> np.ndarray:
+    """decode_and_crop_jpeg without libjpeg-turbo: a whole decode, refused where it would differ from TensorFlow's."""
     if channels != 1 and fancy_upscaling:
         sj = _optional("simplejpeg")
         subsampling = colorspace = None
         if sj is not None:
             try:
-                _, _, colorspace, subsampling = sj.decode_jpeg_header(_as_bytes(contents))
+                _, _, colorspace, subsampling = sj.decode_jpeg_header(data)
             except ValueError as e:
-                raise DecodeError(f"invalid JPEG ({len(_as_bytes(contents))} bytes): {e}") from None
+                raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
         if colorspace != "Gray" and subsampling != "444":
             raise NotImplementedError(
                 f"decode_and_crop_jpeg: TensorFlow's partial decode of a {subsampling or 'chroma-subsampled'} colour JPEG "
-                "upsamples chroma at the crop's edges differently from a full decode; pass fancy_upscaling=False or "
-                "channels=1 (both bit-exact with TensorFlow), or use decode_jpeg(contents)[y:y+h, x:x+w] for the full decode's pixels"
+                "upsamples chroma at the crop's edges differently from a full decode, and no libjpeg-turbo was found to "
+                "decode the window as TensorFlow does (install Pillow's wheel or libjpeg-turbo, or set TFRX_LIBJPEG); "
+                "pass fancy_upscaling=False or channels=1 (both bit-exact with TensorFlow), or use "
+                "decode_jpeg(contents)[y:y+h, x:x+w] for the full decode's pixels"
             )
     image = decode_jpeg(
-        contents, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+        data, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
     )
     y, x, h, w = window
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > image.shape[0] or x + w > image.shape[1]:
         raise ValueError(f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}")
     return image[y : y + h, x : x + w].copy()
+
+
+_COMPONENTS = {"Gray": 1, "CMYK": 4, "YCCK": 4}
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = np.int32) -> np.ndarray:
+    """``tf.io.extract_jpeg_shape``: ``[height, width, components]`` from the header alone, no pixels decoded."""
+    data = _as_bytes(contents)
+    if bytes(data[:3]) != b"\xff\xd8\xff":
+        raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
+    dtype = np.dtype(output_type)
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"extract_jpeg_shape: output_type must be int32 or int64, got {dtype.name}")
+    if partial_jpeg_backend() is not None:
+        h = jpeg_header(data)
+        return np.array([h.height, h.width, h.components], dtype)
+    sj = _optional("simplejpeg")
+    if sj is not None:
+        try:
+            height, width, colorspace, _ = sj.decode_jpeg_header(data)
+        except ValueError as e:
+            raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
+        return np.array([height, width, _COMPONENTS.get(colorspace, 3)], dtype)
+    Image = _pil()
+    try:
+        with Image.open(io.BytesIO(data), formats=["JPEG"]) as im:
+            return np.array([im.height, im.width, len(im.getbands())], dtype)
+    except Exception as e:
+        raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None

@@ -7,6 +7,7 @@ from tfrx.image import (
     convert_image_dtype,
     crop_to_bounding_box,
     decode_and_crop_jpeg,
+    extract_jpeg_shape,
     decode_image,
     decode_jpeg,
     decode_png,
@@ -22,6 +23,7 @@ from tfrx.image import (
     resize,
     resize_with_crop_or_pad,
     rgb_to_grayscale,
+    sample_distorted_bounding_box,
 )
 
 
@@ -44,6 +46,7 @@ __all__ = [
     "convert_image_dtype",
     "crop_to_bounding_box",
     "decode_and_crop_jpeg",
+    "extract_jpeg_shape",
     "decode_image",
     "decode_jpeg",
     "decode_png",
@@ -58,5 +61,6 @@ __all__ = [
     "random_flip_up_down",
     "resize",
     "resize_with_crop_or_pad",
+    "sample_distorted_bounding_box",
     "rgb_to_grayscale",
 ]

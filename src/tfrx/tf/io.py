@@ -12,6 +12,7 @@ from tfrx.codec import decode_raw
 from tfrx.codec.tensor_proto import parse_tensor, serialize_tensor
 from tfrx.image import (
     decode_and_crop_jpeg,
+    extract_jpeg_shape,
     decode_bmp,
     decode_gif,
     decode_image,
@@ -43,6 +44,7 @@ __all__ = [
     "TFRecordWriter",
     "VarLenFeature",
     "decode_and_crop_jpeg",
+    "extract_jpeg_shape",
     "decode_bmp",
     "decode_gif",
     "decode_image",
