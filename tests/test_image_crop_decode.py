@@ -318,14 +318,14 @@ def test_decode_random_crop_and_resize_is_reproducible_and_batched():
 
     data = [_photo(seed=i) for i in range(6)]
     _random._generators.pop(123, None)
-    a = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_threads=1)
-    b = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_threads=3)
+    a = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_parallel_calls=1)
+    b = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_parallel_calls=3)
     assert a.shape == (6, 32, 32, 3) and a.dtype == np.float32
     assert not np.array_equal(a, b)  # the seed's sequence went on
     _random._generators.pop(123, None)
-    c = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_threads=1)
+    c = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_parallel_calls=1)
     _random._generators.pop(123, None)
-    d = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_threads=3)
+    d = timg.decode_random_crop_and_resize(data, (32, 32), seed=123, num_parallel_calls=3)
     np.testing.assert_array_equal(c, d)
     np.testing.assert_array_equal(a, c)
     one = timg.decode_random_crop_and_resize(data[0], (16, 20), seed=5)
@@ -339,7 +339,7 @@ def test_decode_random_crop_and_resize_uses_the_sampler_and_flips():
 
     data = [_photo(seed=i) for i in range(4)]
     _random._generators.pop(77, None)
-    got = timg.decode_random_crop_and_resize(data, (20, 20), seed=77, area_range=(0.2, 0.9), max_attempts=5, num_threads=1)
+    got = timg.decode_random_crop_and_resize(data, (20, 20), seed=77, area_range=(0.2, 0.9), max_attempts=5, num_parallel_calls=1)
     _random._generators.pop(77, None)
     rng = _random._rng(77)
     for i in range(4):

@@ -25,7 +25,8 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
-from tfrx.image._common import _as_bytes, _is_single, _map, _usable_cores, _with_index
+from tfrx.image._common import _as_bytes, _is_single, _map, _with_index
+from tfrx.options import resolve_parallelism
 from tfrx.image._jpeg import decode_jpeg
 from tfrx.image._partial import jpeg_header, partial_jpeg_backend, raise_for_status
 from tfrx.image._random import _rng
@@ -98,12 +99,12 @@ def _stats(mean: Any, std: Any, channels: int, what: str) -> tuple[list[float] |
 
 def _run(
     items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int,
-    dct_scaling: bool, stats: Any, num_threads: int | None, what: str,
+    dct_scaling: bool, stats: Any, num_parallel_calls: int | None, what: str,
 ) -> None:
     """Every image's crop decoded at its DCT scale and resized into ``out[i]``."""
     out_h, out_w = out.shape[1], out.shape[2]
     denoms = [_dct_denominator(b.height, b.width, out_h, out_w, dct_scaling) for b in boxes]
-    threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
+    threads = resolve_parallelism(num_parallel_calls, default=None)
     datas = [_as_bytes(c) for c in items]
     if partial_jpeg_backend() is not None:
         # One native call for the batch: the images run on tfrx's worker threads without the GIL.
@@ -136,7 +137,7 @@ def decode_crop_and_resize(
     dct_scaling: bool = True,
     mean: Any = None,
     std: Any = None,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
 ) -> np.ndarray:
     """Decode the ``crop_window`` ``[y, x, height, width]`` of JPEGs, resized (bilinear) to ``size``, float32.
 
@@ -168,7 +169,7 @@ def decode_crop_and_resize(
             raise ValueError(f"{what}: crop window {[y, x, h, w]} is not inside the image of size [{header.height}, {header.width}]")
         boxes.append(Box(y, x, h, w))
     out = np.empty((len(items), out_h, out_w, channels), np.float32)
-    _run(items, boxes, headers, flips, out, channels, dct_scaling, _stats(mean, std, channels, what), num_threads, what)
+    _run(items, boxes, headers, flips, out, channels, dct_scaling, _stats(mean, std, channels, what), num_parallel_calls, what)
     return out[0] if single else out
 
 
@@ -187,7 +188,7 @@ def decode_random_crop_and_resize(
     dct_scaling: bool = True,
     mean: Any = None,
     std: Any = None,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
 ) -> np.ndarray:
     """The Inception/ResNet training crop, fused: sample, decode only the crop, resize, flip.
 
@@ -199,7 +200,7 @@ def decode_random_crop_and_resize(
     for a batch, with values in [0, 255], or ``(x - mean) / std`` with
     ``mean`` / ``std`` given per channel on that scale. Draws
     are made in order in the calling thread, so a ``seed`` gives the same
-    crops and flips whatever ``num_threads`` is.
+    crops and flips whatever ``num_parallel_calls`` is.
     """
     what = "decode_random_crop_and_resize"
     out_h, out_w = _check_size(size, what)
@@ -219,6 +220,6 @@ def decode_random_crop_and_resize(
         flips.append(bool(random_flip) and bool(rng.random() < 0.5))
         headers.append(header)
     out = np.empty((len(items), out_h, out_w, channels), np.float32)
-    _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_threads, what)
+    _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_parallel_calls, what)
     return out[0] if single else out
 
