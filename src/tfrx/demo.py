@@ -2,8 +2,7 @@
 
 1. generate small labelled images (each class its own pattern, plus noise);
 2. write them as ``tf.train.Example`` records into sharded TFRecord files
-   (``tfrx.ShardedWriter`` when this build has it, else one
-   ``TFRecordWriter`` per shard);
+   with ``tfrx.ShardedWriter``;
 3. inspect: the first record in protobuf text format and the feature schema
    inferred from the files;
 4. verify: read every record and check both CRCs of each;
@@ -76,19 +75,9 @@ def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
 
 def _write_shards(prefix: str, records: tfrx.RecordBatch, shards: int) -> list[str]:
     """Contiguous runs of records in ``shards`` files named like TFDS's ``{prefix}.tfrecord-00000-of-00004``."""
-    writer_class = getattr(tfrx, "ShardedWriter", None)
-    if writer_class is not None:
-        with writer_class(prefix, num_shards=shards, total_records=len(records)) as writer:
-            writer.write_many(records)
-            return [str(p) for p in writer.close()]
-    paths = []
-    bounds = np.linspace(0, len(records), shards + 1).astype(int)
-    for s in range(shards):
-        path = f"{prefix}.tfrecord-{s:05d}-of-{shards:05d}"
-        with tfrx.TFRecordWriter(path) as w:
-            w.write_many([records[i] for i in range(bounds[s], bounds[s + 1])])
-        paths.append(path)
-    return paths
+    with tfrx.ShardedWriter(prefix, num_shards=shards, total_records=len(records)) as writer:
+        writer.write_many(records)
+        return [str(p) for p in writer.close()]
 
 
 def _rate(count: int, nbytes: int, seconds: float) -> str:
@@ -298,8 +287,7 @@ def run(
     paths = _write_shards(os.path.join(workdir, "images"), batch, shards)
     seconds = time.perf_counter() - t0
     file_bytes = sum(os.path.getsize(p) for p in paths)
-    how = "tfrx.ShardedWriter" if hasattr(tfrx, "ShardedWriter") else "tfrx.TFRecordWriter"
-    log(f"2. write     {len(paths)} shards with {how}: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
+    log(f"2. write     {len(paths)} shards with tfrx.ShardedWriter: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
         f"{file_bytes / 1e6:.1f} MB in {seconds:.3f}s ({_rate(records, file_bytes, seconds)})")
     out["paths"] = paths
 
