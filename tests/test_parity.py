@@ -19,6 +19,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -174,7 +175,7 @@ def test_generated_cases_never_raise_outside_tfrx_errors(rnd):
 
 
 def _columns(draw_rows: int, rnd: random.Random) -> dict:
-    cols = {}
+    cols: dict[str, Any] = {}
     rows = draw_rows
     kinds = rnd.sample(["U", "S", "f", "i", "masked2d", "Uwide", "list"], rnd.randint(1, 4))
     for k in kinds:

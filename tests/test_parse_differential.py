@@ -183,6 +183,7 @@ f32 = st.floats(width=32, allow_nan=True, allow_infinity=True)
 
 
 def values_of(kind: str, n: int):
+    el: st.SearchStrategy
     if kind == "int64":
         el = st.integers(-(2**63), 2**63 - 1)
     elif kind == "float":

@@ -299,7 +299,7 @@ def _values(out) -> list:
     return np.asarray(out).tolist()
 
 
-UNUSUAL_SEQUENCES = [
+UNUSUAL_SEQUENCES: list = [
     # context: the first list of the Feature only; its first byte must be the wanted kind's tag
     (_context(("c", ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")))), {"c": tfrx.VarLenFeature(I64)}, {},
      [1, 2]),

@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -312,17 +312,20 @@ def run(
     train_bytes = sum(os.path.getsize(p) for p in train_paths)
     t0 = time.perf_counter()
     seen = 0
-    shapes = None
+    shapes: tuple = ((), None)
     for x, y in _pipeline(train_paths, size, batch_size, shuffle=True, seed=seed):
+        if not seen:
+            shapes = (x.shape[1:], x.dtype)
         seen += len(y)
-        shapes = shapes or (x.shape[1:], x.dtype)
     seconds = time.perf_counter() - t0
     log(f"5. read      {seen} records of {len(train_paths)} training shards through interleave -> shuffle(4096) -> "
         f"batch({batch_size}) -> parse -> decode_raw -> prefetch, batches of {shapes[0]} {shapes[1]} "
         f"in {seconds:.3f}s ({_rate(seen, train_bytes, seconds)})")
     out["read"] = seen
 
-    trainer = {"torch": _train_torch, "jax": _train_jax, "numpy": softmax_regression}[name]
+    trainers: dict[str, Callable[..., tuple[list[float], float]]] = {
+        "torch": _train_torch, "jax": _train_jax, "numpy": softmax_regression}
+    trainer = trainers[name]
     model = {"torch": "a 2-layer MLP in PyTorch", "jax": "softmax regression in JAX", "numpy": "softmax regression in NumPy"}[name]
     log(f"6. train     {model}, {epochs} epochs on {seen} records; the last shard ({records - seen} records) held out")
     dim = size * size * 3

@@ -17,7 +17,7 @@ import copy
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -121,6 +121,10 @@ class DatasetIterator(Iterator):
     def load_state_dict(self, state: dict) -> None:
         """:meth:`set_state` under the name PyTorch's checkpointing protocol uses."""
         self.set_state(state)
+
+    def ready(self) -> bool:
+        """Read-ahead iterators (``Dataset._read_ahead_iterator``): whether ``next`` would not wait."""
+        raise NotImplementedError(f"{type(self).__name__} does not read ahead")
 
     def close(self) -> None:
         """Stops background threads and releases resources; iteration then ends."""
@@ -254,7 +258,7 @@ class Dataset:
         """Not tracked (tf.data's element_spec describes graph tensors); look at an element instead."""
         raise NotImplementedError("element specs are not tracked; look at an element instead")
 
-    def _with_inputs(self, inputs: tuple[Dataset, ...]) -> Dataset:
+    def _with_inputs(self, inputs: tuple[Dataset, ...]) -> Self:
         """A copy of this dataset reading from other inputs (for pipeline rewrites)."""
         clone = copy.copy(self)
         clone._inputs = tuple(inputs)

@@ -13,7 +13,6 @@ a few thousand records at most); only reading files needs the record reader.
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 from collections.abc import Iterator
 from itertools import islice
@@ -72,7 +71,8 @@ def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
 
 def _feature_kind_count(buf: bytes) -> tuple[int, int]:
     """(kind, number of values) of a serialized Feature; kind 0 when none is set."""
-    kind, lists = 0, []
+    kind = 0
+    lists: list = []
     for field, wt, v in _fields(buf):
         if wt == 2 and field in (1, 2, 3):
             if field != kind:
@@ -220,31 +220,16 @@ def _infer_sequence(records: list[bytes]) -> tuple[dict, dict]:
     return context_features, sequence_features
 
 
-def _expand_paths(source: Any, storage_options: dict | None = None) -> list[str]:
+def _expand_paths(source: Any, storage_options: dict | None = None) -> list:
+    from tfrx.io.paths import expand_paths
+
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    try:
-        from tfrx.io.paths import expand_paths
-    except ImportError:
-        expand_paths = None
-    if expand_paths is not None:  # globs on object stores too
-        return expand_paths(items, storage_options=storage_options)
-    paths: list[str] = []
-    for item in items:
-        item = os.fspath(item)
-        matches = sorted(_glob.glob(item)) if any(c in item for c in "*?[") else [item]
-        if not matches:
-            raise FileNotFoundError(f"no files match {item!r}")
-        paths.extend(matches)
-    return paths
+    return expand_paths(items, storage_options=storage_options)  # globs on object stores too
 
 
-def _read_file_records(paths: list[str], limit: int) -> list[bytes]:
-    try:
-        from tfrx import read_records  # type: ignore[attr-defined]
-    except ImportError:  # the record reader is not part of this build
-        raise ImportError(
-            "infer_features needs tfrx.read_records to read files; pass an iterable of serialized records instead"
-        ) from None
+def _read_file_records(paths: list, limit: float) -> list[bytes]:
+    from tfrx import read_records
+
     out: list[bytes] = []
     for path in paths:
         records = read_records(path)
@@ -287,7 +272,7 @@ def infer_features(
         raise SpecError(f"max_records must be positive, got {max_records}")
     limit = max_records if max_records is not None else float("inf")
     if _is_path_source(source):
-        records = _read_file_records(_expand_paths(source, storage_options), limit)  # type: ignore[arg-type]
+        records = _read_file_records(_expand_paths(source, storage_options), limit)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         records = [bytes(source)]
     else:

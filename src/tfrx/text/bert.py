@@ -315,8 +315,8 @@ def read(
                         disable_masking=pick(disable_masking, "disable_masking", False))
     if compression_type is None:
         compression_type = _sniff_compression(paths, storage_options)
-    ds = tfrx.TFRecordDataset(paths, compression_type=compression_type, num_parallel_reads=num_parallel_reads,
-                              storage_options=storage_options)
+    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(paths, compression_type=compression_type,
+                                                 num_parallel_reads=num_parallel_reads, storage_options=storage_options)
     if repeat:
         ds = ds.repeat()
     if shuffle_buffer:

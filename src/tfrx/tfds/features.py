@@ -389,7 +389,8 @@ class Image(Feature):
         return encode_png(arr)
 
     def to_proto_json(self) -> dict:
-        d = {"dtype": self.dtype.name, "shape": {"dimensions": [str(-1 if s is None else s) for s in self.shape]}}
+        d: dict[str, Any] = {"dtype": self.dtype.name,
+                             "shape": {"dimensions": [str(-1 if s is None else s) for s in self.shape]}}
         if self.encoding_format:
             d["encodingFormat"] = self.encoding_format
         if self.use_colormap:
@@ -401,7 +402,7 @@ class Image(Feature):
 class Sequence(Feature):
     """``tfds.features.Sequence`` (``Video`` is a Sequence of Image): values stacked along a first axis."""
 
-    feature: Feature = None
+    feature: Any = None  # a Feature after __post_init__ (given as a Feature, a dtype name, a dict, ...)
     length: int | None = None
     kind_: str = "Sequence"
 
@@ -513,9 +514,9 @@ class FeaturesDict(Feature):
 
     def to_proto_json(self) -> dict:
         if self.kind == "Translation":
-            return {"translation": {"languages": list(self.languages)}}
+            return {"translation": {"languages": list(self.languages or ())}}
         if self.kind == "TranslationVariableLanguages":
-            return {"translation": {"languages": list(self.languages), "variableLanguagesPerExample": True}}
+            return {"translation": {"languages": list(self.languages or ()), "variableLanguagesPerExample": True}}
         return {"featuresDict": {"features": {k: to_json(v) for k, v in self.features.items()}}}
 
     # dict-like access, as tfds.features.FeaturesDict

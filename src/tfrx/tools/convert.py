@@ -599,7 +599,8 @@ def _csv_range(path, start, end, first_line, names, width, delimiter, errors, ch
 
 def _csv_columns(rows: list[list[str]], names) -> tuple[dict, dict] | None:
     """(columns, present) of a chunk of CSV rows, numbers parsed by NumPy; None when a value does not parse."""
-    columns, present = {}, {}
+    columns: dict[str, list | np.ndarray] = {}
+    present: dict[str, np.ndarray] = {}
     for j, (name, kind) in enumerate(names):
         if kind == "bytes":
             texts = [r[j] for r in rows]
@@ -657,7 +658,7 @@ def _json_cell(value, kind: str):
     if value is None:
         return None
     items = value if isinstance(value, list) else [value]
-    out = []
+    out: list = []
     for v in items:
         if kind == "int64":
             if isinstance(v, bool) or isinstance(v, int):
@@ -820,15 +821,15 @@ def jsonl_to_tfrecord(
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = []
-        for raw in f:
-            head.append(raw)
+        for row_bytes in f:
+            head.append(row_bytes)
             if len(head) >= infer_rows:
                 break
         seen: dict[str, set] = {}
         seen_lists: dict[str, set] = {}
-        for raw in head:
+        for row_bytes in head:
             try:
-                obj = json.loads(raw)
+                obj = json.loads(row_bytes)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -876,11 +877,11 @@ def jsonl_to_tfrecord(
                             return None
                     return out
 
-                def consume(raw):
-                    if not raw.strip():
+                def consume(row_bytes):
+                    if not row_bytes.strip():
                         return
                     try:
-                        obj = json.loads(raw)
+                        obj = json.loads(row_bytes)
                     except ValueError as e:
                         errors(f"{path}: line {line}: not JSON: {e}")
                         return
@@ -898,12 +899,12 @@ def jsonl_to_tfrecord(
                         rows.append(out)
 
                 done = 0
-                for raw in head:
+                for row_bytes in head:
                     line += 1
-                    consume(raw)
-                for raw in f:
+                    consume(row_bytes)
+                for row_bytes in f:
                     line += 1
-                    consume(raw)
+                    consume(row_bytes)
                     if len(rows) >= chunk_rows:
                         _write_mixed_rows(writer, rows, kinds, list_kinds)
                         rows = []

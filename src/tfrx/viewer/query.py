@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ class FilterError(ValueError):
     """The expression is not a valid filter (the message says where)."""
 
 
-_FUNCS = {"len": len, "min": min, "max": max, "sum": sum, "abs": abs, "any": any, "all": all}
+_FUNCS: dict[str, Callable[..., Any]] = {"len": len, "min": min, "max": max, "sum": sum, "abs": abs, "any": any, "all": all}
 _CONSTS = {"True": True, "False": False, "None": None}
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
@@ -126,6 +127,7 @@ class Filter:
                 left = right
             return True
         if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)  # _check allows calls of _FUNCS names only
             arg = [self._eval(a, env) for a in node.args]
             if node.func.id == "len" and arg and not isinstance(arg[0], (list, str, bytes)):
                 return 0 if arg[0] is None else 1  # a feature with one value

@@ -24,6 +24,7 @@ import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from tfrx.viewer.cells import raw_image_shape, record_view
@@ -64,7 +65,9 @@ class _Background:
     def __init__(self, fn) -> None:
         self._fn = fn
         self._lock = threading.Lock()
-        self.status, self.progress, self.result, self.error = "idle", 0, None, None
+        self.status, self.progress = "idle", 0
+        self.result: Any = None
+        self.error: str | None = None
 
     def state(self) -> dict:
         with self._lock:
@@ -93,11 +96,13 @@ class ViewerServer(ThreadingHTTPServer):
         self.stats = _Background(self._compute_stats)
         self.health = _Background(self._compute_health)
         self._names: set[str] = set()
-        self._schema = None
+        self._schema: str | None = None
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
+        if isinstance(host, bytes):
+            host = host.decode()
         return f"http://{host}:{port}/"
 
     # ------------------------------------------------------------------ answers

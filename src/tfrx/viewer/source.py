@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfrx.errors import TfrxError
 from tfrx.io.compression import detect_compression
 from tfrx.io.paths import expand_paths, is_url, source_name
+
+if TYPE_CHECKING:
+    from tfrx.data.random_access import RandomAccessDataset
 
 __all__ = ["Shard", "ViewSource"]
 
@@ -81,7 +85,7 @@ class ViewSource:
                 continue
             self.shards.append(Shard(name, compression or "", _size(name)))
         self._lock = threading.Lock()
-        self._datasets: dict[int, object] = {}
+        self._datasets: dict[int, RandomAccessDataset] = {}
         self._cache_dir = index_cache_dir
 
     # ------------------------------------------------------------------ counts
@@ -157,7 +161,7 @@ class ViewSource:
             if record <= first:
                 start, skip = RecordPosition(0, offset, record), first - record
         out: list[bytes] = []
-        kwargs = {"start": start} if start is not None and start.record_index else {}
+        kwargs: dict = {"start": start} if start is not None and start.record_index else {}
         with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
             for record in reader:
                 if skip:
@@ -170,7 +174,7 @@ class ViewSource:
 
     def read(self, first: int, count: int) -> list[tuple[int, str, int, bytes]]:
         """Up to ``count`` records from global number ``first``: (number, shard path, index in shard, bytes)."""
-        out = []
+        out: list[tuple[int, str, int, bytes]] = []
         try:
             k, local = self.locate(first)
         except IndexError:
