@@ -75,6 +75,7 @@ def test_softmax_regression_learns():
     assert accuracy > 0.8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", ["torch", "jax"])
 def test_frameworks(framework, tmp_path):
     pytest.importorskip(framework)

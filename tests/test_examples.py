@@ -65,6 +65,7 @@ def test_train_classifier_torch(tmp_path):
     assert out["accuracy"] > 0.8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_train_classifier_keras(backend, tmp_path):
     # Only looked up here (importing keras would load its default backend, TensorFlow); the script runs in a subprocess.

@@ -73,6 +73,7 @@ def test_table_row_tensorflow_unchanged(tf_worker, name):
     assert pc.stored(pc.tf_answer(tf_worker.call(pc.__file__, "tf_table_case", name))) == GOLDEN["rows"][name]
 
 
+@pytest.mark.slow
 def test_tensorflow_crashes_are_recorded_and_the_worker_recovers(tf_worker):
     assert GOLDEN["rows"]["fls_zero_size"][0] == "crash"
     assert GOLDEN["rows"]["sequence_bytes_past_message"][0] == "crash"

@@ -451,6 +451,7 @@ def odd_batches(draw):
     return records, spec
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_batches())
 def test_unusual_encodings_match_tensorflow(tf, case):

@@ -202,6 +202,7 @@ def odd_sequence_batches(draw):
     return records, context, sequence
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_sequence_batches())
 def test_unusual_sequence_encodings_match_tensorflow(tf, case):
