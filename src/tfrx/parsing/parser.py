@@ -10,7 +10,6 @@ and :class:`RaggedArray`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +19,7 @@ from tfrx import _native
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
+from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing.arrays import RaggedArray, SparseArray
 from tfrx.parsing.specs import (
     FixedLenFeature,
@@ -48,11 +48,9 @@ _KIND_NAMES = {0: "no kind (empty Feature)", 1: "bytes_list", 2: "float_list", 3
 _MALFORMED, _MISSING, _KIND, _COUNT, _MULTIPLE = 1, 2, 3, 4, 5
 
 
-def default_num_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+def _threads(num_parallel_calls: Any) -> int:
+    """Native threads for a batch: ``None`` and ``AUTOTUNE`` give the usable cores."""
+    return resolve_parallelism(num_parallel_calls, default=None)
 
 
 def _object_array(items: list) -> np.ndarray:
@@ -523,30 +521,31 @@ class ExampleParser:
     ``parse(batch)`` takes a list of ``bytes``, a NumPy object array of
     ``bytes`` or a :class:`tfrx.RecordBatch` and returns a dict of NumPy
     arrays, :class:`SparseArray` and :class:`RaggedArray` values keyed like
-    ``features``. ``num_threads`` (default: usable cores) splits big batches
-    across native threads; results do not depend on it.
+    ``features``. ``num_parallel_calls`` (default: the usable cores, as with
+    ``tfrx.AUTOTUNE``) splits big batches across native threads; results do
+    not depend on it.
     """
 
-    def __init__(self, features: Mapping, *, num_threads: int | None = None) -> None:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def __init__(self, features: Mapping, *, num_parallel_calls: int | None = None) -> None:
         if not isinstance(features, Mapping) or not features:
             raise SpecError("features must be a non-empty dict mapping keys to feature specs")
         self.features = dict(features)
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
         self._single_core: Any = None
-        self.num_threads = num_threads
+        _threads(num_parallel_calls)  # checked now, resolved per call (the usable cores may change)
+        self.num_parallel_calls = num_parallel_calls
 
-    def _threads(self, num_threads: int | None) -> int:
-        n = num_threads if num_threads is not None else self.num_threads
-        return default_num_threads() if n is None else max(1, int(n))
-
-    def parse(self, serialized: Any, *, num_threads: int | None = None) -> dict:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> dict:
         """``tf.io.parse_example`` with this parser's features: a batch of records to a dict of arrays.
 
         ``serialized`` is a RecordBatch, a list of bytes or a NumPy object array;
-        ``num_threads`` overrides the parser's own setting for this call.
+        ``num_parallel_calls`` overrides the parser's own setting for this call.
         """
-        return self._parse(self._core, serialized, self._threads(num_threads))
+        n = self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls
+        return self._parse(self._core, serialized, _threads(n))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
         (outputs, _, err), batch = _records_call(core, serialized, threads)
@@ -580,12 +579,13 @@ class SequenceExampleParser:
     TensorFlow; ``parse_single(record)`` returns ``(context, feature_lists)``.
     """
 
+    @renamed_arguments(num_threads="num_parallel_calls")
     def __init__(
         self,
         context_features: Mapping | None = None,
         sequence_features: Mapping | None = None,
         *,
-        num_threads: int | None = None,
+        num_parallel_calls: int | None = None,
     ) -> None:
         if not (context_features or sequence_features):
             raise SpecError("context_features and sequence_features are both empty; give at least one")
@@ -621,12 +621,13 @@ class SequenceExampleParser:
                     f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features"
                 )
         self._core = _native.ParserCore(self._context.cols.native, self.seq_cols.native, True)
-        self.num_threads = num_threads
+        _threads(num_parallel_calls)
+        self.num_parallel_calls = num_parallel_calls
 
-    def parse(self, serialized: Any, *, num_threads: int | None = None) -> tuple[dict, dict, dict]:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> tuple[dict, dict, dict]:
         """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
-        n = num_threads if num_threads is not None else self.num_threads
-        threads = default_num_threads() if n is None else max(1, int(n))
+        threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
         (ctx_out, seq_out, err), batch = _records_call(self._core, serialized, threads)
         if err is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
@@ -673,7 +674,7 @@ class SequenceExampleParser:
 
     def parse_single(self, serialized: Any) -> tuple[dict, dict]:
         """``tf.io.parse_single_sequence_example``: one record, no batch dimension."""
-        context, feature_lists, _ = self.parse(_single_record(serialized), num_threads=1)
+        context, feature_lists, _ = self.parse(_single_record(serialized), num_parallel_calls=1)
         return (
             {k: _strip_batch(v) for k, v in context.items()},
             {k: _strip_batch(v) for k, v in feature_lists.items()},
@@ -683,9 +684,10 @@ class SequenceExampleParser:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
 
 
-def parse_example(serialized: Any, features: Mapping, *, num_threads: int | None = None) -> dict:
+@renamed_arguments(num_threads="num_parallel_calls")
+def parse_example(serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None) -> dict:
     """``tf.io.parse_example``: a batch of serialized Examples -> dict of arrays."""
-    return ExampleParser(features, num_threads=num_threads).parse(serialized)
+    return ExampleParser(features, num_parallel_calls=num_parallel_calls).parse(serialized)
 
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
@@ -693,15 +695,17 @@ def parse_single_example(serialized: Any, features: Mapping) -> dict:
     return ExampleParser(features).parse_single(serialized)
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def parse_sequence_example(
     serialized: Any,
     context_features: Mapping | None = None,
     sequence_features: Mapping | None = None,
     *,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
 ) -> tuple[dict, dict, dict]:
     """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
-    return SequenceExampleParser(context_features, sequence_features, num_threads=num_threads).parse(serialized)
+    return SequenceExampleParser(context_features, sequence_features,
+                                 num_parallel_calls=num_parallel_calls).parse(serialized)
 
 
 def parse_single_sequence_example(
