@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,readme,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
 
 ``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workers, workloads, write
+from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, tfds, workers, workloads, write
 from benchmarks import ray as ray_data
 from benchmarks.report import header, table
 
@@ -24,9 +24,10 @@ SUITES = {
     "remote": remote.run,
     "ray": ray_data.run,
     "workers": workers.run,
+    "tfds": tfds.run,
 }
 # Suites whose results read better in their own table.
-TABLES = {"remote": remote.remote_table}
+TABLES = {"remote": remote.remote_table, "tfds": tfds.render}
 
 
 def main(argv=None) -> int:

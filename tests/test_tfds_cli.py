@@ -52,6 +52,9 @@ def test_preview_uses_label_names(capsys, tmp_path):
     png = tmp_path / "grid.png"
     status, _, err = _run(capsys, "preview", golden_dir("tfrx_images"), "-o", str(png), "-n", "4")
     assert status == 0 and png.stat().st_size > 0 and "labels from 'label'" in err
+    shard = os.path.join(golden_dir("tfrx_images"), "tfrx_images-validation.tfrecord-00000-of-00001")
+    status, _, err = _run(capsys, "preview", shard, "-o", str(tmp_path / "shard.png"))
+    assert status == 0 and "3 images" in err and "labels from 'label'" in err
 
 
 def test_raw_inspect_and_plain_files_are_unchanged(capsys, tmp_path):
@@ -60,3 +63,47 @@ def test_raw_inspect_and_plain_files_are_unchanged(capsys, tmp_path):
     assert status == 0 and out.startswith("record 0:")
     status, out, _ = _run(capsys, "count", shard)
     assert status == 0 and "20" in out
+
+
+def _to_memory(name: str, tag: str) -> str:
+    """The golden dataset ``name`` copied into fsspec's memory filesystem; returns the root above its version."""
+    fsspec = pytest.importorskip("fsspec")
+    fs = fsspec.filesystem("memory")
+    d = golden_dir(name)
+    version = os.path.basename(d)
+    for f in os.listdir(d):
+        with open(os.path.join(d, f), "rb") as fh:
+            fs.pipe(f"/cli-{tag}/{name}/{version}/{f}", fh.read())
+    return f"memory:///cli-{tag}/{name}"
+
+
+def test_urls_of_a_directory_and_of_a_shard(capsys, tmp_path):
+    root = _to_memory("tfrx_images", tmp_path.name)
+    status, out, _ = _run(capsys, "schema", root)
+    assert status == 0, out
+    assert "TFDS dataset tfrx_images/0.2.0" in out and "split train: 5 examples in 1 shard(s)" in out
+    assert "labels of 'label': 0=a, 1=b" in out
+    shard = f"{root}/0.2.0/tfrx_images-validation.tfrecord-00000-of-00001"
+    status, out, _ = _run(capsys, "inspect", shard, "-n", "1")
+    assert status == 0 and "validation example 0:" in out and "validation example 1:" not in out
+    assert "  label: 0 (a)" in out or "  label: 1 (b)" in out
+    status, out, _ = _run(capsys, "stats", f"{root}/0.2.0")
+    assert status == 0 and "train / label: a: 3, b: 2" in out
+    status, out, _ = _run(capsys, "inspect", "--raw", shard, "-n", "1")
+    assert status == 0 and out.startswith("record 0:")
+
+
+def test_file_urls(capsys):
+    url = "file://" + golden_dir("tfrx_tensors")
+    status, out, _ = _run(capsys, "schema", url)
+    assert status == 0 and "split test: 4 examples" in out and "labels of 'seq_dict/c': 0=x, 1=y" in out
+    status, out, _ = _run(capsys, "stats", "file://" + os.path.dirname(golden_dir("tfrx_tensors")))
+    assert status == 0 and "train / label: cat: 3, dog: 2, bird: 2" in out
+
+
+def test_preview_of_a_url_uses_label_names(capsys, tmp_path):
+    pytest.importorskip("PIL")
+    root = _to_memory("dummy_mnist", tmp_path.name)
+    png = tmp_path / "grid.png"
+    status, _, err = _run(capsys, "preview", root, "-o", str(png), "-n", "4")
+    assert status == 0 and png.stat().st_size > 0 and "labels from 'label'" in err

@@ -262,3 +262,43 @@ def test_reading_needs_no_optional_module(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_bad_image_names_its_record(tmp_path):
+    """An image that does not decode is reported with the file, record and byte offset of its example."""
+    pytest.importorskip("PIL")
+    good = np.zeros((2, 2, 1), np.uint8)
+    d = tt.write(tmp_path / "bad" / "1.0.0", features={"img": tt.Image((2, 2, 1)), "frames": tt.Video((None, 2, 2, 1))},
+                 splits={"train": [{"img": good, "frames": [good]}, {"img": b"\x89PNG\r\n\x1a\nbroken", "frames": [good]},
+                                   {"img": good, "frames": [good, b"not an image"]}]})
+    src = tt.builder(d).as_data_source("train")
+    assert src[0]["img"].shape == (2, 2, 1)
+    with pytest.raises(TfrxError, match=r"bad-train\.tfrecord-00000-of-00001', record 1 at byte \d+ .*image feature 'img'"):
+        src[[0, 1]]
+    with pytest.raises(TfrxError, match=r"record 2 at byte \d+ .*image feature 'frames'"):
+        src[2]
+
+
+def test_decoding_parses_blocks_natively(tmp_path, monkeypatch):
+    """One ExampleParser call per block read, from one spec; no per-record schema-less decoding."""
+    import tfrx.codec
+    from tfrx.parsing import ExampleParser
+
+    calls = []
+    parse = ExampleParser.parse
+
+    def counting(self, records, **kw):
+        calls.append(len(records))
+        return parse(self, records, **kw)
+
+    def forbidden(*a, **k):
+        raise AssertionError("decode_example called")
+
+    monkeypatch.setattr(ExampleParser, "parse", counting)
+    monkeypatch.setattr(tfrx.codec, "decode_example", forbidden)
+    b = tt.builder(golden_dir("tfrx_tensors"))
+    ds = b.as_dataset("train+test", block_size=4, cache_dir=str(tmp_path))
+    assert len(list(ds)) == 11
+    assert calls == [4, 3, 1, 3]  # blocks of 4 positions; the one spanning train and test is read per split
+    calls.clear()
+    assert len(b.as_data_source("train", cache_dir=str(tmp_path))[[6, 0, 3]]) == 3 and calls == [3]

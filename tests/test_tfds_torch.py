@@ -1,4 +1,4 @@
-"""A TFDS directory into PyTorch through tfrx: exactly once across ranks and workers, map-style access."""
+"""A TFDS directory into PyTorch (exactly once across ranks and workers, map-style access), Grain and JAX."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def test_every_example_once_across_ranks_and_workers(workers, tmp_path):
 
 def test_map_style_dataset_in_a_dataloader(tmp_path):
     src = tt.builder(golden_dir("dummy_mnist")).as_data_source("test", cache_dir=str(tmp_path))
-    loader = torch.utils.data.DataLoader(src, batch_size=5, shuffle=True, num_workers=2,
+    src[[0, 1]]  # images decoded on tfrx.image's thread pool before the workers fork: they need their own
+    loader = torch.utils.data.DataLoader(src, batch_size=5, shuffle=True, num_workers=2, timeout=300,
                                          generator=torch.Generator().manual_seed(0))
     n = 0
     for batch in loader:
@@ -47,3 +48,14 @@ def test_grain_random_access(tmp_path):
     got = [ex for b in ds for ex in b]
     assert len(got) == len(src) and all(g["video"].dtype == np.uint8 for g in got)
     np.testing.assert_array_equal(got[3]["rgb"], src[3]["rgb"])
+
+
+def test_into_jax(tmp_path):
+    """The tabular golden set into JAX arrays through the pipeline's to_jax()."""
+    jax = pytest.importorskip("jax")
+    ds = tt.load(golden_dir("tfrx_tensors"), split="train", cache_dir=str(tmp_path))
+    batches = list(ds.map(lambda ex: {"f32": ex["f32"], "label": ex["label"]}).batch(3).to_jax())
+    assert [b["label"].shape[0] for b in batches] == [3, 3, 1]
+    assert isinstance(batches[0]["f32"], jax.Array) and batches[0]["f32"].shape == (3, 2, 3)
+    want = [ex["label"] for ex in tt.builder(golden_dir("tfrx_tensors")).as_data_source("train", cache_dir=str(tmp_path))]
+    assert [int(x) for b in batches for x in b["label"]] == [int(x) for x in want]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from tfds_write_cases import examples, features
+from tfds_write_cases import examples, expected, features
 
 import tfrx.tfds as tt
 
@@ -56,6 +56,9 @@ def test_write_then_read_every_connector(tmp_path):
                 _eq(ex[k], want[k], k)
             c = ex["seq_dict"]
             assert list(c["c"]) == [s["c"] for s in want["seq_dict"]] and c["a"].dtype == np.int32
+            for k in ("audio_wav", "audio_lazy"):  # WAV files: their samples, in the feature's dtype
+                assert ex[k].dtype == expected(want)[k].dtype
+                _eq(ex[k], expected(want)[k], k)
 
 
 def test_written_features_json_is_tfds_layout(tmp_path):
@@ -73,6 +76,8 @@ def test_written_features_json_is_tfds_layout(tmp_path):
 def test_write_rejects_bad_values(tmp_path):
     with pytest.raises(ValueError, match="'b' missing"):
         tt.write(tmp_path / "y" / "1.0.0", features={"a": np.int64, "b": np.int64}, splits={"train": [{"a": 1}]})
+    with pytest.raises(ValueError, match=r"class label 5 is outside \[-1, 5\)"):
+        tt.write(tmp_path / "n" / "1.0.0", features={"l": tt.ClassLabel(num_classes=5)}, splits={"train": [{"l": 5}]})
     with pytest.raises(ValueError, match="unknown label 'z'"):
         tt.write(tmp_path / "z" / "1.0.0", features={"l": tt.ClassLabel(names=["a"])}, splits={"train": [{"l": "z"}]})
 

@@ -11,6 +11,7 @@ DATASETS = {
     "tfrx_tensors": "tfrx_tensors/1.0.0",
     "tfrx_images": "tfrx_images/0.2.0",
     "tfrx_rlds": "tfrx_rlds/1.0.0",
+    "tfrx_audio": "tfrx_audio/1.0.0",
     "dummy_mnist": "dummy_mnist/3.0.1",
 }
 

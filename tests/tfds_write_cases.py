@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import io
+import wave
+
 import numpy as np
 
 import tfrx.tfds as tt
+
+
+def wav_file(samples: np.ndarray, rate: int = 8000) -> io.BytesIO:
+    """A 16-bit PCM WAV file of ``samples`` ((n,) or (n, channels)), written with the standard library."""
+    samples = np.asarray(samples, dtype="<i2")
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1 if samples.ndim == 1 else samples.shape[1])
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(samples.tobytes())
+    buf.seek(0)
+    return buf
 
 
 def features():
@@ -38,6 +54,8 @@ def features():
         "fimg": tt.Image((3, 2, 1), np.float32),
         "video": tt.Video((None, 4, 4, 3)),
         "audio": tt.Audio(),
+        "audio_wav": tt.Audio(file_format="wav"),
+        "audio_lazy": tt.Audio(file_format="wav", shape=(None, 2), dtype=np.int16, lazy_decode=True),
         "steps": tt.Dataset({"obs": tt.Tensor((2,), np.float32), "is_last": np.bool_, "img": tt.Image((2, 3, 3))}),
     }
 
@@ -61,7 +79,7 @@ def examples(seed: int, n: int):
             "enc_bytes": rng.normal(size=(2, 2)),
             "enc_zlib": rng.integers(-300, 300, size=(k, 3)).astype(np.int16),
             "label": ["cat", "dog", "bird"][i % 3],
-            "label_n": i % 5,
+            "label_n": i % 5 if i != 2 else -1,  # -1: no label
             "text": "héllo " * (i % 3),
             "translation": {"de": f"hallo {i}", "en": f"hello {i}"},
             "tvl": {"en": [f"a{i}", "b"], "de": f"c{i}"} if i % 2 else {"fr": "d"},
@@ -78,6 +96,8 @@ def examples(seed: int, n: int):
             "fimg": rng.normal(size=(3, 2, 1)).astype(np.float32),
             "video": rng.integers(0, 256, size=(i % 3 + 1, 4, 4, 3), dtype=np.uint8),
             "audio": rng.integers(-2**15, 2**15, size=int(rng.integers(0, 9))),
+            "audio_wav": wav_file(rng.integers(-2**15, 2**15, size=k + 1)),
+            "audio_lazy": wav_file(rng.integers(-2**15, 2**15, size=(k, 2))),
             "steps": [{"obs": rng.normal(size=2).astype(np.float32), "is_last": j == t - 1,
                        "img": rng.integers(0, 256, size=(2, 3, 3), dtype=np.uint8)} for j in range(t)],
         })
@@ -90,4 +110,8 @@ def expected(ex: dict) -> dict:
     e["f64"] = ex["f64"].astype(np.float32).astype(np.float64)
     e["label"] = np.int64(["cat", "dog", "bird"].index(ex["label"]))
     e["tvl"] = None  # checked separately: sorted (language, text) pairs
+    for key, dtype in (("audio_wav", np.int64), ("audio_lazy", np.int16)):
+        with wave.open(io.BytesIO(ex[key].getvalue())) as w:
+            samples = np.frombuffer(w.readframes(w.getnframes()), "<i2").reshape(-1, w.getnchannels())
+        e[key] = (samples[:, 0] if key == "audio_wav" else samples).astype(dtype)
     return e

@@ -78,8 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             status = tfds_view.run(command, args, found)
             if status is not None:
                 return int(status)
-            if os.path.isdir(args.paths[0]):
-                args.paths = [os.path.join(found[0], "*.tfrecord*")]
+            if found[1] is None:  # a dataset directory: its shards
+                args.paths = [found[0].rstrip("/") + "/*.tfrecord*" if "://" in found[0]
+                              else os.path.join(found[0], "*.tfrecord*")]
         return int(args._run(args) or 0)
     except CliError as e:
         return _fail(command, str(e), e.status)

@@ -21,34 +21,42 @@ COMMANDS = ("inspect", "head", "schema", "stats", "preview")
 
 
 def detect(args) -> tuple[str, str | None] | None:
-    """``(version directory, split of the shard given or None)`` when the PATH is a TFDS dataset."""
+    """``(version directory, the shard given or None)`` when the PATH is a TFDS dataset (local or URL)."""
     paths = getattr(args, "paths", None)
-    if not isinstance(paths, list) or len(paths) != 1 or "://" in paths[0] or paths[0] == "-":
+    if not isinstance(paths, list) or len(paths) != 1 or not isinstance(paths[0], str) or paths[0] == "-":
         return None
-    path = paths[0]
-    if os.path.isfile(path):
-        d = os.path.dirname(os.path.abspath(path))
-        if not (os.path.exists(os.path.join(d, "dataset_info.json")) and os.path.exists(os.path.join(d, "features.json"))):
-            return None
-        return d, os.path.abspath(path)
-    if os.path.isdir(path):
-        from tfrx.tfds.loading import _find_version_dir
+    from tfrx.cli._common import storage_options
+    from tfrx.tfds.loading import _Dirs, _find_version_dir, _local
 
-        d = _find_version_dir(path, None)
-        if os.path.exists(os.path.join(d, "dataset_info.json")):
-            return d, None
+    path = _local(paths[0])
+    opts = storage_options(args) if hasattr(args, "storage_option") else None
+    try:
+        d = _Dirs(path, opts)
+        if d.isfile(path):
+            parent = d.dirname(path)
+            if d.exists(d.join(parent, "dataset_info.json")) and d.exists(d.join(parent, "features.json")):
+                return parent, path if d.remote else os.path.abspath(path)
+            return None
+        if d.isdir(path):
+            version_dir = _find_version_dir(path, opts)
+            if d.exists(d.join(version_dir, "dataset_info.json")):
+                return version_dir, None
+    except Exception:  # noqa: BLE001 - no fsspec, an unreachable store, missing credentials...
+        return None  # best effort: the plain TFRecord view runs and reports the real error
     return None
 
 
-def _open(found):
+def _open(found, args):
     import tfrx.tfds as tt
+    from tfrx.cli._common import storage_options
 
     d, shard = found
-    b = tt.builder(d)
+    b = tt.builder(d, storage_options=storage_options(args) if hasattr(args, "storage_option") else None)
     split, files = None, None
     if shard is not None:
+        norm = (lambda f: f) if "://" in shard else os.path.abspath
         for name, si in b.info.splits.items():
-            if shard in [os.path.abspath(f) for f in si.filenames]:
+            if shard in [norm(f) for f in si.filenames]:
                 split, files = name, [shard]
         if split is None:
             raise CliError(f"{shard}: inside the TFDS dataset {b.info.full_name} but not one of its shards")
@@ -123,19 +131,32 @@ def _jsonable(v):
     return a.tolist()
 
 
+def _batches(b, split, files):
+    """``(split, path, RecordBatch)`` of the shard given, else of every shard of ``split`` (all splits: None)."""
+    from tfrx.io import RecordReader
+
+    for name, si in b.info.splits.items():
+        if split is not None and name != split:
+            continue
+        for path in files or si.filenames:
+            with RecordReader(path, storage_options=b.storage_options) as reader:
+                for batch in reader.iter_batches(max_records=256):
+                    yield name, path, batch
+
+
 def _examples(b, split, files, n):
     """The first ``n`` (-1: all) decoded examples of the shard given, else of the first split (read in order)."""
-    from tfrx.codec import decode_example
-    from tfrx.io import read_records
     from tfrx.tfds import features as F
 
-    split = split or next(iter(b.info.splits))
+    decoder = F.Decoder(b.info.features)
     i = 0
-    for path in files or b.info.splits[split].filenames:
-        for j, rec in enumerate(read_records(path)):
-            if 0 <= n <= i:
-                return
-            yield split, F.decode(b.info.features, decode_example(rec), record=f"{path} record {j}")
+    for name, _, batch in _batches(b, split or next(iter(b.info.splits)), files):
+        if 0 <= n <= i:
+            return
+        if n >= 0:
+            batch = batch[: n - i]
+        for ex in decoder.decode(batch):
+            yield name, ex
             i += 1
 
 
@@ -175,24 +196,26 @@ def _schema(b, args) -> int:
 
 
 def _stats(b, split, files, args) -> int:
-    from tfrx.codec import decode_example
-    from tfrx.io import read_records
+    from tfrx.parsing import ExampleParser, RaggedFeature
 
     labels = _labels(b.info.features)
+    # Only the label keys are parsed (natively, a block at a time); nothing else is decoded.
+    parser = ExampleParser({ln: RaggedFeature("int64") for ln, _ in labels}, num_parallel_calls=1) if labels else None
+    counts: dict = {name: {ln: {} for ln, _ in labels} for name in b.info.splits}
+    if parser is not None:
+        for name, _, batch in _batches(b, split, files):
+            for ln, col in parser.parse(batch).items():
+                ks, cs = np.unique(np.asarray(col.values, dtype=np.int64), return_counts=True)
+                hist = counts[name][ln]
+                for k, c in zip(ks.tolist(), cs.tolist()):
+                    hist[k] = hist.get(k, 0) + c
     result = {}
     for name, si in b.info.splits.items():
         if split is not None and name != split:
             continue
-        counts: dict = {ln: {} for ln, _ in labels}
-        for path in files or si.filenames:
-            for rec in read_records(path):
-                ex = decode_example(rec)
-                for ln, _ in labels:
-                    for v in np.asarray(ex.get(ln, []), dtype=np.int64).tolist():
-                        counts[ln][v] = counts[ln].get(v, 0) + 1
         result[name] = {"num_examples": si.num_examples, "num_shards": si.num_shards, "num_bytes": si.num_bytes,
                         "labels": {ln: {(lab.names[k] if lab.names and 0 <= k < len(lab.names) else str(k)): c
-                                        for k, c in sorted(counts[ln].items())} for ln, lab in labels}}
+                                        for k, c in sorted(counts[name][ln].items())} for ln, lab in labels}}
     if args.json:
         print(json.dumps({"name": b.info.full_name, "splits": result}, indent=2))
         return 0
@@ -250,7 +273,7 @@ def _preview(b, split, files, args) -> int:
 
 def run(command: str, args, found) -> int | None:
     """The subcommand's exit status, or ``None`` to fall back to the plain TFRecord view."""
-    b, split, files = _open(found)
+    b, split, files = _open(found, args)
     if command in ("inspect", "head"):
         if getattr(args, "raw", False):
             return None  # raw bytes: the plain TFRecord view

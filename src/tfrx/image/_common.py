@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence, TypeVar
@@ -111,6 +112,18 @@ def _pool(threads: int) -> ThreadPoolExecutor:
             pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfrx-image")
             _pools[threads] = pool
         return pool
+
+
+def _forget_pools_in_child() -> None:
+    # A forked child (a DataLoader worker) inherits the pools but not their threads:
+    # work submitted to them would wait forever. It starts its own on first use.
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
 _R = TypeVar("_R")

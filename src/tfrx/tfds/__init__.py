@@ -10,9 +10,10 @@ returns. :func:`write` produces directories TFDS itself loads. See
 
 from __future__ import annotations
 
-from tfrx.tfds import features
+from tfrx.tfds import audio, features
 from tfrx.tfds.features import (
     Audio,
+    AudioFile,
     BBoxFeature,
     ClassLabel,
     Dataset,
@@ -26,6 +27,8 @@ from tfrx.tfds.features import (
     Translation,
     TranslationVariableLanguages,
     Video,
+    batch_spec,
+    decode_records,
     parse_spec,
 )
 from tfrx.tfds.info import DatasetInfo, SplitInfo
@@ -35,6 +38,7 @@ from tfrx.tfds.writing import write
 
 __all__ = [
     "Audio",
+    "AudioFile",
     "BBoxFeature",
     "Builder",
     "ClassLabel",
@@ -54,8 +58,11 @@ __all__ = [
     "Translation",
     "TranslationVariableLanguages",
     "Video",
+    "batch_spec",
     "builder",
+    "decode_records",
     "even_splits",
+    "audio",
     "features",
     "load",
     "parse_spec",

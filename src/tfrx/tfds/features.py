@@ -8,8 +8,11 @@ kinds ``Scalar``, ``ClassLabel``, ``Text``, ``BBoxFeature``, ``Audio``),
 written (:func:`from_json`): the proto JSON ``{"pythonClassName": ...,
 "featuresDict": ...}`` and the older ``{"type": ..., "content": ...}``.
 
-Decoding follows TFDS's ``example_parser``/``decode_example`` semantics: values
-are stored as int64 (integers and bools), float32 (all floats, float64 included:
+Decoding (:class:`Decoder`) parses a block of records with one native
+``ExampleParser`` call, from one spec built from the feature tree
+(:func:`batch_spec`); each connector then turns the block's columns into its
+per-record values. It follows TFDS's ``example_parser``/``decode_example``
+semantics: values are stored as int64 (integers and bools), float32 (all floats, float64 included:
 it is widened back after float32 rounding, as TFDS does) or bytes; a shape
 with one unknown dimension is a flat list reshaped; nested sequences of
 unknown length use ``<key>/ragged_flat_values`` + ``<key>/ragged_row_lengths_<k>``;
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.errors import ParseError, SpecError
+from tfrx.errors import ParseError, SpecError, TfrxError
 
 _PREFIX = "tensorflow_datasets.core.features."
 _CLASS_PATHS = {
@@ -67,17 +70,31 @@ def _shape_str(shape) -> str:
 
 
 # ============================================================== decoding helpers
-class _Context:
-    """Per-record decoding state: the decoded Example and the options."""
+class _Block:
+    """A block of records parsed in one native call: the parser's columns and the decoding options.
 
-    __slots__ = ("ex", "raw_unknown", "record", "skip")
+    ``cols`` maps each stored key of :func:`batch_spec` to an ``(n, *shape)``
+    array (fixed shapes) or a :class:`tfrx.RaggedArray` (one row per record).
+    Connectors turn the columns into ``n`` per-record values; only those that
+    need it (images, encoded tensors, ragged nesting) work record by record.
+    """
 
-    def __init__(self, ex: dict, skip: frozenset, raw_unknown: bool, record: str) -> None:
-        self.ex, self.skip, self.raw_unknown, self.record = ex, skip, raw_unknown, record
+    __slots__ = ("cols", "n", "records", "skip", "raw_unknown", "where")
+
+    def __init__(self, cols: dict, n: int, records, skip: frozenset, raw_unknown: bool, where) -> None:
+        self.cols, self.n, self.records = cols, n, records
+        self.skip, self.raw_unknown, self.where = skip, raw_unknown, where
+
+    def rows(self, key: str, dt: np.dtype):
+        """``(values cast to dt, row_splits)`` of a ragged column (empty rows when the key is absent)."""
+        col = self.cols[key]
+        return _cast(col.values, dt), np.asarray(col.row_splits, dtype=np.int64)
 
 
 def _cast(values, dt: np.dtype) -> np.ndarray:
     if dt == object:
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            return values
         out = np.empty(len(values), dtype=object)
         out[:] = list(values)
         return out
@@ -87,10 +104,6 @@ def _cast(values, dt: np.dtype) -> np.ndarray:
     if dt == np.uint64:
         return values.astype(np.int64, copy=False).view(np.uint64)
     return values.astype(dt, copy=False)
-
-
-def _scalar(arr: np.ndarray):
-    return arr[()] if arr.ndim == 0 else arr
 
 
 def _stack(items: list, inner_shape, dt) -> np.ndarray:
@@ -106,7 +119,12 @@ class Feature:
 
     kind: str = dataclasses.field(default="", init=False)
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        """Adds the parsing specs of the keys this feature stores (nested in ``seq``) to ``out``."""
+        raise NotImplementedError
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        """The ``b.n`` records' values of this feature (a list, or an array whose rows are the values)."""
         raise NotImplementedError
 
     def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
@@ -138,7 +156,14 @@ class Tensor(Feature):
 
     def __repr__(self) -> str:
         enc = f", encoding={self.encoding}" if self.encoding != "none" else ""
+        if self.extra.get("file_format"):
+            enc += f", file_format={self.extra['file_format']}"
         return f"{self.kind}(shape={_shape_str(self.shape)}, dtype={_dtype_name(self.dtype)}{enc})"
+
+    @property
+    def sample_rate(self) -> int | None:
+        """An Audio feature's ``sample_rate`` metadata (None for other kinds)."""
+        return self.extra.get("sample_rate")
 
     # ---------------------------------------------------------- decode
     def _plan(self, seq: tuple) -> tuple:
@@ -150,42 +175,66 @@ class Tensor(Feature):
             self._plans[seq] = plan
         return plan
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        from tfrx.parsing import FixedLenFeature
+
         if self.encoding != "none":
-            return self._decode_bytes(ctx, key, seq)
+            if sum(d is None for d in self.shape) > 1:
+                out[f"{key}/value"] = _ragged_spec("string")
+                out[f"{key}/shape"] = _ragged_spec("int64")
+            else:
+                out[key] = _bytes_spec(seq)
+            return
+        full, unknown, _ = self._plan(seq)
+        dt = _parse_dtype(self.dtype)
+        if unknown == 0:
+            out[key] = FixedLenFeature(full, dt)
+        elif unknown == 1:
+            out[key] = _ragged_spec(dt)
+        elif len(seq) > 1:
+            for k in range(len(seq) - 1):
+                out[f"{key}/ragged_row_lengths_{k}"] = _ragged_spec("int64")
+            out[f"{key}/ragged_flat_values"] = _ragged_spec(dt)
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        if self.encoding != "none":
+            return self._decode_bytes(b, key, seq)
         full, unknown, target = self._plan(seq)
+        if unknown == 0:
+            # One cast for the whole block; iterating gives each record's row (a scalar for shape ()).
+            return _cast(b.cols[key].reshape(-1), self.dtype).reshape((b.n,) + full)
         if unknown > 1 and len(seq) > 1:
-            return self._decode_ragged(ctx, key, seq)
+            return self._decode_ragged(b, key, seq)
         if unknown > 1:
             raise SpecError(f"feature {key!r}: {self} has more than one unknown dimension and no encoding; "
                             "TFDS cannot store it either")
-        values = ctx.ex.get(key)
-        if values is None:
-            if unknown == 0:
-                raise ParseError(f"{ctx.record}: feature {key!r} ({self.kind}) is required but missing "
-                                 f"from the Example; keys present: {sorted(ctx.ex)[:20]}")
-            values = []
-        arr = _cast(values, self.dtype)
-        try:
-            arr = arr.reshape(target)
-        except ValueError:
-            raise ParseError(f"{ctx.record}: feature {key!r} ({self}) holds {arr.size} values, which do not "
-                             f"fit the shape {_shape_str(full)}") from None
-        return arr[()] if not target else arr
+        values, splits = b.rows(key, self.dtype)
+        out = []
+        for i in range(b.n):
+            row = values[splits[i]:splits[i + 1]]
+            try:
+                out.append(row.reshape(target))
+            except ValueError:
+                raise ParseError(f"{b.where(i)}: feature {key!r} ({self}) holds {row.size} values, which do not "
+                                 f"fit the shape {_shape_str(full)}") from None
+        return out
 
-    def _decode_ragged(self, ctx: _Context, key: str, seq: tuple):
-        flat = _cast(ctx.ex.get(f"{key}/ragged_flat_values", []), self.dtype)
+    def _decode_ragged(self, b: _Block, key: str, seq: tuple) -> list:
+        flat, flat_splits = b.rows(f"{key}/ragged_flat_values", self.dtype)
         inner = tuple(-1 if d is None else d for d in self.shape)
-        flat = flat.reshape((-1,) + inner[1:] if inner and inner[0] == -1 else (-1,) + inner)
-        levels = [np.asarray(ctx.ex.get(f"{key}/ragged_row_lengths_{k}", []), dtype=np.int64)
-                  for k in range(len(seq) - 1)]
-
-        # Innermost level splits the flat values; outer levels group rows.
-        rows: list = np.split(flat, np.cumsum(levels[-1])[:-1]) if len(levels[-1]) else []
-        for lengths in reversed(levels[:-1]):
-            ends = np.cumsum(lengths)
-            rows = [rows[e - n:e] for n, e in zip(lengths, ends)]
-        return list(rows)
+        inner = (-1,) + inner[1:] if inner and inner[0] == -1 else (-1,) + inner
+        levels = [b.rows(f"{key}/ragged_row_lengths_{k}", np.dtype(np.int64)) for k in range(len(seq) - 1)]
+        out = []
+        for i in range(b.n):
+            values = flat[flat_splits[i]:flat_splits[i + 1]].reshape(inner)
+            lengths = [v[s[i]:s[i + 1]] for v, s in levels]
+            # The innermost level splits the flat values; outer levels group rows.
+            rows: list = np.split(values, np.cumsum(lengths[-1])[:-1]) if len(lengths[-1]) else []
+            for lv in reversed(lengths[:-1]):
+                ends = np.cumsum(lv)
+                rows = [rows[e - n:e] for n, e in zip(lv, ends)]
+            out.append(list(rows))
+        return out
 
     def _decode_one_bytes(self, data: bytes, shape) -> np.ndarray:
         if self.encoding == "zlib":
@@ -197,27 +246,40 @@ class Tensor(Feature):
         arr = np.frombuffer(data, dtype=self.dtype.newbyteorder("<")).astype(self.dtype, copy=False)
         return arr.reshape(tuple(-1 if d is None else d for d in shape))
 
-    def _decode_bytes(self, ctx: _Context, key: str, seq: tuple):
-        dynamic = sum(d is None for d in self.shape) > 1
-        if dynamic:
-            values = ctx.ex.get(f"{key}/value")
-            shapes = np.asarray(ctx.ex.get(f"{key}/shape", []), dtype=np.int64)
-        else:
-            values = ctx.ex.get(key)
-        if values is None:
-            raise ParseError(f"{ctx.record}: feature {key!r} ({self}) is missing from the Example")
-        if not seq:
-            shape = tuple(int(d) for d in shapes) if dynamic else self.shape
-            return self._decode_one_bytes(values[0], shape)
-        if dynamic:
+    def _decode_bytes(self, b: _Block, key: str, seq: tuple) -> list:
+        out = []
+        if sum(d is None for d in self.shape) > 1:
+            values, vsplits = b.rows(f"{key}/value", np.dtype(object))
+            shapes, ssplits = b.rows(f"{key}/shape", np.dtype(np.int64))
             rank = len(self.shape)
-            shapes = shapes.reshape(-1, rank)
-            items = [self._decode_one_bytes(v, tuple(int(d) for d in s)) for v, s in zip(values, shapes)]
-            return items
-        return _stack([self._decode_one_bytes(v, self.shape) for v in values], self.shape, self.dtype)
+            for i in range(b.n):
+                vals = values[vsplits[i]:vsplits[i + 1]]
+                dims = shapes[ssplits[i]:ssplits[i + 1]].reshape(-1, rank)
+                items = [self._decode_item(b, i, key, v, tuple(int(d) for d in s)) for v, s in zip(vals, dims)]
+                out.append(items if seq else items[0])
+            return out
+        for i, vals in enumerate(_byte_rows(b, key, seq)):
+            if not seq:
+                out.append(self._decode_item(b, i, key, vals, self.shape))
+            else:
+                out.append(_stack([self._decode_item(b, i, key, v, self.shape) for v in vals], self.shape,
+                                  self.dtype))
+        return out
+
+    def _decode_item(self, b: _Block, i: int, key: str, data: bytes, shape) -> np.ndarray:
+        try:
+            return self._decode_one_bytes(data, shape)
+        except (ValueError, zlib.error) as e:
+            raise ParseError(f"{b.where(i)}: feature {key!r} ({self}): stored bytes do not decode to "
+                             f"{_shape_str(shape)} {_dtype_name(self.dtype)} ({e})") from None
 
     # ---------------------------------------------------------- encode
     def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
+        if self.kind == "Audio" and not seq and not isinstance(value, (np.ndarray, list, tuple)):
+            from tfrx.tfds import audio
+
+            data, fmt = audio.read_file(value, self.extra.get("file_format"))
+            value = audio.decode(data, fmt, _channels(self.shape), self.dtype)
         if self.encoding != "none":
             items = list(value) if seq else [value]
             blobs: list = []
@@ -266,10 +328,8 @@ class Tensor(Feature):
         if self.kind == "BBoxFeature":
             return {"boundingBox": {"bboxFormat": "REL_YXYX", "dtype": "float32", "shape": {"dimensions": ["4"]}}}
         if self.kind == "Audio":
-            a = {"dtype": _dtype_name(self.dtype), "encoding": "NONE", "shape": payload["shape"]}
-            if self.extra.get("sample_rate"):
-                a["sampleRate"] = str(self.extra["sample_rate"])
-            return {"audio": a}
+            return {"audio": _audio_json(self.shape, self.dtype, self.extra.get("file_format"),
+                                         self.extra.get("sample_rate"), self.encoding.upper(), False)}
         return {"tensor": payload}
 
 
@@ -322,15 +382,32 @@ class ClassLabel(Tensor):
         super()._encode(self._ints(value), key, out, seq)
 
     def _ints(self, value):
-        if isinstance(value, str):
-            return self.str2int(value)
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (str, bytes)):
+            return self.str2int(value.decode() if isinstance(value, bytes) else value)
+        if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value):
             return [self._ints(v) for v in value]
+        n = self.num_classes
+        if n is not None and not -1 <= int(value) < n:  # -1: no label, as TFDS allows
+            raise ValueError(f"class label {int(value)} is outside [-1, {n}) (num_classes={n})")
         return value
 
 
+class _Encoded(Feature):
+    """A connector stored as one encoded ``bytes`` per value (image, audio file), decoded by ``_decode_rows``."""
+
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        out[key] = _bytes_spec(seq)
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        rows = _byte_rows(b, key, seq)
+        return rows if key in b.skip else self._decode_rows(b, key, seq, rows)
+
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
+        raise NotImplementedError
+
+
 @dataclasses.dataclass
-class Image(Feature):
+class Image(_Encoded):
     """``tfds.features.Image``: PNG/JPEG bytes decoded to (h, w, c) uint8/uint16, float32 via 4-channel PNG."""
 
     shape: tuple = (None, None, 3)
@@ -347,26 +424,35 @@ class Image(Feature):
         return f"Image(shape={_shape_str(self.shape)}, dtype={self.dtype.name})"
 
     def decode_bytes(self, data: bytes) -> np.ndarray:
+        return self.decode_many([data])[0]
+
+    def decode_many(self, items: list) -> list:
+        """Encoded images decoded on tfrx.image's thread pool (one call for a block's images)."""
         from tfrx.image import decode_image
 
-        channels = self.shape[-1] or 0
+        if not items:
+            return []
         if self.dtype == np.float32:
-            img = np.ascontiguousarray(decode_image(data, channels=4, dtype=np.uint8))
-            return img.view("<f4").astype(np.float32, copy=False)
-        return np.asarray(decode_image(data, channels=channels, dtype=self.dtype))
+            return [np.ascontiguousarray(img).view("<f4").astype(np.float32, copy=False)
+                    for img in decode_image(items, channels=4, dtype=np.uint8)]
+        return [np.asarray(img) for img in decode_image(items, channels=self.shape[-1] or 0, dtype=self.dtype)]
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
-        values = ctx.ex.get(key)
-        if values is None:
-            if seq:
-                values = []
-            else:
-                raise ParseError(f"{ctx.record}: image feature {key!r} is missing from the Example")
-        if key in ctx.skip:
-            return values[0] if not seq else _cast(values, np.dtype(object))
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
         if not seq:
-            return self.decode_bytes(values[0])
-        return _stack([self.decode_bytes(v) for v in values], self.shape, self.dtype)
+            return self._decode_all(b, key, list(rows), np.arange(b.n))
+        counts = [len(vals) for vals in rows]
+        owner = np.repeat(np.arange(b.n), counts)
+        flat = self._decode_all(b, key, [v for vals in rows for v in vals], owner)
+        ends = np.cumsum(counts)
+        return [_stack(flat[e - n:e], self.shape, self.dtype) for n, e in zip(counts, ends)]
+
+    def _decode_all(self, b: _Block, key: str, items: list, owner: np.ndarray) -> list:
+        try:
+            return self.decode_many(items)
+        except TfrxError as e:
+            k = getattr(e, "record_index", None)
+            where = b.where(int(owner[k])) if k is not None and 0 <= k < len(owner) else "a record of the block"
+            raise type(e)(f"{where}: image feature {key!r}: {e}") from None
 
     def _encode(self, value, key, out, seq):
         if len(seq) > 1:
@@ -398,6 +484,68 @@ class Image(Feature):
         return {"image": d}
 
 
+def _channels(shape) -> int:
+    return int(shape[1]) if len(shape) > 1 and shape[1] is not None else 1
+
+
+def _audio_json(shape, dtype, file_format, sample_rate, encoding: str, lazy: bool) -> dict:
+    a: dict[str, Any] = {"dtype": _dtype_name(dtype), "encoding": encoding,
+         "shape": {"dimensions": [str(-1 if d is None else d) for d in shape]}}
+    if file_format:
+        a["fileFormat"] = file_format
+    if sample_rate:
+        a["sampleRate"] = str(sample_rate)
+    if lazy:
+        a["lazyDecode"] = True
+    return a
+
+
+@dataclasses.dataclass
+class AudioFile(_Encoded):
+    """``tfds.features.Audio(lazy_decode=True)``: the audio file's bytes, decoded to samples when read."""
+
+    shape: tuple = (None,)
+    dtype: np.dtype = dataclasses.field(default_factory=lambda: np.dtype(np.int64))
+    file_format: str | None = None
+    sample_rate: int | None = None
+
+    def __post_init__(self) -> None:
+        self.kind = "Audio"
+        self.shape = tuple(None if d is None or int(d) < 0 else int(d) for d in self.shape)
+        self.dtype = np.dtype(self.dtype)
+
+    def __repr__(self) -> str:
+        return (f"Audio(shape={_shape_str(self.shape)}, dtype={self.dtype.name}, file_format={self.file_format}, "
+                "lazy_decode=True)")
+
+    def decode_bytes(self, data: bytes) -> np.ndarray:
+        from tfrx.tfds import audio
+
+        return audio.decode(data, self.file_format, _channels(self.shape), self.dtype)
+
+    def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
+        if not seq:
+            return [self._decode_item(b, i, key, v) for i, v in enumerate(rows)]
+        return [[self._decode_item(b, i, key, v) for v in vals] for i, vals in enumerate(rows)]
+
+    def _decode_item(self, b: _Block, i: int, key: str, data: bytes) -> np.ndarray:
+        from tfrx.tfds import audio
+
+        try:
+            return self.decode_bytes(data)
+        except ValueError as e:
+            raise audio.decode_error(b.where(i), key, e) from None
+
+    def _encode(self, value, key, out, seq):
+        from tfrx.tfds import audio
+
+        items = list(value) if seq else [value]
+        out[key] = ("bytes", [audio.read_file(v, self.file_format)[0] for v in items])
+
+    def to_proto_json(self) -> dict:
+        return {"audio": _audio_json(self.shape, self.dtype, self.file_format, self.sample_rate, "NONE", True)}
+
+
 @dataclasses.dataclass
 class Sequence(Feature):
     """``tfds.features.Sequence`` (``Video`` is a Sequence of Image): values stacked along a first axis."""
@@ -422,8 +570,11 @@ class Sequence(Feature):
             return repr(self)
         return f"{self.kind}({self.feature.describe(indent)}, length={self.length})"
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
-        return _decode_tree(self.feature, ctx, key, seq + (self.length,))
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        self.feature._spec(key, seq + (self.length,), out)
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        return self.feature._decode_batch(b, key, seq + (self.length,))
 
     def _encode(self, value, key, out, seq):
         if isinstance(self.feature, FeaturesDict) and not isinstance(value, Mapping):
@@ -448,12 +599,11 @@ class Dataset(Sequence):
 
     kind_: str = "Dataset"
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
-        stacked = super()._decode(ctx, key, seq)
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        stacked = super()._decode_batch(b, key, seq)
         if seq:
             return stacked
-        n = _leading(stacked)
-        return [_tree_index(stacked, j) for j in range(n)]
+        return [[_tree_index(steps, j) for j in range(_leading(steps))] for steps in stacked]
 
     def to_proto_json(self) -> dict:
         return {"sequence": {"feature": to_json(self.feature), "length": str(-1 if self.length is None else self.length)}}
@@ -498,8 +648,14 @@ class FeaturesDict(Feature):
         lines = [f"{pad}{k!r}: {v.describe(indent + 1)}," for k, v in self.features.items()]
         return "FeaturesDict({\n" + "\n".join(lines) + "\n" + "    " * indent + "})"
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
-        return {k: _decode_tree(v, ctx, f"{key}/{k}" if key else k, seq) for k, v in self.features.items()}
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        for k, v in self.features.items():
+            v._spec(f"{key}/{k}" if key else k, seq, out)
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        names = list(self.features)
+        columns = [v._decode_batch(b, f"{key}/{k}" if key else k, seq) for k, v in self.features.items()]
+        return [dict(zip(names, values)) for values in zip(*columns)] if columns else [{} for _ in range(b.n)]
 
     def _encode(self, value, key, out, seq):
         if self.kind == "TranslationVariableLanguages" and not (isinstance(value, Mapping) and "language" in value):
@@ -549,24 +705,140 @@ class Unknown(Feature):
     def __repr__(self) -> str:
         return f"Unknown({self.class_name})"
 
-    def _decode(self, ctx: _Context, key: str, seq: tuple):
-        if not ctx.raw_unknown:
+    def _spec(self, key: str, seq: tuple, out: dict) -> None:
+        pass  # not parsed: raw values come from each record's schema-less decoding
+
+    def _decode_batch(self, b: _Block, key: str, seq: tuple):
+        if not b.raw_unknown:
             raise SpecError(f"feature {key!r} uses the connector {self.class_name!r}, which tfrx cannot decode; "
                             "pass unknown='raw' to get its stored values (bytes / arrays) instead")
-        return {k[len(key) + 1:] if k != key else "": v for k, v in ctx.ex.items()
-                if k == key or k.startswith(key + "/")}
+        from tfrx.codec import decode_example
+
+        out = []
+        for rec in b.records:
+            ex = decode_example(rec)
+            out.append({k[len(key) + 1:] if k != key else "": v for k, v in ex.items()
+                        if k == key or k.startswith(key + "/")})
+        return out
 
     def to_proto_json(self) -> dict:
         return dict(self.payload)
 
 
-def _decode_tree(feature: Feature, ctx: _Context, key: str, seq: tuple):
-    return feature._decode(ctx, key, seq)
+def batch_spec(features: Feature) -> dict:
+    """The parsing spec :func:`decode_records` parses blocks of records with.
+
+    Fixed shapes are ``FixedLenFeature`` (a required key, as in TFDS); keys
+    with an unknown dimension are ``RaggedFeature`` (values and row splits per
+    record, no padding); encoded tensors and images are bytes.
+    """
+    out: dict = {}
+    features._spec("", (), out)
+    return out
 
 
-def decode(features: Feature, ex: dict, *, skip_decoding=frozenset(), unknown: str = "raise", record: str = "record"):
-    """One record's decoded Example (``tfrx.decode_example`` output) -> TFDS's NumPy values."""
-    return features._decode(_Context(ex, frozenset(skip_decoding), unknown == "raw", record), "", ())
+class Decoder:
+    """Decodes blocks of serialized records of one feature tree, each block in one native parse.
+
+    ``decode(records)`` takes a :class:`tfrx.RecordBatch` or a list of bytes and
+    returns one value per record, what ``tfds.as_numpy`` gives for it.
+    ``skip_decoding``: flat keys of images kept as bytes; ``unknown="raw"``:
+    unknown connectors give their stored values instead of raising.
+    """
+
+    def __init__(self, features: Feature, *, skip_decoding=frozenset(), unknown: str = "raise") -> None:
+        from tfrx.parsing import ExampleParser
+
+        if unknown not in ("raise", "raw"):
+            raise ValueError(f"unknown must be 'raise' or 'raw', got {unknown!r}")
+        self.features = features
+        self.skip = frozenset(skip_decoding)
+        self.raw_unknown = unknown == "raw"
+        spec = batch_spec(features)
+        self._parser = ExampleParser(spec, num_parallel_calls=1) if spec else None
+
+    def __getstate__(self) -> dict:  # the native parser is rebuilt in DataLoader workers
+        return {"features": self.features, "skip": self.skip, "raw_unknown": self.raw_unknown}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["features"], skip_decoding=state["skip"],  # type: ignore[misc]  # rebuilds the parser on purpose
+                      unknown="raw" if state["raw_unknown"] else "raise")
+
+    def decode(self, records, *, where=None) -> list:
+        """``records`` decoded; ``where(i)`` names record ``i`` in errors (default: its file and index)."""
+        from tfrx.io import RecordBatch
+
+        if not isinstance(records, RecordBatch):
+            records = RecordBatch.from_records(list(records))
+        where = where or _default_where(records)
+        cols = self._parse(records, where) if self._parser is not None else {}
+        block = _Block(cols, len(records), records, self.skip, self.raw_unknown, where)
+        return list(self.features._decode_batch(block, "", ()))
+
+    def _parse(self, records, where) -> dict:
+        from tfrx.errors import DecodeError
+        from tfrx.io import RecordBatch
+
+        assert self._parser is not None  # decode() parses only when there is a parser
+        try:
+            return self._parser.parse(records)
+        except (ParseError, DecodeError):
+            if len(records) == 1:
+                raise
+        # Find the record at fault and report it where it lives.
+        for i in range(len(records)):
+            one = RecordBatch(records.data, records.starts[i:i + 1], records.lengths[i:i + 1])
+            try:
+                self._parser.parse(one)
+            except (ParseError, DecodeError) as e:
+                raise type(e)(f"{where(i)}: {e}") from None
+        raise AssertionError("unreachable: the block failed but no record does")  # pragma: no cover
+
+
+def _default_where(records):
+    def where(i: int) -> str:
+        if records.path:
+            at = f" at byte {int(records.file_offsets[i])}" if records.file_offsets is not None else ""
+            return f"{records.path!r}, record {records.first_index + i}{at}"
+        return f"record {i}"
+
+    return where
+
+
+def decode_records(features: Feature, records, *, skip_decoding=frozenset(), unknown: str = "raise") -> list:
+    """Serialized Examples of ``features`` -> TFDS's NumPy values, one per record (see :class:`Decoder`)."""
+    return Decoder(features, skip_decoding=skip_decoding, unknown=unknown).decode(records)
+
+
+def _ragged_spec(dtype: str):
+    from tfrx.parsing import RaggedFeature
+
+    return RaggedFeature(dtype, row_splits_dtype="int64")
+
+
+def _bytes_spec(seq: tuple):
+    from tfrx.parsing import FixedLenFeature
+
+    if not seq:
+        return FixedLenFeature((), "string")
+    if None not in seq:
+        return FixedLenFeature(seq, "string")
+    return _ragged_spec("string")
+
+
+def _byte_rows(b: _Block, key: str, seq: tuple):
+    """Each record's stored bytes of ``key``: one ``bytes``, or an object array of them in a sequence."""
+    col = b.cols[key]
+    if not seq:
+        return col
+    if None not in seq:
+        return [row.reshape(-1) for row in col]
+    values, splits = b.rows(key, np.dtype(object))
+    return [values[splits[i]:splits[i + 1]] for i in range(b.n)]
+
+
+def _parse_dtype(dt: np.dtype) -> str:
+    return {"bytes": "string", "float": "float32", "int64": "int64"}[_storage(dt)]
 
 
 def encode(features: Feature, value) -> dict:
@@ -622,11 +894,10 @@ def _from_proto(obj, labels, name) -> Feature:
         return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
     if cls == "Audio":
         a = obj["audio"]
-        enc = a.get("encoding", "NONE")
-        if a.get("fileFormat") or enc.upper() not in ("NONE", ""):
-            return Unknown(class_name=obj["pythonClassName"] + f"(file_format={a.get('fileFormat')})", payload=obj)
-        return Tensor(_dims(a.get("shape")), _dtype(a.get("dtype", "int64")), kind_="Audio",
-                      extra={"sample_rate": int(a["sampleRate"]) if "sampleRate" in a else None})
+        return Audio(shape=_dims(a.get("shape")), dtype=_dtype(a.get("dtype", "int64")),
+                     sample_rate=int(a["sampleRate"]) if a.get("sampleRate") else None,
+                     file_format=a.get("fileFormat") or None, encoding=a.get("encoding", "none"),
+                     lazy_decode=bool(a.get("lazyDecode", False)))
     if cls in ("Image", "LabeledImage"):  # LabeledImage: a segmentation mask, stored and decoded as an Image
         i = obj["image"]
         return Image(_dims(i.get("shape")), _dtype(i.get("dtype", "uint8")), i.get("encodingFormat"),
@@ -672,10 +943,9 @@ def _from_legacy(obj, labels, name) -> Feature:
     if cls == "BBoxFeature":
         return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
     if cls == "Audio":
-        if c.get("file_format"):
-            return Unknown(class_name=obj["type"] + f"(file_format={c['file_format']})", payload=obj)
-        return Tensor(_dims(c.get("shape", [None])), _dtype(c.get("dtype", "int64")), kind_="Audio",
-                      extra={"sample_rate": c.get("sample_rate")})
+        return Audio(shape=_dims(c.get("shape", [None])), dtype=_dtype(c.get("dtype", "int64")),
+                     sample_rate=c.get("sample_rate"), file_format=c.get("file_format"),
+                     lazy_decode=bool(c.get("lazy_decode", False)))
     if cls in ("Image", "LabeledImage"):
         return Image(_dims(c.get("shape", [None, None, 3])), _dtype(c.get("dtype", "uint8")),
                      c.get("encoding_format"), bool(c.get("use_colormap", False)))
@@ -748,9 +1018,18 @@ def BBoxFeature() -> Tensor:
     return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
 
 
-def Audio(*, shape=(None,), dtype=np.int64, sample_rate: int | None = None) -> Tensor:
-    """``tfds.features.Audio`` without ``file_format`` (samples stored as a tensor)."""
-    return Tensor(shape, np.dtype(dtype), kind_="Audio", extra={"sample_rate": sample_rate})
+def Audio(*, file_format: str | None = None, shape=(None,), dtype=np.int64, sample_rate: int | None = None,
+          encoding: str = "none", lazy_decode: bool = False) -> Feature:
+    """``tfds.features.Audio``: samples ``(n,)`` or ``(n, channels)``.
+
+    TFDS stores the samples (``lazy_decode=False``, values may be given as a
+    path or file of ``file_format`` when writing) or, with ``lazy_decode=True``,
+    the audio file itself, decoded when read (see ``tfrx.tfds.audio``).
+    """
+    if lazy_decode:
+        return AudioFile(shape, np.dtype(dtype), file_format, sample_rate)
+    return Tensor(shape, np.dtype(dtype), encoding, kind_="Audio",
+                  extra={"sample_rate": sample_rate, "file_format": file_format})
 
 
 def Video(shape, *, dtype=np.uint8, encoding_format: str = "png") -> Sequence:
@@ -784,9 +1063,7 @@ def parse_spec(feature: Feature) -> dict:
     from tfrx.parsing import FixedLenFeature, FixedLenSequenceFeature
 
     out: dict = {}
-
-    def storage_dtype(dt):
-        return {"bytes": "string", "float": "float32", "int64": "int64"}[_storage(dt)]
+    storage_dtype = _parse_dtype
 
     def seqfeat(shape, dtype):
         return FixedLenSequenceFeature(shape, dtype, allow_missing=True)
@@ -797,7 +1074,7 @@ def parse_spec(feature: Feature) -> dict:
                 walk(v, f"{key}/{k}" if key else k, seq)
         elif isinstance(f, Sequence):
             walk(f.feature, key, seq + (f.length,))
-        elif isinstance(f, Image) or (isinstance(f, Tensor) and f.encoding != "none"):
+        elif isinstance(f, (Image, AudioFile)) or (isinstance(f, Tensor) and f.encoding != "none"):
             if isinstance(f, Tensor) and sum(d is None for d in f.shape) > 1:
                 out[f"{key}/value"] = seqfeat((), "string")
                 out[f"{key}/shape"] = seqfeat((), "int64")

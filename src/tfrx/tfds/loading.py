@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ from tfrx.tfds.info import DatasetInfo, read_info
 
 
 class SkipDecoding:
-    """``tfds.decode.SkipDecoding()``: keep an Image / Video feature's encoded bytes."""
+    """``tfds.decode.SkipDecoding()``: keep an Image / Video / lazily decoded Audio feature's encoded bytes."""
 
     def __repr__(self) -> str:
         return "SkipDecoding()"
@@ -30,7 +31,7 @@ def _skip_keys(decoders, features) -> frozenset:
 
     def walk(dec, feat, prefix):
         if isinstance(dec, SkipDecoding) or (isinstance(dec, type) and issubclass(dec, SkipDecoding)):
-            out.update(_image_keys(feat, prefix))
+            out.update(_encoded_keys(feat, prefix))
             return
         if not isinstance(dec, Mapping):
             raise TypeError(f"decoders: expected SkipDecoding() or a dict of them at {prefix or '<root>'!r}, "
@@ -46,13 +47,13 @@ def _skip_keys(decoders, features) -> frozenset:
     return frozenset(out)
 
 
-def _image_keys(feat, prefix):
-    if isinstance(feat, features_lib.Image):
+def _encoded_keys(feat, prefix):
+    if isinstance(feat, (features_lib.Image, features_lib.AudioFile)):
         return [prefix]
     if isinstance(feat, features_lib.Sequence):
-        return _image_keys(feat.feature, prefix)
+        return _encoded_keys(feat.feature, prefix)
     if isinstance(feat, features_lib.FeaturesDict):
-        return [k for n, f in feat.features.items() for k in _image_keys(f, f"{prefix}/{n}" if prefix else n)]
+        return [k for n, f in feat.features.items() for k in _encoded_keys(f, f"{prefix}/{n}" if prefix else n)]
     return []
 
 
@@ -69,10 +70,10 @@ class DataSource:
         info = builder.info
         self.split = split
         self._info = info
-        self._skip = _skip_keys(decoders, info.features)
-        if unknown not in ("raise", "raw"):
-            raise ValueError(f"unknown must be 'raise' or 'raw', got {unknown!r}")
-        self._unknown = unknown
+        # One parsing spec for the whole split, built from features.json; every
+        # read is one native parse of the block of records it fetched.
+        self._decoder = features_lib.Decoder(info.features, skip_decoding=_skip_keys(decoders, info.features),
+                                             unknown=unknown)
         self._supervised = as_supervised
         if as_supervised and not info.supervised_keys:
             raise ValueError(f"as_supervised=True but {info.full_name} has no supervised_keys")
@@ -118,15 +119,19 @@ class DataSource:
             self._readers[name] = reader
         return reader
 
-    def _decode(self, record: bytes, where: str):
-        from tfrx.codec import decode_example
+    def _decode(self, name: str, pos: np.ndarray) -> list:
+        reader = self._reader(name)
+        records = reader.read_batch(pos)
 
-        value = features_lib.decode(self._info.features, decode_example(record), skip_decoding=self._skip,
-                                    unknown=self._unknown, record=where)
+        def where(i: int) -> str:
+            path, rec, offset = reader.locate(int(pos[i]))
+            return f"{path!r}, record {rec} at byte {offset} (split {name!r} example {int(pos[i])})"
+
+        values = self._decoder.decode(records, where=where)
         if self._supervised:
             keys = self._info.supervised_keys
-            return tuple(_select(value, k) for k in keys)
-        return value
+            return [tuple(_select(v, k) for k in keys) for v in values]
+        return values
 
     def _normalize(self, keys) -> np.ndarray:
         idx = np.asarray(keys, dtype=np.int64).reshape(-1)
@@ -150,10 +155,8 @@ class DataSource:
             sel = np.nonzero(self._reader_of[idx] == r)[0]
             if not len(sel):
                 continue
-            pos = self._pos[idx[sel]]
-            records = self._reader(name).read(pos)
-            for j, p, rec in zip(sel, pos, records):
-                out[j] = self._decode(rec, f"split {name!r} example {int(p)}")
+            for j, value in zip(sel, self._decode(name, self._pos[idx[sel]])):
+                out[j] = value
         return out
 
     _getitems = __getitems__  # Grain's batched read protocol
@@ -182,7 +185,7 @@ class Builder:
     """A prepared TFDS dataset directory (``tfds.builder_from_directory``), read without TensorFlow."""
 
     def __init__(self, data_dir, *, storage_options: dict | None = None, cache_dir: str | None = None) -> None:
-        data_dir = os.fsdecode(os.fspath(data_dir)) if not isinstance(data_dir, str) else data_dir
+        data_dir = _local(data_dir)
         self.data_dir = data_dir.rstrip("/") if is_url(data_dir) else data_dir
         self.storage_options = storage_options
         self.info: DatasetInfo = read_info(self.data_dir, open_file=lambda p: open_input(
@@ -233,24 +236,65 @@ def builder(data_dir, *, storage_options: dict | None = None, cache_dir: str | N
     return Builder(_find_version_dir(data_dir, storage_options), storage_options=storage_options, cache_dir=cache_dir)
 
 
+class _Dirs:
+    """The few directory operations finding a version directory needs, locally or through fsspec."""
+
+    def __init__(self, path: str, storage_options: dict | None) -> None:
+        self.remote = is_url(path)
+        if self.remote:
+            from tfrx.io.paths import url_to_fs
+
+            self._fs, _ = url_to_fs(path, storage_options)
+
+    def _fs_path(self, path: str) -> str:
+        return self._fs._strip_protocol(path)
+
+    def join(self, path: str, name: str) -> str:
+        return path.rstrip("/") + "/" + name if self.remote else os.path.join(path, name)
+
+    def dirname(self, path: str) -> str:
+        return path.rstrip("/").rsplit("/", 1)[0] if self.remote else os.path.dirname(path)
+
+    def isfile(self, path: str) -> bool:
+        return self._fs.isfile(self._fs_path(path)) if self.remote else os.path.isfile(path)
+
+    def isdir(self, path: str) -> bool:
+        return self._fs.isdir(self._fs_path(path)) if self.remote else os.path.isdir(path)
+
+    def exists(self, path: str) -> bool:
+        return self._fs.exists(self._fs_path(path)) if self.remote else os.path.exists(path)
+
+    def listdir(self, path: str) -> list:
+        if not self.remote:
+            return sorted(os.listdir(path))
+        return sorted(posixpath.basename(p.rstrip("/")) for p in self._fs.ls(self._fs_path(path), detail=False))
+
+
+def _local(path) -> str:
+    path = os.fsdecode(os.fspath(path)) if not isinstance(path, str) else path
+    if path.lower().startswith("file://"):
+        path = path[len("file://"):]
+    return path if is_url(path) else os.path.expanduser(path)
+
+
 def _find_version_dir(data_dir, storage_options) -> str:
-    path = os.fsdecode(os.fspath(data_dir)) if not isinstance(data_dir, str) else data_dir
-    if is_url(path):
-        return path
-    path = os.path.expanduser(path)
-    if os.path.isfile(path):  # a shard or a json file inside the directory
-        return os.path.dirname(path)
-    if os.path.exists(os.path.join(path, "dataset_info.json")) or not os.path.isdir(path):
-        return path
+    """The version directory at or below ``data_dir``; a shard or json file inside one gives its directory."""
+    path = _local(data_dir)
+    d = _Dirs(path, storage_options)
+    if d.isfile(path):
+        return d.dirname(path)
+    if d.exists(d.join(path, "dataset_info.json")) or not d.isdir(path):
+        return path.rstrip("/") if d.remote else path
     versions = []
-    for d in os.listdir(path):
-        parts = d.split(".")
-        if len(parts) == 3 and all(p.isdigit() for p in parts) and os.path.exists(
-                os.path.join(path, d, "dataset_info.json")):
-            versions.append((tuple(int(p) for p in parts), d))
+    names = d.listdir(path)
+    for name in names:
+        parts = name.split(".")
+        if len(parts) == 3 and all(p.isdigit() for p in parts) and d.exists(d.join(d.join(path, name),
+                                                                                   "dataset_info.json")):
+            versions.append((tuple(int(p) for p in parts), name))
     if versions:
-        return os.path.join(path, max(versions)[1])
-    subdirs = [os.path.join(path, d) for d in sorted(os.listdir(path)) if os.path.isdir(os.path.join(path, d))]
+        return d.join(path, max(versions)[1])
+    subdirs = [d.join(path, name) for name in names if d.isdir(d.join(path, name))]
     if len(subdirs) == 1:
         return _find_version_dir(subdirs[0], storage_options)
     return path
@@ -277,7 +321,7 @@ def load(path, *, split=None, data_dir=None, decoders=None, shuffle_files: bool 
     with ``split=None``), or ``(dataset, info)`` with ``with_info=True``.
     """
     if data_dir is not None:
-        path = _named(str(path), os.path.expanduser(data_dir) if not is_url(str(data_dir)) else data_dir)
+        path = _named(str(path), _local(data_dir))
     b = builder(path, storage_options=storage_options, cache_dir=cache_dir)
     ds = b.as_dataset(split, decoders=decoders, shuffle_files=shuffle_files, seed=seed,
                       as_supervised=as_supervised, unknown=unknown, cache_dir=cache_dir)

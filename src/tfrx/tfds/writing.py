@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tfrx.tfds import features as features_lib
-from tfrx.tfds.info import DEFAULT_TEMPLATE, shard_filename
+from tfrx.tfds.info import DEFAULT_TEMPLATE
 
 
 def _example_bytes(features: features_lib.Feature, value) -> bytes:
@@ -31,13 +31,14 @@ def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | Non
     ``splits``: ``{"train": iterable of example dicts, ...}``, each example as
     TFDS's ``_generate_examples`` yields it (arrays, lists, strings, label
     names). Examples go into shards of at most ``shard_size`` in the given
-    order, named as TFDS names them, with ``dataset_info.json``,
+    order, streamed through :class:`tfrx.ShardedWriter` (crash-safe: shards
+    get their final TFDS names only once all are complete), with ``dataset_info.json``,
     ``features.json`` and one ``<feature>.labels.txt`` per named ClassLabel.
     ``data_dir`` is the version directory (``<root>/<name>/<version>``); a
     local path or an fsspec URL.
     """
-    from tfrx.io import TFRecordWriter
     from tfrx.io.paths import is_url, url_to_fs
+    from tfrx.tools.sharded import ShardedWriter
 
     feats = features_lib._from_user(features)
     if not isinstance(feats, features_lib.FeaturesDict):
@@ -61,45 +62,21 @@ def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | Non
             with open(os.path.join(data_dir, fname), "w", encoding="utf-8") as f:
                 f.write(text)
 
-    def join(fname):
-        return f"{data_dir.rstrip('/')}/{fname}" if remote else os.path.join(data_dir, fname)
-
-    def rename(src, dst):
-        if remote:
-            fs.mv(url_to_fs(src, storage_options)[1], url_to_fs(dst, storage_options)[1])
-        else:
-            os.replace(src, dst)
-
+    prefix = f"{data_dir.rstrip('/')}/{name}" if remote else os.path.join(data_dir, name)
     split_infos = []
     for split, examples in splits.items():
-        # Streamed: shards are written under temporary names while the examples
-        # come, then renamed once their count (the "-of-N" part) is known.
-        lengths: list = []
-        nbytes = 0
-        temp: list = []
-        writer = None
-        try:
+        # Streamed through ShardedWriter: shards fill one after the other under
+        # temporary names and get their TFDS names ("-of-N" once N is known) on
+        # close, in one journalled commit. An empty split gets one empty shard, as in TFDS.
+        count, nbytes = 0, 0
+        with ShardedWriter(f"{prefix}-{split}", max_records_per_shard=shard_size, manifest=False,
+                           storage_options=storage_options) as writer:
             for ex in examples:
-                if writer is None or lengths[-1] == shard_size:
-                    if writer is not None:
-                        writer.close()
-                    temp.append(join(f".tmp-{name}-{split}-{len(temp):05d}"))
-                    writer = TFRecordWriter(temp[-1], storage_options=storage_options)
-                    lengths.append(0)
                 blob = _example_bytes(feats, ex)
                 writer.write(blob)
-                lengths[-1] += 1
+                count += 1
                 nbytes += len(blob)
-        finally:
-            if writer is not None:
-                writer.close()
-        if not temp:  # an empty split still has one (empty) shard, as TFDS writes it
-            temp.append(join(f".tmp-{name}-{split}-00000"))
-            TFRecordWriter(temp[-1], storage_options=storage_options).close()
-            lengths.append(0)
-        for i, path in enumerate(temp):
-            rename(path, join(shard_filename(DEFAULT_TEMPLATE, dataset=name, split=split, file_format="tfrecord",
-                                             index=i, num_shards=len(temp))))
+        lengths = [min(shard_size, count - start) for start in range(0, count, shard_size)] or [0]
         split_infos.append({"filepathTemplate": DEFAULT_TEMPLATE, "name": split, "numBytes": str(nbytes),
                             "shardLengths": [str(n) for n in lengths]})
 

@@ -1,9 +1,12 @@
 """Writes the prepared TFDS directories under tests/golden/tfds/ with TFDS itself.
 
 Run with TensorFlow and tensorflow-datasets installed (TFDS's ``tfds.testing``,
-used for ``DummyMnist``, also imports ``importlib_resources``):
+used for ``DummyMnist``, also imports ``importlib_resources``; the Audio
+connector reads WAV files with ``pydub``):
 
-    python tests/golden/tfds/make_golden.py
+    python tests/golden/tfds/make_golden.py [NAME ...]
+
+(names: tfrx_tensors, tfrx_images, tfrx_rlds, tfrx_audio, dummy_mnist; none: all).
 
 It prepares one small dataset per connector family with TFDS's own
 ``GeneratorBasedBuilder`` (plus TFDS's ``DummyMnist`` test builder), then saves
@@ -193,7 +196,72 @@ def define_builders(tfds):
                     } for j in range(t)],
                 }
 
-    return [TfrxTensors, TfrxImages, TfrxRlds]
+    class TfrxAudio(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            wav = dict(file_format="wav")
+            lazy = dict(file_format="wav", lazy_decode=True)
+            return tfds.core.DatasetInfo(
+                builder=self,
+                description="Audio read from WAV files: samples stored, or the files stored (lazy_decode).",
+                features=F.FeaturesDict({
+                    "eager": F.Audio(**wav),
+                    "eager_2ch": F.Audio(shape=(None, 2), dtype=np.int16, **wav),
+                    "lazy": F.Audio(**lazy),
+                    "lazy_24bit_2ch": F.Audio(shape=(None, 2), dtype=np.int32, **lazy),
+                    "lazy_8bit": F.Audio(**lazy),
+                    "lazy_to_mono": F.Audio(**lazy),
+                    "lazy_to_stereo": F.Audio(shape=(None, 2), **lazy),
+                    "lazy_float": F.Audio(dtype=np.float32, sample_rate=16000, **lazy),
+                    "lazy_fobj": F.Audio(**lazy),
+                }),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples(5, 4)}
+
+        def _generate_examples(self, seed, n):
+            import io
+            import tempfile
+
+            rng = _rng(seed)
+            tmp = tempfile.mkdtemp(prefix="tfrx-golden-audio-")
+            for i in range(n):
+                frames = int(rng.integers(0, 9)) + i
+
+                def wav(width, channels, name):
+                    path = os.path.join(tmp, f"{i}-{name}.wav")
+                    write_wav(path, rng.integers(0, 256, size=frames * width * channels, dtype=np.uint8).tobytes(),
+                              width, channels)
+                    return path
+
+                with open(wav(2, 1, "fobj"), "rb") as f:
+                    fobj = io.BytesIO(f.read())
+                yield i, {
+                    "eager": wav(2, 1, "eager"),
+                    "eager_2ch": wav(2, 2, "eager2"),
+                    "lazy": wav(2, 1, "lazy"),
+                    "lazy_24bit_2ch": wav(3, 2, "lazy24"),
+                    "lazy_8bit": wav(1, 1, "lazy8"),
+                    "lazy_to_mono": wav(2, 2, "tomono"),
+                    "lazy_to_stereo": wav(2, 1, "tostereo"),
+                    "lazy_float": wav(4, 1, "float"),
+                    "lazy_fobj": fobj,
+                }
+
+    return [TfrxTensors, TfrxImages, TfrxRlds, TfrxAudio]
+
+
+def write_wav(path, frames: bytes, width: int, channels: int, rate: int = 16000) -> None:
+    """A PCM WAV file (written with the standard library) of raw little-endian ``frames``."""
+    import wave
+
+    with wave.open(path, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(width)
+        w.setframerate(rate)
+        w.writeframes(frames)
 
 
 def flatten(x, prefix, out):
@@ -222,19 +290,26 @@ def save_expected(tfds, builder_dir, name):
         k: (v.astype("S") if v.dtype == object else v) for k, v in out.items()})
 
 
-def main():
+def main(argv=None):
+    """Prepares every golden directory, or only the builders named (``make_golden.py tfrx_audio``)."""
     import tensorflow_datasets as tfds
 
+    only = set((sys.argv[1:] if argv is None else argv))
     data_dir = os.path.join(HERE, "data")
-    shutil.rmtree(data_dir, ignore_errors=True)
+    if not only:
+        shutil.rmtree(data_dir, ignore_errors=True)
     for cls in define_builders(tfds):
+        if only and cls.name not in only:
+            continue
+        shutil.rmtree(os.path.join(data_dir, cls.name), ignore_errors=True)
         b = cls(data_dir=data_dir)
         b.download_and_prepare(download_config=tfds.download.DownloadConfig(
             compute_stats=tfds.download.ComputeStatsMode.SKIP))
         save_expected(tfds, b.data_dir, b.name)
-    mnist = tfds.testing.DummyMnist(data_dir=data_dir)
-    mnist.download_and_prepare()
-    save_expected(tfds, mnist.data_dir, mnist.name)
+    if not only or "dummy_mnist" in only:
+        mnist = tfds.testing.DummyMnist(data_dir=data_dir)
+        mnist.download_and_prepare()
+        save_expected(tfds, mnist.data_dir, mnist.name)
     shutil.rmtree(os.path.join(data_dir, "downloads"), ignore_errors=True)
     print("wrote", data_dir)
 
