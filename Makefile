@@ -1,10 +1,11 @@
 # Developer shortcuts. `make dev` builds the native extension in place so that
-# `PYTHONPATH=src` runs the package from the working tree; `make test` runs the suite.
+# `PYTHONPATH=src` runs the package from the working tree; `make test` runs the suite,
+# `make test-fast` all but the tests marked slow; `make lint` runs ruff and mypy (docs/development.md).
 PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
 
-.PHONY: dev test lint clean build-deps
+.PHONY: dev test test-fast lint clean build-deps
 
 # What `make dev` needs besides a C++17 compiler: nanobind in $(PYTHON), cmake and ninja on PATH.
 # Checked first so that a fresh venv gets the command to run instead of a CMake error.
@@ -29,8 +30,13 @@ dev: build-deps
 test: dev
 	PYTHONPATH=src $(PYTHON) -m pytest -q
 
+test-fast: dev
+	PYTHONPATH=src $(PYTHON) -m pytest -q -m "not slow"
+
+# mypy reads src/tfrx/_native.pyi, which `make dev` generates.
 lint:
 	$(PYTHON) -m ruff check src tests benchmarks examples fuzz
+	$(PYTHON) -m mypy
 
 clean:
 	rm -rf $(BUILD) src/tfrx/_native*.so src/tfrx/_native.pyi

@@ -10,6 +10,7 @@ import numpy as np
 GOLDEN = Path(__file__).resolve().parent / "golden" / "bert"
 # loaded under its own name: tests/golden/make_golden.py is another script of the same file name
 _spec = importlib.util.spec_from_file_location("bert_make_golden", GOLDEN / "make_golden.py")
+assert _spec is not None and _spec.loader is not None
 make_golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_golden)
 CASES = make_golden.load_cases()

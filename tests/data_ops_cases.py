@@ -8,6 +8,7 @@ from pathlib import Path
 
 _path = Path(__file__).resolve().parent / "golden" / "make_data_ops.py"
 _spec = importlib.util.spec_from_file_location("make_data_ops", _path)
+assert _spec is not None and _spec.loader is not None
 cases = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(cases)
 

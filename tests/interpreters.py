@@ -311,6 +311,7 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if ROLE == "tensorflow":
         config = _config_for_reports
+        assert config is not None  # set by pytest_configure in this role
         data = config.hook.pytest_report_to_serializable(config=config, report=report)
         _emit({"event": "report", "nodeid": report.nodeid, "report": data})
 

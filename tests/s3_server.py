@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 _FAULT_BODY = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
@@ -61,7 +62,7 @@ class S3Server:
         self.log = RequestLog()
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
-        self._server = None
+        self._server: Any = None  # a werkzeug server while running
         self._thread: threading.Thread | None = None
 
     def _app(self, inner):

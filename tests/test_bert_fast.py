@@ -168,6 +168,7 @@ def test_truncation_lengths_are_the_reference_loop(la, lb, max_num_tokens):
     assert (int(ca[0]), int(cb[0])) == (a, b)
 
 
+@pytest.mark.slow
 def test_ray_tasks_give_the_same_records(corpus, tmp_path):
     ray = pytest.importorskip("ray")
     import os

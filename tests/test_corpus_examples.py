@@ -16,7 +16,7 @@ PAYLOAD = re.compile(r"^(Example|SequenceExample) x(\d+)$")
 COMPARED = 2000  # records per file checked against the oracle (all of them are decoded)
 
 
-def _files(kind: str) -> list[tuple[str, int]]:
+def _files(kind: str) -> list:
     out = []
     for row in load_corpus_sources():
         m = PAYLOAD.match(row["payload"])

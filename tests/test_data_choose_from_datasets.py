@@ -32,3 +32,14 @@ def test_choose_ends_when_every_dataset_is_exhausted():
     choices = Dataset.range(1000).map(lambda i: i % 2)
     ds = Dataset.choose_from_datasets([Dataset.range(2), Dataset.range(5, 6)], choices, stop_on_empty_dataset=False)
     assert [int(x) for x in ds] == [0, 5, 1]
+
+
+def test_choose_restores_into_an_iterator_whose_input_has_ended_since():
+    ds = Dataset.choose_from_datasets([Dataset.range(2), Dataset.range(10, 13)], Dataset.from_tensor_slices([0, 1, 0, 0, 1, 1]))
+    it = iter(ds)
+    assert int(next(it)) == 0
+    saved = it.get_state()
+    rest = [int(x) for x in it]  # input 0 ends on the way and is closed
+    assert rest == [10, 1]
+    it.set_state(saved)
+    assert [int(x) for x in it] == rest

@@ -59,6 +59,7 @@ def test_pipeline_matches_tf(tf, tmp_path):
         np.testing.assert_array_equal(a["id"], b["id"])
 
 
+@pytest.mark.slow
 def test_torch_training_steps(tmp_path):
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader

@@ -98,6 +98,7 @@ def _golden():
     from conftest import GOLDEN_DIR
 
     spec = importlib.util.spec_from_file_location("make_options_golden", GOLDEN_DIR / "make_options_golden.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module, json.loads((GOLDEN_DIR / "data_options.json").read_text())["cases"]

@@ -177,6 +177,7 @@ def test_sequence_examples_all_paths(table):
         assert tfrx.decode_sequence_example(message)[1].keys() == fl.keys()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(example_table(), sequence_table())
 def test_tensorflow_agrees(tf, table, seq_table):

@@ -19,6 +19,7 @@ SRC = Path(tfrx.__file__).resolve().parent.parent  # wherever the tested tfrx is
 
 def load(name: str):
     spec = importlib.util.spec_from_file_location(f"tfrx_example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -64,6 +65,7 @@ def test_train_classifier_torch(tmp_path):
     assert out["accuracy"] > 0.8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_train_classifier_keras(backend, tmp_path):
     # Only looked up here (importing keras would load its default backend, TensorFlow); the script runs in a subprocess.

@@ -16,6 +16,7 @@ TARGETS = ["reader", "decode", "parse", "parse_sequence", "index"]
 SECONDS = int(os.environ.get("TFRX_FUZZ_SECONDS", "3"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("target", TARGETS)
 def test_fuzz_target_runs_clean(target, tmp_path):

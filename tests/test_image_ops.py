@@ -167,8 +167,8 @@ def test_native_bilinear_checks_shapes_and_plans():
 
 # ----------------------------------------------------------------- convert_image_dtype
 
-INT_DTYPES = [np.uint8, np.uint16, np.int8, np.int16, np.int32]
-FLOAT_DTYPES = [np.float16, np.float32, np.float64]
+INT_DTYPES: list[type] = [np.uint8, np.uint16, np.int8, np.int16, np.int32]
+FLOAT_DTYPES: list[type] = [np.float16, np.float32, np.float64]
 
 
 def _samples(dtype):

@@ -204,6 +204,7 @@ def _tfrecord_interop(data: str, ours: str, theirs: str) -> list[bytes]:
     return [bytes.fromhex(h) for h in line.split(",")] if line else []
 
 
+@pytest.mark.slow
 def test_dali_index_interop_with_the_tfrecord_package(data, tmp_path):
     path, recs = data
     ours, theirs = str(tmp_path / "ours.idx"), str(tmp_path / "theirs.idx")

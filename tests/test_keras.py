@@ -86,6 +86,7 @@ print("steps", steps())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["torch", "jax"])
 def test_fit_with_backend(backend, tmp_path):
     if importlib.util.find_spec(backend) is None:

@@ -19,6 +19,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,6 +73,7 @@ def test_table_row_tensorflow_unchanged(tf_worker, name):
     assert pc.stored(pc.tf_answer(tf_worker.call(pc.__file__, "tf_table_case", name))) == GOLDEN["rows"][name]
 
 
+@pytest.mark.slow
 def test_tensorflow_crashes_are_recorded_and_the_worker_recovers(tf_worker):
     assert GOLDEN["rows"]["fls_zero_size"][0] == "crash"
     assert GOLDEN["rows"]["sequence_bytes_past_message"][0] == "crash"
@@ -174,7 +176,7 @@ def test_generated_cases_never_raise_outside_tfrx_errors(rnd):
 
 
 def _columns(draw_rows: int, rnd: random.Random) -> dict:
-    cols = {}
+    cols: dict[str, Any] = {}
     rows = draw_rows
     kinds = rnd.sample(["U", "S", "f", "i", "masked2d", "Uwide", "list"], rnd.randint(1, 4))
     for k in kinds:

@@ -183,6 +183,7 @@ f32 = st.floats(width=32, allow_nan=True, allow_infinity=True)
 
 
 def values_of(kind: str, n: int):
+    el: st.SearchStrategy
     if kind == "int64":
         el = st.integers(-(2**63), 2**63 - 1)
     elif kind == "float":
@@ -450,6 +451,7 @@ def odd_batches(draw):
     return records, spec
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_batches())
 def test_unusual_encodings_match_tensorflow(tf, case):

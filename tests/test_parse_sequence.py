@@ -202,6 +202,7 @@ def odd_sequence_batches(draw):
     return records, context, sequence
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_sequence_batches())
 def test_unusual_sequence_encodings_match_tensorflow(tf, case):
@@ -299,7 +300,7 @@ def _values(out) -> list:
     return np.asarray(out).tolist()
 
 
-UNUSUAL_SEQUENCES = [
+UNUSUAL_SEQUENCES: list = [
     # context: the first list of the Feature only; its first byte must be the wanted kind's tag
     (_context(("c", ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")))), {"c": tfrx.VarLenFeature(I64)}, {},
      [1, 2]),

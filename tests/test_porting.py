@@ -80,6 +80,7 @@ def test_script_ports_against_golden(script, tmp_path):
     assert_results_equal(got["results"], want)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
 def test_script_ports_against_tensorflow(script, tmp_path, tf):
     pytest.importorskip("simplejpeg")

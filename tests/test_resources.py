@@ -106,6 +106,7 @@ def _flat(name: str, fn, calls: int, segments: int = 5) -> None:
     assert np.median(d_rss) <= per * per_call / 100, f"RSS grew by {d_rss.tolist()} B"
 
 
+@pytest.mark.slow
 def test_parse_calls_do_not_grow_memory():
     records = _records()
     batch = tfrx.RecordBatch.from_records(records)
@@ -117,6 +118,7 @@ def test_parse_calls_do_not_grow_memory():
     _flat("parse_example / decode_example", work, 3000 * SCALE)
 
 
+@pytest.mark.slow
 def test_sequence_parse_and_encode_do_not_grow_memory():
     seq = tfrx.make_sequence_example({"id": [1]}, {"f": [[1, 2], [3]], "g": [[b"a"], [b"b", b"c"]]})
     blob = seq.SerializeToString()
@@ -130,6 +132,7 @@ def test_sequence_parse_and_encode_do_not_grow_memory():
     _flat("SequenceExample parse / decode, encode_examples", work, 2000 * SCALE)
 
 
+@pytest.mark.slow
 def test_malformed_input_errors_do_not_leak():
     bad = [b"\x0a\x05\x0a\x03", b"\xff" * 40, bytes(range(256))]
     spec = {"id": tfrx.FixedLenFeature((), tfrx.int64)}
@@ -163,6 +166,7 @@ def _wait_threads(baseline: int, timeout: float = 10.0) -> int:
     return threading.active_count()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120 * SCALE)
 def test_dataset_creation_and_abandonment_is_flat(record_file):
     baseline = threading.active_count()

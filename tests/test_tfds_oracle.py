@@ -63,6 +63,7 @@ def test_percent_rounding_equals_tfds(tfds, tmp_path):
             assert len(ours.as_data_source(spec, cache_dir=str(tmp_path))) == want, spec
 
 
+@pytest.mark.slow
 def test_tfds_loads_what_tfrx_writes(tfds, tmp_path):
     d = tt.write(tmp_path / "written" / "1.0.0", features=features(),
                  splits={"train": iter(examples(0, 5)), "test": examples(1, 3), "empty": []}, shard_size=2,

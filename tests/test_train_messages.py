@@ -161,6 +161,7 @@ def test_side_by_side_with_tensorflow_and_bytes_interchange(tf):
     assert train.SequenceExample.FromString(seq_theirs.SerializeToString(deterministic=True)) == seq_ours
 
 
+@pytest.mark.slow
 def test_import_in_a_fresh_interpreter_after_tensorflow(tf):
     import subprocess
     import sys

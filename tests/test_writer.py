@@ -13,6 +13,7 @@ import tfrx
 from conftest import GOLDEN_DIR
 
 _spec = importlib.util.spec_from_file_location("make_golden", GOLDEN_DIR / "make_golden.py")
+assert _spec is not None and _spec.loader is not None
 make_golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_golden)
 GOLDEN_RECORDS = make_golden.golden_records()

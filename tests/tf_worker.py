@@ -108,6 +108,7 @@ def _serve() -> None:
         path, name, args = pickle.loads(raw)
         if path not in modules:
             spec = importlib.util.spec_from_file_location(f"_tf_worker_{len(modules)}", path)
+            assert spec is not None and spec.loader is not None
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             modules[path] = mod

@@ -336,7 +336,10 @@ def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as
     missing = sorted(lists - set(arrays))
     if missing:
         raise KeyError(f"feature lists {missing} are not columns of the table")
-    context, present, fl, kinds = {}, {}, {}, {}
+    context: dict[str, Any] = {}
+    present: dict[str, Any] = {}
+    fl: dict[str, Any] = {}
+    kinds: dict[str, Any] = {}
     for name, arr in arrays.items():
         if name not in lists:
             col, mask = _to_column(name, arr)

@@ -2,8 +2,7 @@
 
 1. generate small labelled images (each class its own pattern, plus noise);
 2. write them as ``tf.train.Example`` records into sharded TFRecord files
-   (``tfrx.ShardedWriter`` when this build has it, else one
-   ``TFRecordWriter`` per shard);
+   with ``tfrx.ShardedWriter``;
 3. inspect: the first record in protobuf text format and the feature schema
    inferred from the files;
 4. verify: read every record and check both CRCs of each;
@@ -26,7 +25,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -76,19 +75,9 @@ def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
 
 def _write_shards(prefix: str, records: tfrx.RecordBatch, shards: int) -> list[str]:
     """Contiguous runs of records in ``shards`` files named like TFDS's ``{prefix}.tfrecord-00000-of-00004``."""
-    writer_class = getattr(tfrx, "ShardedWriter", None)
-    if writer_class is not None:
-        with writer_class(prefix, num_shards=shards, total_records=len(records)) as writer:
-            writer.write_many(records)
-            return [str(p) for p in writer.close()]
-    paths = []
-    bounds = np.linspace(0, len(records), shards + 1).astype(int)
-    for s in range(shards):
-        path = f"{prefix}.tfrecord-{s:05d}-of-{shards:05d}"
-        with tfrx.TFRecordWriter(path) as w:
-            w.write_many([records[i] for i in range(bounds[s], bounds[s + 1])])
-        paths.append(path)
-    return paths
+    with tfrx.ShardedWriter(prefix, num_shards=shards, total_records=len(records)) as writer:
+        writer.write_many(records)
+        return [str(p) for p in writer.close()]
 
 
 def _rate(count: int, nbytes: int, seconds: float) -> str:
@@ -298,8 +287,7 @@ def run(
     paths = _write_shards(os.path.join(workdir, "images"), batch, shards)
     seconds = time.perf_counter() - t0
     file_bytes = sum(os.path.getsize(p) for p in paths)
-    how = "tfrx.ShardedWriter" if hasattr(tfrx, "ShardedWriter") else "tfrx.TFRecordWriter"
-    log(f"2. write     {len(paths)} shards with {how}: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
+    log(f"2. write     {len(paths)} shards with tfrx.ShardedWriter: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
         f"{file_bytes / 1e6:.1f} MB in {seconds:.3f}s ({_rate(records, file_bytes, seconds)})")
     out["paths"] = paths
 
@@ -324,17 +312,20 @@ def run(
     train_bytes = sum(os.path.getsize(p) for p in train_paths)
     t0 = time.perf_counter()
     seen = 0
-    shapes = None
+    shapes: tuple = ((), None)
     for x, y in _pipeline(train_paths, size, batch_size, shuffle=True, seed=seed):
+        if not seen:
+            shapes = (x.shape[1:], x.dtype)
         seen += len(y)
-        shapes = shapes or (x.shape[1:], x.dtype)
     seconds = time.perf_counter() - t0
     log(f"5. read      {seen} records of {len(train_paths)} training shards through interleave -> shuffle(4096) -> "
         f"batch({batch_size}) -> parse -> decode_raw -> prefetch, batches of {shapes[0]} {shapes[1]} "
         f"in {seconds:.3f}s ({_rate(seen, train_bytes, seconds)})")
     out["read"] = seen
 
-    trainer = {"torch": _train_torch, "jax": _train_jax, "numpy": softmax_regression}[name]
+    trainers: dict[str, Callable[..., tuple[list[float], float]]] = {
+        "torch": _train_torch, "jax": _train_jax, "numpy": softmax_regression}
+    trainer = trainers[name]
     model = {"torch": "a 2-layer MLP in PyTorch", "jax": "softmax regression in JAX", "numpy": "softmax regression in NumPy"}[name]
     log(f"6. train     {model}, {epochs} epochs on {seen} records; the last shard ({records - seen} records) held out")
     dim = size * size * 3

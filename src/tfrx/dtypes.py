@@ -55,7 +55,7 @@ class DType:
             return self is other
         if not self.is_feature_type:
             try:
-                return np.dtype(getattr(other, "as_numpy_dtype", other)) == self.numpy  # type: ignore[arg-type]
+                return np.dtype(getattr(other, "as_numpy_dtype", other)) == self.numpy  # type: ignore[call-overload]  # np.dtype raises TypeError on the rest
             except TypeError:
                 return False
         try:
@@ -140,7 +140,7 @@ def as_dtype(value: object) -> DType:
     if type(value).__module__.startswith("tensorflow") and isinstance(name, str) and name in _BY_NAME:
         return _BY_NAME[name]
     try:
-        np_dtype = np.dtype(value)  # type: ignore[arg-type]
+        np_dtype = np.dtype(value)  # type: ignore[call-overload]  # np.dtype raises TypeError on the rest
     except TypeError:
         raise SpecError(
             f"unsupported dtype {value!r}; use tfrx.int64, tfrx.float32 or tfrx.string"

@@ -37,7 +37,7 @@ class DevicePutIterator(DatasetIterator):
         self._target = sharding if sharding is not None else device
         self._prefetch = max(1, int(prefetch))
         self._queue: collections.deque = collections.deque()  # (on-device element, parent state after it)
-        self._state = None
+        self._state: dict | None = None
 
     def _put(self, x: Any) -> Any:
         if isinstance(x, np.ndarray) and x.dtype == object or isinstance(x, (bytes, str)):

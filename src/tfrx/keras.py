@@ -102,5 +102,5 @@ def register() -> None:
             return KerasDataAdapter(x)
         return current(x, *args, **kwargs)
 
-    get_data_adapter._tfrx = True
+    setattr(get_data_adapter, "_tfrx", True)
     data_adapters.get_data_adapter = get_data_adapter

@@ -162,8 +162,8 @@ def _plan(sources, compression: str, parallelism: int, min_split_bytes: int, use
                 end = int(index.offsets[hi]) if hi < len(index) else size
                 pieces.append(_Piece(source, start, end, True, int(lo), int(hi - lo), end - start))
             continue
-        bounds = [size * i // n for i in range(n + 1)]
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
+        cuts = [size * i // n for i in range(n + 1)]
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
             pieces.append(_Piece(source, lo, hi, False, 0, None, hi - lo))
     return pieces
 
@@ -221,11 +221,12 @@ def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_
     start, end = piece.start, piece.end
     if not piece.exact:
         size = _file_size(piece.source)
+        assert size is not None  # only files of known size are split into byte ranges
         start = record_boundary(piece.source, start, size)
         end = record_boundary(piece.source, end, size) if end is not None else None
         if end is not None and start >= end:
             return
-    kwargs = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
+    kwargs: dict = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
     reader = RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs)
     with reader:
         try:
@@ -262,9 +263,10 @@ def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_
 
 def _metadata(rows: int | None, nbytes: int, files: list[str]) -> BlockMetadata:
     try:
-        return BlockMetadata(num_rows=rows, size_bytes=nbytes, input_files=files, exec_stats=None)
+        return BlockMetadata(num_rows=rows, size_bytes=nbytes, input_files=tuple(files), exec_stats=None)
     except TypeError:  # Ray versions whose BlockMetadata still carries the schema
-        return BlockMetadata(num_rows=rows, size_bytes=nbytes, schema=None, input_files=files, exec_stats=None)
+        return BlockMetadata(  # type: ignore[call-arg]  # that older signature
+            num_rows=rows, size_bytes=nbytes, schema=None, input_files=tuple(files), exec_stats=None)
 
 
 class TFRecordDatasource(Datasource):
@@ -288,7 +290,7 @@ class TFRecordDatasource(Datasource):
     def __init__(
         self,
         paths,
-        features: Mapping | bool | None = None,
+        features: Mapping | tuple | bool | None = None,
         *,
         compression: str | None = "auto",
         storage_options: dict | None = None,
@@ -302,9 +304,9 @@ class TFRecordDatasource(Datasource):
         self.on_error = check_on_error(on_error)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        self._sources = [s if isinstance(s, str) else source_name(s) for s in
-                         expand_paths(paths, storage_options=storage_options)]
-        if any(s is None for s in self._sources):
+        names = [s if isinstance(s, str) else source_name(s) for s in expand_paths(paths, storage_options=storage_options)]
+        self._sources = [s for s in names if s is not None]
+        if len(self._sources) != len(names):
             raise TypeError("read_tfrecords reads paths and URLs, not open file objects (tasks run elsewhere)")
         self.compression = normalize_compression(compression, allow_auto=True)
         self.batch_size = int(batch_size)
@@ -355,7 +357,7 @@ class TFRecordDatasource(Datasource):
         features, compression, on_error, batch_size = self.features, self.compression, self.on_error, self.batch_size
         tasks = []
         for group in _groups(pieces, parallelism):
-            rows = None if any(p.rows is None for p in group) else sum(p.rows for p in group)
+            rows = None if any(p.rows is None for p in group) else sum(p.rows or 0 for p in group)
             if rows is None and all(p.nbytes == 0 and p.exact for p in group):
                 rows = 0
             metadata = _metadata(rows, int(sum(p.nbytes for p in group)), [str(p.source) for p in group])
@@ -375,7 +377,7 @@ class TFRecordDatasource(Datasource):
 @renamed_arguments(compression_type="compression")
 def read_tfrecords(
     paths,
-    features: Mapping | bool | None = None,
+    features: Mapping | tuple | bool | None = None,
     *,
     compression: str | None = "auto",
     storage_options: dict | None = None,
@@ -429,7 +431,7 @@ def _cast_leaf(arr: pa.Array | pa.ChunkedArray, leaf: pa.DataType):
 _LEAF = {"int64": pa.int64(), "float32": pa.float32(), "string": pa.binary()}
 
 
-def _select(table: pa.Table, features: Mapping | None) -> pa.Table:
+def _select(table: pa.Table, features: Mapping | tuple | None) -> pa.Table:
     """The columns named by ``features``, their values cast to the features' dtypes."""
     if features is None:
         return table
@@ -487,7 +489,7 @@ class TFRecordDatasink(Datasink):
         self.compression = normalize_compression(compression)
         if isinstance(features, tuple):
             context, lists = (dict(f or {}) for f in features)
-            self.features = (context, lists)
+            self.features: tuple[dict, dict] | dict | None = (context, lists)
             feature_lists = list(lists) if feature_lists is None else feature_lists
         else:
             self.features = dict(features) if features is not None else None

@@ -85,13 +85,13 @@ class Ring:
         fd, self.path = tempfile.mkstemp(prefix="tfrx-batches-", dir=_shm_dir())
         try:
             os.ftruncate(fd, _HEADER + slots * self.slot_bytes)
-            self._mm = mmap.mmap(fd, _HEADER + slots * self.slot_bytes)
+            self._mm: mmap.mmap | None = mmap.mmap(fd, _HEADER + slots * self.slot_bytes)
         except BaseException:
             os.close(fd)
             _unlink(self.path)
             raise
         os.close(fd)
-        self._state = np.frombuffer(self._mm, np.int32, count=_SLOT0 + slots)
+        self._state: np.ndarray | None = np.frombuffer(self._mm, np.int32, count=_SLOT0 + slots)
         self._unlinked = False
         self._next = 0
         # At the worker's exit (multiprocessing runs these finalizers there), in case the
@@ -126,6 +126,7 @@ class Ring:
         slot = self._free_slot(wait)
         if slot is None:
             return None
+        assert self._mm is not None and self._state is not None  # _maybe_unlink checked it is open
         base = _HEADER + slot * self.slot_bytes
         for x, offset in zip(arrays, layout):
             dst = np.ndarray(x.shape, x.dtype, buffer=self._mm, offset=base + offset)
@@ -134,6 +135,7 @@ class Ring:
         return PackedBatch(self.path, slot, base, end, structure)
 
     def _free_slot(self, wait: float) -> int | None:
+        assert self._state is not None  # the ring is open
         deadline = None
         while True:
             for k in range(self.slots):
@@ -149,13 +151,15 @@ class Ring:
             time.sleep(0.0002)
 
     def _maybe_unlink(self) -> None:
+        if self._state is None:
+            raise ValueError(f"the shared-memory ring {self.path!r} is closed")
         if not self._unlinked and self._state[_ATTACHED]:
             _unlink(self.path)
             self._unlinked = True
 
     def close(self) -> None:
         """No more batches from this ring: the main process lets go of it once its batches are released."""
-        if self._mm is None:
+        if self._mm is None or self._state is None:
             return
         self._state[_CLOSED] = 1
         self._maybe_unlink()  # else batches still in the queue need the name: unlinked at exit
@@ -208,7 +212,7 @@ def unpack(path: str, slot: int, base: int, size: int, structure: Any) -> Any:
     mm, header = _attach(path)
     owner = (ctypes.c_char * max(size, 1)).from_buffer(mm, base)
     weakref.finalize(owner, _release, header, slot)
-    whole = np.frombuffer(owner, np.uint8)
+    whole = np.frombuffer(owner, np.uint8)  # type: ignore[call-overload]  # ctypes arrays are buffers (stubs: 3.12+ only)
 
     def view(x):
         if isinstance(x, _Leaf):

@@ -18,7 +18,7 @@ import numpy as np
 
 OUT = sys.argv[1]
 WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()
-RESULTS = {}
+RESULTS: dict = {}
 
 
 def report(name, value):

@@ -9,6 +9,7 @@ deterministic=True)`` for the same content.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal, overload
 
 import numpy as np
 
@@ -52,6 +53,7 @@ class Ragged:
         """From a sequence of per-row sequences (arrays or lists)."""
         rows = list(rows)
         lengths = [len(r) for r in rows]
+        values: np.ndarray | list
         if rows and all(isinstance(r, np.ndarray) for r in rows):
             values = np.concatenate(rows) if rows else np.zeros(0)
         else:
@@ -138,7 +140,7 @@ def _rows_flat(rows: list, kind, name):
             pass
     if kind in (None, BYTES) and all(type(v) is str for v in rows):
         return BYTES, [v.encode("utf-8") for v in rows], np.arange(n + 1, dtype=np.int64)
-    parts = []
+    parts: list = []
     kinds = set()
     for v in rows:
         if kind is None and _empty_sequence(v):
@@ -159,7 +161,7 @@ def _rows_flat(rows: list, kind, name):
         if not kinds:
             raise ValueError(f"feature {name!r} has no values to infer its kind from; pass kinds={{{name!r}: ...}}")
         kind = kinds.pop()
-    empty = [] if kind == BYTES else np.zeros(0, np.int64 if kind == INT64 else np.float32)
+    empty: list | np.ndarray = [] if kind == BYTES else np.zeros(0, np.int64 if kind == INT64 else np.float32)
     parts = [empty if p is None else p for p in parts]
     lengths = np.fromiter(map(len, parts), np.int64, count=n)
     splits = np.zeros(n + 1, np.int64)
@@ -266,10 +268,8 @@ def _feature_list_column(name: str, col, kind) -> tuple[int, tuple]:
             k = INT64  # no steps anywhere: the kind never reaches the wire
         if flat is None:
             flat = [] if k == BYTES else np.zeros(0)
-        if mask.all():
-            mask = None
     values, offsets = _values_buffer(k, flat)
-    pres = None if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
+    pres = None if mask.all() else np.ascontiguousarray(mask, dtype=np.uint8)
     return rows, (name, k, values, offsets, np.ascontiguousarray(splits, dtype=np.int64), steps, pres)
 
 
@@ -301,6 +301,15 @@ def _result(out, as_batch: bool):
     return out
 
 
+@overload
+def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
+                    as_batch: Literal[False] = ...) -> list[bytes]: ...
+@overload
+def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
+                    as_batch: Literal[True]) -> RecordBatch: ...
+@overload
+def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
+                    as_batch: bool) -> list[bytes] | RecordBatch: ...
 def encode_examples(
     columns: Mapping,
     *,
@@ -337,6 +346,18 @@ def encode_examples(
     return _result(out, as_batch)
 
 
+@overload
+def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
+                             kinds: Mapping | None = ..., present: Mapping | None = ...,
+                             as_batch: Literal[False] = ...) -> list[bytes]: ...
+@overload
+def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
+                             kinds: Mapping | None = ..., present: Mapping | None = ...,
+                             as_batch: Literal[True]) -> RecordBatch: ...
+@overload
+def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
+                             kinds: Mapping | None = ..., present: Mapping | None = ...,
+                             as_batch: bool) -> list[bytes] | RecordBatch: ...
 def encode_sequence_examples(
     context: Mapping | None = None,
     feature_lists: Mapping | None = None,

@@ -20,7 +20,7 @@ from tfrx.errors import DecodeError
 __all__ = ["parse_tensor", "serialize_tensor"]
 
 # TensorFlow's DataType enum (tensorflow/core/framework/types.proto).
-_ENUM = {
+_ENUM: dict[np.dtype, int] = {
     np.dtype(np.float32): 1,
     np.dtype(np.float64): 2,
     np.dtype(np.int32): 3,
@@ -199,7 +199,12 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
         raise TypeError(f"parse_tensor: expected the bytes of one TensorProto, got {type(serialized).__name__}")
     want = None if out_type is None else np.dtype(getattr(out_type, "as_numpy_dtype", out_type))
     cur = _Cursor(bytes(serialized))
-    enum, shape, content, strings, values, value_field = 0, (), None, [], [], None
+    enum = 0
+    shape: tuple[int, ...] = ()
+    content: bytes | None = None
+    strings: list[bytes] = []
+    values: list = []
+    value_field: int | None = None
     while cur.pos < len(cur.data):
         key = cur.varint()
         number, wire = key >> 3, key & 7
@@ -213,6 +218,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
             strings.append(cur.take(cur.varint()))
         elif number in _VALUE_FIELDS and wire in (0, 1, 2, 5):
             reader = _VALUE_FIELDS[number][0]
+            value: bytes | int | float
             if wire == 2:
                 value = cur.take(cur.varint())
             elif wire == 0:
@@ -232,7 +238,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
         raise TypeError(f"parse_tensor: type mismatch, the tensor holds {stored if enum != _STRING else 'string'} but out_type is {want}; pass out_type={stored if enum != _STRING else 'tfrx.tf.string'}")
     count = int(np.prod(shape, dtype=np.int64))
     if enum == _STRING:
-        items = strings
+        items: list | np.ndarray = strings
         arr = np.empty(len(items), dtype=object)
         arr[:] = items
     elif content is not None:
@@ -243,7 +249,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
             arr = np.asarray(values, dtype=np.uint16).view(np.float16)
         elif stored.kind == "c":
             flat = np.asarray(values, dtype=np.float32 if stored == np.complex64 else np.float64)
-            arr = flat[0::2] + 1j * flat[1::2] if len(flat) else flat
+            arr = flat[0::2] + 1j * flat[1::2] if len(flat) else flat  # type: ignore[operator]  # numpy stubs: complex * array
             arr = arr.astype(stored)
         elif stored.kind in "iub" and values:
             ints = np.asarray(values, dtype=np.uint64).astype(np.int64 if stored.kind == "i" else np.uint64)

@@ -35,7 +35,7 @@ def normalize_kind(kind: object, name: str | None = None) -> int:
     if isinstance(key, str) and key.lower() in _KIND_ALIASES:
         return _KIND_ALIASES[key.lower()]
     try:
-        return kind_of_dtype(np.dtype(getattr(kind, "as_numpy_dtype", kind)), name)
+        return kind_of_dtype(np.dtype(getattr(kind, "as_numpy_dtype", kind)), name)  # type: ignore[call-overload]  # np.dtype raises TypeError on the rest
     except TypeError:
         pass
     where = f" for feature {name!r}" if name is not None else ""

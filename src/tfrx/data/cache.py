@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
+from typing import BinaryIO
 
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 
@@ -45,7 +46,7 @@ class _MemoryReplay(DatasetIterator):
 class _FileReplay(DatasetIterator):
     def __init__(self, filename: str) -> None:
         self._filename = filename
-        self._f = open(filename, "rb")  # noqa: SIM115 - closed in close()
+        self._f: BinaryIO | None = open(filename, "rb")  # noqa: SIM115 - closed in close()
         self._offset = 0
 
     def __next__(self):
@@ -87,8 +88,8 @@ class _FillIterator(DatasetIterator):
         self._children = (parent,)
         self._filling = True
         self._elements: list | None = [] if not ds._filename else None
-        self._tmp = None
-        self._f = None
+        self._tmp = ""  # the file being written, renamed to the cache file when complete
+        self._f: BinaryIO | None = None
         if ds._filename:
             self._tmp = f"{ds._filename}.tmp-{os.getpid()}-{threading.get_ident()}"
             self._f = open(self._tmp, "wb")  # noqa: SIM115
@@ -155,7 +156,7 @@ class _CacheIterator(DatasetIterator):
         self._inner = ds._replay_or_none() or _FillIterator(ds, ds._inputs[0]._iterator(ctx))
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._inner,)
 
     def __next__(self):

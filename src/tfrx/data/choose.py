@@ -26,6 +26,7 @@ __all__ = ["DirectedInterleaveDataset"]
 
 class _DirectedInterleaveIterator(DatasetIterator):
     def __init__(self, ds: DirectedInterleaveDataset, ctx: IterContext) -> None:
+        self._ds, self._ctx = ds, ctx
         self._selector = ds._inputs[0]._iterator(ctx)
         self._inputs: list[DatasetIterator | None] = [d._iterator(ctx) for d in ds._inputs[1:]]
         self._stop = ds._stop
@@ -34,7 +35,7 @@ class _DirectedInterleaveIterator(DatasetIterator):
         self._done = False
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._selector, *self._inputs)
 
     def __next__(self):
@@ -79,12 +80,15 @@ class _DirectedInterleaveIterator(DatasetIterator):
     def set_state(self, state: dict) -> None:
         self._selector.set_state(state["selector"])
         for i, s in enumerate(state["inputs"]):
+            it = self._inputs[i]
             if s is None:
-                if self._inputs[i] is not None:
-                    self._inputs[i].close()
+                if it is not None:
+                    it.close()
                 self._inputs[i] = None
             else:
-                self._inputs[i].set_state(s)
+                if it is None:  # exhausted since the state was saved: open it again
+                    it = self._inputs[i] = self._ds._inputs[1 + i]._iterator(self._ctx)
+                it.set_state(s)
         self._active = sum(it is not None for it in self._inputs)
         self._done = bool(state["done"])
 

@@ -15,7 +15,7 @@ class _ConcatenateIterator(DatasetIterator):
         self._current: DatasetIterator | None = datasets[0]._iterator(ctx)
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._current,)
 
     def __next__(self):

@@ -16,7 +16,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import numpy as np
+
+    from tfrx.data.options import Options
 
 from tfrx.options import AUTOTUNE, resolve_parallelism, usable_cores
 
@@ -95,6 +102,10 @@ class DatasetIterator(Iterator):
         """:meth:`set_state` under the name PyTorch's checkpointing protocol uses."""
         self.set_state(state)
 
+    def ready(self) -> bool:
+        """Read-ahead iterators (``Dataset._read_ahead_iterator``): whether ``next`` would not wait."""
+        raise NotImplementedError(f"{type(self).__name__} does not read ahead")
+
     def close(self) -> None:
         """Stops background threads and releases resources; iteration then ends."""
         for child in self._children:
@@ -108,10 +119,22 @@ class DatasetIterator(Iterator):
         self.close()
 
 
-def transformation(fn: Callable | None = None, *, static: bool = False):
-    """Attaches ``fn`` to :class:`Dataset` under its own name (a static method when ``static``)."""
+_F = TypeVar("_F", bound=Callable[..., Any])
 
-    def register(f: Callable) -> Callable:
+
+@overload
+def transformation(fn: _F, *, static: bool = False) -> _F: ...
+@overload
+def transformation(fn: None = None, *, static: bool = False) -> Callable[[_F], _F]: ...
+def transformation(fn: Callable | None = None, *, static: bool = False) -> Callable:
+    """Attaches ``fn`` to :class:`Dataset` under its own name (a static method when ``static``).
+
+    Type checkers do not see attributes set at run time: declare the method in the
+    ``TYPE_CHECKING`` block at the end of :class:`Dataset` too (tests/test_typing.py
+    checks that the two signatures agree).
+    """
+
+    def register(f: _F) -> _F:
         setattr(Dataset, f.__name__, staticmethod(f) if static else f)
         return f
 
@@ -215,7 +238,7 @@ class Dataset:
         """Not tracked (tf.data's element_spec describes graph tensors); look at an element instead."""
         raise NotImplementedError("element specs are not tracked; look at an element instead")
 
-    def _with_inputs(self, inputs: tuple[Dataset, ...]) -> Dataset:
+    def _with_inputs(self, inputs: tuple[Dataset, ...]) -> Self:
         """A copy of this dataset reading from other inputs (for pipeline rewrites)."""
         clone = copy.copy(self)
         clone._inputs = tuple(inputs)
@@ -249,3 +272,98 @@ class Dataset:
         n = self.cardinality()
         size = "infinite" if n == INFINITE_CARDINALITY else "unknown" if n < 0 else str(n)
         return f"<{type(self).__name__} cardinality={size}>"
+
+    if TYPE_CHECKING:
+        # ---------------------------------------------------------- transformations
+        # Each module of tfrx.data attaches its transformation at import (transformation()),
+        # which type checkers cannot follow; these declarations repeat the signatures so that
+        # ``ds.map(f).batch(32)`` is typed. tests/test_typing.py checks that they match.
+        def to_torch(self, **kwargs): ...
+        def to_jax(self, **kwargs): ...
+        def to_keras(self, **kwargs): ...
+        def batch(
+            self, batch_size: int, drop_remainder: bool = False, num_parallel_calls=None, deterministic=None,
+        ) -> Dataset: ...
+        def bucket_by_sequence_length(
+            self, element_length_func: Callable, bucket_boundaries: Sequence[int], bucket_batch_sizes: Sequence[int],
+            padded_shapes=None, padding_values=None, pad_to_bucket_boundary: bool = False, no_padding: bool = False,
+            drop_remainder: bool = False, name: str | None = None,
+        ) -> Dataset: ...
+        def cache(self, filename: str = "") -> Dataset: ...
+        @staticmethod
+        def choose_from_datasets(
+            datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True,
+        ) -> Dataset: ...
+        def concatenate(self, dataset: Dataset) -> Dataset: ...
+        def enumerate(self, start: int = 0) -> Dataset: ...
+        def filter(self, predicate: Callable) -> Dataset: ...
+        def group_by_window(
+            self, key_func: Callable, reduce_func: Callable[[np.int64, Dataset], Dataset],
+            window_size: int | None = None, window_size_func: Callable | None = None, name: str | None = None,
+        ) -> Dataset: ...
+        def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset: ...
+        def interleave(
+            self, map_func: Callable[..., Dataset], cycle_length: int | None = None, block_length: int | None = None,
+            num_parallel_calls: int | None = None, deterministic: bool | None = None,
+        ) -> Dataset: ...
+        def flat_map(self, map_func: Callable[..., Dataset]) -> Dataset: ...
+        def map(
+            self, map_func: Callable, num_parallel_calls: int | None = None, deterministic: bool | None = None,
+        ) -> Dataset: ...
+        def with_options(self, options: Options | None = None, *, deterministic: bool | None = None) -> Dataset: ...
+        def options(self) -> Options: ...
+        def padded_batch(
+            self, batch_size: int, padded_shapes=None, padding_values=None, drop_remainder: bool = False,
+        ) -> Dataset: ...
+        def parse(
+            self, spec: Any, num_parallel_calls: int | None = AUTOTUNE, deterministic: bool | None = None,
+        ) -> Dataset: ...
+        def prefetch(self, buffer_size: int | None = AUTOTUNE) -> Dataset: ...
+        def rebatch(
+            self, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None,
+        ) -> Dataset: ...
+        def repeat(self, count: int | None = None) -> Dataset: ...
+        @staticmethod
+        def sample_from_datasets(
+            datasets: Sequence[Dataset], weights=None, seed: int | None = None, stop_on_empty_dataset: bool = False,
+            rerandomize_each_iteration: bool | None = None,
+        ) -> Dataset: ...
+        def save(
+            self, path, compression: str | None = None, shard_func: Callable | None = None, checkpoint_args=None,
+        ) -> None: ...
+        @staticmethod
+        def load(
+            path, element_spec=None, compression: str | None = None, reader_func: Callable | None = None,
+        ) -> Dataset: ...
+        def scan(self, initial_state: Any, scan_func: Callable) -> Dataset: ...
+        def shard(self, num_shards: int, index: int) -> Dataset: ...
+        def shuffle(
+            self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
+        ) -> Dataset: ...
+        def skip(self, count: int) -> Dataset: ...
+        def snapshot(
+            self, path, compression: str | None = "AUTO", reader_func: Callable | None = None,
+            shard_func: Callable | None = None, name: str | None = None,
+        ) -> Dataset: ...
+        @staticmethod
+        def from_tensor_slices(tensors: Any) -> Dataset: ...
+        @staticmethod
+        def from_tensors(tensors: Any) -> Dataset: ...
+        @staticmethod
+        def range(*args: int, dtype=np.int64, output_type=None, name: str | None = None) -> Dataset: ...
+        @staticmethod
+        def from_generator(
+            generator: Callable[..., Iterable], output_types: Any = None, output_shapes: Any = None,
+            args: tuple | None = None, output_signature: Any = None,
+        ) -> Dataset: ...
+        @staticmethod
+        def list_files(
+            file_pattern, shuffle: bool | None = None, seed: int | None = None, *, require_all_shards: bool = True,
+        ) -> Dataset: ...
+        def take(self, count: int) -> Dataset: ...
+        def unbatch(self) -> Dataset: ...
+        def window(
+            self, size: int, shift: int | None = None, stride: int = 1, drop_remainder: bool = False,
+        ) -> Dataset: ...
+        @staticmethod
+        def zip(*datasets: Any) -> Dataset: ...

@@ -13,7 +13,7 @@ continues at the same position.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -47,12 +47,12 @@ class _GlobalShuffleIterator(DatasetIterator):
         self._ds = ds
         self._epoch = list(ctx.epoch)
         self._seed = ds._seed
-        self._order = None
+        self._order: np.ndarray | None = None
         self._block: list = []
         self._block_start = 0  # position of the block's first element in this shard's sequence
         self._k = 0  # elements of the block returned
-        self._pending = None  # (start, future) of the block read ahead
-        self._pool = None
+        self._pending: tuple[int, Future] | None = None  # (start, future) of the block read ahead
+        self._pool: ThreadPoolExecutor | None = None
         self._closed = False
 
     def _sequence(self) -> np.ndarray:
@@ -60,11 +60,10 @@ class _GlobalShuffleIterator(DatasetIterator):
             ds = self._ds
             n = len(ds._source)
             pos = shard_positions(n, ds._shards, ds._equal_shards)
-            if ds._shuffle:
-                perm = rng_for(self._seed, self._epoch).permutation(n)
-                self._order = perm[pos] if n else pos
-            else:
-                self._order = pos
+            order = pos
+            if ds._shuffle and n:
+                order = rng_for(self._seed, self._epoch).permutation(n)[pos]
+            self._order = order
         return self._order
 
     def _read(self, start: int) -> list:

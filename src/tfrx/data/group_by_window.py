@@ -44,15 +44,16 @@ class _GroupByWindowIterator(DatasetIterator):
         self._exhausted = False
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._parent, self._current)
 
-    def _start(self, key: int, elements: list) -> None:
+    def _start(self, key: int, elements: list) -> DatasetIterator:
         out = self._ds._reduce_func(np.int64(key), ElementsDataset(elements))
         if not isinstance(out, Dataset):
             raise TypeError(f"group_by_window: reduce_func must return a Dataset, got {type(out).__name__}")
         self._current_group = (key, elements)
         self._current = out._iterator(self._ctx)
+        return self._current
 
     def __next__(self):
         while True:
@@ -81,7 +82,7 @@ class _GroupByWindowIterator(DatasetIterator):
 
     def get_state(self) -> dict:
         current = None
-        if self._current is not None:
+        if self._current is not None and self._current_group is not None:
             key, elements = self._current_group
             current = {"key": key, "elements": [element_to_json(e) for e in elements], "state": self._current.get_state()}
         return {
@@ -100,8 +101,7 @@ class _GroupByWindowIterator(DatasetIterator):
         self._current, self._current_group = None, None
         cur = state["current"]
         if cur is not None:
-            self._start(int(cur["key"]), [element_from_json(e) for e in cur["elements"]])
-            self._current.set_state(cur["state"])
+            self._start(int(cur["key"]), [element_from_json(e) for e in cur["elements"]]).set_state(cur["state"])
 
 
 class GroupByWindowDataset(Dataset):

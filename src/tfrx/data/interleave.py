@@ -62,7 +62,7 @@ class _InterleaveIterator(DatasetIterator):
         self._sloppy = ds._parallel and deterministic is False
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._input, *(s.iterator for s in self._slots if s is not None))
 
     def _open(self, element) -> DatasetIterator:

@@ -107,23 +107,23 @@ class _ParallelMapIterator(DatasetIterator):
         self._threads = threads
         self._deterministic = deterministic
         self._pool: ThreadPoolExecutor | None = None
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
         # Tasks in flight: (future, the elements' numbers, parent state after each element).
         self._pending: deque = deque()
         # Results of finished tasks not yet returned: (result, number, parent state after it).
         self._ready: deque = deque()
-        self._error = None  # (exception, number, state) to raise once the results before it are out
+        self._error: tuple | None = None  # (exception, number, state) to raise once the results before it are out
         self._chunk = 1
         self._exhausted = False
         self._count = 0  # elements returned
         self._pulled = 0  # elements taken from the parent
-        self._state = None  # parent state after the last element returned
+        self._state: dict | None = None  # parent state after the last element returned
         # Out of order (deterministic=False): the lowest element number not yet returned, the
         # parent's state before it, the numbers above it already returned (or to skip after a
         # restore), and the parent's state after each element pulled and not yet passed.
         self._track = not deterministic
         self._low = 0
-        self._low_state = None
+        self._low_state: dict | None = None
         self._returned: set = set()
         self._after: dict = {}
 
@@ -141,7 +141,9 @@ class _ParallelMapIterator(DatasetIterator):
             self._low_state = self._state
         track = self._track
         while not self._exhausted and len(self._pending) < 2 * self._threads:
-            values, numbers, states = [], [], []
+            values: list = []
+            numbers: list[int] = []
+            states: list[dict] = []
             while len(values) < self._chunk:
                 try:
                     value = next(self._parent)
@@ -244,7 +246,8 @@ class _ParallelMapIterator(DatasetIterator):
     def _release_pool(self, wait: bool = False) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
-            self._finalizer.detach()
+            if self._finalizer is not None:
+                self._finalizer.detach()
             pool.shutdown(wait=wait, cancel_futures=True)
 
     def close(self) -> None:

@@ -48,7 +48,8 @@ def _pad_component(values: list, padded_shape: Any, padding_value: Any) -> np.nd
         padding_value = b"" if is_text else 0
     out = np.full((len(arrays), *target), padding_value, dtype=object if is_text else dtype)
     for i, a in enumerate(arrays):
-        out[(i, *tuple(slice(0, n) for n in a.shape))] = a
+        where: tuple[int | slice, ...] = (i, *(slice(0, n) for n in a.shape))
+        out[where] = a
     return out
 
 

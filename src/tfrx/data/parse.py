@@ -51,7 +51,7 @@ def make_parser(spec: Any):
     if hasattr(spec, "parse") and callable(spec.parse):
         return spec
     try:
-        from tfrx.parsing import ExampleParser  # type: ignore[attr-defined]
+        from tfrx.parsing import ExampleParser
     except ImportError:
         raise NotImplementedError("parse() needs tfrx.parsing.ExampleParser, which this build lacks") from None
     return ExampleParser(spec)

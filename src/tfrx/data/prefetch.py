@@ -155,8 +155,8 @@ class PrefetchIterator(DatasetIterator):
         self._queue: queue.Queue | None = None
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
-        self._finalizer = None
-        self._state = None  # parent state after the last element returned
+        self._finalizer: weakref.finalize | None = None
+        self._state: dict | None = None  # parent state after the last element returned
         self._finished = False
         self._chunk: list = []  # (element, state) pairs received and not yet returned
         self._next = 0
@@ -177,6 +177,7 @@ class PrefetchIterator(DatasetIterator):
     def _halt(self) -> None:
         self._chunk, self._next = [], 0
         if self._thread is not None:
+            assert self._finalizer is not None and self._stop is not None and self._queue is not None  # set with _thread
             self._finalizer.detach()
             _stop_thread(self._stop, self._queue, self._thread)
             self._thread = self._queue = self._stop = self._finalizer = None

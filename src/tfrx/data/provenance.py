@@ -38,8 +38,8 @@ def annotate(exc: BaseException, what: str, element_index: int | None, state_aft
         where += f"{', ' if element_index is not None else ''}file {path!r}, record {record}"
         if getattr(exc, "tfrx_path", None) is None:
             try:
-                exc.tfrx_path = path
-                exc.tfrx_record_index = record
+                setattr(exc, "tfrx_path", path)
+                setattr(exc, "tfrx_record_index", record)
             except AttributeError:  # exceptions with __slots__
                 pass
     where += ")" if where != " (" else ""
@@ -48,7 +48,7 @@ def annotate(exc: BaseException, what: str, element_index: int | None, state_aft
     if hasattr(exc, "add_note") and not getattr(exc, "_tfrx_annotated", False):
         exc.add_note(f"raised in {what}{where}")
         try:
-            exc._tfrx_annotated = True
+            setattr(exc, "_tfrx_annotated", True)
         except AttributeError:
             pass
     return exc

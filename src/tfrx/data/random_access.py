@@ -84,6 +84,12 @@ def _fetch_many(fs, reads):
     return out
 
 
+def _path_of(p: object) -> str:
+    if isinstance(p, (str, os.PathLike)):
+        return os.fsdecode(os.fspath(p))
+    raise TypeError(f"RandomAccessDataset reads files by path (it reopens them), not {type(p).__name__} objects")
+
+
 class RandomAccessDataset:
     """Records of uncompressed TFRecord files by global index.
 
@@ -122,7 +128,7 @@ class RandomAccessDataset:
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
-        self.paths = [os.fsdecode(os.fspath(p)) for p in expand_paths(
+        self.paths = [_path_of(p) for p in expand_paths(
             paths, storage_options=storage_options, require_all_shards=require_all_shards)]
         if transform is not None and features is not None:
             raise ValueError("pass transform= or features=, not both")

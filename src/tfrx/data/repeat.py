@@ -21,7 +21,7 @@ class _RepeatIterator(DatasetIterator):
         self._produced_this_epoch = False
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._current,)
 
     def _open(self) -> DatasetIterator:

@@ -190,7 +190,9 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         from tfrx import _native
 
         total = int(lengths.sum())
-        data = _native.gather_spans(datas, which, meta[1], lengths, self._out_buffer(total))[:total]
+        data = _native.gather_spans(datas, which, meta[1], lengths, self._out_buffer(total))
+        assert isinstance(data, np.ndarray)  # the stub types nanobind's object returns as object
+        data = data[:total]
         nos = np.flatnonzero(counts)
         self._release(nos + first, counts[nos])
         out_starts = np.zeros(len(ids), np.int64)
@@ -226,7 +228,7 @@ class ShuffledRecordBatchDataset(Dataset):
     def __init__(self, shuffle: ShuffleDataset, batch_size: int, drop_remainder: bool) -> None:
         super().__init__()
         self._shuffle = shuffle
-        self._source: TFRecordDataset = shuffle._inputs[0]
+        self._source: TFRecordDataset = shuffle._inputs[0]  # type: ignore[assignment]  # shuffled_record_batches checks it
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import builtins
-import glob as _glob
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -100,11 +99,11 @@ class RangeDataset(Dataset):
 
 
 class _GeneratorIterator(DatasetIterator):
-    _convert = None
+    _convert: Callable[[Any], Any] | None = None
 
     def __init__(self, make: Callable[[], Iterable]) -> None:
         self._make = make
-        self._it = iter(make())
+        self._it: Iterator | None = iter(make())
         self._count = 0
 
     def __next__(self):
@@ -186,23 +185,10 @@ def expand_file_pattern(pattern, *, storage_options: dict | None = None, require
     """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]
-    try:
-        from tfrx.io.paths import expand_paths
-    except ImportError:
-        expand_paths = None
-    if expand_paths is not None:
-        return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
-                                             require_all_shards=require_all_shards)]
-    out: list[str] = []
-    for p in patterns:
-        if any(c in p for c in "*?["):
-            matches = sorted(_glob.glob(p))
-            if not matches:
-                raise FileNotFoundError(f"no files match {p!r}")
-            out.extend(matches)
-        else:
-            out.append(p)
-    return out
+    from tfrx.io.paths import expand_paths
+
+    return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
+                                         require_all_shards=require_all_shards)]
 
 
 class _ListFilesIterator(DatasetIterator):

@@ -66,9 +66,10 @@ def leading_dim(structure: Any) -> int:
     sizes = {np.shape(leaf)[0] if np.ndim(leaf) else None for leaf in flatten(structure)}
     if None in sizes:
         raise ValueError("every component must have at least one dimension to be sliced")
-    if len(sizes) != 1:
-        raise ValueError(f"components have different first dimensions: {sorted(sizes)}")
-    return sizes.pop()
+    dims = {int(s) for s in sizes if s is not None}
+    if len(dims) != 1:
+        raise ValueError(f"components have different first dimensions: {sorted(dims)}")
+    return dims.pop()
 
 
 def slice_structure(structure: Any, i: int) -> Any:

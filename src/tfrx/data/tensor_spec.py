@@ -48,6 +48,7 @@ class TensorSpec:
 
     def convert(self, value: Any) -> Any:
         """``value`` as this spec's dtype; ``TypeError``/``ValueError`` when it does not fit."""
+        out: Any  # bytes, a NumPy scalar or an array
         if self.dtype == object:
             a = np.asarray(value, dtype=object)
             if a.ndim == 0:

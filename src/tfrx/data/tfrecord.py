@@ -23,6 +23,7 @@ damaged records (``"raise"``, ``"skip"`` or ``"warn"``).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -63,10 +64,10 @@ def open_reader(
     ``close()``: :class:`tfrx.RecordReader`.
     """
     try:
-        from tfrx.io import RecordPosition, RecordReader  # type: ignore[attr-defined]
+        from tfrx.io import RecordPosition, RecordReader
     except ImportError:
         raise NotImplementedError("reading TFRecord files needs tfrx.io.RecordReader, which this build lacks") from None
-    kwargs = {"compression": compression, "on_error": on_error}
+    kwargs: dict = {"compression": compression, "on_error": on_error}
     if storage_options:
         kwargs["storage_options"] = storage_options
     if buffer_size:
@@ -177,11 +178,11 @@ class _SequentialFilesIterator(DatasetIterator):
         self._before = None  # state of ``files`` before the open file was taken
         self._window: list = []  # remote files read by ``_reader``: (state of ``files`` before it, path)
         self._reader = None
-        self._records = None  # the reader's record iterator (batch_size None)
+        self._records: Iterator[bytes] | None = None  # the reader's record iterator (batch_size None)
         self._held = None  # (state before, path) of a name taken from ``files`` and not yet opened
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._files, self._file)
 
     def _take(self):
@@ -204,8 +205,9 @@ class _SequentialFilesIterator(DatasetIterator):
                 break
             window.append(entry)
         self._window = window
-        self._reader = open_reader([path for _, path in window], offset=offset, record=record, **self._options)
-        self._records = iter(self._reader) if self._batch_size is None else None
+        reader = open_reader([path for _, path in window], offset=offset, record=record, **self._options)
+        self._reader = reader
+        self._records = iter(reader) if self._batch_size is None else None
 
     def _close_window(self) -> None:
         reader, self._reader, self._records, self._window = self._reader, None, None, []
@@ -347,7 +349,7 @@ class _ReadSlot:
     def __init__(self, input_state, reader: PrefetchIterator) -> None:
         self.input_state = input_state  # the file names' state before this file was taken
         self.reader = reader
-        self.before = None  # the reader's state before ``piece`` was read
+        self.before: dict | None = None  # the reader's state before ``piece`` was read
         self.piece: RecordBatch | None = None
         self.offset = 0  # records of ``piece`` already taken
         self.eof = False
@@ -404,7 +406,7 @@ class _InterleavedBatchIterator(DatasetIterator):
         self._done = False
 
     @property
-    def _children(self):  # type: ignore[override]
+    def _children(self):
         return (self._files, *(s.reader for s in self._slots if s is not None), *(r for _, r in self._ahead))
 
     def _reader(self, name) -> PrefetchIterator:
@@ -453,6 +455,7 @@ class _InterleavedBatchIterator(DatasetIterator):
                 if s is not None and not s.eof and s.remaining() == 0:
                     s.fetch()
             live: list[int] = []
+            live_slots: list[_ReadSlot] = []  # slots[j] for j in live
             event = None  # the first slot in turn order that must open or close a file
             for step in range(n):
                 j = (self._cycle + step) % n
@@ -466,15 +469,16 @@ class _InterleavedBatchIterator(DatasetIterator):
                     event = j
                     break
                 live.append(j)
+                live_slots.append(s)
             if live:
                 k = len(live)
-                rounds = 1 if event is not None else min(slots[j].remaining() for j in live)
+                rounds = 1 if event is not None else min(s.remaining() for s in live_slots)
                 t = min(need, k * rounds)
                 which, starts, lengths = np.empty(t, np.int64), np.empty(t, np.int64), np.empty(t, np.int64)
-                for pos, j in enumerate(live[:t]):
-                    s = slots[j]
+                for pos, s in enumerate(live_slots[:t]):
                     c = len(range(pos, t, k))
                     piece = s.piece
+                    assert piece is not None  # fetched above: a live slot has records left
                     which[pos::k] = pieces.setdefault(id(piece), (len(pieces), piece))[0]
                     starts[pos::k] = piece.starts[s.offset : s.offset + c]
                     lengths[pos::k] = piece.lengths[s.offset : s.offset + c]
@@ -516,6 +520,7 @@ class _InterleavedBatchIterator(DatasetIterator):
         which, starts, lengths = (np.concatenate(a) if len(parts) > 1 else a[0] for a in zip(*parts))
         datas = [piece.data for _, piece in sorted(pieces.values(), key=lambda v: v[0])]
         data = _native.gather_spans(datas, which, starts, lengths)
+        assert isinstance(data, np.ndarray)  # the stub types nanobind's object returns as object
         out_starts = np.zeros(len(lengths), np.int64)
         np.cumsum(lengths[:-1], out=out_starts[1:])
         return RecordBatch(data, out_starts, lengths)
@@ -718,7 +723,7 @@ class TFRecordDataset(Dataset):
     def cardinality(self) -> int:
         return 0 if self._files.cardinality() == 0 else UNKNOWN_CARDINALITY
 
-    def _shard_source(self, num_shards: int, index: int) -> Dataset | None:
+    def _shard_source(self, num_shards: int, index: int) -> TFRecordDataset | None:
         """Shards by files when there are at least ``num_shards`` of them, else by records (``None``)."""
         n = self._files.cardinality()
         if n < num_shards:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -62,7 +62,7 @@ def _as_bytes(contents: Any) -> bytes | memoryview:
     if isinstance(contents, np.ndarray):
         if contents.ndim == 0:
             return _as_bytes(contents.item())
-        return memoryview(np.ascontiguousarray(contents))
+        return memoryview(np.ascontiguousarray(contents))  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
     if isinstance(contents, (bytearray, memoryview)):
         return memoryview(contents).cast("B")
     if isinstance(contents, str):
@@ -126,7 +126,10 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
-def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_parallel_calls: int | None) -> list[np.ndarray]:
+_R = TypeVar("_R")
+
+
+def _map(fn: Callable[[Any], _R], items: Sequence[Any], num_parallel_calls: int | None) -> list[_R]:
     threads = resolve_parallelism(num_parallel_calls, default=None)
     threads = min(threads, len(items))
     if threads <= 1:
@@ -138,7 +141,7 @@ def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_parallel_cal
     return [f.result() for f in futures]
 
 
-def _with_index(fn: Callable[[Any], np.ndarray], item: Any, index: int) -> np.ndarray:
+def _with_index(fn: Callable[[Any], _R], item: Any, index: int) -> _R:
     try:
         return fn(item)
     except DecodeError as e:

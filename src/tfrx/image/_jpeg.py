@@ -34,7 +34,7 @@ def _decode_jpeg_one(
         raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
     sj = _optional("simplejpeg")
     if sj is not None:
-        options = {"fastdct": fast_dct, "fastupsample": not fancy_upscaling, "strict": not try_recover_truncated}
+        options: dict[str, Any] = {"fastdct": fast_dct, "fastupsample": not fancy_upscaling, "strict": not try_recover_truncated}
         try:
             if channels and ratio == 1:  # no need for the header: decode straight away
                 try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["RecordBatch"]
 
@@ -33,8 +34,8 @@ class RecordBatch(Sequence):
     def __init__(
         self,
         data: np.ndarray,
-        starts: np.ndarray,
-        lengths: np.ndarray,
+        starts: npt.ArrayLike,
+        lengths: npt.ArrayLike,
         *,
         path: str | None = None,
         first_index: int = 0,
@@ -42,7 +43,7 @@ class RecordBatch(Sequence):
     ) -> None:
         data = np.asarray(data)
         if data.dtype != np.uint8 or data.ndim != 1:
-            data = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+            data = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
         starts = np.ascontiguousarray(starts, dtype=np.int64)
         lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         if starts.shape != lengths.shape or starts.ndim != 1:
@@ -77,7 +78,7 @@ class RecordBatch(Sequence):
     def __len__(self) -> int:
         return int(self.starts.shape[0])
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return RecordBatch(
                 self.data,

@@ -18,7 +18,10 @@ import glob
 import io
 import os
 from collections.abc import Iterable
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 __all__ = [
     "Source",
@@ -69,7 +72,7 @@ def with_options(path: str, storage_options: dict | None) -> str:
     return RemotePath(path, storage_options) if storage_options else path
 
 
-def url_to_fs(path: str, storage_options: dict | None = None):
+def url_to_fs(path: str | os.PathLike[str], storage_options: dict | None = None):
     """``(filesystem, path within it)`` for a URL, with its storage options."""
     opts = storage_options if storage_options is not None else getattr(path, "storage_options", None)
     return _fsspec().core.url_to_fs(str(path), **(opts or {}))
@@ -85,7 +88,7 @@ def _strip_file_scheme(path: str) -> str:
     return path[len("file://") :] if path.lower().startswith("file://") else path
 
 
-def _is_file_object(obj: object) -> bool:
+def _is_file_object(obj: object) -> TypeIs[io.IOBase]:
     return hasattr(obj, "read") or hasattr(obj, "write")
 
 
@@ -123,7 +126,7 @@ def expand_paths(
         items: Iterable[Source] = [paths]
     else:
         try:
-            items = list(paths)  # type: ignore[arg-type]
+            items = list(paths)
         except TypeError:
             raise TypeError(
                 f"expected a path, a list of paths or an open binary file, got {type(paths).__name__}"

@@ -304,14 +304,14 @@ class _FileScanner:
             raw.seek(start + start_offset)
             self._stream = raw
         else:
-            stream = _Prefixed(head, raw) if head else raw
+            plain = _Prefixed(head, raw) if head else raw
             left = start_offset
             while left > 0:
-                data = stream.read(min(left, 1 << 22))
+                data = plain.read(min(left, 1 << 22))
                 if not data:
                     raise ValueError(f"start offset {start_offset} lies past the end of {self.name!r}")
                 left -= len(data)
-            self._stream = stream
+            self._stream = plain
         self._remaining = None if size is None else max(size - start - start_offset, 0)
 
     def _map_file(self, start_offset: int) -> None:
@@ -369,7 +369,7 @@ class _FileScanner:
         target = have + extra
         new = self._take_buffer(target)
         new[:have] = self._buf[self._lo : self._hi]
-        view = memoryview(new)[:target]
+        view = memoryview(new)[:target]  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
         n = have
         io_error = None
         try:
@@ -493,6 +493,7 @@ class _FileScanner:
             self._chain_starts.update(sources)
         self._chain_starts.discard(self._region_start)
         count = 1 + sum(1 for c in self._chain_starts if self._region_start < c < end)
+        assert self._region_error is not None  # set with _in_damage
         self._stats.regions.append(
             DamagedRegion(self.name, self._region_start, end, self.record_index, count, self._region_error)
         )
@@ -629,6 +630,7 @@ class _FileScanner:
         Nothing after the break can be inflated, so unlike damage in a plain
         file it is reported under ``"skip"`` as well, as a warning.
         """
+        assert self._stream_error is not None  # callers check it
         err = self._compression_error(self._stream_error)
         self._stream_error = None
         if self._on_error == "raise":
@@ -794,6 +796,7 @@ class RecordReader:
         """The position of the next record to be returned (see :class:`RecordPosition`)."""
         if self._pending is not None and self._pending_i < len(self._pending):
             i = self._pending_i
+            assert self._pending.file_offsets is not None  # the reader's batches carry their offsets
             return RecordPosition(
                 self._file_index, int(self._pending.file_offsets[i]), self._pending.first_index + i
             )
@@ -840,7 +843,9 @@ class RecordReader:
         if self._blocks is None:
             base = offset
             if offset and compression == "auto":
-                fs, path = url_to_fs(self._sources[k])
+                source = self._sources[k]
+                assert isinstance(source, str)  # a remote reader's sources are all URLs
+                fs, path = url_to_fs(source)
                 compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
             if compression:
                 base = 0

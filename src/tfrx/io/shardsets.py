@@ -111,7 +111,7 @@ def _check_journals(paths: Sequence[str]) -> None:
                 )
 
 
-def check_shard_sets(paths: Sequence[str], *, matched: Sequence[str] | None = None) -> None:
+def check_shard_sets(paths: Sequence[object], *, matched: Sequence[object] | None = None) -> None:
     """Raises :class:`tfrx.IncompleteShardSetError` when ``paths`` hold part of a shard set only.
 
     ``matched``: the paths that came from globs, checked by their ``-NNNNN-of-MMMMM`` names

@@ -150,6 +150,7 @@ class StoredDeflater:
         i, n = 0, len(view)
         while i < n:
             want = self._need - len(self._piece)
+            piece: bytes | memoryview
             if not self._piece and n - i >= self._need:
                 piece = view[i : i + self._need]
                 i += self._need

@@ -145,26 +145,29 @@ class TFRecordWriter:
         self._check_open()
         if isinstance(records, RecordBatch):
             return self._write_batch(records)
+        items: list | tuple
         if isinstance(records, np.ndarray):
-            records = records.tolist()
-        elif not isinstance(records, (list, tuple)):
-            records = list(records)
-        if records and isinstance(records[0], str):
+            items = records.tolist()
+        elif isinstance(records, (list, tuple)):
+            items = records
+        else:
+            items = list(records)
+        if items and isinstance(items[0], str):
             raise TypeError("TFRecordWriter.write_many expects bytes records, not str")
-        count = len(records)
+        count = len(items)
         i = 0
         while i < count:
             try:
-                j, used = _native.frame_into(records, i, self._stage_view[self._pos :])
+                j, used = _native.frame_into(items, i, self._stage_view[self._pos :])
             except TypeError:  # a message or another non-buffer among the records
-                records = [_record_bytes(r, "write_many") for r in records]
-                j, used = _native.frame_into(records, i, self._stage_view[self._pos :])
+                items = [_record_bytes(r, "write_many") for r in items]
+                j, used = _native.frame_into(items, i, self._stage_view[self._pos :])
             self._pos += used
             if j < count:
                 if j == i and self._pos == 0:  # larger than the staging buffer
-                    if isinstance(records[i], str):
+                    if isinstance(items[i], str):
                         raise TypeError("TFRecordWriter.write_many expects bytes records, not str")
-                    self._write_large(memoryview(records[i]).cast("B"))
+                    self._write_large(memoryview(items[i]).cast("B"))
                     j += 1
                 else:
                     self._flush_stage()

@@ -39,10 +39,10 @@ class SparseArray:
     __slots__ = ("_indices", "values", "dense_shape", "_row_splits")
 
     def __init__(self, indices: np.ndarray, values: np.ndarray, dense_shape: Any) -> None:
-        self._indices = indices
+        self._indices: np.ndarray | None = indices
         self.values = values
         self.dense_shape = np.asarray(dense_shape, dtype=np.int64)
-        self._row_splits = None
+        self._row_splits: tuple | None = None
 
     @classmethod
     def from_row_splits(cls, values: np.ndarray, nested_row_splits: Any, dense_shape: Any = None) -> SparseArray:
@@ -84,6 +84,7 @@ class SparseArray:
         """``int64 [nnz, ndim]`` COO indices (computed from the row splits on first use where built from them)."""
         if self._indices is None:
             splits = self._row_splits
+            assert splits is not None  # a SparseArray has indices or the row splits to compute them
             self._indices, _ = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None)
         return self._indices
 

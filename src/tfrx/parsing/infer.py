@@ -163,7 +163,7 @@ def _is_path_source(source: Any) -> bool:
 
 
 def infer_features(
-    source: Any, max_records: int = 1000, *, kind: str = "auto", storage_options: dict | None = None
+    source: Any, max_records: int | None = 1000, *, kind: str = "auto", storage_options: dict | None = None
 ) -> Any:
     """Proposes the features dict that parses the records of ``source``.
 

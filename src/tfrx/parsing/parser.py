@@ -79,6 +79,7 @@ def _default_values(spec: Any, key: str, size: int, what: str) -> Any:
     """
     d = spec.default_value
     dtype = spec.dtype
+    flat: list | np.ndarray
     try:
         if dtype is _dt.string:
             arr = np.asarray(d, dtype=object)
@@ -272,12 +273,12 @@ class _Builder:
             inner_splits = np.concatenate([[0], np.cumsum(pvals)]).astype(np.int64)
         elif isinstance(p, ValueRowIds):
             batch = plengths.shape[0]
-            nrows = np.zeros(batch, dtype=np.int64)
+            rows_of = np.zeros(batch, dtype=np.int64)  # rows of each example
             nonempty = plengths > 0
             if pvals.shape[0]:
                 maxes = np.maximum.reduceat(pvals, psplits[:-1][nonempty]) if nonempty.any() else np.zeros(0, np.int64)
-                nrows[nonempty] = np.maximum(maxes + 1, 0)
-            offsets = np.cumsum(nrows) - nrows
+                rows_of[nonempty] = np.maximum(maxes + 1, 0)
+            offsets = np.cumsum(rows_of) - rows_of
             ids = pvals + np.repeat(offsets, plengths)
             if validate and ids.shape[0] and (np.any(np.diff(ids) < 0) or ids.min() < 0):
                 raise ParseError(f"ragged feature {key!r}: value_rowids must be sorted and non-negative", feature=key)
@@ -301,7 +302,7 @@ class _Builder:
             counts = np.bincount(ids, minlength=total_rows) if ids.shape[0] else np.zeros(0, np.int64)
             inner_splits = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
             inner = RaggedArray(rt.values, inner_splits)
-            return RaggedArray(inner, np.concatenate([[0], np.cumsum(nrows)]).astype(np.int64))
+            return RaggedArray(inner, np.concatenate([[0], np.cumsum(rows_of)]).astype(np.int64))
         else:  # pragma: no cover - specs only build known partitions
             raise SpecError(f"unhandled partition {p!r}")
         if validate:

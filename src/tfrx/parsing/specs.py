@@ -45,7 +45,7 @@ def _shape_tuple(shape: Any, feature: str) -> tuple:
         dims = tuple(shape)
     except TypeError:
         raise SpecError(f"{feature}: shape must be a list of ints, got {shape!r}") from None
-    out = []
+    out: list[int | None] = []
     for d in dims:
         d = getattr(d, "value", d)  # tf.compat.v1.Dimension
         if d is None:
@@ -175,7 +175,7 @@ class _KeyPartition(_Partition):
         return f"tfrx.RaggedFeature.{type(self).__name__}({self.key!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.key == self.key  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.key == self.key
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.key))
@@ -228,7 +228,7 @@ class UniformRowLength(_Partition):
         return f"tfrx.RaggedFeature.UniformRowLength({self.length})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is UniformRowLength and other.length == self.length  # type: ignore[attr-defined]
+        return type(other) is UniformRowLength and other.length == self.length
 
     def __hash__(self) -> int:
         return hash(("UniformRowLength", self.length))
@@ -247,7 +247,7 @@ def _as_partition(p: Any) -> _Partition:
     name = type(p).__name__
     for cls in _PARTITIONS:
         if cls.__name__ == name:
-            return cls(p.length) if cls is UniformRowLength else cls(p.key)  # type: ignore[call-arg]
+            return cls(p.length) if cls is UniformRowLength else cls(p.key)
     raise SpecError(f"RaggedFeature: unsupported partition {p!r}; use tfrx.RaggedFeature.RowLengths(...) etc.")
 
 

@@ -316,8 +316,8 @@ def read(
                         max_predictions_per_seq=pick(max_predictions_per_seq, "max_predictions_per_seq", 20),
                         mlm_only=pick(mlm_only, "mlm_only", False),
                         disable_masking=pick(disable_masking, "disable_masking", False))
-    ds = tfrx.TFRecordDataset(paths, compression=compression, num_parallel_reads=num_parallel_reads,
-                              storage_options=storage_options)
+    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(paths, compression=compression, num_parallel_reads=num_parallel_reads,
+                                                 storage_options=storage_options)
     if repeat:
         ds = ds.repeat()
     if shuffle_buffer:

@@ -139,21 +139,22 @@ def create_instances(
     rng: random.Random | None = None,
 ) -> list[Instance]:
     """All instances of ``documents`` (lists of sentences of token ids), shuffled as the reference does."""
-    rng = _Draws(random.Random(options.random_seed) if rng is None else rng)
+    draws = _Draws(random.Random(options.random_seed) if rng is None else rng)
     special = SpecialIds(vocab)
     docs = [[list(s) for s in d if len(s)] for d in documents]
     docs = [d for d in docs if d]
-    rng.shuffle(docs)
+    draws.shuffle(docs)
     instances: list[Instance] = []
     for _ in range(options.dupe_factor):
         for index in range(len(docs)):
-            instances.extend(create_instances_from_document(docs, index, options, special, rng))
-    rng.shuffle(instances)
+            instances.extend(create_instances_from_document(docs, index, options, special, draws))
+    draws.shuffle(instances)
     return instances
 
 
 def create_instances_from_document(
-    docs: list[list[list[int]]], index: int, options: BertDataOptions, special: SpecialIds, rng: random.Random
+    docs: list[list[list[int]]], index: int, options: BertDataOptions, special: SpecialIds,
+    rng: random.Random | _Draws,
 ) -> list[Instance]:
     document = docs[index]
     max_num_tokens = options.max_num_tokens
@@ -202,14 +203,14 @@ def create_instances_from_document(
 
 
 def _finish(ids: list[int], num_a: int, is_random_next: bool, options: BertDataOptions,
-            special: SpecialIds, rng: random.Random) -> Instance:
+            special: SpecialIds, rng: random.Random | _Draws) -> Instance:
     if options.disable_masking:
         return Instance(ids, num_a, [], [], is_random_next)
     masked, positions, labels = mask_tokens(ids, options, special, rng)
     return Instance(masked, num_a, positions, labels, is_random_next)
 
 
-def truncate_seq_pair(tokens_a: list[int], tokens_b: list[int], max_num_tokens: int, rng: random.Random) -> None:
+def truncate_seq_pair(tokens_a: list[int], tokens_b: list[int], max_num_tokens: int, rng: random.Random | _Draws) -> None:
     """Removes tokens from the longer of the two (B on ties), front or back at random, until they fit."""
     while len(tokens_a) + len(tokens_b) > max_num_tokens:
         longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
@@ -238,7 +239,7 @@ def _words(ids: Sequence[int], special: SpecialIds, whole_word: bool) -> list[tu
     return spans
 
 
-def mask_tokens(ids: list[int], options: BertDataOptions, special: SpecialIds, rng: random.Random):
+def mask_tokens(ids: list[int], options: BertDataOptions, special: SpecialIds, rng: random.Random | _Draws):
     """80/10/10 masking; returns (ids after masking, sorted positions, original ids at them)."""
     budget = min(options.max_predictions_per_seq, max(1, round(len(ids) * options.masked_lm_prob)))
     out = list(ids)

@@ -100,6 +100,7 @@ class _Tokenizers:
                 self.hf = None
 
     def _hf_ids(self, sentences: list[str]) -> list[list[int]]:
+        assert self.hf is not None  # callers check
         encode = getattr(self.hf, "encode_batch_fast", self.hf.encode_batch)
         return [e.ids for e in encode(sentences, add_special_tokens=False)] if sentences else []
 

@@ -161,7 +161,8 @@ def _iter_reference(files: list[str], storage_options, on_document) -> Iterator[
 
 
 def _split_documents(text: str, separator: str) -> list[str]:
-    docs, current = [], []
+    docs: list[str] = []
+    current: list[str] = []
     for line in text.split("\n"):
         if line.strip() == separator:
             docs.append("\n".join(current))

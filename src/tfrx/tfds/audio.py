@@ -36,7 +36,8 @@ def read_wav(data: bytes) -> tuple[np.ndarray, int]:
     data = bytes(data)
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise ValueError("not a RIFF/WAVE file")
-    pos, chunks = 12, []
+    pos = 12
+    chunks: list = []
     while pos + 8 <= len(data) and len(chunks) < 10:
         cid, size = data[pos:pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
         chunks.append((cid, pos, size))

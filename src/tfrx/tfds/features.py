@@ -475,7 +475,8 @@ class Image(_Encoded):
         return encode_png(arr)
 
     def to_proto_json(self) -> dict:
-        d = {"dtype": self.dtype.name, "shape": {"dimensions": [str(-1 if s is None else s) for s in self.shape]}}
+        d: dict[str, Any] = {"dtype": self.dtype.name,
+                             "shape": {"dimensions": [str(-1 if s is None else s) for s in self.shape]}}
         if self.encoding_format:
             d["encodingFormat"] = self.encoding_format
         if self.use_colormap:
@@ -488,7 +489,7 @@ def _channels(shape) -> int:
 
 
 def _audio_json(shape, dtype, file_format, sample_rate, encoding: str, lazy: bool) -> dict:
-    a = {"dtype": _dtype_name(dtype), "encoding": encoding,
+    a: dict[str, Any] = {"dtype": _dtype_name(dtype), "encoding": encoding,
          "shape": {"dimensions": [str(-1 if d is None else d) for d in shape]}}
     if file_format:
         a["fileFormat"] = file_format
@@ -549,7 +550,7 @@ class AudioFile(_Encoded):
 class Sequence(Feature):
     """``tfds.features.Sequence`` (``Video`` is a Sequence of Image): values stacked along a first axis."""
 
-    feature: Feature = None
+    feature: Any = None  # a Feature after __post_init__ (given as a Feature, a dtype name, a dict, ...)
     length: int | None = None
     kind_: str = "Sequence"
 
@@ -669,9 +670,9 @@ class FeaturesDict(Feature):
 
     def to_proto_json(self) -> dict:
         if self.kind == "Translation":
-            return {"translation": {"languages": list(self.languages)}}
+            return {"translation": {"languages": list(self.languages or ())}}
         if self.kind == "TranslationVariableLanguages":
-            return {"translation": {"languages": list(self.languages), "variableLanguagesPerExample": True}}
+            return {"translation": {"languages": list(self.languages or ()), "variableLanguagesPerExample": True}}
         return {"featuresDict": {"features": {k: to_json(v) for k, v in self.features.items()}}}
 
     # dict-like access, as tfds.features.FeaturesDict
@@ -760,7 +761,7 @@ class Decoder:
         return {"features": self.features, "skip": self.skip, "raw_unknown": self.raw_unknown}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["features"], skip_decoding=state["skip"],
+        self.__init__(state["features"], skip_decoding=state["skip"],  # type: ignore[misc]  # rebuilds the parser on purpose
                       unknown="raw" if state["raw_unknown"] else "raise")
 
     def decode(self, records, *, where=None) -> list:
@@ -778,6 +779,7 @@ class Decoder:
         from tfrx.errors import DecodeError
         from tfrx.io import RecordBatch
 
+        assert self._parser is not None  # decode() parses only when there is a parser
         try:
             return self._parser.parse(records)
         except (ParseError, DecodeError):

@@ -106,9 +106,11 @@ def _parse_one(spec: str) -> list[ReadInstruction] | str:
         return "all"
     if selector is None:
         return [ReadInstruction(name)]
-    slices = [_SLICE_RE.match(x) for x in selector.split(":")]
-    if not all(slices) or not any(m.group(0) for m in slices):
+    matches = [_SLICE_RE.match(x) for x in selector.split(":")]
+    slices = [m for m in matches if m is not None]
+    if len(slices) != len(matches) or not any(m.group(0) for m in slices):
         raise ValueError(err)
+    to: str | int | None
     if len(slices) == 1:
         (m,) = slices
         from_, to, unit = m["val"], int(m["val"]) + 1 if m["val"] else None, m["unit"] or "abs"
@@ -145,10 +147,10 @@ def _absolute(ri: ReadInstruction, lengths: Mapping[str, Sequence[int]]) -> tupl
         f = 0 if f is None else conv(f, n)
         t = n if t is None else conv(t, n)
     elif ri.unit == "shard":
-        f = 0 if f is None else sum(shards[:f])
+        f = 0 if f is None else sum(shards[: int(f)])
         if t is not None and t <= 0:
             t = len(shards) + t
-        t = n if t is None else sum(shards[:t])
+        t = n if t is None else sum(shards[: int(t)])
     else:
         f = 0 if f is None else f
         t = n if t is None else t
@@ -189,7 +191,7 @@ def resolve(split: SplitArg, lengths: Mapping[str, Sequence[int]]) -> list[tuple
     out = []
     for part in split.split("+"):
         parsed = _parse_one(part.strip())
-        if parsed == "all":
+        if isinstance(parsed, str):  # "all"
             out.extend((name, 0, sum(sh)) for name, sh in lengths.items())
         else:
             out.extend(_absolute(ri, lengths) for ri in parsed)

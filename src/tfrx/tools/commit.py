@@ -124,7 +124,7 @@ def commit_shards(
                 os.remove(final)
             except FileNotFoundError:
                 pass
-    entries = []
+    entries: list[dict] = []
     for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
         _before_step(f"move {i}")
         if tmp is None:  # padding: an empty (valid) shard

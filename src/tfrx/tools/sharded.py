@@ -68,9 +68,13 @@ class _Shard:
     def __init__(self, index: int, tmp: str, writer: TFRecordWriter) -> None:
         self.index = index
         self.tmp = tmp
-        self.writer = writer
+        self.writer: TFRecordWriter | None = writer  # None once the shard is finished
         self.records = 0
         self.payload_bytes = 0
+
+    def open_writer(self) -> TFRecordWriter:
+        assert self.writer is not None  # only finished shards have none
+        return self.writer
 
 
 class ShardedWriter:
@@ -131,7 +135,7 @@ class ShardedWriter:
         storage_options: dict | None = None,
     ) -> None:
         self.prefix = os.fspath(prefix)
-        self._fs = None
+        self._fs: Any = None  # an fsspec filesystem for remote prefixes
         if is_url(self.prefix):
             self.prefix = with_options(self.prefix, storage_options)
             self._fs, _ = url_to_fs(self.prefix)
@@ -192,7 +196,7 @@ class ShardedWriter:
         return _Shard(index, tmp, TFRecordWriter(tmp, compression=self.compression))
 
     def _finish(self, shard: _Shard) -> None:
-        shard.writer.close()
+        shard.open_writer().close()
         if self._fs is not None:
             shard.writer = None
             self._done.append(shard)
@@ -240,7 +244,7 @@ class ShardedWriter:
             raise TypeError("ShardedWriter.write expects bytes, not str")
         n = len(memoryview(record).cast("B")) if not isinstance(record, bytes) else len(record)
         shard = self._target(n)
-        shard.writer.write(record)
+        shard.open_writer().write(record)
         shard.records += 1
         shard.payload_bytes += n
         self._next += 1
@@ -249,13 +253,10 @@ class ShardedWriter:
         """Writes many records (a :class:`tfrx.RecordBatch` or an iterable of bytes); returns how many."""
         self._check()
         if not isinstance(records, RecordBatch):
-            if isinstance(records, np.ndarray):
-                records = records.tolist()
-            elif not isinstance(records, (list, tuple)):
-                records = list(records)
-            if records and isinstance(records[0], str):
+            items = records.tolist() if isinstance(records, np.ndarray) else list(records)
+            if items and isinstance(items[0], str):
                 raise TypeError("ShardedWriter.write_many expects bytes records, not str")
-            records = RecordBatch.from_records(records) if records else RecordBatch(np.zeros(0, np.uint8), [], [])
+            records = RecordBatch.from_records(items) if items else RecordBatch(np.zeros(0, np.uint8), [], [])
         count = len(records)
         if count == 0:
             return 0
@@ -281,6 +282,7 @@ class ShardedWriter:
         """How far from ``i`` records can go to ``shard`` without crossing a limit (at least one record)."""
         count = len(records)
         if self.num_shards is not None:  # contiguous split of a known total
+            assert self.total_records is not None  # without one, write_many deals records round-robin
             boundary = -(-(shard.index + 1) * self.total_records // self.num_shards)
             return max(i + 1, min(count, i + boundary - self._next)) if shard.index < self.num_shards - 1 else count
         j = count
@@ -294,7 +296,7 @@ class ShardedWriter:
         return j
 
     def _put(self, shard: _Shard, batch: RecordBatch) -> None:
-        shard.writer.write_many(batch)
+        shard.open_writer().write_many(batch)
         shard.records += len(batch)
         shard.payload_bytes += int(batch.lengths.sum())
 
@@ -331,7 +333,8 @@ class ShardedWriter:
         self._closed = True
         for shard in self._open:
             try:
-                shard.writer.abort() if self._fs is not None else shard.writer.close()
+                writer = shard.open_writer()
+                writer.abort() if self._fs is not None else writer.close()
             except Exception:
                 pass
         shards = [*self._open, *self._done]
@@ -424,6 +427,7 @@ def write_examples(
     if is_columns and data:
         lengths = {_column_length(v) for v in data.values()}
         total = lengths.pop() if len(lengths) == 1 else None
+    writer: ShardedWriter | TFRecordWriter
     if sharded:
         writer = ShardedWriter(
             prefix_or_path, num_shards=num_shards, max_records_per_shard=max_records_per_shard,
@@ -462,7 +466,7 @@ def write_examples(
                 writer.write_many(pending)
         ok = True
     finally:
-        if sharded:
+        if isinstance(writer, ShardedWriter):  # sharded
             if ok:
                 paths = writer.close()
             else:

@@ -74,7 +74,7 @@ class FeatureStats:
         return [(key if isinstance(key, bytes) else self.shown[key] + b"...", n)
                 for key, n in self.top_counter.most_common(k)]
 
-    def _values(self, value) -> None:
+    def _values(self, value) -> int:
         if isinstance(value, np.ndarray):
             self.kinds[_KIND.get(value.dtype, str(value.dtype))] += 1
             if value.size:

@@ -140,15 +140,16 @@ def value_cell(value: Any, features: dict | None = None, name: str = "") -> dict
 
 def boxes_of(features: dict) -> list[dict]:
     """The Object Detection API's boxes (normalised corners) with their labels, when the record has them."""
-    coords = [features.get(f"image/object/bbox/{c}") for c in ("xmin", "ymin", "xmax", "ymax")]
-    if not all(isinstance(c, np.ndarray) for c in coords):
+    found = [features.get(f"image/object/bbox/{c}") for c in ("xmin", "ymin", "xmax", "ymax")]
+    coords = [c for c in found if isinstance(c, np.ndarray)]
+    if len(coords) != len(found):
         return []
     n = min(c.size for c in coords)
     texts = features.get("image/object/class/text")
     labels = features.get("image/object/class/label")
     out = []
     for i in range(n):
-        box = {k: round(float(c[i]), 5) for k, c in zip(("xmin", "ymin", "xmax", "ymax"), coords)}
+        box: dict[str, float | str] = {k: round(float(c[i]), 5) for k, c in zip(("xmin", "ymin", "xmax", "ymax"), coords)}
         if isinstance(texts, list) and i < len(texts):
             box["label"] = bytes(texts[i]).decode("utf-8", "replace")
         elif isinstance(labels, np.ndarray) and i < labels.size:

@@ -34,6 +34,7 @@ import ast
 import difflib
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -345,9 +346,10 @@ class Filter:
                 left = right
             return result
         if isinstance(node, ast.Call):
+            assert isinstance(node.func, ast.Name)  # _check allows calls of _FUNCS names only
             return self._call(node.func.id, self._eval(node.args[0], env, n), n)
         if isinstance(node, (ast.List, ast.Tuple)):
-            return [e.value for e in node.elts]
+            return [e.value for e in node.elts if isinstance(e, ast.Constant)]  # _check allows constants only
         if isinstance(node, ast.Subscript):
             value = self._eval(node.value, env, n)
             i = self._eval(node.slice, env, n)
@@ -422,7 +424,8 @@ class Filter:
             raise self._error("abs() of something other than a number")
         if not isinstance(x, _Rows):
             if isinstance(x, (list, tuple)) and all(isinstance(v, (int, float)) for v in x):
-                return {"min": min, "max": max, "sum": sum, "any": any, "all": all}[fn](x)
+                reducers: dict[str, Callable[[Any], Any]] = {"min": min, "max": max, "sum": sum, "any": any, "all": all}
+                return reducers[fn](x)
             raise self._error(f"{fn}() of something other than a feature or a list of numbers")
         if x.kind == "bytes":
             raise self._error(f"{fn}() of the bytes feature {x.name!r}")

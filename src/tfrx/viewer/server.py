@@ -30,6 +30,7 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
@@ -78,8 +79,10 @@ class _Background:
     def __init__(self, fn) -> None:
         self._fn = fn
         self._lock = threading.Lock()
-        self.status, self.progress, self.result, self.error = "idle", 0, None, None
-        self.size = None  # what progress counts up to, when known
+        self.status, self.progress = "idle", 0
+        self.result: Any = None
+        self.error: str | None = None
+        self.size: int | None = None  # what progress counts up to, when known
 
     def state(self) -> dict:
         with self._lock:
@@ -106,7 +109,8 @@ def _progress_text(job: _Background) -> str:
 
 def _kind_name(spec) -> str | None:
     dtype = getattr(spec, "dtype", None)
-    return {"int64": "int64", "float32": "float", "string": "bytes"}.get(getattr(dtype, "name", None))
+    name = getattr(dtype, "name", None)
+    return {"int64": "int64", "float32": "float", "string": "bytes"}.get(name) if isinstance(name, str) else None
 
 
 class ViewerServer(ThreadingHTTPServer):
@@ -129,6 +133,8 @@ class ViewerServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
+        if isinstance(host, bytes):
+            host = host.decode()
         return f"http://{host}:{port}/"
 
     # ------------------------------------------------------------------ answers

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tfrx.errors import TfrxError
 from tfrx.io.compression import detect_compression
 from tfrx.io.paths import expand_paths, is_url, source_name
+
+if TYPE_CHECKING:
+    from tfrx.data.random_access import RandomAccessDataset
 
 __all__ = ["Shard", "ViewSource"]
 
@@ -116,7 +120,7 @@ class ViewSource:
                 continue
             self.shards.append(Shard(name, compression or "", _size(name)))
         self._lock = threading.Lock()
-        self._datasets: dict[int, object] = {}
+        self._datasets: dict[int, RandomAccessDataset] = {}
         self._indexes: dict[int, object] = {}
         self._count_lock = threading.RLock()
         self._cache_dir = index_cache_dir
@@ -228,7 +232,7 @@ class ViewSource:
             if record <= first:
                 start, skip = RecordPosition(0, offset, record), first - record
         out: list[bytes] = []
-        kwargs = {"start": start} if start is not None and start.record_index else {}
+        kwargs: dict = {"start": start} if start is not None and start.record_index else {}
         with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
             for record in reader:
                 if skip:
@@ -241,7 +245,7 @@ class ViewSource:
 
     def read(self, first: int, count: int) -> list[tuple[int, str, int, bytes]]:
         """Up to ``count`` records from global number ``first``: (number, shard path, index in shard, bytes)."""
-        out = []
+        out: list[tuple[int, str, int, bytes]] = []
         try:
             k, local = self.locate(first)
         except IndexError:
@@ -297,7 +301,7 @@ class ViewSource:
         for record, offset in shard.marks:
             if record <= first:
                 start, skip = RecordPosition(0, offset, record), first - record
-        kwargs = {"start": start} if start is not None and start.record_index else {}
+        kwargs: dict = {"start": start} if start is not None and start.record_index else {}
         left = end - first
         with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
             while left > 0:

@@ -166,7 +166,9 @@ class StatsJob:
         self.done = 0
         self.unreadable = 0
         self.target = 0
-        self.status, self.result, self.error = "idle", None, None
+        self.status = "idle"
+        self.result: dict | None = None
+        self.error: str | None = None
         self.cancelled = False
         self._lock = threading.Lock()
         self._parser = self._make_parser()

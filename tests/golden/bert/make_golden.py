@@ -52,7 +52,7 @@ def build_vocab() -> None:
     from official.nlp.tools import tokenization
 
     basic = tokenization.BasicTokenizer(do_lower_case=True)
-    counts = collections.Counter()
+    counts: collections.Counter[str] = collections.Counter()
     for path in sorted(HERE.glob("corpus_*.txt")):
         for line in path.read_text(encoding="utf-8").splitlines():
             counts.update(basic.tokenize(line))

@@ -97,7 +97,7 @@ def _json_cell(value, kind: str):
     if value is None:
         return None
     items = value if isinstance(value, list) else [value]
-    out = []
+    out: list = []
     for v in items:
         if kind == "int64":
             if isinstance(v, bool) or isinstance(v, int):

@@ -221,7 +221,8 @@ def _csv_range(path, start, end, first_line, names, width, delimiter, errors, ch
 
 def _csv_columns(rows: list[list[str]], names) -> tuple[dict, dict] | None:
     """(columns, present) of a chunk of CSV rows, numbers parsed by NumPy; None when a value does not parse."""
-    columns, present = {}, {}
+    columns: dict[str, list | np.ndarray] = {}
+    present: dict[str, np.ndarray] = {}
     for j, (name, kind) in enumerate(names):
         if kind == "bytes":
             texts = [r[j] for r in rows]

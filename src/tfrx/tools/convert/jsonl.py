@@ -94,15 +94,15 @@ def jsonl_to_tfrecord(
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = []
-        for raw in f:
-            head.append(raw)
+        for row_bytes in f:
+            head.append(row_bytes)
             if len(head) >= infer_rows:
                 break
         seen: dict[str, set] = {}
         seen_lists: dict[str, set] = {}
-        for raw in head:
+        for row_bytes in head:
             try:
-                obj = json.loads(raw)
+                obj = json.loads(row_bytes)
             except ValueError:
                 continue
             if not isinstance(obj, dict):
@@ -149,11 +149,11 @@ def jsonl_to_tfrecord(
                             return None
                     return out
 
-                def consume(raw):
-                    if not raw.strip():
+                def consume(row_bytes):
+                    if not row_bytes.strip():
                         return
                     try:
-                        obj = json.loads(raw)
+                        obj = json.loads(row_bytes)
                     except ValueError as e:
                         errors(f"{path}: line {line}: not JSON: {e}")
                         return
@@ -171,12 +171,12 @@ def jsonl_to_tfrecord(
                         rows.append(out)
 
                 done = 0
-                for raw in head:
+                for row_bytes in head:
                     line += 1
-                    consume(raw)
-                for raw in f:
+                    consume(row_bytes)
+                for row_bytes in f:
                     line += 1
-                    consume(raw)
+                    consume(row_bytes)
                     if len(rows) >= chunk_rows:
                         _write_mixed_rows(writer, rows, kinds, list_kinds)
                         rows = []
