@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
@@ -44,8 +45,12 @@ __all__ = [
     "parse_single_sequence_example",
 ]
 
-_KIND_NAMES = {0: "no kind (empty Feature)", 1: "bytes_list", 2: "float_list", 3: "int64_list"}
-_MALFORMED, _MISSING, _KIND, _COUNT, _MULTIPLE = 1, 2, 3, 4, 5
+_KIND_NAMES = {
+    FeatureKind.NONE: "no kind (empty Feature)",
+    FeatureKind.BYTES: "bytes_list",
+    FeatureKind.FLOAT: "float_list",
+    FeatureKind.INT64: "int64_list",
+}
 
 
 def default_num_threads() -> int:
@@ -130,11 +135,11 @@ class _Columns:
         self.index: dict[str, int] = {}
         self.role: dict[str, str] = {}  # "dense" | "sparse" | "ragged"
         self.dtype: dict[str, Any] = {}
-        self.native: list[tuple] = []
+        self.native: list = []  # ColumnSpec or SequenceColumnSpec
         self.keys: list[str] = []
         self.split_types: dict[str, np.dtype] = {}  # ragged key -> row_splits_dtype
 
-    def add(self, key: str, role: str, dtype: Any, native: tuple) -> int:
+    def add(self, key: str, role: str, dtype: Any, native: ColumnSpec | SequenceColumnSpec) -> int:
         if not isinstance(key, str):
             raise SpecError(f"feature keys must be strings, got {key!r}")
         if key in self.index:
@@ -154,16 +159,18 @@ class _Columns:
         return self.index[key]
 
 
-def _var_native(key: str, dtype: Any, stride: int = 1, skip_empty: bool = False) -> tuple:
-    # A variable-length column with a (empty) default is one whose empty
-    # Features the native parser skips in an Example: they neither override
-    # an earlier occurrence of the key nor count as present (see parse.h).
-    return (key, dtype.kind, False, stride, [] if skip_empty else None)
+def _var_native(key: str, dtype: Any, stride: int = 1, skip_empty: bool = False) -> ColumnSpec:
+    # skip_empty: the native parser skips empty Features of the key in an
+    # Example: they neither override an earlier occurrence of the key nor
+    # count as present (see parse.h).
+    return ColumnSpec(key, FeatureKind(dtype.kind), count=stride, skip_empty=skip_empty)
 
 
-def _skipping_empty(native: tuple) -> tuple:
+def _skipping_empty(native: ColumnSpec) -> ColumnSpec:
     """A column spec whose empty Features are skipped (dense ones always are)."""
-    return native if native[2] or native[4] is not None else native[:4] + ([],)
+    if native.dense or native.skip_empty:
+        return native
+    return ColumnSpec(native.key, native.kind, count=native.count, skip_empty=True)
 
 
 class _Builder:
@@ -336,7 +343,7 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
     return RaggedArray(_cast_splits(rt.values, dtype), rt.row_splits.astype(dtype, copy=False))
 
 
-def _records_call(core: Any, serialized: Any, threads: int) -> tuple[Any, int]:
+def _records_call(core: Any, serialized: Any, threads: int) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
     if isinstance(serialized, RecordBatch):
         return core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads), len(serialized)
@@ -394,7 +401,8 @@ class _ExamplePlan:
                 default = None if spec.default_value is None else _default_values(spec, key, n, f"shape {list(shape)}")
                 if isinstance(default, np.ndarray):
                     default = default.astype("<f4", copy=False).tobytes()
-                self.cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, True, n, default))
+                self.cols.add(key, "dense", spec.dtype,
+                              ColumnSpec(key, FeatureKind(spec.dtype.kind), dense=True, count=n, default=default))
                 self.dense[key] = (shape, spec.dtype)
             elif isinstance(spec, FixedLenSequenceFeature):
                 if not spec.allow_missing:
@@ -476,11 +484,12 @@ def _strip_batch(value: Any) -> Any:
     return value
 
 
-def _raise_error(err: tuple, names: list[str], seq_names: list[str], specs: Mapping, seq_specs: Mapping,
+def _raise_error(err: ParseFailure, names: list[str], seq_names: list[str], specs: Mapping, seq_specs: Mapping,
                  first_index: int = 0, path: str | None = None, sequence: bool = False) -> None:
-    code, record, column, in_seq, step, expected, actual, offset = err
+    code, record, column, in_seq, step = err.code, err.record, err.column, err.in_sequence, err.step
+    expected, actual, offset = err.expected, err.actual, err.offset
     where = f"record {record + first_index}" + (f" of {path!r}" if path else "")
-    if code == _MALFORMED:
+    if code == ParseErrorCode.MALFORMED:
         feat = ""
         if column >= 0:
             feat = f" (inside {'feature list' if in_seq else 'feature'} {(seq_names if in_seq else names)[column]!r})"
@@ -493,26 +502,26 @@ def _raise_error(err: tuple, names: list[str], seq_names: list[str], specs: Mapp
     key = (seq_names if in_seq else names)[column]
     what = "feature list" if in_seq else "feature"
     at_step = f", step {step}" if in_seq and step >= 0 else ""
-    if code == _MISSING:
+    if code == ParseErrorCode.MISSING:
         if in_seq:
             msg = (f"{what} {key!r} is required but missing in {where}; pass allow_missing=True to "
                    "FixedLenSequenceFeature to give such records zero steps")
         else:
             msg = (f"{what} {key!r} is required but missing in {where}; give its FixedLenFeature a "
                    "default_value, or use VarLenFeature")
-    elif code == _KIND:
+    elif code == ParseErrorCode.KIND_MISMATCH:
         msg = (f"{what} {key!r} in {where}{at_step}: data types don't match: expected "
                f"{_KIND_NAMES[expected]} but found {_KIND_NAMES[actual]}")
-    elif code == _COUNT:
+    elif code == ParseErrorCode.COUNT_MISMATCH:
         spec = (seq_specs if in_seq else specs).get(key)
         shape = list(getattr(spec, "shape", ()) or [])
         msg = (f"{what} {key!r} in {where}{at_step}: expected {expected} value{'' if expected == 1 else 's'} (shape {shape}) "
                f"but found {actual}")
-    elif code == _MULTIPLE:
+    elif code == ParseErrorCode.NOT_MULTIPLE:
         msg = (f"{what} {key!r} in {where}: found {actual} values, not a multiple of {expected} "
                "(the row size of its FixedLenSequenceFeature shape)")
     else:  # pragma: no cover
-        msg = f"{what} {key!r} in {where}: parse error {code}"
+        msg = f"{what} {key!r} in {where}: parse error {int(code)}"
     raise ParseError(msg, feature=key, record_index=record)
 
 
@@ -548,12 +557,12 @@ class ExampleParser:
         return self._parse(self._core, serialized, self._threads(num_threads))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
-        (outputs, _, err), batch = _records_call(core, serialized, threads)
-        if err is not None:
+        result, batch = _records_call(core, serialized, threads)
+        if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(err, self._plan.cols.keys, [], self.features, {}, first, path)
-        return self._plan.build(outputs, batch)
+            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, first, path)
+        return self._plan.build(result.columns, batch)
 
     __call__ = parse
 
@@ -603,17 +612,19 @@ class SequenceExampleParser:
                         "(TensorFlow pads feature lists with zeros)"
                     )
                 n = _prod(shape)
-                self.seq_cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, n, not spec.allow_missing))
+                self.seq_cols.add(key, "dense", spec.dtype, SequenceColumnSpec(
+                    key, FeatureKind(spec.dtype.kind), step_count=n, required=not spec.allow_missing))
                 self._fls[key] = (shape, spec.dtype)
             elif isinstance(spec, VarLenFeature):
-                self.seq_cols.add(key, "sparse", spec.dtype, (key, spec.dtype.kind, 0, False))
+                self.seq_cols.add(key, "sparse", spec.dtype, SequenceColumnSpec(key, FeatureKind(spec.dtype.kind)))
             elif isinstance(spec, RaggedFeature):
                 value_key = key if spec.value_key is None else spec.value_key
-                self.seq_cols.add(value_key, "ragged", spec.dtype, (value_key, spec.dtype.kind, 0, False))
+                self.seq_cols.add(value_key, "ragged", spec.dtype,
+                                  SequenceColumnSpec(value_key, FeatureKind(spec.dtype.kind)))
                 _split_type(self.seq_cols, value_key, spec)
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength):
-                        self.seq_cols.add(p.key, "ragged", _dt.int64, (p.key, _dt.int64.kind, 0, False))
+                        self.seq_cols.add(p.key, "ragged", _dt.int64, SequenceColumnSpec(p.key, FeatureKind.INT64))
                         _split_type(self.seq_cols, p.key, spec)
             else:
                 raise SpecError(
@@ -626,14 +637,14 @@ class SequenceExampleParser:
         """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
         n = num_threads if num_threads is not None else self.num_threads
         threads = default_num_threads() if n is None else max(1, int(n))
-        (ctx_out, seq_out, err), batch = _records_call(self._core, serialized, threads)
-        if err is not None:
+        result, batch = _records_call(self._core, serialized, threads)
+        if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(err, self._context.cols.keys, self.seq_cols.keys, self.context_features,
+            _raise_error(result.error, self._context.cols.keys, self.seq_cols.keys, self.context_features,
                          self.sequence_features, first, path, sequence=True)
-        context = self._context.build(ctx_out, batch)
-        raw = dict(zip(self.seq_cols.keys, seq_out))
+        context = self._context.build(result.columns, batch)
+        raw = dict(zip(self.seq_cols.keys, result.sequence_columns))
         feature_lists: dict[str, Any] = {}
         lengths: dict[str, Any] = {}
         for key, spec in self.sequence_features.items():
