@@ -1,11 +1,24 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workers, workloads, write
+from benchmarks import (
+    bytes_values,
+    codec,
+    convert,
+    crc,
+    parse,
+    pipeline,
+    random_access,
+    read,
+    remote,
+    workers,
+    workloads,
+    write,
+)
 from benchmarks import ray as ray_data
 from benchmarks.report import header, table
 
@@ -15,6 +28,7 @@ SUITES = {
     "crc": crc.run,
     "codec": codec.run,
     "parse": parse.run,
+    "bytes_values": bytes_values.run,
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
@@ -23,7 +37,7 @@ SUITES = {
     "workers": workers.run,
 }
 # Suites whose results read better in their own table.
-TABLES = {"remote": remote.remote_table}
+TABLES = {"remote": remote.remote_table, "bytes_values": bytes_values.table}
 
 
 def main(argv=None) -> int:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stream_copy.h"
 #include "workers.h"
 
 namespace tfrx {
@@ -24,9 +25,15 @@ nb::object ObjectArena::slice(size_t n) {
 
 void BytesFiller::fill(int threads) {
   const size_t count = copies_.size();
+  // A batch this large leaves the cache before anyone reads it: copy past the cache.
+  const bool stream = bytes_ >= kStreamingBytes;
+  auto copy = [stream](const Copy& c) {
+    if (stream) copy_streaming(c.dst, c.src, c.n);
+    else std::memcpy(c.dst, c.src, c.n);
+  };
   const int k = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), count));
   if (k <= 1) {
-    for (const Copy& c : copies_) std::memcpy(c.dst, c.src, c.n);
+    for (const Copy& c : copies_) copy(c);
   } else {
     // Contiguous runs of copies of about bytes_ / k bytes each.
     std::vector<size_t> bounds(static_cast<size_t>(k) + 1, count);
@@ -38,7 +45,7 @@ void BytesFiller::fill(int threads) {
       bounds[i] = at;
     }
     tfrx::run_chunks(k, [&](int i) {
-      for (size_t j = bounds[i]; j < bounds[i + 1]; ++j) std::memcpy(copies_[j].dst, copies_[j].src, copies_[j].n);
+      for (size_t j = bounds[i]; j < bounds[i + 1]; ++j) copy(copies_[j]);
     });
   }
   copies_.clear();

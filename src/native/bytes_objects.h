@@ -51,6 +51,9 @@ class ObjectArena {
 // and filled afterwards by BytesFiller without it: the copy is the cost.
 constexpr size_t kDeferredCopyBytes = 16 * 1024;
 
+// Copies of large values totalling at least this much bypass the cache (stream_copy.h).
+constexpr size_t kStreamingBytes = size_t{2} << 20;
+
 // Copies of large values queued by span_bytes and done in one pass, with the
 // GIL released: the bytes objects are new and reachable only through the
 // arena, which nobody else sees before the parse call returns.

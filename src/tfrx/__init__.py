@@ -125,6 +125,7 @@ __all__ += [
 # --------------------------------------------------------------- parsing (dtypes, parsing)
 from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64
 from tfrx.parsing import (
+    BytesArray,
     ExampleParser,
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -164,6 +165,7 @@ __all__ += [
     "RaggedFeature",
     "SparseArray",
     "RaggedArray",
+    "BytesArray",
     "ExampleParser",
     "SequenceExampleParser",
     "parse_example",

@@ -22,6 +22,7 @@ from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
 from tfrx.parsing.arrays import RaggedArray, SparseArray
+from tfrx.parsing.bytes_array import BytesArray
 from tfrx.parsing.specs import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -66,8 +67,26 @@ def _object_array(items: list) -> np.ndarray:
     return out
 
 
-def _values_array(values: Any) -> np.ndarray:
-    return _object_array(values) if isinstance(values, list) else values
+def _values_array(values: Any) -> Any:
+    if isinstance(values, list):
+        return _object_array(values)
+    if isinstance(values, _native.ByteSpans):  # a parser's bytes_as="views" output
+        data = values.data
+        if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1:
+            data = np.frombuffer(data, dtype=np.uint8)
+        return BytesArray._trusted(data, values.starts, values.lengths)
+    return values
+
+
+_BYTES_AS = ("bytes", "views")
+
+
+def _check_bytes_as(bytes_as: str) -> bool:
+    """Whether a parser's ``bytes_as`` asks for views (BytesArray) rather than ``bytes`` objects."""
+    if bytes_as not in _BYTES_AS:
+        raise ValueError(f'bytes_as must be "bytes" (NumPy object arrays of bytes) or "views" '
+                         f"(tfrx.BytesArray over the batch's buffer), got {bytes_as!r}")
+    return bytes_as == "views"
 
 
 def _prod(shape: tuple) -> int:
@@ -189,6 +208,14 @@ class _Builder:
         width = _prod(inner)
         counts = np.diff(row_splits)
         max_rows = int(counts.max()) if batch else 0
+        if isinstance(values, (_native.ByteSpans, BytesArray)):
+            values = _values_array(values)
+            if pad != b"":
+                values = values.to_numpy()
+            else:  # padding is the empty value: spans of length 0
+                starts = _Builder.padded(values.starts, row_splits, batch, inner, 0, _dt.int64)
+                lengths = _Builder.padded(values.lengths, row_splits, batch, inner, 0, _dt.int64)
+                return BytesArray._trusted(values.data, starts, lengths)
         np_dtype = object if dtype is _dt.string else dtype.numpy
         out = np.empty((batch, max_rows) + inner, dtype=np_dtype)
         out[...] = pad
@@ -343,10 +370,11 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
     return RaggedArray(_cast_splits(rt.values, dtype), rt.row_splits.astype(dtype, copy=False))
 
 
-def _records_call(core: Any, serialized: Any, threads: int) -> tuple[ParseResult, int]:
+def _records_call(core: Any, serialized: Any, threads: int, views: bool = False) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
     if isinstance(serialized, RecordBatch):
-        return core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads), len(serialized)
+        result = core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads, views=views)
+        return result, len(serialized)
     if isinstance(serialized, (bytes, bytearray, memoryview, str)):
         raise TypeError("parse_example takes a batch of records; use parse_single_example for one record")
     if hasattr(serialized, "numpy") and not isinstance(serialized, np.ndarray):  # a tf.Tensor
@@ -360,7 +388,7 @@ def _records_call(core: Any, serialized: Any, threads: int) -> tuple[ParseResult
     elif not isinstance(serialized, (list, tuple)):
         serialized = list(serialized)
     try:
-        return core.parse_list(serialized, threads), len(serialized)
+        return core.parse_list(serialized, threads, views=views), len(serialized)
     except BufferError as e:
         raise TypeError(f"serialized records must be bytes-like: {e}") from None
     except TypeError as e:
@@ -453,10 +481,7 @@ class _ExamplePlan:
         for key, spec in self.features.items():
             if isinstance(spec, FixedLenFeature):
                 shape, dtype = self.dense[key]
-                arr = raw[key]
-                if isinstance(arr, list):
-                    arr = _object_array(arr)
-                result[key] = arr.reshape((batch,) + shape)
+                result[key] = _values_array(raw[key]).reshape((batch,) + shape)
             elif isinstance(spec, FixedLenSequenceFeature):
                 shape, pad, dtype = self.fls[key]
                 values, splits = raw[key]
@@ -475,7 +500,7 @@ class _ExamplePlan:
 
 def _strip_batch(value: Any) -> Any:
     """The first (only) record of a batch-of-one result."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, BytesArray)):
         return value[0]
     if isinstance(value, SparseArray):
         return SparseArray(value.indices[:, 1:].copy(), value.values, value.dense_shape[1:].copy())
@@ -532,12 +557,16 @@ class ExampleParser:
     ``bytes`` or a :class:`tfrx.RecordBatch` and returns a dict of NumPy
     arrays, :class:`SparseArray` and :class:`RaggedArray` values keyed like
     ``features``. ``num_threads`` (default: usable cores) splits big batches
-    across native threads; results do not depend on it.
+    across native threads; results do not depend on it. ``bytes_as="views"``
+    returns string features as :class:`tfrx.BytesArray` (spans of the
+    batch's buffer, no ``bytes`` object per value) instead of object arrays.
     """
 
-    def __init__(self, features: Mapping, *, num_threads: int | None = None) -> None:
+    def __init__(self, features: Mapping, *, num_threads: int | None = None, bytes_as: str = "bytes") -> None:
         if not isinstance(features, Mapping) or not features:
             raise SpecError("features must be a non-empty dict mapping keys to feature specs")
+        self._views = _check_bytes_as(bytes_as)
+        self.bytes_as = bytes_as
         self.features = dict(features)
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
@@ -557,7 +586,7 @@ class ExampleParser:
         return self._parse(self._core, serialized, self._threads(num_threads))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
-        result, batch = _records_call(core, serialized, threads)
+        result, batch = _records_call(core, serialized, threads, self._views)
         if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
@@ -578,7 +607,8 @@ class ExampleParser:
         return {k: _strip_batch(v) for k, v in self._parse(self._single_core, _single_record(serialized), 1).items()}
 
     def __repr__(self) -> str:
-        return f"tfrx.ExampleParser({self.features!r})"
+        views = ', bytes_as="views"' if self._views else ""
+        return f"tfrx.ExampleParser({self.features!r}{views})"
 
 
 class SequenceExampleParser:
@@ -586,6 +616,7 @@ class SequenceExampleParser:
 
     ``parse(batch)`` returns ``(context, feature_lists, lengths)`` like
     TensorFlow; ``parse_single(record)`` returns ``(context, feature_lists)``.
+    ``bytes_as="views"`` returns string features as :class:`tfrx.BytesArray`.
     """
 
     def __init__(
@@ -594,9 +625,12 @@ class SequenceExampleParser:
         sequence_features: Mapping | None = None,
         *,
         num_threads: int | None = None,
+        bytes_as: str = "bytes",
     ) -> None:
         if not (context_features or sequence_features):
             raise SpecError("context_features and sequence_features are both empty; give at least one")
+        self._views = _check_bytes_as(bytes_as)
+        self.bytes_as = bytes_as
         self.context_features = dict(context_features or {})
         self.sequence_features = dict(sequence_features or {})
         self._context = _ExamplePlan(self.context_features, context=True)
@@ -637,7 +671,7 @@ class SequenceExampleParser:
         """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
         n = num_threads if num_threads is not None else self.num_threads
         threads = default_num_threads() if n is None else max(1, int(n))
-        result, batch = _records_call(self._core, serialized, threads)
+        result, batch = _records_call(self._core, serialized, threads, self._views)
         if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
@@ -693,9 +727,10 @@ class SequenceExampleParser:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
 
 
-def parse_example(serialized: Any, features: Mapping, *, num_threads: int | None = None) -> dict:
+def parse_example(serialized: Any, features: Mapping, *, num_threads: int | None = None,
+                  bytes_as: str = "bytes") -> dict:
     """``tf.io.parse_example``: a batch of serialized Examples -> dict of arrays."""
-    return ExampleParser(features, num_threads=num_threads).parse(serialized)
+    return ExampleParser(features, num_threads=num_threads, bytes_as=bytes_as).parse(serialized)
 
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
@@ -709,9 +744,11 @@ def parse_sequence_example(
     sequence_features: Mapping | None = None,
     *,
     num_threads: int | None = None,
+    bytes_as: str = "bytes",
 ) -> tuple[dict, dict, dict]:
     """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
-    return SequenceExampleParser(context_features, sequence_features, num_threads=num_threads).parse(serialized)
+    parser = SequenceExampleParser(context_features, sequence_features, num_threads=num_threads, bytes_as=bytes_as)
+    return parser.parse(serialized)
 
 
 def parse_single_sequence_example(
