@@ -8,23 +8,21 @@ using namespace nb::literals;
 namespace tfrx {
 namespace py {
 
+namespace {
+// A CRC of a Python buffer, extending `value`, computed without the GIL.
+template <uint32_t (*Extend)(uint32_t, const uint8_t*, size_t)>
+uint32_t extend_buffer(nb::handle data, uint32_t value) {
+  ByteView view(data);
+  nb::gil_scoped_release release;
+  return Extend(value, view.data(), view.size());
+}
+}  // namespace
+
 void bind_crc32c(nb::module_& m) {
-  m.def(
-      "crc32c",
-      [](nb::handle data, uint32_t value) {
-        ByteView view(data);
-        nb::gil_scoped_release release;
-        return crc32c_extend(value, view.data(), view.size());
-      },
-      "data"_a, "value"_a = 0, "CRC-32C of a buffer, extending `value` (the CRC of preceding bytes).");
-  m.def(
-      "crc32c_portable",
-      [](nb::handle data, uint32_t value) {
-        ByteView view(data);
-        nb::gil_scoped_release release;
-        return crc32c_extend_portable(value, view.data(), view.size());
-      },
-      "data"_a, "value"_a = 0, "CRC-32C computed by the portable table-driven fallback.");
+  m.def("crc32c", &extend_buffer<crc32c_extend>, "data"_a, "value"_a = 0,
+        "CRC-32C of a buffer, extending `value` (the CRC of preceding bytes).");
+  m.def("crc32c_portable", &extend_buffer<crc32c_extend_portable>, "data"_a, "value"_a = 0,
+        "CRC-32C computed by the portable table-driven fallback.");
   m.def(
       "masked_crc32c",
       [](nb::handle data) {

@@ -20,35 +20,22 @@ using tfrx::parse::VarColumn;
 // Bytes copied without the GIL, split over threads beyond this many per thread.
 constexpr size_t kFillBytesPerThread = size_t{4} << 20;
 
-// Concatenates the per-chunk values of one numeric column into one owned array.
-nb::object merge_numbers(Kind kind, std::vector<std::vector<VarColumn>>& chunks, size_t col) {
+// Concatenates the per-chunk `values` of one numeric column into one owned array.
+template <typename T>
+nb::object merge_numbers(std::vector<std::vector<VarColumn>>& chunks, size_t col,
+                         tfrx::parse::PodBuffer<T> VarColumn::*values) {
   size_t total = 0;
-  for (const auto& ch : chunks) total += ch[col].size();
+  for (const auto& ch : chunks) total += (ch[col].*values).size();
   // One chunk: its buffer becomes the output as it is.
-  if (chunks.size() == 1 && total > 0) {
-    if (kind == tfrx::parse::kInt64) return released_array(&chunks[0][col].int64_values);
-    return released_array(&chunks[0][col].float_values);
-  }
-  if (kind == tfrx::parse::kInt64) {
-    auto buffer = aligned_buffer<int64_t>(total);
-    int64_t* out = buffer.get();
-    size_t at = 0;
-    for (const auto& ch : chunks) {
-      const auto& v = ch[col].int64_values;
-      if (!v.empty()) std::memcpy(out + at, v.data(), 8 * v.size());
-      at += v.size();
-    }
-    return nb::cast(owned_array<int64_t>(std::move(buffer), {total}));
-  }
-  auto buffer = aligned_buffer<float>(total);
-  float* out = buffer.get();
+  if (chunks.size() == 1 && total > 0) return released_array(&(chunks[0][col].*values));
+  auto buffer = aligned_buffer<T>(total);
   size_t at = 0;
   for (const auto& ch : chunks) {
-    const auto& v = ch[col].float_values;
-    if (!v.empty()) std::memcpy(out + at, v.data(), 4 * v.size());
+    const auto& v = ch[col].*values;
+    if (!v.empty()) std::memcpy(buffer.get() + at, v.data(), sizeof(T) * v.size());
     at += v.size();
   }
-  return nb::cast(owned_array<float>(std::move(buffer), {total}));
+  return nb::cast(owned_array<T>(std::move(buffer), {total}));
 }
 
 // Row splits [0, c0, c0+c1, ...] from counts gathered chunk by chunk.
@@ -333,7 +320,8 @@ ParseResult ParserObject::run(const std::vector<Span>& records, int threads, boo
   // The values of one variable-length column, all chunks together.
   auto var_values = [&](Kind kind, std::vector<std::vector<VarColumn>>& chunks, size_t col,
                         uint32_t* skip) -> nb::object {
-    if (kind != kBytes) return merge_numbers(kind, chunks, col);
+    if (kind == kInt64) return merge_numbers(chunks, col, &VarColumn::int64_values);
+    if (kind == kFloat) return merge_numbers(chunks, col, &VarColumn::float_values);
     std::vector<const Span*> flat;
     for (const auto& ch : chunks)
       for (const Span& sp : ch[col].bytes_values) flat.push_back(&sp);
