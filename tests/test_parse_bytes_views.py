@@ -251,3 +251,29 @@ def test_large_values_are_copied_whole(threads):
         out = tfrx.parse_example(form, spec, num_threads=threads)
         assert out["blob"].tolist() == values
         assert out["n"].tolist() == list(range(24))
+
+
+def test_views_kept_across_a_pipeline_stay_valid(tmp_path):
+    # Readers and the batch-native shuffle reuse their buffers once nothing
+    # refers to them: views hold the buffer, so every batch kept to the end
+    # still reads its own values.
+    path = str(tmp_path / "v.tfrecord")
+    values = [b"value %d " % i * (1 + i % 7) for i in range(300)]
+    with tfrx.TFRecordWriter(path) as w:
+        for i, v in enumerate(values):
+            w.write(tfrx.make_example({"b": [v], "n": [i]}).SerializeToString())
+    spec = {"b": tfrx.FixedLenFeature([], tfrx.string), "n": tfrx.FixedLenFeature([], tfrx.int64)}
+    views = tfrx.ExampleParser(spec, bytes_as="views")
+    pipelines = [
+        tfrx.TFRecordDataset(path).batch(8).parse(views),
+        tfrx.TFRecordDataset(path).shuffle(50, seed=3).batch(8).parse(views),
+        (views.parse(b) for b in tfrx.RecordReader(path).iter_batches(8)),
+    ]
+    for pipeline in pipelines:
+        kept = list(pipeline)
+        seen = []
+        for out in kept:
+            assert isinstance(out["b"], BytesArray)
+            assert out["b"].tolist() == [values[int(n)] for n in out["n"]]
+            seen.extend(int(n) for n in out["n"])
+        assert sorted(seen) == list(range(300))
