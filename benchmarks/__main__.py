@@ -1,4 +1,7 @@
-"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,remote,ray,workers,readme,all,generate} [--size small|full] [--workloads a,b].
+
+``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
+"""
 
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ TABLES = {"remote": remote.remote_table, "bytes_values": bytes_values.table}
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    p.add_argument("name", choices=[*SUITES, "all", "generate"])
+    p.add_argument("name", choices=[*SUITES, "readme", "all", "generate"])
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), help="comma-separated subset")
     p.add_argument("--repeat", type=int, default=3, help="runs per contender; the fastest counts")
@@ -51,6 +54,10 @@ def main(argv=None) -> int:
     unknown = set(names) - set(workloads.WORKLOADS)
     if unknown:
         p.error(f"unknown workloads: {', '.join(sorted(unknown))}")
+    if args.name == "readme":
+        from benchmarks import readme
+
+        return readme.main(["--size", args.size, "--repeat", str(args.repeat)])
     if args.name == "generate":
         for path in workloads.generate(args.size):
             print(path)

@@ -85,7 +85,7 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
             if one:
                 os.environ["RAYON_NUM_THREADS"] = "1"
             r = create_pretraining_data(corpus, vocab, out, mode="fast", metadata=False,
-                                        num_workers=1 if one else workers,
+                                        num_parallel_calls=1 if one else workers,
                                         tokenizer="hf" if contender.endswith("-hf") else "auto")
         n_inst, n_tok = r.num_instances, r.num_tokens
     wall = time.perf_counter() - t0

@@ -88,7 +88,7 @@ def tfrx_images(size, workers, validate="full"):
 
     root, _ = image_folder(size)
     out = workloads.DATA_DIR / "convert-out" / "images-tfrx"
-    summary = images_to_tfrecord(root, out, num_shards=4, workers=workers, validate=validate, progress=False)
+    summary = images_to_tfrecord(root, out, num_shards=4, num_parallel_calls=workers, validate=validate, progress=False)
     return summary.records
 
 
@@ -135,7 +135,7 @@ def tfrx_csv(size, workers):
     path, _ = csv_file(size)
     out = workloads.DATA_DIR / "convert-out" / "csv-tfrx"
     # 1 MB ranges so that the small file, too, is split across processes (the default is 16 MB)
-    return csv_to_tfrecord(path, out, spec=CSV_KINDS, num_shards=4, workers=workers, parallel_chunk_bytes=1 << 20,
+    return csv_to_tfrecord(path, out, spec=CSV_KINDS, num_shards=4, num_parallel_calls=workers, parallel_chunk_bytes=1 << 20,
                            progress=False).records
 
 

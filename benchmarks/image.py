@@ -12,7 +12,7 @@ Rows, all on the same bytes:
   map pinned to one thread (TensorFlow's op overhead per image included, as
   in a real pipeline);
 * the same batched with N threads: tfrx.image.decode_batch(..., size=...,
-  num_threads=N) vs tf.data map(num_parallel_calls=N) + batch.
+  num_parallel_calls=N) vs tf.data map(num_parallel_calls=N) + batch.
 
 Each row reports images per wall second and images per CPU second (all
 threads of the process), the per-core figure that stays meaningful on a
@@ -97,7 +97,7 @@ def run(count: int, repeat: int, threads: int) -> list[tuple[str, str, float, fl
 
     def tfrx_batched() -> int:
         for i in range(0, len(jpegs), 32):
-            timg.decode_batch(jpegs[i : i + 32], channels=3, size=SIZE, num_threads=threads)
+            timg.decode_batch(jpegs[i : i + 32], channels=3, size=SIZE, num_parallel_calls=threads)
         return len(jpegs)
 
     decode = {

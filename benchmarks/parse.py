@@ -88,9 +88,9 @@ def tfrx_contender(workload: str, records: list[bytes], threads: int | None, rea
 
     spec = SPECS[workload]
     if workload == "sequence":
-        parser = tfrx.SequenceExampleParser(_tfrx_specs(spec[0]), _tfrx_specs(spec[1]), num_threads=threads)
+        parser = tfrx.SequenceExampleParser(_tfrx_specs(spec[0]), _tfrx_specs(spec[1]), num_parallel_calls=threads)
     else:
-        parser = tfrx.ExampleParser(_tfrx_specs(spec), num_threads=threads)
+        parser = tfrx.ExampleParser(_tfrx_specs(spec), num_parallel_calls=threads)
     # Records as the reader hands them over: one buffer + offsets per batch.
     batches = [tfrx.RecordBatch.from_records(b) for b in _batches(records)]
 

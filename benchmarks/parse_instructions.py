@@ -29,10 +29,10 @@ def _loop(workload: str, passes: int) -> None:
     spec = parse.SPECS[workload]
     if workload == "sequence":
         parser = tfrx.SequenceExampleParser(
-            parse._tfrx_specs(spec[0]), parse._tfrx_specs(spec[1]), num_threads=1
+            parse._tfrx_specs(spec[0]), parse._tfrx_specs(spec[1]), num_parallel_calls=1
         )
     else:
-        parser = tfrx.ExampleParser(parse._tfrx_specs(spec), num_threads=1)
+        parser = tfrx.ExampleParser(parse._tfrx_specs(spec), num_parallel_calls=1)
     batches = [tfrx.RecordBatch.from_records(b) for b in parse._batches(records)]
     for _ in range(passes):
         for b in batches:

@@ -131,7 +131,7 @@ def tfrx_pipeline(name: str, path):
         threads = tfrx.data.usable_cores()
 
         def decode(batch):
-            images = tfrx.image.decode_batch(batch["image/encoded"], channels=3, size=SIZE, num_threads=threads)
+            images = tfrx.image.decode_batch(batch["image/encoded"], channels=3, size=SIZE, num_parallel_calls=threads)
             return images, batch["image/class/label"]
 
         ds = tfrx.TFRecordDataset(str(path)).shuffle(SHUFFLE, seed=0).batch(JPEG_BATCH).parse(parser).map(decode).prefetch(2)

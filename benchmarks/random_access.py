@@ -59,7 +59,7 @@ def sequential_records(path):
 def shuffled_read_batch(path):
     import tfrx
 
-    ds = tfrx.RandomAccessDataset([path])
+    ds = tfrx.RandomAccessDataset([path], use_mmap=True)
     epoch = [0]
 
     def run():
@@ -76,7 +76,7 @@ def shuffled_read_batch(path):
 def shuffled_iterator(path):
     import tfrx
 
-    g = tfrx.RandomAccessDataset([path]).shuffle_global(0)
+    g = tfrx.RandomAccessDataset([path], use_mmap=True).shuffle_global(0)
 
     def run():
         n = 0

@@ -148,7 +148,7 @@ def run(size: str, names: list[str], repeat: int) -> list[Result]:
 
             def write_tfrx():
                 shutil.rmtree(out / "tfrx", ignore_errors=True)
-                written["tfrx"] = tray.write_tfrecords(ours_ds, out / "tfrx" / name, compression_type=None)
+                written["tfrx"] = tray.write_tfrecords(ours_ds, out / "tfrx" / name, compression=None)
                 return len(written["tfrx"])
 
             def write_ray():

@@ -51,7 +51,7 @@ def _shards(name: str, size: str) -> list[str]:
     return [str(pipeline.ensure(name, size))] * SHARDS
 
 
-def _tfrx(name: str, size: str, workers: int, shared_memory: bool):
+def _tfrx(name: str, size: str, workers: int, shared_memory: bool, device: str = "cpu"):
     import torch
 
     import tfrx
@@ -59,13 +59,19 @@ def _tfrx(name: str, size: str, workers: int, shared_memory: bool):
     ds = tfrx.TFRecordDataset(_shards(name, size)).shuffle(pipeline.SHUFFLE, seed=0).batch(pipeline.BATCH)
     ds = ds.parse(pipeline._tfrx_parser(name)).prefetch(2)
     extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
+    if device != "cpu":
+        extra["pin_memory"] = True
     loader = torch.utils.data.DataLoader(ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=workers, **extra)
 
     def run():
         n = 0
         for epoch in range(EPOCHS):
             for batch in loader:
+                if device != "cpu":  # what a training step sees: every tensor on the GPU
+                    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items() if isinstance(v, torch.Tensor)}
                 n += pipeline._count(batch)
+        if device != "cpu":
+            torch.cuda.synchronize()
         return n
 
     return run, loader
@@ -117,6 +123,7 @@ def _tfrecord(name: str, size: str, workers: int):
 CONTENDERS = {
     "tfrx": lambda name, size, k: _tfrx(name, size, k, True),
     "tfrx (torch handoff)": lambda name, size, k: _tfrx(name, size, k, False),
+    "tfrx -> GPU (pin_memory)": lambda name, size, k: _tfrx(name, size, k, True, "cuda"),
     "tf.data": _tf,
     "tfrecord": _tfrecord,
 }
@@ -146,7 +153,8 @@ def _in_subprocess(contender: str, name: str, size: str, workers: int):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    if "GPU" not in contender:
+        env.setdefault("CUDA_VISIBLE_DEVICES", "")
     proc = subprocess.run([sys.executable, "-m", "benchmarks.workers", "--worker", contender, name, size, str(workers)],
                           capture_output=True, text=True, env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -155,15 +163,24 @@ def _in_subprocess(contender: str, name: str, size: str, workers: int):
     return json.loads(lines[-1])
 
 
-def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
+def _cuda_available() -> bool:
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"], capture_output=True, text=True)
+    return probe.stdout.strip() == "True"
+
+
+def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=None, skip=()) -> list[Result]:
     from importlib.util import find_spec
 
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
-    runs = [("tfrx", k) for k in WORKERS] + [("tfrx (torch handoff)", k) for k in WORKERS if k]
+    counts = list(workers or WORKERS)
+    runs = [("tfrx", k) for k in counts] + [("tfrx (torch handoff)", k) for k in counts if k]
+    if _cuda_available():
+        runs += [("tfrx -> GPU (pin_memory)", k) for k in counts]
     if find_spec("tensorflow") is not None:
         runs.append(("tf.data", 0))
     if find_spec("tfrecord") is not None:
-        runs += [("tfrecord", k) for k in WORKERS]
+        runs += [("tfrecord", k) for k in counts]
+    runs = [r for r in runs if r[0] not in skip]
     results = []
     for name in names:
         expected = pipeline.COUNTS[size][name] * SHARDS * EPOCHS
@@ -171,6 +188,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         for k in range(max(1, repeat)):
             for contender, workers in runs if k % 2 == 0 else runs[::-1]:
                 out = _in_subprocess(contender, name, size, workers)
+                log(f"    round {k + 1}: {name} {contender}, {workers} workers: {out['value'] / out['cpu']:,.0f} rec/CPU-s, "
+                    f"{out['value'] / out['wall']:,.0f} rec/s")
                 if out["value"] != expected:
                     raise RuntimeError(f"{contender} delivered {out['value']} records, expected {expected}")
                 rounds[(contender, workers)].append(out)
@@ -193,7 +212,23 @@ def main(argv=None) -> int:
     if argv[:1] == ["--worker"]:
         worker(*argv[1:])
         return 0
-    return suite_main("python -m benchmarks.workers", __doc__, run, argv, workloads=WORKLOADS)
+    counts = None
+    if "--workers" in argv:  # e.g. --workers 0,1,2,4,8,16 on a machine with more cores
+        at = argv.index("--workers")
+        counts = [int(k) for k in argv[at + 1].split(",")]
+        del argv[at:at + 2]
+
+    skip = ()
+    if "--skip" in argv:  # contenders to leave out, e.g. --skip tfrecord
+        at = argv.index("--skip")
+        skip = tuple(argv[at + 1].split(","))
+        del argv[at:at + 2]
+
+    def run_counts(size, names, repeat):
+        return run(size, names, repeat, workers=counts, skip=skip)
+
+    return suite_main("python -m benchmarks.workers", __doc__, run_counts, argv, workloads=WORKLOADS,
+                      extra=", workers: " + ",".join(map(str, counts or WORKERS)))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ _SPECS = [
 
 
 def _parser(features: dict, num_threads: int):
-    return tfrx.ExampleParser(features, num_threads=num_threads)
+    return tfrx.ExampleParser(features, num_parallel_calls=num_threads)
 
 
 def TestOneInput(data: bytes) -> None:

@@ -36,7 +36,7 @@ def main(corpus: str | None) -> None:
         list(tfrx.RecordReader(io.BytesIO(bytes(damaged)), on_error="skip", chunk_size=128))
     spec = {"id": tfrx.FixedLenFeature((), tfrx.int64), "x": tfrx.FixedLenFeature((3,), tfrx.float32),
             "s": tfrx.VarLenFeature(tfrx.string), "m": tfrx.RaggedFeature(tfrx.int64)}
-    out = tfrx.parse_example(records, spec, num_threads=2)
+    out = tfrx.parse_example(records, spec, num_parallel_calls=2)
     assert out["id"].tolist() == list(range(50))
     for r in records[:5]:
         tfrx.decode_example(r)

@@ -104,8 +104,8 @@ def test_fast_records_are_well_formed(corpus, tmp_path):
 def test_fast_output_does_not_depend_on_workers(corpus, tmp_path):
     vocab = Vocab.from_file(VOCAB)
     flags = dict(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1, chunk_documents=100, mode="fast")
-    one = create_pretraining_data(corpus, vocab, str(tmp_path / "one"), num_workers=1, **flags)
-    two = create_pretraining_data(corpus, vocab, str(tmp_path / "two"), num_workers=2, **flags)
+    one = create_pretraining_data(corpus, vocab, str(tmp_path / "one"), num_parallel_calls=1, **flags)
+    two = create_pretraining_data(corpus, vocab, str(tmp_path / "two"), num_parallel_calls=2, **flags)
     a = list(read(one.paths, batch_size=1_000_000))[0]
     b = list(read(two.paths, batch_size=1_000_000))[0]
     assert one.num_instances == two.num_instances > 0
@@ -177,7 +177,7 @@ def test_ray_tasks_give_the_same_records(corpus, tmp_path):
     flags = dict(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1, chunk_documents=150, mode="fast")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        on_ray = create_pretraining_data(corpus, vocab, str(tmp_path / "ray"), use_ray=True, num_workers=2, **flags)
+        on_ray = create_pretraining_data(corpus, vocab, str(tmp_path / "ray"), use_ray=True, num_parallel_calls=2, **flags)
     finally:
         ray.shutdown()
     local = create_pretraining_data(corpus, vocab, str(tmp_path / "local"), **flags)

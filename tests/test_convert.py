@@ -51,7 +51,7 @@ def _examples(paths):
 
 
 def test_image_folder(tmp_path, image_folder):
-    summary = images_to_tfrecord(image_folder, tmp_path / "out" / "photos-train", num_shards=2, workers=2)
+    summary = images_to_tfrecord(image_folder, tmp_path / "out" / "photos-train", num_shards=2, num_parallel_calls=2)
     assert summary.records == 5 and summary.skipped == 0
     assert [os.path.basename(p) for p in summary.paths] == [
         "photos-train.tfrecord-00000-of-00002", "photos-train.tfrecord-00001-of-00002"]
@@ -75,8 +75,8 @@ def test_image_header_validation_reads_the_same_sizes(tmp_path, image_folder):
 
 
 def test_image_order_is_seeded(tmp_path, image_folder):
-    a = images_to_tfrecord(image_folder, tmp_path / "a", seed=3, workers=1)
-    b = images_to_tfrecord(image_folder, tmp_path / "b", seed=3, workers=2)
+    a = images_to_tfrecord(image_folder, tmp_path / "a", seed=3, num_parallel_calls=1)
+    b = images_to_tfrecord(image_folder, tmp_path / "b", seed=3, num_parallel_calls=2)
     c = images_to_tfrecord(image_folder, tmp_path / "c", shuffle=False)
     names = lambda s: [d["image/filename"][0] for d in _examples(s.paths)]  # noqa: E731
     assert names(a) == names(b)
@@ -95,7 +95,7 @@ def test_bad_images_follow_on_error(tmp_path, image_folder):
     (image_folder / "cat" / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 truncated")
     (image_folder / "dog" / "empty.png").write_bytes(b"")
     with pytest.raises(ConvertError, match="broken.jpg|empty.png"):
-        images_to_tfrecord(image_folder, tmp_path / "x", workers=1)
+        images_to_tfrecord(image_folder, tmp_path / "x", num_parallel_calls=1)
     assert not os.path.exists(tmp_path / "x.manifest.json")
     assert [n for n in os.listdir(tmp_path) if n.startswith(("x", ".x"))] == []
     summary = images_to_tfrecord(image_folder, tmp_path / "y", on_error="skip")
@@ -237,7 +237,7 @@ def test_csv_split_across_processes_keeps_order_and_quotes(tmp_path, workers):
         lines.append(f"{i},{text},{x}")
     src.write_text("\n".join(lines) + "\n")
     spec = {"id": "int64", "text": "bytes", "x": "float"}
-    summary = csv_to_tfrecord(src, tmp_path / "o", spec=spec, workers=workers, parallel_chunk_bytes=4096,
+    summary = csv_to_tfrecord(src, tmp_path / "o", spec=spec, num_parallel_calls=workers, parallel_chunk_bytes=4096,
                               chunk_rows=100, on_error="skip")
     assert summary.skipped == 2 and summary.records == 2998
     assert sorted(e.split(": ")[1] for e in summary.errors) == ["line 1413", "line 3317"]  # where the row starts
@@ -247,10 +247,10 @@ def test_csv_split_across_processes_keeps_order_and_quotes(tmp_path, workers):
     assert rows[7]["text"] == [b'row 7, with "quotes"\nand a newline']
     bad = tmp_path / "bad.csv"
     bad.write_text('a,b\n1,"two\nlines"\n2,x,extra\n')
-    summary = csv_to_tfrecord(bad, tmp_path / "q", workers=workers, on_error="skip")
+    summary = csv_to_tfrecord(bad, tmp_path / "q", num_parallel_calls=workers, on_error="skip")
     assert summary.errors[0].split(": ")[1] == "line 4"
     with pytest.raises(ConvertError, match="'oops' is not float"):
-        csv_to_tfrecord(src, tmp_path / "p", spec=spec, workers=workers, parallel_chunk_bytes=4096)
+        csv_to_tfrecord(src, tmp_path / "p", spec=spec, num_parallel_calls=workers, parallel_chunk_bytes=4096)
     assert not (tmp_path / "p.manifest.json").exists()
 
 

@@ -206,9 +206,9 @@ def test_sequence_example_semantics():
     assert context["c"].tolist() == [1, -2, 300]
     steps = lists["t"]
     assert steps[0].tolist() == [1] and steps[1] is None and steps[2] == [b"x"]
-    assert tfrx.sequence_example_to_dict(msg)[1]["t"][2] == [b"x"]
-    with pytest.raises(TypeError, match="sequence_example_to_dict"):
-        tfrx.example_to_dict(msg)
+    assert tfrx.decode_sequence_example(msg)[1]["t"][2] == [b"x"]
+    with pytest.raises(TypeError, match="decode_sequence_example"):
+        tfrx.decode_example(msg)
 
 
 # -- truncations and bit flips never crash; where protobuf parses, we agree with it

@@ -59,7 +59,7 @@ def test_type_mapping():
 
 def test_float_values_are_float32_on_the_wire():
     ex = tfrx.make_example({"x": 0.1, "big": 1e300})
-    d = tfrx.example_to_dict(ex)
+    d = tfrx.decode_example(ex)
     assert d["x"].dtype == np.float32 and d["x"][0] == np.float32(0.1)
     assert np.isinf(d["big"][0])
 
@@ -97,7 +97,7 @@ def test_foreign_feature_messages_are_accepted(tf):
     f = tf.train.Feature(int64_list=tf.train.Int64List(value=[1, 2]))
     ex = tfrx.make_example({"x": f})
     assert ex.features.feature["x"].int64_list.value == [1, 2]
-    assert tfrx.example_to_dict(tf.train.Example(features=tf.train.Features(feature={"x": f})))["x"].tolist() == [1, 2]
+    assert tfrx.decode_example(tf.train.Example(features=tf.train.Features(feature={"x": f})))["x"].tolist() == [1, 2]
 
 
 def test_make_sequence_example():
@@ -106,7 +106,7 @@ def test_make_sequence_example():
         {"frames": np.arange(6).reshape(3, 2), "words": [[b"a"], [b"b", b"c"]], "none": None},
         kinds={"empty": "float"},
     )
-    context, lists = tfrx.sequence_example_to_dict(seq)
+    context, lists = tfrx.decode_sequence_example(seq)
     assert context == {"id": [b"v1"]}
     assert [s.tolist() for s in lists["frames"]] == [[0, 1], [2, 3], [4, 5]]
     assert lists["words"] == [[b"a"], [b"b", b"c"]]
@@ -213,7 +213,7 @@ def test_key_order_matches_protobuf_deterministic_order():
 def test_encode_tensor_round_trip(dtype):
     arr = (np.arange(24) % 3).astype(dtype).reshape(2, 3, 4)
     ex = tfrx.make_example({**tfrx.encode_tensor(arr, "image"), "label": 1})
-    back = tfrx.decode_tensor(tfrx.example_to_dict(ex), "image")
+    back = tfrx.decode_tensor(tfrx.decode_example(ex), "image")
     assert back.shape == arr.shape and back.dtype == arr.dtype.newbyteorder("=")
     np.testing.assert_array_equal(back, arr)
 

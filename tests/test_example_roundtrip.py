@@ -85,7 +85,7 @@ def test_example_message_builder_encoder_decoder_agree(features):
     data = message.SerializeToString(deterministic=True)
     expected = {k: expected_value(kind, v) for k, (kind, v) in features.items()}
     assert same_dict(tfrx.decode_example(data), expected)
-    assert same_dict(tfrx.example_to_dict(message), expected)
+    assert same_dict(tfrx.decode_example(message), expected)
     built = tfrx.make_example({k: v for k, (_, v) in features.items()}, kinds={k: kind for k, (kind, _) in features.items()})
     assert built == message or data == built.SerializeToString(deterministic=True)
     columns = {k: [v] for k, (_, v) in features.items()}
@@ -174,7 +174,7 @@ def test_sequence_examples_all_paths(table):
         if kinds_ok:
             built = tfrx.make_sequence_example(ctx, fl, kinds=kinds)
             assert built.SerializeToString(deterministic=True) == data
-        assert tfrx.sequence_example_to_dict(message)[1].keys() == fl.keys()
+        assert tfrx.decode_sequence_example(message)[1].keys() == fl.keys()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

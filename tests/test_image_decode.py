@@ -381,7 +381,7 @@ def test_corrupt_16bit_png_data_raises(tf):
 def test_decode_error_is_a_value_error_and_names_batch_index():
     batch = [JPEG_RGB, b"garbage", JPEG_RGB]
     with pytest.raises(ValueError) as info:
-        timg.decode_batch(batch, num_threads=2)
+        timg.decode_batch(batch, num_parallel_calls=2)
     assert isinstance(info.value, DecodeError)
     assert info.value.record_index == 1
     assert "image 1 of the batch" in str(info.value)
@@ -405,7 +405,7 @@ def test_bad_arguments_raise_value_errors():
 
 def test_batches_stack_when_shapes_agree_and_list_otherwise():
     same = [JPEG_RGB, JPEG_RGB, JPEG_RGB]
-    out = timg.decode_jpeg(same, num_threads=2)
+    out = timg.decode_jpeg(same, num_parallel_calls=2)
     assert isinstance(out, np.ndarray) and out.shape == (3, 75, 101, 3)
     np.testing.assert_array_equal(out[1], timg.decode_jpeg(JPEG_RGB))
     mixed = timg.decode_image(np.array([JPEG_RGB, PNG_CASES["RGB"]], dtype=object), channels=3)
@@ -417,10 +417,10 @@ def test_batches_stack_when_shapes_agree_and_list_otherwise():
 
 def test_decode_batch_with_size_resizes_in_the_workers():
     batch = [JPEG_RGB, JPEG_444, PNG_CASES["L"], _gif(2), bytearray(JPEG_GRAY), memoryview(JPEG_RGB)]
-    out = timg.decode_batch(batch, channels=3, size=(32, 48), num_threads=3)
+    out = timg.decode_batch(batch, channels=3, size=(32, 48), num_parallel_calls=3)
     assert out.shape == (6, 32, 48, 3) and out.dtype == np.float32
     np.testing.assert_array_equal(out[0], timg.resize(timg.decode_jpeg(JPEG_RGB, channels=3), (32, 48)))
-    sequential = timg.decode_batch(batch, channels=3, size=(32, 48), num_threads=1)
+    sequential = timg.decode_batch(batch, channels=3, size=(32, 48), num_parallel_calls=1)
     np.testing.assert_array_equal(out, sequential)
     no_gif = batch[:3] + batch[4:]
     nearest = timg.decode_batch(no_gif, channels=1, size=(8, 8), method="nearest")
@@ -435,12 +435,12 @@ def test_decode_batch_resizes_into_the_batch_as_resize_does(channels, dtype):
     batch = [PNG_CASES["RGB"], PNG_CASES["L"], PNG_CASES["RGBA"], PNG_CASES["RGB"]]
     if channels != 4:  # (JPEG has no 4-channel decoding)
         batch[0], batch[2] = JPEG_RGB, JPEG_444
-    out = timg.decode_batch(batch, channels=channels, size=(19, 7), dtype=dtype, num_threads=2)
+    out = timg.decode_batch(batch, channels=channels, size=(19, 7), dtype=dtype, num_parallel_calls=2)
     expected = np.stack([timg.resize(timg.decode_image(b, channels=channels, dtype=dtype), (19, 7)) for b in batch])
     assert out.dtype == np.float32 and out.shape == (4, 19, 7, channels)
     np.testing.assert_array_equal(out, expected)
     with pytest.raises(tfrx.DecodeError, match="image 2 of the batch"):
-        timg.decode_batch([JPEG_RGB, JPEG_RGB, b"not an image", JPEG_RGB], channels=3, size=(8, 8), num_threads=2)
+        timg.decode_batch([JPEG_RGB, JPEG_RGB, b"not an image", JPEG_RGB], channels=3, size=(8, 8), num_parallel_calls=2)
     with pytest.raises(ValueError, match="positive"):
         timg.decode_batch([JPEG_RGB], channels=3, size=(0, 8))
 

@@ -63,19 +63,21 @@ def test_kind_option_and_errors():
         tfrx.infer_features([b"\x0a\x05ab"], kind="example")
 
 
-def test_paths_and_globs_read_through_read_records(tf, tmp_path, monkeypatch):
+def test_paths_and_globs_read_through_read_records(tf, tmp_path):
     recs = [enc_example([("a", enc_feature("int64", [i]))]) for i in range(5)]
     for shard in range(2):
         with tf.io.TFRecordWriter(str(tmp_path / f"part-{shard}.tfrecord")) as w:
             for r in recs:
                 w.write(r)
-    if not hasattr(tfrx, "read_records"):
-        def read_records(path):
-            return (t.numpy() for t in tf.data.TFRecordDataset(path))
-
-        monkeypatch.setattr(tfrx, "read_records", read_records, raising=False)
     spec = tfrx.infer_features(str(tmp_path / "part-*.tfrecord"), max_records=7)
     assert spec == {"a": tfrx.FixedLenFeature([], tfrx.int64)}
     assert tfrx.infer_features([tmp_path / "part-0.tfrecord"]) == spec
     with pytest.raises(FileNotFoundError):
         tfrx.infer_features(str(tmp_path / "nothing-*.tfrecord"))
+
+
+def test_an_empty_feature_lists_field_still_makes_a_sequence_example():
+    # feature_lists set to an empty message: nothing to decode, but the record is a SequenceExample
+    rec = tfrx.make_sequence_example({"id": 1}, {}).SerializeToString() + b"\x12\x00"
+    assert tfrx.infer_features([rec]) == ({"id": tfrx.FixedLenFeature([], tfrx.int64)}, {})
+    assert tfrx.infer_features([rec], kind="example") == {"id": tfrx.FixedLenFeature([], tfrx.int64)}

@@ -248,7 +248,7 @@ def test_large_values_are_copied_whole(threads):
     records = [tfrx.make_example({"blob": [v], "n": [i]}).SerializeToString() for i, v in enumerate(values)]
     spec = {"blob": tfrx.FixedLenFeature([], tfrx.string), "n": tfrx.FixedLenFeature([], tfrx.int64)}
     for form in (records, _batch(records)):
-        out = tfrx.parse_example(form, spec, num_threads=threads)
+        out = tfrx.parse_example(form, spec, num_parallel_calls=threads)
         assert out["blob"].tolist() == values
         assert out["n"].tolist() == list(range(24))
 

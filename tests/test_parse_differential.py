@@ -162,7 +162,7 @@ def check_batch(tf, records, spec, single=True):
     tf_spec = to_tf_spec(tf, spec)
     expected, actual = run_both(
         tf, lambda: tf.io.parse_example(tf.constant(records, dtype=tf.string), tf_spec),
-        lambda: tfrx.parse_example(records, spec, num_threads=1),
+        lambda: tfrx.parse_example(records, spec, num_parallel_calls=1),
     )
     if actual is not None:
         assert_same(tf, expected, actual)
@@ -853,7 +853,7 @@ def test_long_packed_int64_runs(tf, seed):
     records = [enc_example([("v", enc_feature("int64", v)), ("d", enc_feature("int64", v[:16] + [0] * (16 - len(v[:16]))))])
                for v in values]
     out = tfrx.parse_example(records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
-                             num_threads=1)
+                             num_parallel_calls=1)
     np.testing.assert_array_equal(out["v"].values, np.array([x for v in values for x in v], np.int64))
     check_batch(tf, records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
                 single=False)
@@ -877,7 +877,7 @@ def test_short_bytes_values_repeat_across_batches():
     # repeat; equal values of different lengths (trailing zero bytes) stay
     # apart, and columns that stop repeating come out right as well.
     parser = tfrx.ExampleParser(
-        {"c": tfrx.FixedLenFeature([], tfrx.string), "v": tfrx.VarLenFeature(tfrx.string)}, num_threads=1
+        {"c": tfrx.FixedLenFeature([], tfrx.string), "v": tfrx.VarLenFeature(tfrx.string)}, num_parallel_calls=1
     )
     tricky = [b"ab", b"ab\x00", b"ab\x00\x00", b"\x00\x00", b"\x00\x00\x00", b"abcdefgh", b"abcdefgh\x00", b"a", b""]
     rng = np.random.default_rng(0)
@@ -947,9 +947,9 @@ def _assert_results_equal(a: dict, b: dict) -> None:
 def test_threads_and_input_forms_give_identical_results():
     recs = _mixed_records(3000)
     parser = tfrx.ExampleParser(MIXED_SPEC)
-    one = parser.parse(recs, num_threads=1)
+    one = parser.parse(recs, num_parallel_calls=1)
     for threads in (2, 3, 8):
-        _assert_results_equal(one, parser.parse(recs, num_threads=threads))
+        _assert_results_equal(one, parser.parse(recs, num_parallel_calls=threads))
     batch = tfrx.RecordBatch.from_records(recs)
     _assert_results_equal(one, parser.parse(batch))
     _assert_results_equal(one, parser.parse(np.array(recs, dtype=object)))
@@ -963,13 +963,13 @@ def test_parses_on_several_python_threads_at_once_give_identical_results():
 
     recs = _mixed_records(3000)
     parser = tfrx.ExampleParser(MIXED_SPEC)
-    one = parser.parse(recs, num_threads=1)
+    one = parser.parse(recs, num_parallel_calls=1)
     results, errors = [], []
 
     def work():
         try:
             for _ in range(5):
-                results.append(tfrx.ExampleParser(MIXED_SPEC).parse(recs, num_threads=3))
+                results.append(tfrx.ExampleParser(MIXED_SPEC).parse(recs, num_parallel_calls=3))
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
@@ -990,7 +990,7 @@ def test_threaded_parse_works_in_a_forked_child():
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork on this platform")
     recs = _mixed_records(3000)
-    expected = tfrx.parse_example(recs, MIXED_SPEC, num_threads=3)  # starts the workers here
+    expected = tfrx.parse_example(recs, MIXED_SPEC, num_parallel_calls=3)  # starts the workers here
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:
         ids = pool.apply_async(_parse_ids_threaded, (recs,)).get(timeout=120)
@@ -998,7 +998,7 @@ def test_threaded_parse_works_in_a_forked_child():
 
 
 def _parse_ids_threaded(recs):
-    return tfrx.parse_example(recs, MIXED_SPEC, num_threads=3)["id"].tolist()
+    return tfrx.parse_example(recs, MIXED_SPEC, num_parallel_calls=3)["id"].tolist()
 
 
 def test_threaded_error_is_the_first_bad_record():
@@ -1007,7 +1007,7 @@ def test_threaded_error_is_the_first_bad_record():
     recs[1700] = enc_example([("emb", enc_feature("float", [1.0]))])
     for threads in (1, 4):
         with pytest.raises(tfrx.ParseError) as info:
-            tfrx.parse_example(recs, MIXED_SPEC, num_threads=threads)
+            tfrx.parse_example(recs, MIXED_SPEC, num_parallel_calls=threads)
         assert info.value.record_index == 1700
 
 

@@ -39,7 +39,7 @@ def check_sequence(tf, records, context, sequence, single=True):
     expected, actual = run_both(
         tf,
         lambda: tf.io.parse_sequence_example(tf.constant(records, dtype=tf.string), tf_ctx, tf_seq),
-        lambda: tfrx.parse_sequence_example(records, context, sequence, num_threads=1),
+        lambda: tfrx.parse_sequence_example(records, context, sequence, num_parallel_calls=1),
     )
     if actual is not None:
         assert len(actual) == 3
@@ -414,8 +414,8 @@ def test_sequence_threads_identical_and_errors_name_step():
         {"id": tfrx.FixedLenFeature([], tfrx.int64)},
         {"f": tfrx.FixedLenSequenceFeature([3], tfrx.float32), "w": tfrx.RaggedFeature(tfrx.string)},
     )
-    one = parser.parse(recs, num_threads=1)
-    four = parser.parse(tfrx.RecordBatch.from_records(recs), num_threads=4)
+    one = parser.parse(recs, num_parallel_calls=1)
+    four = parser.parse(tfrx.RecordBatch.from_records(recs), num_parallel_calls=4)
     np.testing.assert_array_equal(one[0]["id"], four[0]["id"])
     np.testing.assert_array_equal(one[1]["f"], four[1]["f"])
     np.testing.assert_array_equal(one[2]["f"], four[2]["f"])
@@ -423,5 +423,5 @@ def test_sequence_threads_identical_and_errors_name_step():
     recs[1500] = enc_sequence_example([("id", enc_feature("int64", [0]))],
                                       [("f", [enc_feature("float", [1, 2, 3]), enc_feature("float", [1])])])
     with pytest.raises(tfrx.ParseError, match=r"feature list 'f' in record 1500, step 1: expected 3 values") as info:
-        parser.parse(recs, num_threads=4)
+        parser.parse(recs, num_parallel_calls=4)
     assert info.value.feature == "f" and info.value.record_index == 1500

@@ -202,7 +202,7 @@ def test_write_round_trips_with_tfds_names(cluster, files, tmp_path):
 
 def test_write_one_shard_per_block_gzip(cluster, files, tmp_path):
     ds = ray.data.from_arrow(read_tfrecord(files["shards"], SPEC)).repartition(3)
-    out = tray.write_tfrecords(ds, str(tmp_path / "gz" / "data"), compression_type="gzip")
+    out = tray.write_tfrecords(ds, str(tmp_path / "gz" / "data"), compression="gzip")
     assert len(out) == 3 and all(re.fullmatch(r"data\.tfrecord-0000[0-2]-of-00003", os.path.basename(p)) for p in out)
     assert open(out[0], "rb").read(2) == b"\x1f\x8b"
     _assert_same(read_tfrecord(out, SPEC), read_tfrecord(files["shards"], SPEC))
@@ -290,7 +290,7 @@ def test_csv_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
     src.write_text("\n".join(rows) + "\n")
     args = dict(spec={"id": "int64", "text": "bytes", "x": "float"}, parallel_chunk_bytes=4096, num_shards=3,
                 on_error="skip")
-    local = csv_to_tfrecord(src, tmp_path / "local" / "t", workers=1, **args)
+    local = csv_to_tfrecord(src, tmp_path / "local" / "t", num_parallel_calls=1, **args)
     remote = csv_to_tfrecord(src, tmp_path / "ray" / "t", engine="ray", **args)
     assert (remote.records, remote.skipped, remote.errors) == (local.records, local.skipped, local.errors) == (
         1499, 1, [f"{src}: line 702: column 'x': 'bad' is not float"])
@@ -307,7 +307,7 @@ def test_image_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
         d.mkdir(parents=True, exist_ok=True)
         Image.fromarray(rng.integers(0, 255, (6 + i % 5, 7, 3), dtype=np.uint8)).save(d / f"{i}.png")
     (tmp_path / "img" / "a" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
-    args = dict(num_shards=2, workers=1, on_error="skip", resize=(4, 4))
+    args = dict(num_shards=2, num_parallel_calls=1, on_error="skip", resize=(4, 4))
     local = images_to_tfrecord(tmp_path / "img", tmp_path / "local" / "i", **args)
     remote = images_to_tfrecord(tmp_path / "img", tmp_path / "ray" / "i", engine="ray", **args)
     assert (remote.records, remote.skipped) == (local.records, local.skipped) == (70, 1)

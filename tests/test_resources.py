@@ -184,7 +184,7 @@ def test_reader_and_parser_threads_return_to_baseline(record_file):
     baseline = threading.active_count()
     for _ in range(10):
         ds = tfrx.TFRecordDataset(record_file).batch(32).map(
-            lambda b: tfrx.parse_example(b, SPEC, num_threads=4), num_parallel_calls=4).prefetch(4)
+            lambda b: tfrx.parse_example(b, SPEC, num_parallel_calls=4), num_parallel_calls=4).prefetch(4)
         for _batch in ds:
             pass
         del ds

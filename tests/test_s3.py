@@ -197,7 +197,7 @@ def test_random_access_coalesces_range_requests(s3, opts, prefix, tmp_path, monk
     import pickle
 
     clone = pickle.loads(pickle.dumps(ds))
-    assert clone.files[0].storage_options == opts
+    assert clone.paths[0].storage_options == opts
     assert [bytes(r) for r in clone.read_batch(np.arange(3))] == expected[:3]
 
 

@@ -259,7 +259,7 @@ def test_index_needs_uncompressed_shards(tmp_path):
 def test_lazy_tool_names():
     import tfrx.tools as tools
 
-    assert tools.csv_to_tfrecord.__module__ == "tfrx.tools.convert"
+    assert tools.csv_to_tfrecord.__module__ == "tfrx.tools.convert.delimited"
     assert callable(tools.verify_files) and callable(tools.compute_stats)
     with pytest.raises(AttributeError):
         tools.nope  # noqa: B018

@@ -178,7 +178,7 @@ def test_s3_sidecars(s3, tmp_path, monkeypatch):
         w.write_many(recs)
     for pattern in ["train*", "*-of-*", "*.tfrecord*", "*"]:
         assert sorted(tfrx.read_records(f"{prefix}/{pattern}", storage_options=opts)) == recs, pattern
-        assert tfrx.RandomAccessDataset(f"{prefix}/{pattern}", storage_options=opts).files == [str(p) for p in w.paths]
+        assert tfrx.RandomAccessDataset(f"{prefix}/{pattern}", storage_options=opts).paths == [str(p) for p in w.paths]
     assert tfrx.tools.read_manifest(f"{prefix}/train", storage_options=opts)["shardLengths"] == [10, 10]
     index = f"{prefix}/.tfrx/train.tfrecord-00000-of-00002.tfrxidx"
     with pytest.raises(tfrx.SidecarFileError, match="record index"):

@@ -241,3 +241,27 @@ def test_shared_memory_slots_are_reused_and_leave_nothing_behind(tmp_path):
     assert not [p for p in after - before if p.startswith("tfrx-batches-")]
     with pytest.raises(ValueError, match="shared_memory_slots"):
         ds.to_torch(shared_memory_slots=0)
+
+
+@pytest.mark.parametrize("num_workers", [1, 2, 3])
+def test_loader_workers_share_the_cores_between_them(num_workers, monkeypatch):
+    # k workers run the same pipeline at once: each sizes its AUTOTUNE stages and
+    # parser threads by its share of the cores, not by all of them.
+    import tfrx.options
+    from tfrx.parsing.parser import _threads
+
+    monkeypatch.setattr(tfrx.options, "_affinity", lambda: 12)
+    ds = Dataset.from_tensor_slices(np.arange(num_workers * 4)).map(lambda x: (x, tfrx.options.usable_cores(), _threads(None)))
+    loader = DataLoader(ds.to_torch(), batch_size=None, num_workers=num_workers, multiprocessing_context="fork", timeout=60)
+    seen = {(int(c), int(d)) for _, c, d in loader}
+    assert seen == {(12 // num_workers, 12 // num_workers)}
+    assert tfrx.options.usable_cores() == 12  # the main process keeps all of them
+    assert _threads(tfrx.AUTOTUNE) == 12
+
+
+def test_share_cores_with_rejects_nonsense():
+    import tfrx.options
+
+    for bad in (0, -1, 1.5, None, True):
+        with pytest.raises(ValueError):
+            tfrx.options.share_cores_with(bad)

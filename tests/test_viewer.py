@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 import subprocess
 import sys
 import tempfile
@@ -14,6 +15,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tfrx
 from tfrx.viewer.cells import record_view
@@ -37,8 +40,15 @@ def _png(color, size=(96, 64)) -> bytes:
     return out.getvalue()
 
 
-def _detection_records(n=30):
-    """Object Detection API layout: an image, its boxes and their class names."""
+def _mask(size=(96, 64)) -> bytes:
+    w, h = size
+    out = io.BytesIO()
+    PIL.fromarray(np.where(np.mgrid[0:h, 0:w][1] < w // 2, 255, 0).astype(np.uint8)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _detection_records(n=30, masks=False):
+    """Object Detection API layout: an image, its boxes and their class names (and masks, one a box)."""
     rng = np.random.default_rng(0)
     rows = []
     for i in range(n):
@@ -53,7 +63,8 @@ def _detection_records(n=30):
             "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
             "label": i % 5,
             "score": rng.normal(size=20).astype(np.float32),
-        }, kinds={"image/object/class/text": "bytes"}).SerializeToString())
+            **({"image/object/mask": [_mask() for _ in range(k)]} if masks else {}),
+        }, kinds={"image/object/class/text": "bytes", "image/object/mask": "bytes"}).SerializeToString())
     return rows
 
 
@@ -89,6 +100,9 @@ class _Served:
         self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+        deadline = time.monotonic() + 60
+        while self.json("/api/info").get("status") == "indexing" and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def get(self, path):
         try:
@@ -286,3 +300,414 @@ def test_notebook_view_renders_a_static_page(files):
     assert page.count("<tr>") == 4 and "data:image/png;base64," in page and "20 records" in page
     ds_view = tfrx.view(tfrx.TFRecordDataset(str(files["dir"] / "seq.tfrecord")), count=2)
     assert "<table>" in ds_view._repr_html_()
+
+
+# ---------------------------------------------------------------------- filters on the native parser
+def _mixed_records(n=300, seed=3):
+    """Examples with one int, a float list, bytes lists, an int list and a feature most records lack."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        feats = {"label": int(rng.integers(0, 6)), "score": rng.normal(size=int(rng.integers(1, 5))).astype(np.float32),
+                 "text": [b"cat" if rng.random() < 0.5 else b"dog" for _ in range(int(rng.integers(0, 3)))],
+                 "ids": rng.integers(0, 3, int(rng.integers(0, 4)))}
+        if i % 7 == 0:
+            feats["rare"] = 1
+        out.append(tfrx.make_example(feats, kinds={"text": "bytes", "ids": "int64"}).SerializeToString())
+    return out
+
+
+def _one(v):
+    return v[0] if len(v) == 1 else None
+
+
+# (expression, the same written in Python over decode_example's dict)
+_REFERENCE = [
+    ("label == 3", lambda f: _one(f["label"]) == 3),
+    ("label != 3", lambda f: _one(f["label"]) != 3),
+    ("label in [1, 3] and not score[0] > 0", lambda f: _one(f["label"]) in (1, 3) and not f["score"][0] > 0),
+    ('"cat" in text', lambda f: b"cat" in list(f.get("text", []))),
+    ("text == 'dog'", lambda f: list(f.get("text", [])) == [b"dog"]),
+    ("max(score) >= 1 or min(score) < -1.5", lambda f: f["score"].max() >= 1 or f["score"].min() < -1.5),
+    ("sum(ids) % 2 == 0", lambda f: int(np.sum(f.get("ids", []))) % 2 == 0),
+    ("score[-1] > 0", lambda f: f["score"][-1] > 0),
+    ("score[2] < 0", lambda f: len(f["score"]) > 2 and f["score"][2] < 0),
+    ("abs(score) < 0.5", lambda f: len(f["score"]) == 1 and abs(f["score"][0]) < 0.5),
+    ("any(ids) and not all(ids)", lambda f: len(f.get("ids", [])) > 0 and any(f["ids"]) and not all(f["ids"])),
+    ("len(rare) == 0", lambda f: "rare" not in f),
+    ("rare", lambda f: "rare" in f),
+    ("label * 2 + 1 >= 7 and len(text) > 1", lambda f: _one(f["label"]) * 2 + 1 >= 7 and len(f.get("text", [])) > 1),
+    ("label / 0 > 1", lambda f: False),
+    ("2 < label <= 4", lambda f: 2 < _one(f["label"]) <= 4),
+    ("label not in [0, 5]", lambda f: _one(f["label"]) not in (0, 5)),
+    ("len(ids) == len(text)", lambda f: len(f.get("ids", [])) == len(f.get("text", []))),
+    ("min(ids) == 2", lambda f: len(f.get("ids", [])) > 0 and min(f["ids"]) == 2),
+]
+
+
+@pytest.mark.parametrize("expression,reference", _REFERENCE, ids=[e for e, _ in _REFERENCE])
+def test_filter_on_parsed_batches_matches_python(expression, reference):
+    records = _mixed_records()
+    kinds = {"label": "int64", "score": "float", "text": "bytes", "ids": "int64", "rare": "int64"}
+    f = Filter(expression, kinds)
+    got = f.matches(tfrx.RecordBatch.from_records(records))
+    expected = np.array([bool(reference(tfrx.decode_example(r))) for r in records])
+    np.testing.assert_array_equal(got, expected)
+    assert 0 < expected.sum() < len(records) or expression == "label / 0 > 1"
+    # The same one record at a time, from decoded features.
+    assert [f(tfrx.decode_example(r)) for r in records[:40]] == expected[:40].tolist()
+
+
+def test_filter_parses_only_the_features_it_names(monkeypatch):
+    from tfrx.parsing import ExampleParser
+
+    seen = []
+    original = ExampleParser.__init__
+
+    def spy(self, features, **kwargs):
+        seen.append(sorted(features))
+        original(self, features, **kwargs)
+
+    monkeypatch.setattr(ExampleParser, "__init__", spy)
+    f = Filter("label > 2 and len(text) == 1", {"label": "int64", "score": "float", "text": "bytes"})
+    f.matches(_mixed_records(20))
+    assert seen == [["label", "text"]]
+
+
+def test_filter_batch_with_records_the_parser_rejects_is_read_record_by_record():
+    records = _mixed_records(20)
+    bad = [b"\x0a\x05garbage", tfrx.make_example({"label": 2.5}).SerializeToString()]  # not an Example; a float label
+    batch = records[:10] + bad + records[10:]
+    got = Filter("label >= 3", {"label": "int64"}).matches(batch)
+    expected = [_one(tfrx.decode_example(r)["label"]) >= 3 for r in records]
+    assert got.tolist() == expected[:10] + [False, False] + expected[10:]
+
+
+def test_filter_errors_say_what_is_wrong():
+    kinds = {"label": "int64", "image/object/bbox/xmin": "float", "text": "bytes"}
+    cases = {
+        "lable == 3": "names 'lable', which the records do not have; did you mean 'label'",
+        "label == 'x'": "between bytes and a number",
+        "text > 3": "write text in quotes",
+        "min(text) == 1": "of the bytes feature 'text'",
+        "label.real": "Attribute",
+        "__import__('os')": "calls something other than",
+        "label[label]": "indexes with something other than a whole number",
+        "label in [label]": "list of something other than constants",
+        "label == None": "len(feature) == 0",
+        "": "empty",
+        "label ==": "cannot read the filter",
+        "[1, 2]": "a list is not a condition",
+    }
+    for expression, message in cases.items():
+        with pytest.raises(FilterError) as e:
+            Filter(expression, kinds).matches(_mixed_records(3))
+        assert message in str(e.value), (expression, str(e.value))
+    # Names with slashes are recognised as they are, the longest first.
+    assert Filter("len(image/object/bbox/xmin) > 2", kinds).names == ["image/object/bbox/xmin"]
+
+
+def test_filter_on_sequence_examples_reads_context_and_feature_lists():
+    records = [tfrx.make_sequence_example({"id": i}, {"tokens": [[j, j + 1] for j in range(i)]}).SerializeToString()
+               for i in range(8)]
+    f = Filter("len(tokens) > 3 and id != 6 and 5 in tokens", {"id": "int64"}, sequence_kinds={"tokens": "int64"})
+    assert np.flatnonzero(f.matches(records, sequence=True)).tolist() == [5, 7]
+
+
+def test_filtered_pages_scan_across_shards_and_report_progress(det, files):
+    page = det.json("/api/records?start=5&count=3&filter=" + urllib.parse.quote("label == 4"))
+    expected = [i for i in range(5, 30) if i % 5 == 4]
+    assert [r["n"] for r in page["records"]] == expected[:3]
+    assert page["next"] == expected[2] + 1 and page["scanned"] == expected[2] + 1 - 5
+    rest = det.json(f"/api/records?start={page['next']}&count=50&filter=" + urllib.parse.quote("label == 4"))
+    assert [r["n"] for r in rest["records"]] == expected[3:] and rest["next"] == 30
+    assert all(r["shard"].endswith(".tfrecord") and r["features"]["label"]["v"] == [4] for r in rest["records"])
+    bad = det.json("/api/records?filter=" + urllib.parse.quote("lable == 4"), 400)
+    assert "did you mean 'label'" in bad["error"]
+
+
+# ---------------------------------------------------------------------- statistics
+def test_stats_over_every_record_agree_with_tools_stats(files):
+    from tfrx.tools.stats import compute_stats
+
+    records = _mixed_records(500)
+    path = files["dir"] / "mixed.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many(records)
+    served = _Served(str(path))
+    try:
+        state = served.poll("/api/stats?mode=all")
+        assert state["status"] == "done" and state["target"] == 500, state
+        got = {f["name"]: f for f in state["result"]["features"]}
+        expected = {f["name"]: f for f in compute_stats(records).to_dict(top_k=10)["features"]}
+        assert state["result"]["records"] == 500 and state["result"]["mode"] == "all"
+        for name, want in expected.items():
+            have = got[name]
+            assert have["kind"] == want["kind"], name
+            assert have["present"] == want["present"] - (want["num_values"]["min"] == 0) * sum(
+                1 for r in records if name in tfrx.decode_example(r) and len(tfrx.decode_example(r)[name]) == 0), name
+            if "values" in want:
+                assert have["values"]["min"] == pytest.approx(want["values"]["min"])
+                assert have["values"]["max"] == pytest.approx(want["values"]["max"])
+                assert have["values"]["mean"] == pytest.approx(want["values"]["mean"])
+                hist = have["values"]["histogram"]
+                assert sum(hist["counts"]) == sum(len(tfrx.decode_example(r).get(name, [])) for r in records)
+            if name == "text":
+                assert dict(map(tuple, have["top"])) == dict(map(tuple, want["top"]))
+        labels = Counter(int(tfrx.decode_example(r)["label"][0]) for r in records)
+        assert dict(map(tuple, got["label"]["top"])) == dict(labels)
+        lengths = got["score"]["num_values"]
+        assert (lengths["min"], lengths["max"]) == (1, 4) and sum(lengths["histogram"]["counts"]) == 500
+    finally:
+        served.close()
+
+
+def test_stats_of_a_random_sample_pick_records_by_index(files):
+    path = files["dir"] / "numbered.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many(tfrx.make_example({"i": i}).SerializeToString() for i in range(5000))
+    served = _Served(str(path))
+    try:
+        a = served.poll("/api/stats?mode=sample&records=200&seed=1")["result"]
+        b = served.poll("/api/stats?mode=sample&records=200&seed=2")["result"]
+        assert a["records"] == b["records"] == 200 and a["mode"] == "sample"
+        ia, ib = a["features"][0]["values"], b["features"][0]["values"]
+        # Drawn from the whole file, not its head: the sample's maximum lies far past record 200.
+        assert ia["max"] > 4000 and ia["min"] < 1000 and (ia["min"], ia["max"]) != (ib["min"], ib["max"])
+        src = served.server.source
+        picks = src.sample_numbers(200, 1)
+        assert len(set(picks.tolist())) == 200 and picks.tolist() == sorted(picks.tolist())
+        assert ia["mean"] == pytest.approx(picks.mean())
+        assert served.json("/api/stats?mode=everything", 400)["error"].startswith("mode must be")
+    finally:
+        served.close()
+
+
+def test_stats_of_sequence_examples_count_steps(files):
+    served = _Served(str(files["dir"] / "seq.tfrecord"))
+    try:
+        result = served.poll("/api/stats?mode=all")["result"]
+        tokens = result["feature_lists"][0]
+        assert tokens["name"] == "tokens" and tokens["steps"]["min"] == 1 and tokens["steps"]["max"] == 5
+        assert tokens["values"]["min"] == 0 and tokens["values"]["max"] == 5
+        assert result["features"][0]["name"] == "id" and result["features"][0]["present"] == 5
+    finally:
+        served.close()
+
+
+# ---------------------------------------------------------------------- export
+def test_export_to_parquet_and_jsonl_goes_through_the_converters(det, files, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from tfrx.tools.convert import tfrecord_to_jsonl, tfrecord_to_parquet
+
+    chosen = [r for i, r in enumerate(files["det"]) if i % 5 == 1]
+    with tfrx.TFRecordWriter(str(tmp_path / "chosen.tfrecord")) as w:
+        w.write_many(chosen)
+    tfrecord_to_parquet(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.parquet", progress=False)
+    tfrecord_to_jsonl(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.jsonl", progress=False)
+    code, kind, body = det.get("/api/export?format=parquet&filter=" + urllib.parse.quote("label == 1"))
+    assert code == 200 and kind == "application/vnd.apache.parquet"
+    got = pq.read_table(io.BytesIO(body))
+    assert got.num_rows == len(chosen) and got.equals(pq.read_table(tmp_path / "want.parquet"))
+    code, kind, body = det.get("/api/export?format=jsonl&filter=" + urllib.parse.quote("label == 1"))
+    assert body == (tmp_path / "want.jsonl").read_bytes()
+    assert det.json("/api/export?format=parquet&filter=" + urllib.parse.quote("label ==="), 400)["error"]
+
+
+# ---------------------------------------------------------------------- bad input, endpoint by endpoint
+_ENDPOINTS = ["/api/info", "/api/records?count=5", "/api/records?count=5&filter=len(x)>0", "/api/record?n=0",
+              "/api/random?count=3", "/api/media?n=0&feature=x&j=0", "/api/stats", "/api/health",
+              "/api/export?format=tfrecord", "/api/export?format=jsonl", "/api/export?format=parquet"]
+
+
+def _answers(served):
+    """Each endpoint's status and body: JSON with an error for 4xx/5xx, never a dropped connection."""
+    out = {}
+    for path in _ENDPOINTS:
+        code, kind, body = served.get(path)
+        if code >= 400 or kind == "application/json":
+            assert kind == "application/json", (path, code, body[:200])
+            parsed = json.loads(body)
+            assert code < 400 or parsed["error"], path
+            out[path] = (code, parsed)
+        else:
+            out[path] = (code, body)
+    return out
+
+
+def test_every_endpoint_on_a_damaged_file(files):
+    pytest.importorskip("pyarrow")
+    served = _Served(str(files["dir"] / "damaged.tfrecord"))
+    try:
+        got = _answers(served)
+        assert got["/api/info"][0] == 200 and "damaged" in got["/api/info"][1]["shards"][0]["error"]
+        assert got["/api/records?count=5"][1]["records"][0]["features"]["i"]["v"] == [0]
+        assert got["/api/media?n=0&feature=x&j=0"][0] == 404
+        assert got["/api/records?count=5&filter=len(x)>0"][0] == 400  # x is not a feature of these records
+        health = served.poll("/api/health")["result"]["files"][0]
+        assert not health["ok"] and health["errors"][0]["offset"] is not None
+        exported = list(tfrx.read_records(io.BytesIO(got["/api/export?format=tfrecord"][1])))
+        assert exported == [r[3] for r in served.server.source.read(0, 10)]  # the intact records
+        assert served.poll("/api/stats")["status"] == "done"
+    finally:
+        served.close()
+
+
+def test_every_endpoint_on_another_payload(files):
+    path = files["dir"] / "text.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many([b"plain text line %d" % i for i in range(4)])
+    served = _Served(str(path))
+    try:
+        got = _answers(served)
+        assert got["/api/info"][1]["payload"] == ["other"]
+        assert got["/api/records?count=5"][1]["records"][0]["kind"] == "other"
+        assert "no features to filter on" in got["/api/records?count=5&filter=len(x)>0"][1]["error"]
+        assert got["/api/media?n=0&feature=x&j=0"][0] == 422
+        assert "not tf.train.Example" in served.poll("/api/stats")["error"]
+        assert list(tfrx.read_records(io.BytesIO(got["/api/export?format=tfrecord"][1])))[3] == b"plain text line 3"
+        lines = got["/api/export?format=jsonl"][1].decode().splitlines()
+        assert json.loads(lines[0]) == {"record": "plain text line 0"}
+    finally:
+        served.close()
+
+
+def test_a_huge_record_is_summarised_not_sent_whole(files):
+    big = bytes(np.random.default_rng(0).integers(0, 256, 24 << 20, dtype=np.uint8))
+    path = files["dir"] / "huge.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write(tfrx.make_example({"blob": big, "floats": np.arange(1 << 20, dtype=np.float32)}).SerializeToString())
+    served = _Served(str(path))
+    try:
+        code, _, body = served.get("/api/record?n=0")
+        assert code == 200 and len(body) < 10_000
+        cells = json.loads(body)["features"]
+        assert cells["blob"]["items"][0] == {"t": "bytes", "hex": big[:32].hex(), "bytes": len(big)}
+        assert cells["floats"]["n"] == 1 << 20 and len(cells["floats"]["spark"]) == 32
+        assert served.get("/api/media?n=0&feature=blob&j=0")[2] == big
+        assert served.json("/api/records?filter=" + urllib.parse.quote("max(floats) > 1000"))["records"][0]["n"] == 0
+        assert served.poll("/api/stats?mode=all")["result"]["features"][0]["long_values"] == 1
+    finally:
+        served.close()
+
+
+def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch):
+    release = threading.Event()
+    original = ViewSource.prepare
+
+    def slow(self, progress=None):
+        progress(5, 10)
+        release.wait(30)
+        original(self, progress)
+
+    monkeypatch.setattr(ViewSource, "prepare", slow)
+    server = ViewerServer(ViewSource(str(files["dir"] / "seq.tfrecord"), index_cache_dir=tempfile.mkdtemp()))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+            info = json.loads(r.read())
+        assert info["status"] == "indexing" and info["message"].startswith("50%")
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(server.url + "api/records", timeout=30)
+        assert e.value.code == 503 and "building the record index: 50%" in json.loads(e.value.read())["error"]
+        release.set()
+        deadline = time.monotonic() + 30
+        while server.preparing.status != "done" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+            assert json.loads(r.read())["total"] == 5
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_index_build_reports_progress_in_steps(tmp_path, monkeypatch):
+    import tfrx.index as index_module
+
+    records = [bytes([i % 251]) * 3000 for i in range(400)]
+    with tfrx.TFRecordWriter(str(tmp_path / "a.tfrecord")) as w:
+        w.write_many(records)
+    monkeypatch.setattr(index_module, "_PROGRESS_STEP", 100_000)  # steps that split records
+    seen = []
+    index = tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "c"),
+                             progress=lambda done, size: seen.append((done, size)))
+    size = (tmp_path / "a.tfrecord").stat().st_size
+    assert len(seen) > 5 and seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert np.array_equal(index.offsets, tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "d")).offsets)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(st.integers(-5, 5), max_size=4), min_size=1, max_size=30), v=st.integers(-5, 5),
+       k=st.integers(0, 4))
+def test_filter_property_vectorised_equals_per_record(rows, v, k):
+    records = [tfrx.make_example({"x": np.array(r, np.int64)} if r else {"y": 1}).SerializeToString() for r in rows]
+    cases = {
+        f"len(x) > {k}": lambda r: len(r) > k,
+        f"x == {v}": lambda r: r == [v],
+        f"{v} in x": lambda r: v in r,
+        f"max(x) >= {v} and not x[1] < {v}": lambda r: bool(r) and max(r) >= v and not (len(r) > 1 and r[1] < v),
+        f"sum(x) * 2 != {v} or len(x) == {k}": lambda r: sum(r) * 2 != v or len(r) == k,
+    }
+    for expression, reference in cases.items():
+        got = Filter(expression, {"x": "int64", "y": "int64"}).matches(records)
+        assert got.tolist() == [reference(r) for r in rows], expression
+
+
+def test_stats_with_infinities_and_nans_stay_valid_json(tmp_path):
+    path = tmp_path / "inf.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many(tfrx.make_example({"v": np.array([np.inf, -1.0, np.nan, 2.0], np.float32)}).SerializeToString()
+                     for _ in range(3))
+    served = _Served(str(path))
+    try:
+        values = served.poll("/api/stats?mode=all")["result"]["features"][0]["values"]
+        assert values["max"] == "inf" and values["min"] == -1.0 and values["nan"] == 3
+        assert sum(values["histogram"]["counts"]) == 6 and values["histogram"]["edges"][-1] == 2.0
+    finally:
+        served.close()
+
+
+def test_urls_plain_and_gzip_read_by_batches_and_numbers(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    import gzip
+
+    fs = fsspec.filesystem("memory")
+    records = [tfrx.make_example({"i": i}).SerializeToString() for i in range(50)]
+    blob = io.BytesIO()
+    with tfrx.TFRecordWriter(blob) as w:
+        w.write_many(records)
+    fs.pipe({"/viewer-test/a.tfrecord": blob.getvalue(), "/viewer-test/b.tfrecord.gz": gzip.compress(blob.getvalue())})
+    try:
+        src = ViewSource("memory://viewer-test/*", index_cache_dir=str(tmp_path))
+        seen = []
+        src.prepare(lambda done, size: seen.append((done, size)))
+        assert [(s.compression, s.count) for s in src.shards] == [("", 50), ("GZIP", 50)] and seen[-1][0] == seen[-1][1]
+        got = [(n, len(b)) for n, b in src.batches(40, 65, 7)]
+        assert got == [(40, 7), (47, 3), (50, 7), (57, 7), (64, 1)]
+        assert b"".join(b"".join(b.to_list()) for _, b in src.batches(40, 65, 7)) == b"".join((records * 2)[40:65])
+        picked = src.read_numbers([3, 49, 50, 99])
+        assert [(n, i, r) for n, _, i, r in picked] == [(3, 3, records[3]), (49, 49, records[49]), (50, 0, records[0]),
+                                                        (99, 49, records[49])]
+    finally:
+        fs.rm("/viewer-test", recursive=True)
+
+
+def test_a_tfds_directory_opens_as_its_shards_with_its_class_names(tmp_path):
+    from tfrx import tfds
+
+    root = tmp_path / "toy" / "1.0.0"
+    tfds.write(root, features={"label": tfds.ClassLabel(names=["cat", "dog", "eel"]), "x": np.int64},
+               splits={"train": [{"label": i % 3, "x": i} for i in range(10)]}, shard_size=4)
+    served = _Served(str(tmp_path / "toy"))
+    try:
+        info = served.json("/api/info")
+        assert info["total"] == 10 and len(info["shards"]) == 3
+        assert info["labels"] == {"label": ["cat", "dog", "eel"]}
+        assert [r["features"]["x"]["v"][0] for r in served.json("/api/records?count=10")["records"]] == list(range(10))
+    finally:
+        served.close()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.tfrecord").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="not a TFDS dataset"):
+        ViewSource(str(tmp_path / "plain"))  # a folder without dataset_info.json

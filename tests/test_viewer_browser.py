@@ -1,19 +1,24 @@
 """tfrx view in a real browser: headless Chromium (Debian's chromium and chromium-driver) through Selenium.
 
 Skipped, with the reason, where Chromium, its driver or Selenium is missing
-(.ci/run installs them). With TFRX_VIEWER_SCREENSHOTS=DIR the pages are also
-saved as PNGs there (docs/viewer.md's pictures are made so).
+(.ci/run installs them). Corpus files are copied into a temporary folder
+first (the viewer may write index files). With TFRX_VIEWER_SCREENSHOTS=DIR
+the pages are also saved as PNGs there (docs/viewer.md's pictures are made so).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import threading
+import urllib.request
+from contextlib import contextmanager
 
+import numpy as np
 import pytest
 
-from test_viewer import _detection_records  # noqa: F401 (the same records as the API tests)
+from test_viewer import _detection_records
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -21,6 +26,7 @@ from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import tfrx  # noqa: E402
+from tfrx.tools.verify import verify_files  # noqa: E402
 from tfrx.viewer.server import ViewerServer  # noqa: E402
 from tfrx.viewer.source import ViewSource  # noqa: E402
 
@@ -29,6 +35,7 @@ DRIVER = shutil.which("chromedriver") or (os.path.exists("/usr/lib/chromium/chro
 pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="headless Chromium and chromedriver are not installed "
                                 "(Debian: apt-get install chromium chromium-driver)")
 SHOTS = os.environ.get("TFRX_VIEWER_SCREENSHOTS")
+WAIT = 60
 
 
 @pytest.fixture(scope="module")
@@ -40,30 +47,50 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,1000"):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(60)
+    driver.set_page_load_timeout(WAIT)
     yield driver
     driver.quit()
 
 
-@pytest.fixture()
-def served(tmp_path):
-    records = _detection_records(60)
-    with tfrx.TFRecordWriter(str(tmp_path / "det-00000-of-00001.tfrecord")) as w:
-        w.write_many(records)
-    server = ViewerServer(ViewSource(str(tmp_path / "det-00000-of-00001.tfrecord")))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server, records
-    server.shutdown()
-    server.server_close()
+@contextmanager
+def _served(paths, tmp_path):
+    server = ViewerServer(ViewSource(paths, index_cache_dir=str(tmp_path / "index-cache")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.source.close()
 
 
-def _first_numbers(driver):
+def _copy(corpus_dir, name, tmp_path):
+    """A corpus file copied into tmp_path: nothing is ever written beside the corpus."""
+    target = tmp_path / name
+    shutil.copyfile(corpus_dir / name, target)
+    return target
+
+
+def _numbers(driver):
     return driver.execute_script("return [...document.querySelectorAll('#table tbody td.n')].map(td => +td.textContent)")
 
 
+def _wait(driver, condition, timeout=WAIT):
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d))
+
+
 def _wait_rows(driver, first):
-    WebDriverWait(driver, 30).until(lambda d: _first_numbers(d)[:1] == [first])
+    _wait(driver, lambda d: _numbers(d)[:1] == [first])
+
+
+def _thumbnails_decoded(driver, count):
+    return driver.execute_script(
+        "const i = [...document.querySelectorAll('#table img.media')].slice(0, arguments[0]);"
+        "return i.length === arguments[0] && i.every(x => x.complete && x.naturalWidth > 0)", count)
+
+
+def _tab(driver, name):
+    driver.find_element(By.CSS_SELECTOR, f'nav button[data-tab="{name}"]').click()
 
 
 def _shot(driver, name):
@@ -72,75 +99,219 @@ def _shot(driver, name):
         driver.save_screenshot(os.path.join(SHOTS, name))
 
 
-def test_pages_jumps_filters_and_draws_boxes(browser, served):
-    server, records = served
-    browser.get(server.url)
-    _wait_rows(browser, 0)
-    assert _first_numbers(browser) == list(range(25))
-    assert "60 records" in browser.find_element(By.ID, "summary").text
-    # Thumbnails load (the browser decoded the PNG the server sent) and carry their boxes.
-    WebDriverWait(browser, 30).until(lambda d: d.execute_script(
-        "return [...document.querySelectorAll('#table img.media')].slice(0, 8).every(i => i.complete && i.naturalWidth > 0)"))
-    rects = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"3\"]').querySelectorAll('svg rect').length")
-    assert rects == 3
-    _shot(browser, "viewer-records.png")
-
-    browser.find_element(By.ID, "next").click()
-    _wait_rows(browser, 25)
-    browser.find_element(By.ID, "prev").click()
-    _wait_rows(browser, 0)
-
-    jump = browser.find_element(By.ID, "jump")
-    jump.clear()
-    jump.send_keys("42")
-    browser.find_element(By.ID, "go").click()
-    _wait_rows(browser, 42)
-    assert _first_numbers(browser) == list(range(42, 60))
-
-    box = browser.find_element(By.ID, "filter")
-    box.send_keys("label == 2 and len(image/object/bbox/xmin) >= 2")
-    browser.find_element(By.ID, "apply").click()
-    expected = [i for i in range(60) if i % 5 == 2 and i % 4 >= 2]
-    WebDriverWait(browser, 30).until(lambda d: _first_numbers(d) == expected)
-    assert "matches" in browser.find_element(By.ID, "status").text
-
-    browser.find_element(By.CSS_SELECTOR, f'#table tbody tr[data-n="{expected[0]}"]').click()
-    WebDriverWait(browser, 30).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#detail .big img")))
-    detail = browser.find_element(By.ID, "detail")
-    assert f"record {expected[0]}" in detail.text and "boxes:" in detail.text
-    assert len(detail.find_elements(By.CSS_SELECTOR, ".big svg rect")) == expected[0] % 4
-    _shot(browser, "viewer-detail.png")
+def _get(url):
+    with urllib.request.urlopen(url, timeout=WAIT) as r:
+        return r.read()
 
 
-def test_schema_statistics_and_health_panels(browser, served):
-    server, _ = served
-    browser.get(server.url)
-    _wait_rows(browser, 0)
-    browser.find_element(By.CSS_SELECTOR, 'nav button[data-tab="schema"]').click()
-    assert "tfrx.FixedLenFeature" in browser.find_element(By.ID, "schema-code").text
-    browser.find_element(By.CSS_SELECTOR, 'nav button[data-tab="stats"]').click()
-    WebDriverWait(browser, 60).until(lambda d: "records sampled" in d.find_element(By.ID, "stats-body").text)
-    assert "image/object/bbox/xmin" in browser.find_element(By.ID, "stats-body").text
-    _shot(browser, "viewer-stats.png")
-    browser.find_element(By.CSS_SELECTOR, 'nav button[data-tab="health"]').click()
-    WebDriverWait(browser, 60).until(lambda d: "CRC checks out" in d.find_element(By.ID, "health-body").text)
+def test_a_corpus_file_pages_jumps_samples_filters_and_exports(browser, corpus_dir, tmp_path):
+    path = _copy(corpus_dir, "tfrecord_lite__test.tfrecord", tmp_path)
+    records = list(tfrx.read_records(str(path)))
+    features = [tfrx.decode_example(r) for r in records]
+    with _served(str(path), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        assert _numbers(browser) == list(range(25))
+        assert f"{len(records)} records" in browser.find_element(By.ID, "summary").text
+        browser.find_element(By.ID, "next").click()
+        _wait_rows(browser, 25)
+        assert _numbers(browser) == list(range(25, len(records)))
+        browser.find_element(By.ID, "prev").click()
+        _wait_rows(browser, 0)
+
+        jump = browser.find_element(By.ID, "jump")
+        jump.clear()
+        jump.send_keys("37")
+        browser.find_element(By.ID, "go").click()
+        _wait_rows(browser, 37)
+        assert _numbers(browser) == list(range(37, len(records)))
+        cell = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"37\"] td:nth-child(2)').textContent")
+        assert cell == str(int(features[37]["feature0"][0]))
+
+        browser.find_element(By.ID, "random").click()
+        _wait(browser, lambda d: "random records" in d.find_element(By.ID, "status").text)
+        picked = _numbers(browser)
+        assert len(picked) == 25 and len(set(picked)) == 25 and picked == sorted(picked)
+        assert all(0 <= n < len(records) for n in picked) and picked != list(range(25))
+
+        threshold = float(np.median([f["feature1"][0] for f in features]))
+        expected = [i for i, f in enumerate(features) if f["feature1"][0] > threshold and int(f["feature0"][0]) % 2 == 0]
+        box = browser.find_element(By.ID, "filter")
+        box.send_keys(f"feature1 > {threshold} and feature0 % 2 == 0")
+        browser.find_element(By.ID, "apply").click()
+        _wait(browser, lambda d: "matches" in d.find_element(By.ID, "status").text)
+        assert _numbers(browser) == expected and expected
+
+        exported = _get(browser.find_element(By.ID, "export-tfrecord").get_attribute("href"))
+        assert list(tfrx.read_records(io.BytesIO(exported))) == [records[i] for i in expected]
+        lines = _get(browser.find_element(By.ID, "export-jsonl").get_attribute("href")).decode().splitlines()
+        assert len(lines) == len(expected)
+
+        box.clear()
+        box.send_keys("feature9 > 1")
+        browser.find_element(By.ID, "apply").click()
+        _wait(browser, lambda d: "feature9" in d.find_element(By.ID, "status").text)
+        assert "error" in browser.find_element(By.ID, "status").get_attribute("class")
 
 
-def test_sequence_examples_and_other_payloads(browser, tmp_path, corpus_dir):
-    seq = [tfrx.make_sequence_example({"id": i}, {"tokens": [[j] for j in range(i + 2)]}).SerializeToString() for i in range(4)]
-    with tfrx.TFRecordWriter(str(tmp_path / "seq.tfrecord")) as w:
-        w.write_many(seq)
-    events = sorted(corpus_dir.glob("*tfevents*"))[0]
-    for path, check in [(str(tmp_path / "seq.tfrecord"), "tokens (4)"), (str(events), "not a tf.train.Example")]:
-        server = ViewerServer(ViewSource(path, index_cache_dir=str(tmp_path / "index")))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
+def test_object_detection_boxes_over_a_real_image_and_the_damage_of_its_file(browser, corpus_dir, tmp_path):
+    path = _copy(corpus_dir, "tfmodels_vendored__pets_examples.CORRUPTED.record", tmp_path)
+    (check,) = verify_files(str(path))
+    with _served(str(path), tmp_path) as server:
+        first = server.source.record(0)
+        boxes = len(tfrx.decode_example(first)["image/object/bbox/xmin"])
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        assert "damaged" in browser.find_element(By.ID, "summary").text
+        _wait(browser, lambda d: _thumbnails_decoded(d, 1))
+        rects = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"0\"]').querySelectorAll('svg rect').length")
+        assert rects == boxes > 0
+        browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="0"]').click()
+        WebDriverWait(browser, WAIT).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#detail .big img")))
+        _wait(browser, lambda d: d.execute_script("const i = document.querySelector('#detail .big img'); return i.complete && i.naturalWidth > 0"))
+        detail = browser.find_element(By.ID, "detail")
+        label = tfrx.decode_example(first)["image/object/class/text"][0].decode()
+        assert f"{boxes} boxes: {label}" in detail.text
+        assert len(detail.find_elements(By.CSS_SELECTOR, ".big svg rect")) == boxes
+        assert [e.text for e in detail.find_elements(By.CSS_SELECTOR, ".big .box-label")][:1] == [label]
+        _shot(browser, "viewer-detail.png")
+
+        _tab(browser, "health")
+        _wait(browser, lambda d: "damaged file" in d.find_element(By.ID, "health-body").text)
+        rows = browser.find_elements(By.CSS_SELECTOR, "#health-table tr.damage")
+        assert len(rows) == len(check.errors) > 0
+        assert rows[0].find_elements(By.TAG_NAME, "td")[3].text == str(check.errors[0].offset)
+        _shot(browser, "viewer-health.png")
+
+
+def test_a_sequence_example_shows_its_steps_as_a_timeline(browser, corpus_dir, tmp_path):
+    path = _copy(corpus_dir, "torchdata__sequence_example.tfrecord", tmp_path)
+    context, lists = tfrx.decode_sequence_example(next(iter(tfrx.read_records(str(path)))))
+    with _served(str(path), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="0"]').click()
+        _wait(browser, lambda d: "step by step" in d.find_element(By.ID, "detail").text)
+        for name, steps in lists.items():
+            row = browser.find_element(By.XPATH, f"//table[@class='timeline']//th[starts-with(., '{name} (')]/..")
+            assert row.find_element(By.TAG_NAME, "th").text == f"{name} ({len(steps)})"
+            assert len(row.find_elements(By.TAG_NAME, "td")) == len(steps)
+        _shot(browser, "viewer-sequence.png")
+
+
+def _photos(corpus_dir):
+    """(class name, JPEG/PNG bytes) of the real photographs in the corpus."""
+    out = []
+    for name, cls in [("tfmodels_vendored__pets_examples.CORRUPTED.record", "image/object/class/text"),
+                      ("tfmodels_vendored__fsns-00000-of-00001", "street sign")]:
+        with tfrx.RecordReader(str(corpus_dir / name), on_error="skip") as reader:
+            for rec in reader:
+                f = tfrx.decode_example(rec)
+                label = f[cls][0].decode() if cls in f else cls
+                out.append((label, bytes(f["image/encoded"][0])))
+    return out
+
+
+def test_a_tfds_image_set_with_its_statistics(browser, corpus_dir, tmp_path):
+    from tfrx import tfds
+
+    photos = _photos(corpus_dir)
+    classes = sorted({c for c, _ in photos})
+    root = tmp_path / "pets_voc_fsns" / "1.0.0"
+    tfds.write(root, features={"image": tfds.Image(), "label": tfds.ClassLabel(names=classes)},
+               splits={"train": [{"image": _decoded(b), "label": c} for c, b in photos * 4]}, shard_size=16)
+    with _served(str(tmp_path / "pets_voc_fsns"), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        assert f"{len(photos) * 4} records" in browser.find_element(By.ID, "summary").text
+        _wait(browser, lambda d: _thumbnails_decoded(d, 8))
+        label = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"0\"] td:nth-child(3)').textContent")
+        assert label == f"{classes.index(photos[0][0])} {photos[0][0]}"  # the ClassLabel's name beside its number
+        _shot(browser, "viewer-records.png")
+        _tab(browser, "stats")
+        _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text)
+        row = browser.find_element(By.CSS_SELECTOR, '#stats-table tr[data-feature="label"]')
+        assert len(row.find_elements(By.CSS_SELECTOR, "td:nth-child(9) svg.hist rect")) == len(classes)  # one bar a class
+        browser.find_element(By.ID, "stats-mode").send_keys("every record")
+        browser.find_element(By.ID, "stats-run").click()
+        _wait(browser, lambda d: "(every record)" in d.find_element(By.ID, "stats-body").text)
+        _tab(browser, "shards")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#shard-table tr")) == 1 + len(server.source.shards) > 2
+
+
+def _decoded(data: bytes) -> np.ndarray:
+    from tfrx.image import decode_image
+
+    return decode_image(data, channels=3)
+
+
+def test_other_payloads_show_what_they_are(browser, corpus_dir, tmp_path):
+    events = _copy(corpus_dir, sorted(p.name for p in corpus_dir.glob("*tfevents*"))[0], tmp_path)
+    with _served(str(events), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="1"]').click()
+        _wait(browser, lambda d: "not a tf.train.Example" in d.find_element(By.ID, "detail").text)
+        assert browser.find_element(By.CSS_SELECTOR, "#detail pre.bytes").text
+
+
+def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_path):
+    records = _detection_records(60, masks=True)
+    with tfrx.TFRecordWriter(str(tmp_path / "det-00000-of-00001.tfrecord")) as w:
+        w.write_many(records)
+    with _served(str(tmp_path / "det-00000-of-00001.tfrecord"), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        box = browser.find_element(By.ID, "filter")
+        box.send_keys("label == 2 and len(image/object/bbox/xmin) >= 2")
+        browser.find_element(By.ID, "apply").click()
+        expected = [i for i in range(60) if i % 5 == 2 and i % 4 >= 2]
+        _wait(browser, lambda d: _numbers(d) == expected)
+        _wait(browser, lambda d: _thumbnails_decoded(d, len(expected)))
+        for n in expected:
+            rects = browser.execute_script(f"return document.querySelector('#table tbody tr[data-n=\"{n}\"]').querySelectorAll('svg rect').length")
+            assert rects == n % 4
+        browser.find_element(By.CSS_SELECTOR, f'#table tbody tr[data-n="{expected[0]}"]').click()
+        _wait(browser, lambda d: d.execute_script(
+            "const m = [...document.querySelectorAll('#detail .big img.mask')];"
+            "return m.length === arguments[0] && m.every(x => x.complete && x.naturalWidth > 0)", expected[0] % 4))
+        parquet = _get(browser.find_element(By.ID, "export-parquet").get_attribute("href"))
+        pq = pytest.importorskip("pyarrow.parquet")
+        assert pq.read_table(io.BytesIO(parquet)).column("label").to_pylist() == [[2]] * len(expected)
+        _tab(browser, "stats")
+        _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text)
+        row = browser.find_element(By.CSS_SELECTOR, '#stats-table tr[data-feature="image/object/bbox/xmin"]')
+        assert row.find_elements(By.TAG_NAME, "td")[1].text.strip() == str(sum(1 for i in range(60) if i % 4))
+        _shot(browser, "viewer-stats.png")
+
+
+def test_every_corpus_file_shows_its_records_schema_statistics_and_damage(browser, corpus_dir, tmp_path):
+    names = sorted(p.name for p in corpus_dir.iterdir() if p.name != "SOURCES.tsv")
+    for name in names:
+        folder = tmp_path / name
+        folder.mkdir()
+        path = _copy(corpus_dir, name, folder)
+        (check,) = verify_files(str(path))
+        with _served(str(path), folder) as server:
             browser.get(server.url)
-            _wait_rows(browser, 0)
-            browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="2"]').click()
-            WebDriverWait(browser, 30).until(lambda d: check in d.find_element(By.ID, "detail").text)
-            if "seq" in path:
-                _shot(browser, "viewer-sequence.png")
-        finally:
-            server.shutdown()
-            server.server_close()
+            _wait(browser, lambda d: "records" in d.find_element(By.ID, "status").text
+                  or "error" in d.find_element(By.ID, "status").get_attribute("class"))
+            summary = browser.find_element(By.ID, "summary").text
+            assert f"{check.records:,} records" in summary, (name, summary)
+            if check.records:
+                assert _numbers(browser) == list(range(min(25, check.records))), name
+            payload = server.schema(sampled=False)["payload"]
+            _tab(browser, "schema")
+            schema = browser.find_element(By.ID, "schema-code").text
+            assert ("tfrx." in schema) if payload in (["Example"], ["SequenceExample"]) else schema.startswith("#"), name
+            _tab(browser, "stats")
+            _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text
+                  or d.find_elements(By.CSS_SELECTOR, "#stats-body .error"))
+            if payload in (["Example"], ["SequenceExample"]):
+                assert f"{min(check.records, 10_000):,} records read" in browser.find_element(By.ID, "stats-body").text, name
+            _tab(browser, "health")
+            _wait(browser, lambda d: d.find_elements(By.ID, "health-table"))
+            damage = len(browser.find_elements(By.CSS_SELECTOR, "#health-table tr.damage"))
+            assert damage == len(check.errors), name
+            assert ("damaged file" in browser.find_element(By.ID, "health-body").text) == (not check.ok), name
+            _tab(browser, "records")

@@ -8,17 +8,23 @@ __all__ = ["__version__"]
 
 # --------------------------------------------------------------- errors
 from tfrx.errors import (
+    CompressedFileError,
+    ConvertError,
     CorruptRecordError,
+    CorruptRecordWarning,
     DecodeError,
     IncompleteShardSetError,
+    IndexFileError,
     ParseError,
     SidecarFileError,
     SpecError,
+    StaleIndexError,
     TfrxError,
 )
 
 __all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError", "SidecarFileError",
-            "IncompleteShardSetError"]
+            "IncompleteShardSetError", "IndexFileError", "StaleIndexError", "CompressedFileError", "ConvertError",
+            "CorruptRecordWarning"]
 
 # --------------------------------------------------------------- the compiled core
 def _load_native():
@@ -59,7 +65,6 @@ __all__ += ["crc32c", "masked_crc32c", "crc32c_backend"]
 
 # --------------------------------------------------------------- record I/O (io)
 from tfrx.io import (
-    CorruptRecordWarning,
     RecordBatch,
     RecordPosition,
     RecordReader,
@@ -77,7 +82,6 @@ __all__ += [
     "RecordReader",
     "read_records",
     "RecordPosition",
-    "CorruptRecordWarning",
 ]
 
 # --------------------------------------------------------------- Example codec (train, example)
@@ -93,12 +97,10 @@ from tfrx.codec import (
     encode_examples,
     encode_sequence_examples,
     encode_tensor,
-    example_to_dict,
     float_feature,
     int64_feature,
     make_example,
     make_sequence_example,
-    sequence_example_to_dict,
 )
 
 __all__ += [
@@ -114,13 +116,13 @@ __all__ += [
     "decode_example",
     "decode_examples",
     "decode_sequence_example",
-    "example_to_dict",
-    "sequence_example_to_dict",
     "encode_tensor",
     "decode_tensor",
     "decode_raw",
 ]
 
+
+from tfrx.codec import example_to_dict, sequence_example_to_dict  # noqa: E402, F401 (deprecated names)
 
 # --------------------------------------------------------------- parsing (dtypes, parsing)
 from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64
@@ -187,10 +189,7 @@ __all__ += ["AUTOTUNE", "TFRecordDataset"]
 # --------------------------------------------------------------- random access (index)
 from tfrx.data.random_access import RandomAccessDataset
 from tfrx.index import (
-    CompressedFileError,
-    IndexFileError,
     RecordIndex,
-    StaleIndexError,
     build_index,
     count_records,
     load_index,
@@ -202,9 +201,6 @@ __all__ += [
     "build_index",
     "load_index",
     "count_records",
-    "IndexFileError",
-    "StaleIndexError",
-    "CompressedFileError",
 ]
 
 

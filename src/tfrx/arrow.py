@@ -392,17 +392,24 @@ def iter_record_batches(
     features: Mapping | None = None,
     *,
     compression="auto",
+    on_error: str = "raise",
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Lazily yields ``pyarrow.RecordBatch`` es of at most ``batch_size`` parsed Examples.
 
-    Arguments as :func:`read_tfrecord`, which is the eager form.
+    Arguments as :func:`read_tfrecord`, which is the eager form; they are
+    checked here, before the first batch is asked for.
     """
     from tfrx.io.reader import RecordReader
 
-    with RecordReader(paths, compression=compression, storage_options=storage_options) as reader:
+    reader = RecordReader(paths, compression=compression, on_error=on_error, storage_options=storage_options)
+    return _parsed_batches(reader, features, batch_size, infer_records)
+
+
+def _parsed_batches(reader, features, batch_size: int, infer_records: int) -> Iterator[pa.RecordBatch]:
+    with reader:
         for batch in reader.iter_batches(max_records=batch_size):
             if features is None:
                 features = _inferred(batch, infer_records)
@@ -452,6 +459,7 @@ def read_tfrecord(
     features: Mapping | None = None,
     *,
     compression="auto",
+    on_error: str = "raise",
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
@@ -464,12 +472,14 @@ def read_tfrecord(
     feature absent from those and present later is not read; pass
     ``features`` then; inferred VarLen feature lists are read as
     ``RaggedFeature`` so that empty steps are kept).
-    CRCs are checked. ``storage_options`` go to fsspec for URLs.
+    ``compression`` and ``on_error`` are :class:`tfrx.RecordReader`'s (CRCs
+    are checked; ``on_error="skip"`` leaves damaged records out).
+    ``storage_options`` go to fsspec for URLs.
     :func:`iter_record_batches` is the lazy form.
     """
     batches = list(
         iter_record_batches(
-            paths, features, compression=compression, batch_size=batch_size,
+            paths, features, compression=compression, on_error=on_error, batch_size=batch_size,
             infer_records=infer_records, storage_options=storage_options,
         )
     )

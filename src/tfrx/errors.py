@@ -16,6 +16,13 @@ __all__ = [
     "SpecError",
     "SidecarFileError",
     "IncompleteShardSetError",
+    "IndexFileError",
+    "StaleIndexError",
+    "CompressedFileError",
+    "ConvertError",
+    "InputFormatError",
+    "FilterError",
+    "CorruptRecordWarning",
 ]
 
 
@@ -112,3 +119,36 @@ class IncompleteShardSetError(TfrxError, FileNotFoundError):
     def __init__(self, message: str, *, missing: list[str]) -> None:
         super().__init__(message)
         self.missing = list(missing)
+
+
+class IndexFileError(TfrxError, ValueError):
+    """An index file is damaged, truncated, of an unknown version, or not an index."""
+
+    def __init__(self, message: str, *, index_path: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.index_path = index_path
+        self.path = path
+
+
+class StaleIndexError(IndexFileError):
+    """An index no longer matches its data file (changed since, or another file's index)."""
+
+
+class CompressedFileError(TfrxError, ValueError):
+    """A GZIP/ZLIB TFRecord file was given where random access is needed."""
+
+
+class ConvertError(TfrxError, ValueError):
+    """An input could not be converted (with ``on_error="raise"``)."""
+
+
+class InputFormatError(TfrxError, ValueError):
+    """A text input cannot be read in the layout asked for (bad JSON, missing text field)."""
+
+
+class FilterError(TfrxError, ValueError):
+    """A viewer filter expression is not valid (the message says where)."""
+
+
+class CorruptRecordWarning(UserWarning):
+    """Issued by ``on_error="warn"`` for each damaged region that is skipped."""

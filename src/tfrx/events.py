@@ -305,7 +305,9 @@ def read(path, *, on_error: str = "raise") -> Events:
     (a writer killed mid-record leaves a truncated last record).
     """
     from tfrx.io.reader import RecordReader
+    from tfrx.options import check_on_error
 
+    check_on_error(on_error)
     out = Events()
     for run, name in _event_files(os.fspath(path) if not isinstance(path, str) else path):
         out.files.append(name)

@@ -13,17 +13,19 @@ from __future__ import annotations
 import grain
 
 from tfrx.data.random_access import RandomAccessDataset
+from tfrx.options import renamed_arguments
 
 __all__ = ["data_source", "map_dataset"]
 
 
-def data_source(files, **kwargs) -> RandomAccessDataset:
-    """A Grain ``RandomAccessDataSource`` over the records of ``files`` (arguments of RandomAccessDataset)."""
-    return RandomAccessDataset(files, **kwargs)
+@renamed_arguments(files="paths")
+def data_source(paths, **kwargs) -> RandomAccessDataset:
+    """A Grain ``RandomAccessDataSource`` over the records of ``paths`` (arguments of RandomAccessDataset)."""
+    return RandomAccessDataset(paths, **kwargs)
 
 
 def map_dataset(source, *, seed: int | None = None, **kwargs):
-    """``grain.MapDataset.source(...)`` over ``source`` (a RandomAccessDataset or files), globally shuffled
+    """``grain.MapDataset.source(...)`` over ``source`` (a RandomAccessDataset or paths), globally shuffled
     with Grain's ``shuffle(seed)`` when ``seed`` is given."""
     if not isinstance(source, RandomAccessDataset):
         source = RandomAccessDataset(source, **kwargs)

@@ -47,8 +47,9 @@ import numpy as np
 
 from tfrx import _native
 from tfrx._native import ScanStatus
-from tfrx.errors import CorruptRecordError, TfrxError
+from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import expand_paths, is_url, open_input
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 
@@ -71,28 +72,11 @@ _HEADER = struct.Struct("<8sIIQQqII")
 HEADER_SIZE = _HEADER.size  # 48
 SUFFIX = INDEX_SUFFIX
 _FINGERPRINT_BYTES = 4096
-_FRAMING = 16
 # No file is this large; bigger offsets or sizes in an index are corruption, and
 # rejecting them keeps every sum of offset and length inside int64.
 _MAX_OFFSET = 1 << 62
 _CHUNK = 64 << 20
-
-
-class IndexFileError(TfrxError, ValueError):
-    """An index file is damaged, truncated, of an unknown version, or not an index."""
-
-    def __init__(self, message: str, *, index_path: str | None = None, path: str | None = None) -> None:
-        super().__init__(message)
-        self.index_path = index_path
-        self.path = path
-
-
-class StaleIndexError(IndexFileError):
-    """An index no longer matches its data file (changed since, or another file's index)."""
-
-
-class CompressedFileError(TfrxError, ValueError):
-    """A GZIP/ZLIB TFRecord file was given where random access is needed."""
+_PROGRESS_STEP = 256 << 20  # a local scan that reports progress does so this often
 
 
 def _rebuild_hint(path: str) -> str:
@@ -126,7 +110,7 @@ class RecordIndex:
             if len(ends):
                 ends[:-1] = self.offsets[1:]
                 ends[-1] = self.file_size
-            lengths = ends - self.offsets - _FRAMING
+            lengths = ends - self.offsets - FRAMING_BYTES
         self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         self.mtime_ns = int(mtime_ns)
         self.fingerprint = int(fingerprint)
@@ -168,7 +152,7 @@ class RecordIndex:
 
     def to_dali(self) -> str:
         """The DALI / ``tfrecord`` text form: ``"<offset> <framed length>"`` per line."""
-        return "".join(f"{o} {n}\n" for o, n in zip(self.offsets.tolist(), (self.lengths + _FRAMING).tolist()))
+        return "".join(f"{o} {n}\n" for o, n in zip(self.offsets.tolist(), (self.lengths + FRAMING_BYTES).tolist()))
 
     @classmethod
     def from_bytes(cls, blob: bytes, *, path: str | None = None, index_path: str | None = None) -> RecordIndex:
@@ -211,7 +195,7 @@ class RecordIndex:
             raise IndexFileError(f"{where} is corrupt: it claims a file of {size} bytes",
                                  index_path=index_path, path=path)
         offsets = np.frombuffer(body, dtype="<u8").astype(np.int64)
-        if count and (offsets[0] < 0 or np.any(offsets > _MAX_OFFSET) or np.any(np.diff(offsets) < _FRAMING) or offsets[-1] + _FRAMING > size):
+        if count and (offsets[0] < 0 or np.any(offsets > _MAX_OFFSET) or np.any(np.diff(offsets) < FRAMING_BYTES) or offsets[-1] + FRAMING_BYTES > size):
             raise IndexFileError(f"{where} is corrupt: offsets are not increasing record starts",
                                  index_path=index_path, path=path)
         return cls(path, offsets, size, mtime_ns=mtime, fingerprint=finger)
@@ -233,12 +217,12 @@ class RecordIndex:
             raise IndexFileError(f"{where} is not a text index of '<offset> <length>' lines",
                                  index_path=index_path, path=path)
         offsets, framed = table[:, 0].copy(), table[:, 1].copy()
-        if np.any(framed < _FRAMING) or np.any(offsets < 0) or np.any(offsets > _MAX_OFFSET) or \
+        if np.any(framed < FRAMING_BYTES) or np.any(offsets < 0) or np.any(offsets > _MAX_OFFSET) or \
                 np.any(framed > _MAX_OFFSET) or np.any(offsets[1:] < offsets[:-1] + framed[:-1]):
             raise IndexFileError(f"{where} is corrupt: lengths below 16 bytes or overlapping records",
                                  index_path=index_path, path=path)
         end = int(offsets[-1] + framed[-1]) if len(offsets) else 0
-        return cls(path, offsets, end if file_size is None else file_size, lengths=framed - _FRAMING)
+        return cls(path, offsets, end if file_size is None else file_size, lengths=framed - FRAMING_BYTES)
 
 
 # ---------------------------------------------------------------- locations
@@ -333,10 +317,29 @@ def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: boo
     scan = _native.scan_records(buf, verify)
     if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
         raise _damage(path, scan, base + scan.offset, count + len(scan.starts))
-    return scan.starts - 12 + base, scan.consumed
+    return scan.starts - HEADER_BYTES + base, scan.consumed
 
 
-def _scan(path: str, size: int, verify: bool) -> np.ndarray:
+def _scan_view(view, path: str, verify: bool, progress) -> np.ndarray:
+    """The record offsets of a whole mapped file; with ``progress``, in steps it is told about."""
+    if progress is None:
+        return _scan_buffer(view, path, verify, 0, 0, True)[0]
+    parts: list[np.ndarray] = []
+    base, count, step = 0, 0, _PROGRESS_STEP
+    while True:
+        end = min(len(view), base + step)
+        with view[base:end] as part:  # released before the file is unmapped, also when the scan raises
+            offsets, consumed = _scan_buffer(part, path, verify, base, count, end == len(view))
+        parts.append(offsets)
+        count += len(offsets)
+        base += consumed
+        progress(base, len(view))
+        if end == len(view) and base >= end:
+            return np.concatenate(parts)
+        step = _PROGRESS_STEP if consumed else 2 * step  # a record longer than the step: take more
+
+
+def _scan(path: str, size: int, verify: bool, progress=None) -> np.ndarray:
     if size == 0:
         return np.zeros(0, dtype=np.int64)
     if not is_url(path):
@@ -345,10 +348,9 @@ def _scan(path: str, size: int, verify: bool) -> np.ndarray:
                 mm.madvise(mmap.MADV_SEQUENTIAL)
             view = memoryview(mm)
             try:
-                offsets, _ = _scan_buffer(view, path, verify, 0, 0, True)
+                return _scan_view(view, path, verify, progress)
             finally:
                 view.release()
-            return offsets
     # Remote: chunked reads, carrying an incomplete record over to the next chunk.
     parts: list[np.ndarray] = []
     base, count, carry = 0, 0, b""
@@ -364,6 +366,8 @@ def _scan(path: str, size: int, verify: bool) -> np.ndarray:
             count += len(offsets)
             base += consumed
             carry = buf[consumed:]
+            if progress is not None:
+                progress(base, size)
             if final:
                 break
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -375,13 +379,17 @@ def _check_uncompressed(path: str, head: bytes) -> None:
         raise _compressed_error(path, kind)
 
 
-def scan_index(path, *, verify: bool = False) -> RecordIndex:
-    """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``)."""
+def scan_index(path, *, verify: bool = False, progress=None) -> RecordIndex:
+    """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
+
+    ``progress(bytes_scanned, file_size)``, when given, is called as the scan
+    goes (every 256 MiB or so).
+    """
     path = os.fsdecode(os.fspath(path))
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
     _check_uncompressed(path, head)
-    offsets = _scan(path, size, verify)
+    offsets = _scan(path, size, verify, progress)
     return RecordIndex(path, offsets, size, mtime_ns=mtime, fingerprint=_fingerprint(path, size, head))
 
 
@@ -407,7 +415,7 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
 
 
 def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None,
-                verify: bool = False) -> RecordIndex:
+                verify: bool = False, progress=None) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
     The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
@@ -416,9 +424,10 @@ def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str |
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
+    ``progress(bytes_scanned, file_size)`` is called as the scan goes.
     """
     path = os.fsdecode(os.fspath(path))
-    index = scan_index(path, verify=verify)
+    index = scan_index(path, verify=verify, progress=progress)
     if index_path is None:
         if format == "dali":
             index_path = sidecar_path(path, ".idx") if cache_dir is None else os.path.join(

@@ -45,14 +45,12 @@ from tfrx.arrow import FEATURE_LISTS_KEY, to_examples, to_record_batch, to_seque
 from tfrx.crc import masked_crc32c
 from tfrx.errors import CorruptRecordError, TfrxError
 from tfrx.io.compression import detect_compression
-from tfrx.io.options import normalize_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import expand_paths, is_url, local_size, open_input, source_name, url_to_fs, with_options
+from tfrx.options import check_on_error, normalize_compression, renamed_arguments
 
 __all__ = ["TFRecordDatasource", "TFRecordDatasink", "read_tfrecords", "write_tfrecords"]
 
-_HEADER = 12
-_FRAMING = 16
-_ON_ERROR = ("raise", "skip", "warn")
 _WINDOW = 1 << 20
 # Bytes a file must hold per extra read task before it is split (a task costs
 # a few milliseconds to schedule).
@@ -74,13 +72,13 @@ def _compression_of(source, compression: str) -> str:
     if compression != "auto":
         return compression
     with open_input(source) as f:
-        head = f.read(_HEADER)
+        head = f.read(HEADER_BYTES)
     return detect_compression(head)
 
 
 def _payload_ok(f, offset: int, length: int) -> bool:
     """Whether the record whose header is at ``offset`` has a matching data CRC."""
-    f.seek(offset + _HEADER)
+    f.seek(offset + HEADER_BYTES)
     body = f.read(length + 4)
     if len(body) != length + 4:
         return False
@@ -103,14 +101,14 @@ def record_boundary(source, position: int, size: int) -> int:
         base = position
         while base < size:
             f.seek(base)
-            # _HEADER - 1 bytes of overlap: a header that starts in this window is whole in it
-            window = np.frombuffer(f.read(min(_WINDOW + _HEADER - 1, size - base)), np.uint8)
+            # HEADER_BYTES - 1 bytes of overlap: a header that starts in this window is whole in it
+            window = np.frombuffer(f.read(min(_WINDOW + HEADER_BYTES - 1, size - base)), np.uint8)
             limit = min(_WINDOW, len(window))
             k = _native.find_header(window, 0)
             while 0 <= k < limit:
                 offset = base + k
                 length = int.from_bytes(window[k : k + 8].tobytes(), "little")
-                if offset + _FRAMING + length <= size and _payload_ok(f, offset, length):
+                if offset + FRAMING_BYTES + length <= size and _payload_ok(f, offset, length):
                     return offset
                 k = _native.find_header(window, k + 1)
             base += _WINDOW
@@ -195,8 +193,8 @@ def _parser(features):
     from tfrx.parsing import ExampleParser, SequenceExampleParser
 
     if isinstance(features, tuple):
-        return SequenceExampleParser(*features, num_threads=1)
-    return ExampleParser(features, num_threads=1)
+        return SequenceExampleParser(*features, num_parallel_calls=1)
+    return ExampleParser(features, num_parallel_calls=1)
 
 
 def _parse_skipping(parser, batch, errors: list) -> dict | None:
@@ -204,7 +202,7 @@ def _parse_skipping(parser, batch, errors: list) -> dict | None:
     keep = []
     for i in range(len(batch)):
         try:
-            parser.parse(batch[i : i + 1], num_threads=1)
+            parser.parse(batch[i : i + 1], num_parallel_calls=1)
         except (TfrxError, ValueError) as e:
             errors.append(f"{batch.path}: record {batch.first_index + i}: {e}")
             continue
@@ -213,7 +211,7 @@ def _parse_skipping(parser, batch, errors: list) -> dict | None:
         return None
     from tfrx.io.batch import RecordBatch
 
-    return parser.parse(RecordBatch.from_records([batch[i] for i in keep]), num_threads=1)
+    return parser.parse(RecordBatch.from_records([batch[i] for i in keep]), num_parallel_calls=1)
 
 
 def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_size: int) -> Iterator[pa.Table]:
@@ -236,7 +234,7 @@ def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_
                     yield pa.table({RAW_COLUMN: pa.array(batch.to_list(), pa.binary())})
                     continue
                 try:
-                    parsed = parser.parse(batch, num_threads=1)
+                    parsed = parser.parse(batch, num_parallel_calls=1)
                 except (TfrxError, ValueError):
                     if on_error == "raise":
                         raise
@@ -278,19 +276,21 @@ class TFRecordDatasource(Datasource):
     one from the first ``infer_records`` records (:func:`tfrx.infer_features`,
     SequenceExamples recognised as by :func:`tfrx.arrow.read_tfrecord`);
     ``False`` gives the raw records in one ``binary`` column named ``"bytes"``.
-    ``compression_type``: ``"auto"`` (detect per file, the default), ``None``,
-    ``"GZIP"`` or ``"ZLIB"``. Compressed files are read by one task each;
+    ``compression``: ``"auto"`` (detect per file, the default), ``""`` /
+    ``None`` (none), ``"GZIP"`` or ``"ZLIB"`` (``compression_type=`` is
+    deprecated). Compressed files are read by one task each;
     uncompressed files larger than ``min_split_bytes`` are split (see the
     module's notes). ``use_index``: split by an existing index file when a
     file has one (``tfrx.build_index``).
     """
 
+    @renamed_arguments(compression_type="compression")
     def __init__(
         self,
         paths,
         features: Mapping | bool | None = None,
         *,
-        compression_type: str | None = "auto",
+        compression: str | None = "auto",
         storage_options: dict | None = None,
         on_error: str = "raise",
         batch_size: int = 8192,
@@ -299,16 +299,14 @@ class TFRecordDatasource(Datasource):
         use_index: bool = True,
     ) -> None:
         super().__init__()
-        if on_error not in _ON_ERROR:
-            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        self.on_error = check_on_error(on_error)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self._sources = [s if isinstance(s, str) else source_name(s) for s in
                          expand_paths(paths, storage_options=storage_options)]
         if any(s is None for s in self._sources):
             raise TypeError("read_tfrecords reads paths and URLs, not open file objects (tasks run elsewhere)")
-        self.compression = normalize_compression(compression_type, allow_auto=True)
-        self.on_error = on_error
+        self.compression = normalize_compression(compression, allow_auto=True)
         self.batch_size = int(batch_size)
         self.min_split_bytes = int(min_split_bytes)
         self.use_index = bool(use_index)
@@ -374,11 +372,12 @@ class TFRecordDatasource(Datasource):
         return tasks
 
 
+@renamed_arguments(compression_type="compression")
 def read_tfrecords(
     paths,
     features: Mapping | bool | None = None,
     *,
-    compression_type: str | None = "auto",
+    compression: str | None = "auto",
     storage_options: dict | None = None,
     on_error: str = "raise",
     batch_size: int = 8192,
@@ -403,7 +402,7 @@ def read_tfrecords(
     files split when it is larger. See :class:`TFRecordDatasource`.
     """
     source = TFRecordDatasource(
-        paths, features, compression_type=compression_type, storage_options=storage_options,
+        paths, features, compression=compression, storage_options=storage_options,
         on_error=on_error, batch_size=batch_size, infer_records=infer_records,
         min_split_bytes=min_split_bytes, use_index=use_index,
     )
@@ -465,11 +464,12 @@ class TFRecordDatasink(Datasink):
     many (:func:`write_tfrecords` repartitions to it first).
     """
 
+    @renamed_arguments(compression_type="compression")
     def __init__(
         self,
         prefix: str | os.PathLike,
         *,
-        compression_type: str | None = None,
+        compression: str | None = None,
         features: Mapping | None = None,
         naming: str = "tfds",
         num_shards: int | None = None,
@@ -484,7 +484,7 @@ class TFRecordDatasink(Datasink):
         self.remote = is_url(self.prefix)
         if self.remote:
             self.prefix = with_options(self.prefix, storage_options)
-        self.compression = normalize_compression(compression_type)
+        self.compression = normalize_compression(compression)
         if isinstance(features, tuple):
             context, lists = (dict(f or {}) for f in features)
             self.features = (context, lists)
@@ -509,9 +509,9 @@ class TFRecordDatasink(Datasink):
         return directory or ".", base
 
     def _tmp(self, task: int, block: int) -> str:
-        from tfrx.io.sidecars import sidecar_path
+        from tfrx.tools.commit import part_path
 
-        return sidecar_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
+        return part_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
 
     def _fs(self):
         fs, _ = url_to_fs(self.prefix)
@@ -543,9 +543,9 @@ class TFRecordDatasink(Datasink):
                         writer.write_many(to_sequence_examples(chunk, lists, as_batch=True))
                 records = writer.records_written
             if not self.remote:
-                from tfrx.tools.sharded import _fsync_path
+                from tfrx.tools.commit import sync_part
 
-                _fsync_path(tmp)
+                sync_part(tmp)
             out.append((ctx.task_idx, b, str(tmp), records, table.num_rows))
         return out
 
@@ -563,32 +563,28 @@ class TFRecordDatasink(Datasink):
         self.paths = [str(p) for p in paths]
 
     def on_write_failed(self, error: Exception) -> None:
-        from tfrx.io.sidecars import SIDECAR_DIR
+        from tfrx.tools.commit import discard_parts
 
-        directory, base = self._split()
-        directory = f"{directory}/{SIDECAR_DIR}" if self.remote else os.path.join(directory, SIDECAR_DIR)
+        # the tasks' parts are not reported back on failure: find this run's by name
+        base = self._split()[1]
+        directory = self._tmp(0, 0).rsplit("/", 1)[0] if self.remote else os.path.dirname(self._tmp(0, 0))
         pattern = f"{base}-{self.run}-"
+        fs = self._fs() if self.remote else None
         try:
-            if self.remote:
-                fs = self._fs()
-                for name in fs.ls(fs._strip_protocol(directory), detail=False):
-                    if name.rsplit("/", 1)[-1].startswith(pattern):
-                        fs.rm(name)
-            else:
-                for name in os.listdir(directory):
-                    if name.startswith(pattern):
-                        os.remove(os.path.join(directory, name))
-                os.rmdir(directory)  # the sidecar folder, when nothing else is in it
+            names = (fs.ls(fs._strip_protocol(directory), detail=False) if fs is not None
+                     else [os.path.join(directory, n) for n in os.listdir(directory)])
         except OSError:
-            pass
+            return
+        discard_parts([n for n in names if n.rsplit("/", 1)[-1].startswith(pattern)], fs=fs, directory=directory)
 
 
+@renamed_arguments(compression_type="compression")
 def write_tfrecords(
     dataset: ray.data.Dataset,
     prefix: str | os.PathLike,
     *,
     num_shards: int | None = None,
-    compression_type: str | None = None,
+    compression: str | None = None,
     features: Mapping | None = None,
     naming: str = "tfds",
     manifest: bool = True,
@@ -616,7 +612,7 @@ def write_tfrecords(
             raise ValueError(f"num_shards must be a positive integer, got {num_shards!r}")
         dataset = dataset.repartition(num_shards)
     sink = TFRecordDatasink(
-        prefix, compression_type=compression_type, features=features, naming=naming,
+        prefix, compression=compression, features=features, naming=naming,
         num_shards=num_shards, manifest=manifest, storage_options=storage_options, feature_lists=feature_lists,
     )
     dataset.write_datasink(sink, concurrency=concurrency, ray_remote_args=ray_remote_args)

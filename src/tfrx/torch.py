@@ -37,6 +37,7 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from tfrx.data.dataset import Dataset
+from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
 from tfrx.shm_ring import PackedBatch, Ring, unpack
@@ -171,6 +172,9 @@ class TorchIterableDataset(IterableDataset):
         return shard_pipeline(self.dataset, self._levels())
 
     def __iter__(self):
+        info = get_worker_info()
+        if info is not None:  # the loader's workers share the cores: each starts its share of threads
+            share_cores_with(info.num_workers)
         it = self.pipeline().iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import base64
 import io
 import re
 import sys
 
-import numpy as np
+from tfrx.options import ON_ERROR
 
 
 class CliError(Exception):
@@ -43,9 +42,6 @@ class ParserWithHint(argparse.ArgumentParser):
 
 
 COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
-
-
-ON_ERROR = ["raise", "skip", "warn"]
 
 
 def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True, on_error: bool = True) -> None:
@@ -220,33 +216,6 @@ def not_examples_message(source, records) -> str:
 
 
 # ------------------------------------------------------------------ JSON of decoded features
-def json_value(value, bytes_as: str = "auto"):
-    """A decoded feature value as JSON: numbers as lists, bytes as text (or {"base64": ...})."""
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
-            # the shortest text that reads back as the same float32, as TensorFlow prints it
-            return [None if v != v else v for v in map(float, value.astype(str))]
-        return value.tolist()
-    return [json_bytes(b, bytes_as) for b in value]
-
-
-def json_bytes(b: bytes, bytes_as: str = "auto"):
-    if bytes_as == "base64":
-        return {"base64": base64.b64encode(b).decode("ascii")}
-    try:
-        text = b.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None and (text.isprintable() or not _CONTROL.search(text)):
-        return text
-    return {"base64": base64.b64encode(b).decode("ascii")}
-
-
-_CONTROL = __import__("re").compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
 def not_tfrecord_message(e) -> str | None:
     """For damage at the very first header: the file is probably not TFRecord (or not this compression)."""
     if e.offset == 0 and e.record_index == 0 and e.kind in ("length_crc", "bogus_length"):

@@ -129,7 +129,7 @@ def run(args) -> int:
     output = args.output if args.output is not None else [x for x in args.output_file.split(",") if x]
     fast = {}
     if args.mode == "fast":
-        fast = {"num_workers": args.workers, "use_ray": args.ray, "tokenizer": args.tokenizer or "auto"}
+        fast = {"num_parallel_calls": args.workers, "use_ray": args.ray, "tokenizer": args.tokenizer or "auto"}
         if args.shuffle_buffer is not None:
             fast["shuffle_buffer"] = args.shuffle_buffer
     elif args.workers != 1 or args.ray or args.shuffle_buffer is not None or args.tokenizer is not None:

@@ -167,7 +167,7 @@ def run(args) -> int:
     elif src == "images":
         summary = cv.images_to_tfrecord(
             args.input[0], args.output, resize=args.resize, reencode=args.reencode, quality=args.quality, validate=args.validate,
-            shuffle=not args.no_shuffle, seed=args.seed, workers=args.workers, **shard, **common)
+            shuffle=not args.no_shuffle, seed=args.seed, num_parallel_calls=args.workers, **shard, **common)
     else:
         if not os.path.exists(args.input[0]):
             raise FileNotFoundError(2, "No such file or directory", args.input[0])
@@ -176,7 +176,7 @@ def run(args) -> int:
             delimiter = "\t" if args.input[0].lower().endswith(".tsv") and args.delimiter == "," else args.delimiter
             delimiter = "\t" if delimiter == "\\t" else delimiter
             summary = cv.csv_to_tfrecord(args.input[0], args.output, spec=spec, delimiter=delimiter,
-                                         workers=args.workers, **shard, **common)
+                                         num_parallel_calls=args.workers, **shard, **common)
         elif src == "jsonl":
             summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:

@@ -7,7 +7,8 @@ import sys
 
 import numpy as np
 
-from tfrx.cli._common import CliError, add_input, describe_other, json_value, name_of, reader, sources
+from tfrx.cli._common import CliError, add_input, describe_other, name_of, reader, sources
+from tfrx.tools.convert.jsonl import json_value
 
 DESCRIPTION = """Print the first records of TFRecord files.
 

@@ -13,9 +13,8 @@ from tfrx.codec.decode import (
     decode_example,
     decode_examples,
     decode_sequence_example,
-    example_to_dict,
-    sequence_example_to_dict,
 )
+from tfrx.codec.decode import example_to_dict, sequence_example_to_dict  # noqa: F401 (deprecated names)
 from tfrx.codec.tensor import decode_raw, decode_tensor, encode_tensor
 
 __all__ = [
@@ -31,8 +30,6 @@ __all__ = [
     "decode_example",
     "decode_examples",
     "decode_sequence_example",
-    "example_to_dict",
-    "sequence_example_to_dict",
     "encode_tensor",
     "decode_tensor",
     "decode_raw",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tfrx import _native
 from tfrx.errors import DecodeError
+from tfrx.options import deprecated_alias
 
 __all__ = [
     "decode_example",
@@ -15,7 +16,8 @@ __all__ = [
 
 
 def decode_example(data, *, keep_empty: bool = False) -> dict:
-    """Decodes one serialized ``tf.train.Example`` in a single native pass.
+    """Decodes one ``tf.train.Example`` in a single native pass: its bytes, or the message
+    (tfrx's, TensorFlow's, or any with the same schema).
 
     Returns ``{name: value}`` with int64 features as ``np.int64`` arrays, float
     features as ``np.float32`` arrays and bytes features as lists of
@@ -30,7 +32,7 @@ def decode_example(data, *, keep_empty: bool = False) -> dict:
     rejects as well - raises :class:`tfrx.DecodeError` with ``offset`` set to
     the byte where decoding failed.
     """
-    return _native.decode_example(data, keep_empty=keep_empty)
+    return _native.decode_example(_serialized(data, "Example"), keep_empty=keep_empty)
 
 
 def decode_examples(records, *, keep_empty: bool = False) -> list[dict]:
@@ -46,34 +48,28 @@ def decode_examples(records, *, keep_empty: bool = False) -> list[dict]:
 
 
 def decode_sequence_example(data, *, keep_empty: bool = False) -> tuple[dict, dict]:
-    """Decodes one serialized ``tf.train.SequenceExample`` to ``(context, feature_lists)``.
+    """Decodes one ``tf.train.SequenceExample`` (its bytes or the message) to ``(context, feature_lists)``.
 
     ``context`` is as :func:`decode_example` returns; ``feature_lists`` maps
     each name to a list with one value per step (an array or a list of
     bytes; ``None`` for a step whose Feature has no kind).
     """
-    return _native.decode_sequence_example(data, keep_empty=keep_empty)
+    return _native.decode_sequence_example(_serialized(data, "SequenceExample"), keep_empty=keep_empty)
 
 
 def _serialized(message_or_bytes, expected: str):
+    if type(message_or_bytes) is bytes:
+        return message_or_bytes
     serialize = getattr(message_or_bytes, "SerializeToString", None)
     if serialize is None:
         return message_or_bytes
     name = message_or_bytes.DESCRIPTOR.full_name.split(".")[-1]
     if name != expected:
-        other = "sequence_example_to_dict" if name == "SequenceExample" else "example_to_dict"
+        other = "decode_sequence_example" if name == "SequenceExample" else "decode_example"
         raise TypeError(f"expected a {expected}, got a {name}; use tfrx.{other}")
     return serialize()
 
 
-def example_to_dict(example, *, keep_empty: bool = False) -> dict:
-    """An Example message (tfrx's, TensorFlow's, or any with the same schema) or its bytes as a dict.
-
-    See :func:`decode_example` for the result.
-    """
-    return decode_example(_serialized(example, "Example"), keep_empty=keep_empty)
-
-
-def sequence_example_to_dict(sequence_example, *, keep_empty: bool = False) -> tuple[dict, dict]:
-    """A SequenceExample message or its bytes as ``(context, feature_lists)`` (see :func:`decode_sequence_example`)."""
-    return decode_sequence_example(_serialized(sequence_example, "SequenceExample"), keep_empty=keep_empty)
+example_to_dict = deprecated_alias(decode_example, "tfrx.example_to_dict", "tfrx.decode_example")
+sequence_example_to_dict = deprecated_alias(decode_sequence_example, "tfrx.sequence_example_to_dict",
+                                            "tfrx.decode_sequence_example")

@@ -14,10 +14,11 @@ module never imports them.
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
+
+from tfrx.options import AUTOTUNE, resolve_parallelism, usable_cores
 
 __all__ = [
     "AUTOTUNE",
@@ -31,31 +32,10 @@ __all__ = [
     "resolve_parallelism",
 ]
 
-#: Let tfrx pick a buffer size or thread count from the usable cores (``tf.data.AUTOTUNE``).
-AUTOTUNE = -1
 #: :meth:`Dataset.cardinality` of an endless dataset (``tf.data.INFINITE_CARDINALITY``).
 INFINITE_CARDINALITY = -1
 #: :meth:`Dataset.cardinality` when the count is unknown without reading (``tf.data.UNKNOWN_CARDINALITY``).
 UNKNOWN_CARDINALITY = -2
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (affinity-aware), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS, Windows
-        return max(1, os.cpu_count() or 1)
-
-
-def resolve_parallelism(n: int | None) -> int:
-    """``None`` -> 1 (sequential), ``AUTOTUNE`` -> the usable cores, else ``n`` (>= 1)."""
-    if n is None:
-        return 1
-    if n == AUTOTUNE:
-        return usable_cores()
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"num_parallel_calls must be a positive int, None or tfrx.AUTOTUNE, got {n!r}")
-    return n
 
 
 @dataclass(frozen=True)

@@ -57,26 +57,30 @@ def make_parser(spec: Any):
     return ExampleParser(spec)
 
 
-def _accepts_num_threads(fn) -> bool:
+def _threads_keyword(fn) -> str | None:
+    """The keyword ``fn`` takes a thread count by: ``num_parallel_calls`` (tfrx's parsers), ``num_threads``
+    (a parser written for older releases), or none."""
     try:
-        return "num_threads" in inspect.signature(fn).parameters
+        parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return False
+        return None
+    return next((k for k in ("num_parallel_calls", "num_threads") if k in parameters), None)
 
 
 class _Parse:
     """Parses batches; a single record (``bytes``) gives one example's dict, without a batch dimension.
 
     When batches are parsed on several threads at once, each call uses one
-    thread (``num_threads=1``) so that the stages do not oversubscribe the
+    thread (``num_parallel_calls=1``) so that the stages do not oversubscribe the
     cores; otherwise the parser picks its own thread count.
     """
 
     def __init__(self, spec: Any, threads_per_call: int | None) -> None:
         self._parser = make_parser(spec)
         self._kwargs = {}
-        if threads_per_call is not None and _accepts_num_threads(self._parser.parse):
-            self._kwargs["num_threads"] = threads_per_call
+        keyword = _threads_keyword(self._parser.parse) if threads_per_call is not None else None
+        if keyword is not None:
+            self._kwargs[keyword] = threads_per_call
         self.__qualname__ = f"parse({type(self._parser).__name__})"
 
     def __call__(self, records):

@@ -3,9 +3,9 @@
 :class:`RandomAccessDataset` is a map-style dataset (``len(ds)``, ``ds[i]``,
 ``ds[[i, j, ...]]``) over the records of uncompressed TFRecord files. It is a
 PyTorch map-style ``Dataset`` as it is (``DataLoader`` with samplers and
-workers) and a Grain ``RandomAccessDataSource``. Local files are read through
-a read-only memory map (or positioned ``preadv`` calls with
-``use_mmap=False``), remote ones with ``fsspec``'s ``cat_ranges``, so one
+workers) and a Grain ``RandomAccessDataSource``. Local files are read with
+positioned ``preadv`` calls (or through a read-only memory map with
+``use_mmap=True``), remote ones with ``fsspec``'s ``cat_ranges``, so one
 dataset may be read from many threads; batched requests are sorted by file
 and offset (back-to-back records are one ``preadv``) and the results
 returned in request order. Every record's framing is checked against the index (the
@@ -21,6 +21,7 @@ from __future__ import annotations
 import mmap
 import os
 import threading
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,12 +32,11 @@ from tfrx.errors import CorruptRecordError
 from tfrx.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import expand_paths, is_url
+from tfrx.options import renamed_arguments
 
 __all__ = ["RandomAccessDataset"]
-
-_FRAMING = 16
-
 
 # Remote reads of records closer than this are merged into one range request:
 # a request costs far more than the bytes between two nearby records.
@@ -87,13 +87,17 @@ def _fetch_many(fs, reads):
 class RandomAccessDataset:
     """Records of uncompressed TFRecord files by global index.
 
-    ``files``: paths, globs or URLs (order kept; globs sorted). ``index``:
+    ``paths``: paths, globs or URLs (order kept; globs sorted; ``files=`` is
+    the deprecated name). ``index``:
     ``None`` to load the cached index of each file (built on first use),
     or a list of :class:`tfrx.RecordIndex` / index file paths (``"tfrx"`` or
     DALI text format), or a function ``path -> index path``. ``verify``
-    checks data CRCs. ``use_mmap`` reads local files through a read-only
-    memory map (no system call per record); ``False`` uses positioned reads
-    (``preadv``), back-to-back records in one call. ``transform`` maps each record's bytes to the element
+    checks data CRCs. Local files are read with positioned reads
+    (``preadv``), back-to-back records in one call; ``use_mmap=True`` maps
+    them instead (no system call per record: about twice the records per
+    second on small records), as :class:`tfrx.RecordReader`'s ``use_mmap``,
+    off by default for the same reason: a file truncated by another process
+    while mapped kills the reading process with SIGBUS. ``transform`` maps each record's bytes to the element
     returned (e.g. a parser); ``features`` is a shortcut for parsing each record
     with ``tfrx.ExampleParser(features).parse_single``. ``storage_options``
     go to the fsspec filesystem of URLs; remote records are fetched with
@@ -104,21 +108,22 @@ class RandomAccessDataset:
     ``<file>.tfrxidx`` (earlier versions), then in the cache.
     """
 
+    @renamed_arguments(files="paths")
     def __init__(
         self,
-        files,
+        paths,
         *,
         index=None,
         verify: bool = True,
         transform: Callable[[bytes], Any] | None = None,
         features: Mapping | None = None,
         cache_dir: str | None = None,
-        use_mmap: bool = True,
+        use_mmap: bool = False,
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
-        self.files = [os.fsdecode(os.fspath(p)) for p in expand_paths(
-            files, storage_options=storage_options, require_all_shards=require_all_shards)]
+        self.paths = [os.fsdecode(os.fspath(p)) for p in expand_paths(
+            paths, storage_options=storage_options, require_all_shards=require_all_shards)]
         if transform is not None and features is not None:
             raise ValueError("pass transform= or features=, not both")
         self.verify = bool(verify)
@@ -130,10 +135,10 @@ class RandomAccessDataset:
             from tfrx.parsing import ExampleParser
 
             self._parser = ExampleParser(features)
-        self.indexes: list[RecordIndex] = load_indexes(self.files, index=index, cache_dir=cache_dir)
-        for path, ix in zip(self.files, self.indexes):
+        self.indexes: list[RecordIndex] = load_indexes(self.paths, index=index, cache_dir=cache_dir)
+        for path, ix in zip(self.paths, self.indexes):
             if len(ix) and (np.any(ix.lengths < 0) or ix.offsets[0] < 0 or
-                            int(ix.offsets[-1] + ix.lengths[-1]) + _FRAMING > ix.file_size):
+                            int(ix.offsets[-1] + ix.lengths[-1]) + FRAMING_BYTES > ix.file_size):
                 raise IndexFileError(f"the index given for {path!r} is inconsistent: records overlap or run "
                                      f"past the end of the file; rebuild it with tfrx.build_index({path!r})",
                                      path=path)
@@ -142,7 +147,7 @@ class RandomAccessDataset:
         self._starts = self._ends - counts
         self._offsets = np.concatenate([ix.offsets for ix in self.indexes]) if self.indexes else np.zeros(0, np.int64)
         self._lengths = np.concatenate([ix.lengths for ix in self.indexes]) if self.indexes else np.zeros(0, np.int64)
-        self._file_of = np.repeat(np.arange(len(self.files), dtype=np.int64), counts)
+        self._file_of = np.repeat(np.arange(len(self.paths), dtype=np.int64), counts)
         self._handles: dict[int, Any] = {}
         self._pid = os.getpid()
         self._lock = threading.Lock()
@@ -164,9 +169,16 @@ class RandomAccessDataset:
         """``(file, record index in that file, header byte offset)`` of global record ``i``."""
         i = self._normalize(np.asarray([i]))[0]
         f = int(self._file_of[i])
-        return self.files[f], int(i - self._starts[f]), int(self._offsets[i])
+        return self.paths[f], int(i - self._starts[f]), int(self._offsets[i])
 
     # ------------------------------------------------------------ pickling (DataLoader workers)
+    @property
+    def files(self) -> list[str]:
+        """Deprecated name of :attr:`paths`."""
+        warnings.warn("RandomAccessDataset.files is deprecated and will be removed in the next release; "
+                      "use .paths", DeprecationWarning, stacklevel=2)
+        return self.paths
+
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_handles"] = {}
@@ -212,7 +224,7 @@ class RandomAccessDataset:
             self._pid = os.getpid()
         h = self._handles.get(f)
         if h is None:
-            path = self.files[f]
+            path = self.paths[f]
             with self._lock:
                 h = self._handles.get(f)
                 if h is None:
@@ -224,7 +236,7 @@ class RandomAccessDataset:
                     else:
                         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
                         try:
-                            kind = detect_compression(os.pread(fd, 12, 0))
+                            kind = detect_compression(os.pread(fd, HEADER_BYTES, 0))
                             if kind:
                                 raise _compressed_error(path, kind)
                             h = fd
@@ -294,7 +306,7 @@ class RandomAccessDataset:
                 lo = hi
             for reads in remote.values():
                 fs = reads[0][0][0]
-                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + _FRAMING) for h, read in reads])
+                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + FRAMING_BYTES) for h, read in reads])
                 for (_, read), blobs in zip(reads, fetched):
                     self._gather(*read, data, blobs)
         return data, out_starts, lengths
@@ -305,7 +317,7 @@ class RandomAccessDataset:
             status, k, expected, actual = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
         else:
             fs, path = h
-            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + _FRAMING)
+            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
             status = _native.GATHER_OK
             for j, (b, r) in enumerate(zip(blobs, rel)):
                 status, _, expected, actual = _native.gather_records(
@@ -318,7 +330,7 @@ class RandomAccessDataset:
             raise self._error(f, int(idx[k]), int(offsets[k]), int(lengths[k]), status, expected, actual)
 
     def _error(self, f: int, i: int, offset: int, length: int, status: int, expected: int, actual: int):
-        path = self.files[f]
+        path = self.paths[f]
         rec = i - int(self._starts[f])
         where = f"{path!r}, record {rec} at byte {offset}"
         stale = f"; the index may be stale: rebuild it with tfrx.build_index({path!r})"
@@ -370,7 +382,7 @@ class RandomAccessDataset:
             yield from self[start : start + 256]
 
     def __repr__(self) -> str:
-        return f"RandomAccessDataset(files={len(self.files)}, records={len(self)}, verify={self.verify})"
+        return f"RandomAccessDataset(paths={len(self.paths)}, records={len(self)}, verify={self.verify})"
 
     # ------------------------------------------------------------ iterable pipelines
     def shuffle_global(self, seed: int | None = None, *, equal_shards: str | None = None,

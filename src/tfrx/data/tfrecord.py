@@ -14,8 +14,9 @@ too (:class:`_InterleavedBatchIterator`).
 
 Iterator state names the file (``path``), the records consumed from it
 (``record``) and the byte offset of the next one (``offset``): resuming
-re-opens that file at that offset. ``compression_type=None`` detects
-compression from the file's content; ``on_error`` is the reader's policy for
+re-opens that file at that offset. ``compression_type="auto"`` (the
+default) detects compression from the file's content; ``None`` means none,
+as in TensorFlow; ``on_error`` is the reader's policy for
 damaged records (``"raise"``, ``"skip"`` or ``"warn"``).
 """
 
@@ -37,10 +38,11 @@ from tfrx.data.shard import ShardDataset
 from tfrx.data.sources import ListFilesDataset, expand_file_pattern
 from tfrx.io.batch import RecordBatch
 from tfrx.io.paths import is_url
+from tfrx.options import check_on_error, normalize_compression
 
 __all__ = ["TFRecordDataset", "RecordBatchDataset", "open_reader", "concat_record_batches"]
 
-_COMPRESSIONS = {None: "auto", "": "", "NONE": "", "GZIP": "GZIP", "ZLIB": "ZLIB", "AUTO": "auto"}
+_UNSET = object()
 
 
 def open_reader(
@@ -625,8 +627,10 @@ class TFRecordDataset(Dataset):
     """The records of TFRecord files (``tf.data.TFRecordDataset``).
 
     ``filenames``: a path, a glob, a list of them, or a dataset of file names
-    (``Dataset.list_files``). ``compression_type``: ``None``/``""``,
-    ``"GZIP"`` or ``"ZLIB"``. ``buffer_size``: the reader's read size in
+    (``Dataset.list_files``). ``compression_type`` (or ``compression=``, the
+    name the rest of tfrx uses): ``"auto"`` (the default) detects it from
+    each file's content; ``None`` / ``""`` (none, TensorFlow's meaning of
+    ``None``), ``"GZIP"`` or ``"ZLIB"``. ``buffer_size``: the reader's read size in
     bytes. ``num_parallel_reads``: how many files to read at once
     (``tfrx.AUTOTUNE`` for the usable cores). ``storage_options`` go to the
     fsspec filesystem of URLs (``s3://``, ``gs://``, ...).
@@ -641,34 +645,36 @@ class TFRecordDataset(Dataset):
     def __init__(
         self,
         filenames,
-        compression_type: str | None = None,
+        compression_type: str | None = "auto",
         buffer_size: int | None = None,
         num_parallel_reads: int | None = None,
         *,
+        compression=_UNSET,
         on_error: str = "raise",
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
         super().__init__()
+        if compression is not _UNSET:
+            if compression_type != "auto":
+                raise TypeError("pass compression_type or compression, not both")
+            compression_type = compression
+        compression = normalize_compression(compression_type, allow_auto=True, name="compression_type")
+        check_on_error(on_error)
         if isinstance(filenames, Dataset):
             self._files = filenames
         else:
             names = expand_file_pattern(filenames, storage_options=storage_options,
                                         require_all_shards=require_all_shards)
             self._files = ListFilesDataset(names, shuffle=False, seed=0)
-        key = compression_type.upper() if isinstance(compression_type, str) else compression_type
-        if key not in _COMPRESSIONS:
-            raise ValueError(f"compression_type must be None, '', 'GZIP', 'ZLIB' or 'auto', got {compression_type!r}")
-        if on_error not in ("raise", "skip", "warn"):
-            raise ValueError(f"on_error must be 'raise', 'skip' or 'warn', got {on_error!r}")
         self._options = {
-            "compression": _COMPRESSIONS[key],
+            "compression": compression,
             "buffer_size": buffer_size,
             "on_error": on_error,
         }
         if storage_options:
             self._options["storage_options"] = storage_options
-        self._parallel_reads = resolve_parallelism(num_parallel_reads) if num_parallel_reads else 1
+        self._parallel_reads = resolve_parallelism(num_parallel_reads, name="num_parallel_reads")
 
     @property
     def files(self) -> Dataset:

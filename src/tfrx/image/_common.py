@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence
@@ -10,6 +9,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from tfrx.errors import DecodeError
+from tfrx.options import resolve_parallelism
 
 _lock = threading.Lock()
 _modules: dict[str, Any] = {}
@@ -104,24 +104,17 @@ def _describe(data: Any) -> str:
 _pools: dict[int, ThreadPoolExecutor] = {}
 
 
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _pool(num_threads: int) -> ThreadPoolExecutor:
+def _pool(threads: int) -> ThreadPoolExecutor:
     with _lock:
-        pool = _pools.get(num_threads)
+        pool = _pools.get(threads)
         if pool is None:
-            pool = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="tfrx-image")
-            _pools[num_threads] = pool
+            pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfrx-image")
+            _pools[threads] = pool
         return pool
 
 
-def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_threads: int | None) -> list[np.ndarray]:
-    threads = _usable_cores() if num_threads is None or num_threads <= 0 else int(num_threads)
+def _map(fn: Callable[[Any], np.ndarray], items: Sequence[Any], num_parallel_calls: int | None) -> list[np.ndarray]:
+    threads = resolve_parallelism(num_parallel_calls, default=None)
     threads = min(threads, len(items))
     if threads <= 1:
         results = []
@@ -153,10 +146,10 @@ def _stack_if_same(arrays: list[np.ndarray], stack: bool | str) -> np.ndarray | 
     return arrays
 
 
-def _batched(fn: Callable[[Any], np.ndarray], contents: Any, num_threads: int | None) -> Any:
+def _batched(fn: Callable[[Any], np.ndarray], contents: Any, num_parallel_calls: int | None) -> Any:
     if _is_single(contents):
         return fn(contents)
     if isinstance(contents, str):
         raise TypeError("expected encoded image bytes, got str (open the file in binary mode or pass its bytes)")
     items = list(contents.ravel()) if isinstance(contents, np.ndarray) else list(contents)
-    return _stack_if_same(_map(fn, items, num_threads), "auto")
+    return _stack_if_same(_map(fn, items, num_parallel_calls), "auto")

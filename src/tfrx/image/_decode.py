@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import DecodeError
+from tfrx.options import renamed_arguments
 from tfrx.image._common import (
     _as_bytes,
     _batched,
@@ -54,13 +55,14 @@ def _decode_image_one(contents: Any, channels: int, dtype: np.dtype, expand_anim
     return img
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def decode_image(
     contents: Any,
     channels: int | None = None,
     dtype: Any = np.uint8,
     expand_animations: bool = True,
     *,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
 ) -> Any:
     """``tf.io.decode_image``: sniff the format from magic bytes and decode.
 
@@ -73,9 +75,10 @@ def decode_image(
     if ch not in (0, 1, 3, 4):
         raise ValueError(f"decode_image: channels must be None, 0, 1, 3 or 4, got {channels!r}")
     dt = _check_dtype(dtype, (np.uint8, np.uint16, np.float32), "decode_image")
-    return _batched(lambda c: _decode_image_one(c, ch, dt, expand_animations), contents, num_threads)
+    return _batched(lambda c: _decode_image_one(c, ch, dt, expand_animations), contents, num_parallel_calls)
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def decode_batch(
     contents: Any,
     channels: int | None = 3,
@@ -84,7 +87,7 @@ def decode_batch(
     method: str = "bilinear",
     antialias: bool = False,
     dtype: Any = np.uint8,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     stack: bool | str = "auto",
 ) -> Any:
     """Decode many encoded images (any supported format) on a thread pool.
@@ -93,7 +96,7 @@ def decode_batch(
     semantics, float32 except for ``method="nearest"``) and the batch is
     stacked into (n, h, w, c). Without it the batch is stacked when all shapes
     agree (``stack="auto"``), always (``True``, raising otherwise) or never.
-    ``num_threads`` defaults to the usable cores.
+    ``num_parallel_calls`` defaults to the usable cores.
     """
     ch = 0 if channels is None else channels
     dt = _check_dtype(dtype, (np.uint8, np.uint16, np.float32), "decode_batch")
@@ -113,14 +116,14 @@ def decode_batch(
             i, c = item
             _resize_bilinear_into(_decode_image_one(c, ch, dt, expand_animations=False), batch[i : i + 1])
 
-        _map(work_into, list(enumerate(items)), num_threads)
+        _map(work_into, list(enumerate(items)), num_parallel_calls)
         return batch
 
     def work(c: Any) -> np.ndarray:
         img = _decode_image_one(c, ch, dt, expand_animations=False)
         return img if size is None else resize(img, size, method=method, antialias=antialias)
 
-    images = _map(work, items, num_threads)
+    images = _map(work, items, num_parallel_calls)
     if not images and size is not None:
         return np.zeros((0, size[0], size[1], ch or 3), np.float32)
     return _stack_if_same(images, True if size is not None else stack)

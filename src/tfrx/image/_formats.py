@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import DecodeError
+from tfrx.options import renamed_arguments
 from tfrx.image._common import _as_bytes, _batched, _describe, _pil
 from tfrx.image._png import _png_channels
 
@@ -38,9 +39,10 @@ def _decode_gif_one(contents: Any, expand_animations: bool = True) -> np.ndarray
     return np.stack(frames)
 
 
-def decode_gif(contents: Any, *, num_threads: int | None = None) -> Any:
+@renamed_arguments(num_threads="num_parallel_calls")
+def decode_gif(contents: Any, *, num_parallel_calls: int | None = None) -> Any:
     """``tf.io.decode_gif``: (frames, h, w, 3) uint8, frames composited onto the canvas."""
-    return _batched(_decode_gif_one, contents, num_threads)
+    return _batched(_decode_gif_one, contents, num_parallel_calls)
 
 
 def _decode_pil_one(contents: Any, fmt: str, channels: int) -> np.ndarray:
@@ -104,15 +106,17 @@ def _decode_bmp_one(contents: Any, channels: int) -> np.ndarray:
     return out
 
 
-def decode_bmp(contents: Any, channels: int = 0, *, num_threads: int | None = None) -> Any:
+@renamed_arguments(num_threads="num_parallel_calls")
+def decode_bmp(contents: Any, channels: int = 0, *, num_parallel_calls: int | None = None) -> Any:
     """``tf.io.decode_bmp``: (h, w, c) uint8; ``channels`` 0, 3 or 4."""
     if channels not in (0, 3, 4):
         raise ValueError(f"decode_bmp: channels must be 0, 3 or 4 for BMP, got {channels!r}")
-    return _batched(lambda c: _decode_bmp_one(c, channels), contents, num_threads)
+    return _batched(lambda c: _decode_bmp_one(c, channels), contents, num_parallel_calls)
 
 
-def decode_webp(contents: Any, channels: int = 0, *, num_threads: int | None = None) -> Any:
+@renamed_arguments(num_threads="num_parallel_calls")
+def decode_webp(contents: Any, channels: int = 0, *, num_parallel_calls: int | None = None) -> Any:
     """WebP through Pillow (TensorFlow has no WebP decoder): (h, w, 3 or 4) uint8."""
     if channels not in (0, 1, 3, 4):
         raise ValueError(f"decode_webp: channels must be 0, 1, 3 or 4, got {channels!r}")
-    return _batched(lambda c: _decode_pil_one(c, "WEBP", channels), contents, num_threads)
+    return _batched(lambda c: _decode_pil_one(c, "WEBP", channels), contents, num_parallel_calls)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import DecodeError
+from tfrx.options import renamed_arguments
 from tfrx.image._common import _as_bytes, _batched, _describe, _optional, _pil
 
 _DCT_METHODS = {"": True, "INTEGER_FAST": True, "INTEGER_ACCURATE": False}
@@ -63,6 +64,7 @@ def _decode_jpeg_pillow(data: bytes | memoryview, channels: int, ratio: int, try
     return arr[..., None] if arr.ndim == 2 else arr
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def decode_jpeg(
     contents: Any,
     channels: int = 0,
@@ -72,7 +74,7 @@ def decode_jpeg(
     acceptable_fraction: float = 1.0,
     dct_method: str = "",
     *,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
 ) -> Any:
     """``tf.io.decode_jpeg``: (h, w, c) uint8.
 
@@ -91,7 +93,7 @@ def decode_jpeg(
         raise ValueError(f"decode_jpeg: dct_method must be '', 'INTEGER_FAST' or 'INTEGER_ACCURATE', got {dct_method!r}")
     fast = _DCT_METHODS[dct_method]
     return _batched(
-        lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast), contents, num_threads
+        lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast), contents, num_parallel_calls
     )
 
 

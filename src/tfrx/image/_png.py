@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import DecodeError
+from tfrx.options import renamed_arguments
 from tfrx.image._common import _PNG_MAGIC, _as_bytes, _batched, _check_dtype, _describe, _pil
 
 # libpng's png_set_rgb_to_gray(png, 1, 0.299, 0.587) keeps 15-bit fixed-point
@@ -257,7 +258,8 @@ def _pil_png_pixels(data: bytes | memoryview, info: _PngInfo) -> np.ndarray:
     return arr
 
 
-def decode_png(contents: Any, channels: int = 0, dtype: Any = np.uint8, *, num_threads: int | None = None) -> Any:
+@renamed_arguments(num_threads="num_parallel_calls")
+def decode_png(contents: Any, channels: int = 0, dtype: Any = np.uint8, *, num_parallel_calls: int | None = None) -> Any:
     """``tf.io.decode_png``: (h, w, c) uint8 or uint16, bit-identical to TensorFlow.
 
     ``channels``: 0 keeps the PNG's own channels (palettes become RGB, or RGBA
@@ -268,7 +270,7 @@ def decode_png(contents: Any, channels: int = 0, dtype: Any = np.uint8, *, num_t
     if channels not in (0, 1, 3, 4):
         raise ValueError(f"decode_png: channels must be 0, 1, 3 or 4, got {channels!r}")
     dt = _check_dtype(dtype, (np.uint8, np.uint16), "decode_png")
-    return _batched(lambda c: _decode_png_one(c, channels, dt), contents, num_threads)
+    return _batched(lambda c: _decode_png_one(c, channels, dt), contents, num_parallel_calls)
 
 
 def _png_chunk(kind: bytes, body: bytes) -> bytes:

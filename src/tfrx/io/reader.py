@@ -25,12 +25,13 @@ import numpy as np
 
 from tfrx import _native
 from tfrx._native import ScanStatus
-from tfrx.errors import CorruptRecordError
+from tfrx.errors import CorruptRecordError, CorruptRecordWarning
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import DecompressingReader, detect_compression
-from tfrx.io.options import normalize_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.paths import Source, expand_paths, is_url, local_size, open_input, source_name, url_to_fs
 from tfrx.io.readahead import DEFAULT_READAHEAD, RemoteBlocks
+from tfrx.options import check_on_error, normalize_compression
 
 __all__ = [
     "RecordReader",
@@ -43,17 +44,10 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK_SIZE = 4 << 20
-_HEADER = 12
-_FRAMING = 16
-_ON_ERROR = ("raise", "skip", "warn")
 # A length field this large (128 TiB) cannot describe a real record; a shorter
 # one that runs past the end of the file is reported as truncation.
 _BOGUS_LENGTH = 1 << 47
 _SKIP_HINT = 'pass on_error="skip" to skip corrupt records'
-
-
-class CorruptRecordWarning(UserWarning):
-    """Issued by ``on_error="warn"`` for each damaged region that is skipped."""
 
 
 @dataclass(frozen=True)
@@ -278,7 +272,7 @@ class _FileScanner:
                 start = 0
         head = b""
         if compression == "auto":
-            head = _read_up_to(raw, _HEADER)
+            head = _read_up_to(raw, HEADER_BYTES)
             compression = detect_compression(head)
             if compression:
                 head += _read_up_to(raw, _SNIFF - len(head))
@@ -488,7 +482,7 @@ class _FileScanner:
         if sources is not None:
             self._chain_starts.add(offset)
             self._chain_starts.update(sources)
-        ends.setdefault(offset + _FRAMING + int(length), []).append(offset)
+        ends.setdefault(offset + FRAMING_BYTES + int(length), []).append(offset)
 
     def _close_region(self, end: int | None = None) -> None:
         """Ends the damaged region at ``end`` (default: the current offset): counts its records and bytes."""
@@ -548,21 +542,21 @@ class _FileScanner:
             )
         if status == ScanStatus.DATA_CRC:
             return CorruptRecordError(
-                f"data CRC mismatch {where} (data of {length} bytes at byte {offset + _HEADER}; "
+                f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
                 f"expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
                 path=self.name, record_index=self.record_index, offset=offset, kind="data_crc",
                 expected=expected, actual=actual,
             )
         present = self._hi - self._lo + (self._remaining or 0)
-        if present < _HEADER:
+        if present < HEADER_BYTES:
             detail = f"the file ends {present} bytes into the 12-byte header"
-            expected_total = _HEADER
+            expected_total = HEADER_BYTES
         else:
-            expected_total = _FRAMING + length
+            expected_total = FRAMING_BYTES + length
             detail = f"the header claims {length} data bytes, so the record needs {expected_total} bytes, but only {present} remain"
         if self._shrunk_by:
             detail += f"; the file shrank by {self._shrunk_by} bytes while it was being read"
-        kind = "bogus_length" if present >= _HEADER and length >= _BOGUS_LENGTH else "truncated"
+        kind = "bogus_length" if present >= HEADER_BYTES and length >= _BOGUS_LENGTH else "truncated"
         label = "impossible record length" if kind == "bogus_length" else "truncated record"
         return CorruptRecordError(
             f"{label} {where} ({detail}); {_SKIP_HINT}",
@@ -582,7 +576,7 @@ class _FileScanner:
             if k >= 0:
                 self._lo = k
                 return
-            self._lo = max(start, self._hi - (_HEADER - 1))
+            self._lo = max(start, self._hi - (HEADER_BYTES - 1))
             if self._eof or not self._fill(self._chunk):
                 self._lo = self._hi
                 return
@@ -663,7 +657,7 @@ class _FileScanner:
                 self._error = err  # raised again by later reads: the damage is never stepped over silently
                 raise err
             self._report(err)
-        header_whole = scan.status != ScanStatus.LENGTH_CRC and self._hi - self._lo >= _HEADER
+        header_whole = scan.status != ScanStatus.LENGTH_CRC and self._hi - self._lo >= HEADER_BYTES
         if header_whole:
             self._candidate(self.offset, scan.length)
         self._resync(self._lo + 1)
@@ -674,13 +668,13 @@ class _FileScanner:
         data = self._buf[lo : lo + consumed]
         if not self._mapped and consumed * 16 < self._buf.shape[0]:
             data = data.copy()  # a small batch must not pin a whole chunk in memory
-        offsets = starts + (self._base + lo - _HEADER)
+        offsets = starts + (self._base + lo - HEADER_BYTES)
         batch = RecordBatch(data, starts, lengths, path=self.name, first_index=self.record_index, file_offsets=offsets)
         n = len(starts)
         self.record_index += n
         self._lo = lo + consumed
         self._stats.records += n
-        self._stats.bytes += int(consumed) - _FRAMING * n
+        self._stats.bytes += int(consumed) - FRAMING_BYTES * n
         return batch
 
 
@@ -689,8 +683,8 @@ class RecordReader:
 
     ``paths``: a path, glob, URL, open binary file, or a list of these.
     ``compression``: ``"auto"`` (detect from content, the default), ``""`` /
-    ``None`` / ``"none"``, ``"GZIP"`` or ``"ZLIB"`` (any case) or a
-    :class:`TFRecordOptions`. ``verify`` checks every data CRC (length CRCs
+    ``None`` / ``"none"`` (no compression, as ``None`` means in TensorFlow),
+    ``"GZIP"`` or ``"ZLIB"`` (any case) or a :class:`TFRecordOptions`. ``verify`` checks every data CRC (length CRCs
     are always checked). ``on_error``: ``"raise"`` (default) raises
     :class:`tfrx.CorruptRecordError`; ``"skip"`` searches on byte by byte
     from the damage to the next record whose length and data CRCs verify, so
@@ -750,8 +744,7 @@ class RecordReader:
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
-        if on_error not in _ON_ERROR:
-            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        check_on_error(on_error)
         self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
         self.compression = normalize_compression(compression, allow_auto=True)
         self.verify = bool(verify)
@@ -848,7 +841,7 @@ class RecordReader:
             base = offset
             if offset and compression == "auto":
                 fs, path = url_to_fs(self._sources[k])
-                compression = detect_compression(fs.cat_file(path, start=0, end=_HEADER))
+                compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
             if compression:
                 base = 0
             chunk = max(self.chunk_size, 64)

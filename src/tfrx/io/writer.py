@@ -17,13 +17,13 @@ import numpy as np
 from tfrx import _native
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import make_compressor
+from tfrx.io.framing import FRAMING_BYTES
 from tfrx.io.options import TFRecordOptions, normalize_compression
 from tfrx.io.paths import Source, is_url, open_output, source_name
 
 __all__ = ["TFRecordWriter", "write_records"]
 
 STAGE_BYTES = 1 << 20
-_FRAMING = 16
 
 
 def _record_bytes(record, method: str):
@@ -122,9 +122,9 @@ class TFRecordWriter:
         except TypeError:  # str, a protobuf message, or something else that is not a buffer
             view = memoryview(_record_bytes(record, "write"))
         n = view.nbytes
-        if n + _FRAMING > len(self._stage) - self._pos:
+        if n + FRAMING_BYTES > len(self._stage) - self._pos:
             self._flush_stage()
-            if n + _FRAMING > len(self._stage):
+            if n + FRAMING_BYTES > len(self._stage):
                 if view.ndim != 1 or view.format != "B":
                     view = view.cast("B")
                 self._write_large(view)

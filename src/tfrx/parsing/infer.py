@@ -7,18 +7,19 @@ SequenceExamples give ``(context, sequence)`` specs, feature lists becoming
 ``FixedLenSequenceFeature`` when every step holds the same count, else
 ``VarLenFeature``.
 
-The records are walked by a small wire-format reader here (inference looks at
-a few thousand records at most); only reading files needs the record reader.
+Records are decoded by the native Example decoder (``tfrx.decode_example``),
+the one that reads every Example in tfrx.
 """
 
 from __future__ import annotations
 
-import glob as _glob
 import os
-from collections.abc import Iterator
 from itertools import islice
 from typing import Any
 
+import numpy as np
+
+from tfrx import _native
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, SpecError
 from tfrx.parsing.specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
@@ -28,101 +29,33 @@ __all__ = ["infer_features"]
 _KIND_DTYPES = {1: _dt.string, 2: _dt.float32, 3: _dt.int64}
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(buf) or shift > 63:
-            raise DecodeError("truncated varint", offset=pos)
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
+def _kind_count(value: Any) -> tuple[int, int]:
+    """(kind, number of values) of a decoded Feature: bytes_list 1, float_list 2, int64_list 3, 0 for none set."""
+    if value is None:
+        return 0, 0
+    if isinstance(value, np.ndarray):
+        return (3 if value.dtype == np.int64 else 2), len(value)
+    return 1, len(value)
 
 
-def _fields(buf: bytes) -> Iterator[tuple[int, int, Any]]:
-    """(field, wire_type, value) of a message; value is bytes for wire type 2, else a position."""
-    pos, n = 0, len(buf)
-    while pos < n:
-        key, pos = _varint(buf, pos)
-        field, wt = key >> 3, key & 7
-        if field == 0:
-            raise DecodeError("field number 0", offset=pos)
-        if wt == 0:
-            v, pos = _varint(buf, pos)
-            yield field, wt, v
-        elif wt == 1:
-            pos += 8
-            yield field, wt, None
-        elif wt == 5:
-            pos += 4
-            yield field, wt, None
-        elif wt == 2:
-            ln, pos = _varint(buf, pos)
-            if pos + ln > n:
-                raise DecodeError("length past the end of the message", offset=pos)
-            yield field, wt, buf[pos : pos + ln]
-            pos += ln
-        else:
-            raise DecodeError(f"unsupported wire type {wt}", offset=pos)
-        if pos > n:
-            raise DecodeError("field past the end of the message", offset=n)
+def _has_feature_lists(record: bytes) -> bool:
+    """Whether ``record`` sets SequenceExample's feature_lists (even to an empty message)."""
+    from tfrx.train import SequenceExample
 
-
-def _feature_kind_count(buf: bytes) -> tuple[int, int]:
-    """(kind, number of values) of a serialized Feature; kind 0 when none is set."""
-    kind, lists = 0, []
-    for field, wt, v in _fields(buf):
-        if wt == 2 and field in (1, 2, 3):
-            if field != kind:
-                kind, lists = field, []
-            lists.append(v)
-    count = 0
-    for lst in lists:
-        for f, wt, v in _fields(lst):
-            if f != 1:
-                continue
-            if kind == 3:
-                count += sum(1 for b in v if b < 0x80) if wt == 2 else 1
-            elif kind == 2:
-                count += len(v) // 4 if wt == 2 else 1
-            else:
-                count += 1
-    return kind, count
-
-
-def _map_entries(buf: bytes) -> dict[bytes, bytes]:
-    out: dict[bytes, bytes] = {}
-    for field, wt, entry in _fields(buf):
-        if field != 1 or wt != 2:
-            continue
-        key, value = b"", b""
-        for f, w, v in _fields(entry):
-            if w == 2 and f == 1:
-                key = v
-            elif w == 2 and f == 2:
-                value = v
-        out[key] = value
-    return out
-
-
-def _features_of(buf: bytes) -> dict[bytes, bytes]:
-    out: dict[bytes, bytes] = {}
-    for field, wt, v in _fields(buf):
-        if field == 1 and wt == 2:
-            out.update(_map_entries(v))
-    return out
+    try:
+        return SequenceExample.FromString(record).HasField("feature_lists")
+    except Exception:  # not a message of this shape: DecodeError from protobuf
+        return False
 
 
 def _looks_like_sequence(records: list[bytes]) -> bool:
     for r in records:
         try:
-            if any(f == 2 and wt == 2 for f, wt, _ in _fields(r)):
+            if _native.decode_sequence_example(r)[1]:
                 return True
         except DecodeError:
             return False
-    return False
+    return any(_has_feature_lists(r) for r in records)
 
 
 class _Stats:
@@ -146,21 +79,17 @@ class _Stats:
         return _KIND_DTYPES[next(iter(self.kinds))] if self.kinds else None
 
 
-def _decode_key(k: bytes) -> str:
-    return k.decode("utf-8", errors="surrogateescape")
-
-
 def _infer_example(records: list[bytes]) -> dict:
-    stats: dict[bytes, _Stats] = {}
+    stats: dict[str, _Stats] = {}
     for r in records:
-        for key, value in _features_of(r).items():
-            kind, count = _feature_kind_count(value)
+        for key, value in _native.decode_example(r, keep_empty=True).items():
+            kind, count = _kind_count(value)
             if kind == 0:
                 continue  # an empty Feature counts as absent in an Example
             stats.setdefault(key, _Stats()).add(kind, count)
     features: dict[str, Any] = {}
-    for key in sorted(stats):
-        st, name = stats[key], _decode_key(key)
+    for name in sorted(stats):
+        st = stats[name]
         dtype = st.dtype(name)
         if st.records == len(records) and len(st.counts) == 1:
             n = next(iter(st.counts))
@@ -171,29 +100,21 @@ def _infer_example(records: list[bytes]) -> dict:
 
 
 def _infer_sequence(records: list[bytes]) -> tuple[dict, dict]:
-    ctx: dict[bytes, _Stats] = {}
-    lists: dict[bytes, _Stats] = {}
-    present: dict[bytes, int] = {}
+    ctx: dict[str, _Stats] = {}
+    lists: dict[str, _Stats] = {}
+    present: dict[str, int] = {}
     for r in records:
-        context: dict[bytes, bytes] = {}
-        flists: dict[bytes, bytes] = {}
-        for field, wt, v in _fields(r):
-            if wt == 2 and field == 1:
-                context.update(_map_entries(v))
-            elif wt == 2 and field == 2:
-                flists.update(_map_entries(v))
+        context, flists = _native.decode_sequence_example(r, keep_empty=True)
         for key, value in context.items():
-            kind, count = _feature_kind_count(value)
-            ctx.setdefault(key, _Stats()).add(kind, count)
-        for key, value in flists.items():
+            ctx.setdefault(key, _Stats()).add(*_kind_count(value))
+        for key, steps in flists.items():
             st = lists.setdefault(key, _Stats())
             present[key] = present.get(key, 0) + 1
-            for f, wt, step in _fields(value):
-                if f == 1 and wt == 2:
-                    st.add(*_feature_kind_count(step))
+            for step in steps:
+                st.add(*_kind_count(step))
     context_features: dict[str, Any] = {}
-    for key in sorted(ctx):
-        st, name = ctx[key], _decode_key(key)
+    for name in sorted(ctx):
+        st = ctx[name]
         dtype = st.dtype(name)
         if dtype is None:
             continue  # only empty Features: nothing to say about its type
@@ -205,58 +126,31 @@ def _infer_sequence(records: list[bytes]) -> tuple[dict, dict]:
         else:
             context_features[name] = VarLenFeature(dtype)
     sequence_features: dict[str, Any] = {}
-    for key in sorted(lists):
-        st, name = lists[key], _decode_key(key)
+    for name in sorted(lists):
+        st = lists[name]
         dtype = st.dtype(name)
         if dtype is None:
             continue
         if len(st.counts) == 1 and next(iter(st.counts)) > 0:
             n = next(iter(st.counts))
             sequence_features[name] = FixedLenSequenceFeature(
-                [] if n == 1 else [n], dtype, allow_missing=present[key] < len(records)
+                [] if n == 1 else [n], dtype, allow_missing=present[name] < len(records)
             )
         else:
             sequence_features[name] = VarLenFeature(dtype)
     return context_features, sequence_features
 
 
-def _expand_paths(source: Any, storage_options: dict | None = None) -> list[str]:
-    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    try:
-        from tfrx.io.paths import expand_paths
-    except ImportError:
-        expand_paths = None
-    if expand_paths is not None:  # globs on object stores too
-        return expand_paths(items, storage_options=storage_options)
-    paths: list[str] = []
-    for item in items:
-        item = os.fspath(item)
-        matches = sorted(_glob.glob(item)) if any(c in item for c in "*?[") else [item]
-        if not matches:
-            raise FileNotFoundError(f"no files match {item!r}")
-        paths.extend(matches)
-    return paths
+def _read_file_records(source: Any, limit: float, storage_options: dict | None) -> list[bytes]:
+    from tfrx.io.reader import RecordReader
 
-
-def _read_file_records(paths: list[str], limit: int) -> list[bytes]:
-    try:
-        from tfrx import read_records  # type: ignore[attr-defined]
-    except ImportError:  # the record reader is not part of this build
-        raise ImportError(
-            "infer_features needs tfrx.read_records to read files; pass an iterable of serialized records instead"
-        ) from None
     out: list[bytes] = []
-    for path in paths:
-        records = read_records(path)
-        try:
-            for rec in records:
-                if len(out) >= limit:
-                    return out
-                out.append(bytes(rec))
-        finally:
-            close = getattr(records, "close", None)
-            if close is not None:
-                close()
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    with RecordReader(items, storage_options=storage_options) as reader:
+        for rec in reader:
+            if len(out) >= limit:
+                break
+            out.append(bytes(rec))
     return out
 
 
@@ -287,7 +181,7 @@ def infer_features(
         raise SpecError(f"max_records must be positive, got {max_records}")
     limit = max_records if max_records is not None else float("inf")
     if _is_path_source(source):
-        records = _read_file_records(_expand_paths(source, storage_options), limit)  # type: ignore[arg-type]
+        records = _read_file_records(source, limit, storage_options)
     elif isinstance(source, (bytes, bytearray, memoryview)):
         records = [bytes(source)]
     else:

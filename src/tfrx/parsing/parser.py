@@ -10,7 +10,6 @@ and :class:`RaggedArray`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, 
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
+from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing.arrays import RaggedArray, SparseArray
 from tfrx.parsing.bytes_array import BytesArray
 from tfrx.parsing.specs import (
@@ -54,11 +54,9 @@ _KIND_NAMES = {
 }
 
 
-def default_num_threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+def _threads(num_parallel_calls: Any) -> int:
+    """Native threads for a batch: ``None`` and ``AUTOTUNE`` give the usable cores."""
+    return resolve_parallelism(num_parallel_calls, default=None)
 
 
 def _object_array(items: list) -> np.ndarray:
@@ -556,13 +554,15 @@ class ExampleParser:
     ``parse(batch)`` takes a list of ``bytes``, a NumPy object array of
     ``bytes`` or a :class:`tfrx.RecordBatch` and returns a dict of NumPy
     arrays, :class:`SparseArray` and :class:`RaggedArray` values keyed like
-    ``features``. ``num_threads`` (default: usable cores) splits big batches
-    across native threads; results do not depend on it. ``bytes_as="views"``
-    returns string features as :class:`tfrx.BytesArray` (spans of the
-    batch's buffer, no ``bytes`` object per value) instead of object arrays.
+    ``features``. ``num_parallel_calls`` (default: the usable cores, as with
+    ``tfrx.AUTOTUNE``) splits big batches across native threads; results do
+    not depend on it. ``bytes_as="views"`` returns string features as
+    :class:`tfrx.BytesArray` (spans of the batch's buffer, no ``bytes``
+    object per value) instead of object arrays.
     """
 
-    def __init__(self, features: Mapping, *, num_threads: int | None = None, bytes_as: str = "bytes") -> None:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def __init__(self, features: Mapping, *, num_parallel_calls: int | None = None, bytes_as: str = "bytes") -> None:
         if not isinstance(features, Mapping) or not features:
             raise SpecError("features must be a non-empty dict mapping keys to feature specs")
         self._views = _check_bytes_as(bytes_as)
@@ -571,19 +571,18 @@ class ExampleParser:
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
         self._single_core: Any = None
-        self.num_threads = num_threads
+        _threads(num_parallel_calls)  # checked now, resolved per call (the usable cores may change)
+        self.num_parallel_calls = num_parallel_calls
 
-    def _threads(self, num_threads: int | None) -> int:
-        n = num_threads if num_threads is not None else self.num_threads
-        return default_num_threads() if n is None else max(1, int(n))
-
-    def parse(self, serialized: Any, *, num_threads: int | None = None) -> dict:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> dict:
         """``tf.io.parse_example`` with this parser's features: a batch of records to a dict of arrays.
 
         ``serialized`` is a RecordBatch, a list of bytes or a NumPy object array;
-        ``num_threads`` overrides the parser's own setting for this call.
+        ``num_parallel_calls`` overrides the parser's own setting for this call.
         """
-        return self._parse(self._core, serialized, self._threads(num_threads))
+        n = self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls
+        return self._parse(self._core, serialized, _threads(n))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
         result, batch = _records_call(core, serialized, threads, self._views)
@@ -619,12 +618,13 @@ class SequenceExampleParser:
     ``bytes_as="views"`` returns string features as :class:`tfrx.BytesArray`.
     """
 
+    @renamed_arguments(num_threads="num_parallel_calls")
     def __init__(
         self,
         context_features: Mapping | None = None,
         sequence_features: Mapping | None = None,
         *,
-        num_threads: int | None = None,
+        num_parallel_calls: int | None = None,
         bytes_as: str = "bytes",
     ) -> None:
         if not (context_features or sequence_features):
@@ -665,12 +665,13 @@ class SequenceExampleParser:
                     f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features"
                 )
         self._core = _native.ParserCore(self._context.cols.native, self.seq_cols.native, True)
-        self.num_threads = num_threads
+        _threads(num_parallel_calls)
+        self.num_parallel_calls = num_parallel_calls
 
-    def parse(self, serialized: Any, *, num_threads: int | None = None) -> tuple[dict, dict, dict]:
+    @renamed_arguments(num_threads="num_parallel_calls")
+    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> tuple[dict, dict, dict]:
         """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
-        n = num_threads if num_threads is not None else self.num_threads
-        threads = default_num_threads() if n is None else max(1, int(n))
+        threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
         result, batch = _records_call(self._core, serialized, threads, self._views)
         if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
@@ -717,7 +718,7 @@ class SequenceExampleParser:
 
     def parse_single(self, serialized: Any) -> tuple[dict, dict]:
         """``tf.io.parse_single_sequence_example``: one record, no batch dimension."""
-        context, feature_lists, _ = self.parse(_single_record(serialized), num_threads=1)
+        context, feature_lists, _ = self.parse(_single_record(serialized), num_parallel_calls=1)
         return (
             {k: _strip_batch(v) for k, v in context.items()},
             {k: _strip_batch(v) for k, v in feature_lists.items()},
@@ -727,10 +728,11 @@ class SequenceExampleParser:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
 
 
-def parse_example(serialized: Any, features: Mapping, *, num_threads: int | None = None,
+@renamed_arguments(num_threads="num_parallel_calls")
+def parse_example(serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None,
                   bytes_as: str = "bytes") -> dict:
     """``tf.io.parse_example``: a batch of serialized Examples -> dict of arrays."""
-    return ExampleParser(features, num_threads=num_threads, bytes_as=bytes_as).parse(serialized)
+    return ExampleParser(features, num_parallel_calls=num_parallel_calls, bytes_as=bytes_as).parse(serialized)
 
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
@@ -738,17 +740,18 @@ def parse_single_example(serialized: Any, features: Mapping) -> dict:
     return ExampleParser(features).parse_single(serialized)
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def parse_sequence_example(
     serialized: Any,
     context_features: Mapping | None = None,
     sequence_features: Mapping | None = None,
     *,
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     bytes_as: str = "bytes",
 ) -> tuple[dict, dict, dict]:
     """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
-    parser = SequenceExampleParser(context_features, sequence_features, num_threads=num_threads, bytes_as=bytes_as)
-    return parser.parse(serialized)
+    return SequenceExampleParser(context_features, sequence_features, num_parallel_calls=num_parallel_calls,
+                                 bytes_as=bytes_as).parse(serialized)
 
 
 def parse_single_sequence_example(

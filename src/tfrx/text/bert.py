@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tfrx.errors import TfrxError
+from tfrx.options import renamed_arguments
 from tfrx.text.options import BertDataOptions
 from tfrx.text.records import encode_columns, feature_spec, instances_to_columns
 from tfrx.text.tokenization import FullTokenizer, Vocab
@@ -108,6 +109,7 @@ def open_output(output, *, num_shards: int = 1, compression: str | None = None, 
     return _Sharded(output, num_shards, compression, naming, storage_options)
 
 
+@renamed_arguments(num_workers="num_parallel_calls")
 def create_pretraining_data(
     inputs,
     vocab: str | os.PathLike | Vocab,
@@ -154,13 +156,13 @@ def create_pretraining_data(
     ``mode="exact"`` gives the reference's records, instance for instance;
     ``mode="fast"`` (:mod:`tfrx.text.fast`) draws the same distributions with
     NumPy, streams with bounded memory and can use several processes (pass
-    ``num_workers=``, ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
+    ``num_parallel_calls=`` (processes; ``num_workers=`` is its deprecated name), ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
     ``tokenizer="auto"|"hf"|"reference"``). ``metadata=True`` writes
     ``{prefix}.bert.json``: the options, the input files and documents, the counts.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    fast_names = ("num_workers", "shuffle_buffer", "chunk_documents", "use_ray", "tokenizer")
+    fast_names = ("num_parallel_calls", "shuffle_buffer", "chunk_documents", "use_ray", "tokenizer")
     fast_flags = {k: flags.pop(k) for k in fast_names if k in flags}
     if fast_flags and mode != "fast":
         raise ValueError(f"{sorted(fast_flags)} apply to mode='fast' only")
@@ -275,6 +277,7 @@ def read_metadata(path: str, *, storage_options: dict | None = None) -> dict:
     return json.loads(read_bytes(path, storage_options=storage_options))
 
 
+@renamed_arguments(compression_type="compression")
 def read(
     paths,
     *,
@@ -287,7 +290,7 @@ def read(
     seed: int | None = 0,
     repeat: bool = False,
     drop_remainder: bool = False,
-    compression_type: str | None = None,
+    compression: str | None = "auto",
     num_parallel_reads: int | None = None,
     metadata: str | None = None,
     storage_options: dict | None = None,
@@ -313,9 +316,7 @@ def read(
                         max_predictions_per_seq=pick(max_predictions_per_seq, "max_predictions_per_seq", 20),
                         mlm_only=pick(mlm_only, "mlm_only", False),
                         disable_masking=pick(disable_masking, "disable_masking", False))
-    if compression_type is None:
-        compression_type = _sniff_compression(paths, storage_options)
-    ds = tfrx.TFRecordDataset(paths, compression_type=compression_type, num_parallel_reads=num_parallel_reads,
+    ds = tfrx.TFRecordDataset(paths, compression=compression, num_parallel_reads=num_parallel_reads,
                               storage_options=storage_options)
     if repeat:
         ds = ds.repeat()
@@ -324,16 +325,6 @@ def read(
     if batch_size is None:
         return ds.map(lambda r: tfrx.parse_single_example(r, spec))
     return ds.batch(batch_size, drop_remainder=drop_remainder).parse(spec).prefetch(2)
-
-
-def _sniff_compression(paths, storage_options) -> str | None:
-    from tfrx.io.compression import detect_compression
-    from tfrx.io.paths import expand_paths, open_input
-
-    first = expand_paths(paths, storage_options=storage_options)[0]
-    with open_input(first, buffering=-1, storage_options=storage_options) as f:
-        head = f.read(16)
-    return detect_compression(head) or None
 
 
 def _find_metadata(paths, metadata, storage_options):

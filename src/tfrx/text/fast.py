@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from tfrx.options import resolve_parallelism
 from tfrx.text.options import BertDataOptions
 from tfrx.text.records import assemble_columns, encode_columns
 from tfrx.text.tokenization import Vocab
@@ -500,7 +501,7 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
                 compression=None, naming: str = "tfds", input_format: str = "lines", segmenter=None,
                 text_field: str = "text", document_separator=None, storage_options=None, progress=None,
                 metadata: bool = True,
-                num_workers: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+                num_parallel_calls: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
                 chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False, tokenizer: str = "auto"):
     from tfrx.io.batch import RecordBatch
     from tfrx.text.bert import BertDataResult, open_output, write_metadata
@@ -508,9 +509,9 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     from tfrx.text.sources import iter_documents
     from tfrx.tools.progress import progress_bar
 
-    for name, v in (("num_workers", num_workers), ("chunk_documents", chunk_documents)):
-        if not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    num_workers = resolve_parallelism(num_parallel_calls)
+    if not isinstance(chunk_documents, int) or chunk_documents < 1:
+        raise ValueError(f"chunk_documents must be a positive integer, got {chunk_documents!r}")
     if not isinstance(shuffle_buffer, int) or shuffle_buffer < 0:
         raise ValueError(f"shuffle_buffer must be a non-negative integer, got {shuffle_buffer!r}")
     _Specials(vocab)  # a vocabulary without [CLS]/[SEP]/[MASK] fails here, not in a worker

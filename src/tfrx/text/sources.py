@@ -20,15 +20,11 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 
-from tfrx.errors import TfrxError
+from tfrx.errors import InputFormatError
 
 __all__ = ["INPUT_FORMATS", "read_bytes", "expand_inputs", "files_from_metadata", "iter_documents", "InputFormatError"]
 
 INPUT_FORMATS = ("lines", "text", "jsonl")
-
-
-class InputFormatError(TfrxError, ValueError):
-    """A text input cannot be read in the layout asked for (bad JSON, missing text field)."""
 
 
 def read_bytes(path: str, *, storage_options: dict | None = None) -> bytes:

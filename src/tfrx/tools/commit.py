@@ -1,8 +1,9 @@
 """Committing a set of written shards: one ordered sequence that a crash cannot hide.
 
 :class:`tfrx.ShardedWriter` and the Ray datasink write every shard under a
-temporary name in ``.tfrx/`` (see :mod:`tfrx.io.sidecars`), complete and
-synced, and then call :func:`commit_shards`, which:
+temporary name in ``.tfrx/`` (:func:`part_path`, see :mod:`tfrx.io.sidecars`),
+complete and synced (:func:`sync_part`), and then call :func:`commit_shards`,
+which:
 
 1. writes the journal ``.tfrx/<prefix>.commit.json`` listing the final
    names (atomically: a temporary file and a rename, or one PUT);
@@ -21,7 +22,8 @@ shard, one is missing and reading raises :class:`tfrx.IncompleteShardSetError`;
 after it, the set is whole and reads completely (only the manifest or an
 index may be missing, and both are optional). Killed before step 1, no
 final name has been touched. TFDS names (``-NNNNN-of-MMMMM``) are checked by
-their count as well, with or without a journal.
+their count as well, with or without a journal. A write that fails before
+the commit removes its parts with :func:`discard_parts`.
 """
 
 from __future__ import annotations
@@ -30,9 +32,43 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
-from tfrx.io.sidecars import journal_path, manifest_path
+from tfrx.io.sidecars import journal_path, manifest_path, sidecar_path
 
-__all__ = ["commit_shards"]
+__all__ = ["commit_shards", "part_path", "sync_part", "discard_parts"]
+
+
+def part_path(prefix: str, tag: str) -> str:
+    """Where a writer puts a shard of ``prefix`` until the commit: ``.tfrx/<name><tag>`` beside the shards."""
+    return sidecar_path(prefix, tag)
+
+
+def sync_part(path: str) -> None:
+    """Flushes a finished local part to disk, so that the commit never moves a shard the disk does not hold."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def discard_parts(paths, *, fs=None, directory: str | None = None) -> None:
+    """Deletes the parts of a write that did not commit, then the local ``.tfrx/`` folder (``directory``, else
+    the parts' folder) when nothing else is in it."""
+    directories = {directory} if directory is not None and fs is None else set()
+    for path in paths:
+        try:
+            if fs is not None:
+                fs.rm(fs._strip_protocol(str(path)))
+            else:
+                os.remove(path)
+                directories.add(os.path.dirname(path))
+        except OSError:
+            pass
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            pass
 
 
 def _before_step(step: str) -> None:

@@ -10,16 +10,16 @@ import numpy as np
 
 from tfrx.errors import TfrxError
 from tfrx.io.batch import RecordBatch
+from tfrx.io.framing import FRAMING_BYTES
 from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
-from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path, sidecar_path
+from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
 from tfrx.io.writer import TFRecordWriter
-from tfrx.tools.commit import commit_shards
+from tfrx.tools.commit import commit_shards, discard_parts, part_path, sync_part
 
 __all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
-_FRAMING = 16  # length (8) + length CRC (4) + data CRC (4)
 
 
 def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
@@ -164,7 +164,9 @@ class ShardedWriter:
         if self.want_index:
             if self.compression:
                 raise ValueError("index=True needs uncompressed shards: an index cannot point into a compressed stream")
-            self._build_index = _index_builder()
+            from tfrx.index import build_index
+
+            self._build_index = build_index
         directory = os.path.dirname(self.prefix)
         if self._fs is None:
             os.makedirs(os.path.join(directory, SIDECAR_DIR), exist_ok=True)
@@ -180,11 +182,8 @@ class ShardedWriter:
             self._open = [self._new_shard(0)]
 
     # -------------------------------------------------------------- shards
-    def _key(self, url: str) -> str:
-        return self._fs._strip_protocol(str(url))
-
     def _tmp_name(self, index: int, state: str) -> str:
-        return sidecar_path(self.prefix, f"-{index:05d}.{state}")
+        return part_path(self.prefix, f"-{index:05d}.{state}")
 
     def _new_shard(self, index: int) -> _Shard:
         # An object appears only when its upload completes, so remote shards
@@ -199,7 +198,7 @@ class ShardedWriter:
             self._done.append(shard)
             return
         if self.sync:
-            _fsync_path(shard.tmp)
+            sync_part(shard.tmp)
         part = self._tmp_name(shard.index, "part")
         os.replace(shard.tmp, part)
         shard.tmp = part
@@ -224,7 +223,7 @@ class ShardedWriter:
         shard = self._open[0]
         if shard.records and (
             (self.max_records is not None and shard.records >= self.max_records)
-            or (self.max_bytes is not None and _disk_estimate(shard) + size + _FRAMING > self.max_bytes)
+            or (self.max_bytes is not None and _disk_estimate(shard) + size + FRAMING_BYTES > self.max_bytes)
         ):
             shard = self._roll()
         return shard
@@ -289,7 +288,7 @@ class ShardedWriter:
             j = min(j, i + max(1, self.max_records - shard.records))
         if self.max_bytes is not None:
             room = self.max_bytes - _disk_estimate(shard)
-            sizes = np.cumsum(records.lengths[i:j] + _FRAMING)
+            sizes = np.cumsum(records.lengths[i:j] + FRAMING_BYTES)
             # _target has made sure record i fits (or has an empty shard to itself)
             j = i + max(1, int(np.searchsorted(sizes, room, side="right")))
         return j
@@ -335,20 +334,10 @@ class ShardedWriter:
                 shard.writer.abort() if self._fs is not None else shard.writer.close()
             except Exception:
                 pass
-        for shard in [*self._open, *self._done]:
-            try:
-                if self._fs is not None:
-                    if shard.writer is None:  # its upload completed
-                        self._fs.rm(self._key(shard.tmp))
-                else:
-                    os.remove(shard.tmp)
-            except OSError:
-                pass
-        if self._fs is None:
-            try:  # the sidecar folder, when this writer made it and nothing else is in it
-                os.rmdir(os.path.dirname(self._tmp_name(0, "part")))
-            except OSError:
-                pass
+        shards = [*self._open, *self._done]
+        if self._fs is not None:  # an upload that did not complete left no object
+            shards = [shard for shard in shards if shard.writer is None]
+        discard_parts([shard.tmp for shard in shards], fs=self._fs, directory=os.path.dirname(self._tmp_name(0, "part")))
         self._open, self._done = [], []
 
     @property
@@ -375,24 +364,7 @@ class ShardedWriter:
 
 
 def _disk_estimate(shard: _Shard) -> int:
-    return shard.payload_bytes + _FRAMING * shard.records
-
-
-def _fsync_path(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _index_builder():
-    import tfrx
-
-    build = getattr(tfrx, "build_index", None)
-    if build is None:
-        raise TfrxError("index=True needs tfrx.build_index, which this version of tfrx does not have")
-    return build
+    return shard.payload_bytes + FRAMING_BYTES * shard.records
 
 
 # ------------------------------------------------------------------ write_examples
@@ -502,5 +474,7 @@ def write_examples(
                 writer.abort()  # no half-written object appears
             paths = [os.fspath(prefix_or_path)]
             if ok and index:
-                _index_builder()(paths[0])
+                from tfrx.index import build_index
+
+                build_index(paths[0])
     return paths

@@ -78,15 +78,7 @@ class FeatureStats:
         if isinstance(value, np.ndarray):
             self.kinds[_KIND.get(value.dtype, str(value.dtype))] += 1
             if value.size:
-                v = value.astype(np.float64, copy=False)
-                finite = v[~np.isnan(v)]
-                self.nan_count += int(v.size - finite.size)
-                if finite.size:
-                    lo, hi = float(finite.min()), float(finite.max())
-                    self.value_min = lo if self.value_min is None else min(self.value_min, lo)
-                    self.value_max = hi if self.value_max is None else max(self.value_max, hi)
-                    self.value_sum += float(finite.sum())
-                    self.value_count += int(finite.size)
+                self.add_numbers(value)
             return len(value)
         self.kinds["bytes"] += 1
         counter = self.top_counter
@@ -97,6 +89,19 @@ class FeatureStats:
                 if key is not b and key not in self.shown:
                     self.shown[key] = b[:_WHOLE]
         return len(value)
+
+    def add_numbers(self, value: np.ndarray) -> np.ndarray:
+        """Adds numeric values to min/max/sum/count (NaNs counted apart); returns them as float64 without NaNs."""
+        v = value.astype(np.float64, copy=False)
+        finite = v[~np.isnan(v)]
+        self.nan_count += int(v.size - finite.size)
+        if finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
+            self.value_min = lo if self.value_min is None else min(self.value_min, lo)
+            self.value_max = hi if self.value_max is None else max(self.value_max, hi)
+            self.value_sum += float(finite.sum())
+            self.value_count += int(finite.size)
+        return finite
 
     def _count(self, n: int) -> None:
         self.present += 1

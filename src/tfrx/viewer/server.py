@@ -3,12 +3,15 @@
 The page (``static/``) asks for JSON: ``/api/info`` (files, counts, the
 inferred spec), ``/api/records?start=&count=&filter=`` (a page of records, or
 of the records that match a filter), ``/api/record?n=`` (one record),
-``/api/random?count=&seed=``, ``/api/media?n=&feature=&j=`` (an image or
-audio value as its file type; raw arrays as PNG), ``/api/stats`` and
-``/api/health`` (computed once in the background: per-feature statistics
-over a sample, and every record's CRC), ``/api/export?format=&filter=``
-(TFRecord or JSON Lines of the matching records). Errors come back as
-``{"error": message}`` with a 4xx/5xx status; the server stays up.
+``/api/random?count=&seed=`` (records drawn uniformly by number),
+``/api/media?n=&feature=&j=`` (an image or audio value as its file type;
+raw arrays as PNG), ``/api/stats?mode=sample|all&records=&seed=`` and
+``/api/health`` (computed in the background, polled for progress:
+per-feature statistics over a random sample or every record, and every
+record's CRC), ``/api/export?format=tfrecord|parquet|jsonl&filter=&limit=``
+(the matching records, written through tfrx's converters and streamed from a
+temporary file). Errors come back as ``{"error": message}`` with a 4xx/5xx
+status; the server stays up.
 
 It binds to 127.0.0.1 unless told otherwise and serves nothing but the page
 and the records of the paths it was given.
@@ -19,21 +22,32 @@ from __future__ import annotations
 import io
 import json
 import mimetypes
-import random
+import os
+import shutil
+import tempfile
 import threading
+import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
+
 from tfrx.viewer.cells import raw_image_shape, record_view
 from tfrx.viewer.query import Filter, FilterError
 from tfrx.viewer.source import ViewSource
+from tfrx.viewer.stats import StatsJob
 
 __all__ = ["ViewerServer", "serve"]
 
 MAX_PAGE = 200
-MAX_SCAN = 20_000  # records a filtered page request looks at before it answers with what it found
+SCAN_SECONDS = 1.5  # a filtered page answers with what it found after this long (and says how far it got)
+MAX_STATS_RECORDS = 10_000_000
+MAX_EXPORT = 1 << 40
+EXPORT_FORMATS = {"tfrecord": ("application/octet-stream", "selection.tfrecord"),
+                  "parquet": ("application/vnd.apache.parquet", "selection.parquet"),
+                  "jsonl": ("application/x-ndjson", "selection.jsonl")}
 _STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 
 
@@ -65,13 +79,15 @@ class _Background:
         self._fn = fn
         self._lock = threading.Lock()
         self.status, self.progress, self.result, self.error = "idle", 0, None, None
+        self.size = None  # what progress counts up to, when known
 
     def state(self) -> dict:
         with self._lock:
             if self.status == "idle":
                 self.status = "running"
                 threading.Thread(target=self._run, daemon=True, name="tfrx-view-bg").start()
-        return {"status": self.status, "progress": self.progress, "result": self.result, "error": self.error}
+        return {"status": self.status, "progress": self.progress, "size": self.size, "result": self.result,
+                "error": self.error}
 
     def _run(self) -> None:
         try:
@@ -79,6 +95,18 @@ class _Background:
             self.status = "done"
         except Exception as e:  # reported to the page, never kills the server
             self.error, self.status = f"{type(e).__name__}: {e}", "failed"
+
+
+def _progress_text(job: _Background) -> str:
+    done, size = job.progress or 0, job.size
+    if not size:
+        return "starting"
+    return f"{100 * done / size:.0f}% ({done / 1e9:.2f} of {size / 1e9:.2f} GB)"
+
+
+def _kind_name(spec) -> str | None:
+    dtype = getattr(spec, "dtype", None)
+    return {"int64": "int64", "float32": "float", "string": "bytes"}.get(getattr(dtype, "name", None))
 
 
 class ViewerServer(ThreadingHTTPServer):
@@ -90,10 +118,13 @@ class ViewerServer(ThreadingHTTPServer):
         super().__init__((host, port), _Handler)
         self.source = source
         self.stats_records = stats_records
-        self.stats = _Background(self._compute_stats)
         self.health = _Background(self._compute_health)
-        self._names: set[str] = set()
-        self._schema = None
+        self.preparing = _Background(self._prepare)
+        self.preparing.state()  # counts the files (building missing indexes) while the page loads
+        self._lock = threading.Lock()
+        self._stats: dict[tuple, StatsJob] = {}
+        self._schema: dict | None = None
+        self._sampling = False
 
     @property
     def url(self) -> str:
@@ -101,38 +132,96 @@ class ViewerServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/"
 
     # ------------------------------------------------------------------ answers
+    def _prepare(self, job: _Background) -> None:
+        def progress(done: int, size: int) -> None:
+            job.progress, job.size = done, size
+
+        self.source.prepare(progress)
+
+    def require_ready(self) -> None:
+        """Raises a 503 answer, with the progress, while the files are being indexed."""
+        job = self.preparing
+        if job.status != "done":
+            if job.status == "failed":
+                raise _ApiError(500, f"cannot open the files: {job.error}")
+            raise _ApiError(503, f"building the record index: {_progress_text(job)}")
+
     def info(self) -> dict:
+        job = self.preparing
+        if job.status == "running":
+            return {"status": "indexing", "progress": job.progress, "size": job.size, "message": _progress_text(job),
+                    "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size,
+                                "count": s.count, "error": s.error} for s in self.source.shards]}
+        self.require_ready()
         src = self.source
         total = src.total()
-        first = src.read(0, 32) if total else []
-        payloads = sorted({record_view(r[3])["kind"] for r in first})
+        schema = self.schema(sampled=False)
+        if not schema["sampled"] and not self._sampling:  # the random sample, for filters, after this answer
+            self._sampling = True
+            threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()
         return {
+            "status": "ready",
             "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size, "count": s.count,
                         "error": s.error} for s in src.shards],
             "total": total,
-            "payload": payloads,
-            "schema": self.schema_code([r[3] for r in first], payloads),
+            "stats_records": self.stats_records,
+            "payload": schema["payload"],
+            "schema": schema["code"],
+            "features": schema["kinds"],
+            "feature_lists": schema["sequence_kinds"],
+            # A TFDS directory's class names, by the Example key of the ClassLabel ("objects/label").
+            "labels": {k: src.label_names[k.replace("/", "-")] for k in schema["kinds"]
+                       if k.replace("/", "-") in src.label_names},
         }
 
-    def schema_code(self, records: list[bytes], payloads: list[str]) -> str | None:
-        if self._schema is None and records and payloads and "other" not in payloads:
-            from tfrx.cli.schema import python_code
-            from tfrx.parsing import infer_features
+    def schema(self, *, sampled: bool = True) -> dict:
+        """The payload kinds, the inferred spec (as code) and each feature's kind.
 
-            try:
-                spec = infer_features(records, kind="sequence" if "SequenceExample" in payloads else "example")
-                self._schema = python_code(spec)
-            except Exception as e:
-                self._schema = f"# could not infer a spec: {e}"
-        return self._schema
+        The page's first answer comes from the first 64 records; filters and
+        statistics use the kinds seen in those and in 256 records drawn at
+        random (features that appear only later in the files are found so;
+        reading the sample costs random reads, so it is not on the way to
+        the first page).
+        """
+        schema = self._schema
+        if schema is None or (sampled and not schema["sampled"]):
+            with self._lock:
+                if self._schema is None:
+                    self._schema = self._infer(sampled=False)
+                if sampled and not self._schema["sampled"]:
+                    self._schema = self._infer(sampled=True, first=self._schema)
+                schema = self._schema
+        return schema
 
-    def feature_names(self) -> set[str]:
-        if not self._names:
-            for _, _, _, rec in self.source.read(0, 64):
-                view = record_view(rec)
-                self._names.update(view.get("features", {}))
-                self._names.update(view.get("feature_lists", {}))
-        return self._names
+    def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
+        from tfrx.cli.schema import python_code
+        from tfrx.parsing import infer_features
+
+        src = self.source
+        head = src.read(0, 64)
+        records = [r[3] for r in head]
+        payloads = first["payload"] if first else sorted({record_view(r)["kind"] for r in records[:32]})
+        out = {"payload": payloads, "code": first and first["code"], "kinds": {}, "sequence_kinds": None,
+               "sampled": sampled}
+        if not records or not payloads or "other" in payloads:
+            return out
+        kind = "sequence" if "SequenceExample" in payloads else "example"
+        try:
+            if out["code"] is None:
+                out["code"] = python_code(infer_features(records, kind=kind))
+            if sampled:
+                seen = {r[0] for r in head}
+                picks = [n for n in src.sample_numbers(256, 0).tolist() if n not in seen]
+                records += [r[3] for r in src.read_numbers(picks)]
+            spec = infer_features(records, max_records=None, kind=kind)
+        except Exception as e:
+            out["code"] = f"# could not infer a spec: {e}"
+            return out
+        context, lists = spec if kind == "sequence" else (spec, None)
+        out["kinds"] = {k: _kind_name(v) for k, v in sorted(context.items())}
+        if lists is not None:
+            out["sequence_kinds"] = {k: _kind_name(v) for k, v in sorted(lists.items())}
+        return out
 
     def _row(self, number: int, path: str, index: int, record: bytes) -> dict:
         return {"n": number, "shard": path, "i": index, **record_view(record)}
@@ -142,22 +231,35 @@ class ViewerServer(ThreadingHTTPServer):
         if not expression:
             rows = [self._row(*r) for r in self.source.read(start, count)]
             return {"start": start, "total": total, "records": rows, "next": start + len(rows)}
-        match = self._filter(expression)
+        match, sequence = self._filter(expression)
         rows, n = [], start
-        while len(rows) < count and n < total and n - start < MAX_SCAN:
-            for number, path, index, rec in self.source.read(n, min(256, MAX_SCAN)):
-                n = number + 1
-                if match.matches(rec):
-                    rows.append(self._row(number, path, index, rec))
-                    if len(rows) >= count:
-                        break
+        deadline = time.monotonic() + SCAN_SECONDS
+        for first, batch in self.source.batches(start, total, 256):  # small batches: the deadline is kept
+            hits = match.matches(batch, sequence=sequence)
+            n = first + len(batch)
+            for j in np.flatnonzero(hits).tolist():
+                if len(rows) < count:
+                    rows.append(self._row(first + j, *self._where(first + j), batch[j]))
+                if len(rows) >= count:
+                    n = first + j + 1
+                    break
+            if len(rows) >= count or time.monotonic() > deadline:
+                break
         return {"start": start, "total": total, "records": rows, "next": n, "scanned": n - start, "filter": expression}
 
-    def _filter(self, expression: str) -> _RecordFilter:
+    def _where(self, number: int) -> tuple[str, int]:
+        k, local = self.source.locate(number)
+        return self.source.shards[k].path, local
+
+    def _filter(self, expression: str) -> tuple[Filter, bool]:
+        schema = self.schema()
+        if "other" in schema["payload"]:
+            raise _ApiError(400, "these records are not tf.train.Example or SequenceExample: there are no features to filter on")
         try:
-            return _RecordFilter(Filter(expression, self.feature_names()))
+            f = Filter(expression, schema["kinds"], sequence_kinds=schema["sequence_kinds"])
         except FilterError as e:
             raise _ApiError(400, str(e)) from None
+        return f, schema["sequence_kinds"] is not None
 
     def media(self, n: int, feature: str, j: int) -> tuple[bytes, str]:
         from tfrx.codec import decode_example, decode_sequence_example
@@ -187,79 +289,79 @@ class ViewerServer(ThreadingHTTPServer):
             return value, "application/octet-stream"
         return _png(value, shape), "image/png"
 
-    def _compute_stats(self, job: _Background) -> dict:
-        from tfrx.tools.stats import compute_stats
-
-        records = self.source.read(0, self.stats_records)
-        kinds = {record_view(r[3])["kind"] for r in records[:32]}
-        if "other" in kinds:
-            raise ValueError("the records are not tf.train.Example or SequenceExample")
-        stats = compute_stats((r[3] for r in records), sequence="SequenceExample" in kinds)
-        job.progress = stats.records
-        out = stats.to_dict(top_k=10)
-        out["sampled"] = len(records)
-        out["total"] = self.source.total()
-        return out
+    def stats(self, mode: str, records: int, seed: int) -> dict:
+        """The state of the statistics job for these parameters (started on first ask; another job is cancelled)."""
+        schema = self.schema()
+        if "other" in schema["payload"]:
+            return {"status": "failed", "progress": 0, "result": None,
+                    "error": "the records are not tf.train.Example or SequenceExample: no statistics"}
+        if mode not in ("sample", "all"):
+            raise _ApiError(400, f"mode must be 'sample' or 'all', got {mode!r}")
+        key = (mode, records if mode == "sample" else 0, seed if mode == "sample" else 0)
+        with self._lock:
+            job = self._stats.get(key)
+            if job is None:
+                for other in self._stats.values():
+                    if other.status == "running":
+                        other.cancelled = True
+                self._stats = {k: v for k, v in self._stats.items() if v.status == "done"}
+                job = self._stats[key] = StatsJob(self.source, schema["kinds"], schema["sequence_kinds"], mode=mode,
+                                                  records=records, seed=seed)
+        job.start()
+        return job.state()
 
     def _compute_health(self, job: _Background) -> dict:
         from tfrx.tools.verify import verify_files
+
+        def progress(records: int, _bytes: int) -> None:
+            job.progress += records
 
         files = []
         for shard in self.source.shards:
             if shard.error and shard.count is None:
                 files.append({"path": shard.path, "ok": False, "records": 0, "errors": [{"message": shard.error}]})
                 continue
-            (check,) = verify_files(shard.path)
-            job.progress += check.records
+            (check,) = verify_files(shard.path, progress=progress)
             files.append({"path": check.path, "ok": check.ok, "records": check.records, "errors": [
                 {"kind": getattr(e, "kind", type(e).__name__), "record": getattr(e, "record_index", None),
                  "offset": getattr(e, "offset", None), "message": str(e)} for e in check.errors]})
         return {"files": files, "damaged": sum(not f["ok"] for f in files)}
 
-    def export(self, fmt: str, expression: str | None, limit: int) -> tuple[bytes, str, str]:
-        match = self._filter(expression) if expression else None
-        total = self.source.total()
-        chosen: list[bytes] = []
-        n = 0
-        while n < total and len(chosen) < limit:
-            for _, _, _, rec in self.source.read(n, 1024):
-                n += 1
-                if match is None or match.matches(rec):
-                    chosen.append(rec)
-                    if len(chosen) >= limit:
+    def export(self, fmt: str, expression: str | None, limit: int, folder: str) -> str:
+        """Writes the matching records (up to ``limit``) to a file in ``folder`` as ``fmt``; returns its path.
+
+        The selection is streamed into a TFRecord file a batch at a time;
+        Parquet and JSON Lines are then written from it by
+        :func:`tfrx.tools.convert.tfrecord_to_parquet` / ``tfrecord_to_jsonl``.
+        """
+        if fmt not in EXPORT_FORMATS:
+            raise _ApiError(400, f"format must be one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+        match, sequence = self._filter(expression) if expression else (None, False)
+        other = "other" in self.schema()["payload"]
+        from tfrx.io.writer import TFRecordWriter
+
+        selection = os.path.join(folder, "selection.tfrecord")
+        written = 0
+        with TFRecordWriter(selection) as w:
+            for _, batch in self.source.batches(0, None, 1024):
+                rows = np.flatnonzero(match.matches(batch, sequence=sequence)) if match else range(len(batch))
+                for j in rows:
+                    if written >= limit:
                         break
+                    w.write(batch[int(j)])
+                    written += 1
+                if written >= limit:
+                    break
         if fmt == "tfrecord":
-            from tfrx.io.writer import TFRecordWriter
+            return selection
+        from tfrx.tools import convert
 
-            buf = io.BytesIO()
-            with TFRecordWriter(buf) as w:
-                for rec in chosen:
-                    w.write(rec)
-            return buf.getvalue(), "application/octet-stream", "selection.tfrecord"
-        if fmt == "jsonl":
-            from tfrx.cli._common import json_value
-            from tfrx.codec import decode_example
-
-            lines = []
-            for rec in chosen:
-                feats = decode_example(rec)
-                lines.append(json.dumps({k: json_value(v) for k, v in sorted(feats.items())}))
-            return ("\n".join(lines) + ("\n" if lines else "")).encode(), "application/x-ndjson", "selection.jsonl"
-        raise _ApiError(400, f"format must be 'tfrecord' or 'jsonl', got {fmt!r}")
-
-
-class _RecordFilter:
-    def __init__(self, f: Filter) -> None:
-        self.filter = f
-
-    def matches(self, record: bytes) -> bool:
-        from tfrx.codec import decode_example
-        from tfrx.errors import DecodeError
-
-        try:
-            return self.filter(decode_example(record))
-        except DecodeError:
-            return False
+        out = os.path.join(folder, EXPORT_FORMATS[fmt][1])
+        if fmt == "parquet":
+            convert.tfrecord_to_parquet(selection, out, raw=other, progress=False)
+        else:
+            convert.tfrecord_to_jsonl(selection, out, raw=other, progress=False)
+        return out
 
 
 def _png(value: bytes, shape) -> bytes:
@@ -267,8 +369,6 @@ def _png(value: bytes, shape) -> bytes:
         from PIL import Image
     except ImportError:
         raise _ApiError(415, "showing raw image arrays needs Pillow (pip install 'tfrx[image]')") from None
-    import numpy as np
-
     h, w, c = shape
     array = np.frombuffer(value, np.uint8).reshape(h, w, c)
     image = Image.fromarray(array[:, :, 0] if c == 1 else array)
@@ -314,6 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._static(url.path[len("/static/"):])
             if url.path == "/api/info":
                 return self._json(200, srv.info())
+            if url.path.startswith("/api/"):
+                srv.require_ready()
             if url.path == "/api/records":
                 start = _int(q, "start", 0)
                 count = _int(q, "count", 50, 1, MAX_PAGE)
@@ -326,22 +428,22 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._json(200, srv._row(*rows[0]))
             if url.path == "/api/random":
                 count = _int(q, "count", 20, 1, MAX_PAGE)
-                rng = random.Random(_int(q, "seed", 0))
-                total = srv.source.total()
-                picks = sorted(rng.sample(range(total), min(count, total)))
-                return self._json(200, {"records": [srv._row(*srv.source.read(n, 1)[0]) for n in picks], "total": total})
+                picks = srv.source.sample_numbers(count, _int(q, "seed", 0))
+                return self._json(200, {"records": [srv._row(*r) for r in srv.source.read_numbers(picks)],
+                                        "total": srv.source.total()})
             if url.path == "/api/media":
                 body, mime = srv.media(_int(q, "n"), q.get("feature", [""])[0], _int(q, "j", 0))
                 return self._send(200, body, mime)
             if url.path == "/api/stats":
-                return self._json(200, srv.stats.state())
+                return self._json(200, srv.stats(q.get("mode", ["sample"])[0],
+                                                 _int(q, "records", srv.stats_records, 1, MAX_STATS_RECORDS),
+                                                 _int(q, "seed", 0)))
             if url.path == "/api/health":
                 return self._json(200, srv.health.state())
             if url.path == "/api/export":
                 fmt = q.get("format", ["tfrecord"])[0]
-                limit = _int(q, "limit", 1_000_000, 1, 10_000_000)
-                body, mime, name = srv.export(fmt, q.get("filter", [""])[0].strip() or None, limit)
-                return self._send(200, body, mime, {"Content-Disposition": f'attachment; filename="{name}"'})
+                limit = _int(q, "limit", MAX_EXPORT, 1, MAX_EXPORT)
+                return self._export(fmt, q.get("filter", [""])[0].strip() or None, limit)
             raise _ApiError(404, f"no such page: {url.path}")
         except _ApiError as e:
             self._json(e.status, {"error": str(e)})
@@ -349,6 +451,23 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         except Exception as e:  # a bad record or file must not take the server down
             self._json(500, {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=3)})
+
+    def _export(self, fmt: str, expression: str | None, limit: int) -> None:
+        folder = tempfile.mkdtemp(prefix="tfrx-view-export-")
+        try:
+            path = self.server.export(fmt, expression, limit, folder)
+            mime, name = EXPORT_FORMATS[fmt]
+            self.send_response(200)
+            self.send_header("Content-Type", mime)
+            self.send_header("Content-Length", str(os.path.getsize(path)))
+            self.send_header("Content-Disposition", f'attachment; filename="{name}"')
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            if self.command != "HEAD":
+                with open(path, "rb") as f:
+                    shutil.copyfileobj(f, self.wfile, 1 << 20)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _static(self, name: str) -> None:
         if name not in _STATIC:
@@ -358,11 +477,16 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def serve(paths, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, storage_options: dict | None = None,
-          stats_records: int = 10_000) -> None:
-    """Serves the viewer for ``paths`` until interrupted (Ctrl-C)."""
-    source = ViewSource(paths, storage_options=storage_options)
+          stats_records: int = 10_000, index_cache_dir: str | None = None) -> None:
+    """Serves the viewer for ``paths`` until interrupted (Ctrl-C).
+
+    The page opens at once; while missing record indexes are built it shows
+    their progress (and so does a bar on the terminal).
+    """
+    source = ViewSource(paths, storage_options=storage_options, index_cache_dir=index_cache_dir)
     server = ViewerServer(source, host, port, stats_records=stats_records)
     print(f"tfrx view: {len(source.shards)} file(s) at {server.url} (Ctrl-C to stop)", flush=True)
+    threading.Thread(target=_terminal_progress, args=(server,), daemon=True).start()
     if open_browser:
         import webbrowser
 
@@ -374,3 +498,17 @@ def serve(paths, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool =
     finally:
         server.server_close()
         source.close()
+
+
+def _terminal_progress(server: ViewerServer) -> None:
+    from tfrx.tools.progress import progress_bar
+
+    job = server.preparing
+    time.sleep(0.5)
+    if job.status != "running":
+        return
+    with progress_bar(job.size, desc="indexing", unit="B") as bar:
+        while job.status == "running":
+            bar.update(max(0, job.progress - bar.n))
+            time.sleep(0.2)
+        bar.update(max(0, job.progress - bar.n))

@@ -1,5 +1,6 @@
 """The records a viewer shows: random access by global record number, without loading the files.
 
+A local TFDS dataset directory stands for its TFRecord shards.
 Uncompressed files (local or fsspec URLs) are read through their record
 indexes (``tfrx.RandomAccessDataset``; an index is built on first use, which
 reads the file once at the framing scanner's speed and is then kept beside
@@ -60,6 +61,39 @@ def _size(path: str) -> int | None:
         return None
 
 
+def _tfds_shards(paths):
+    """A local TFDS dataset directory (or one above its version) as its TFRecord shards; other paths as they are."""
+    import glob
+    import os
+
+    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
+        return paths
+    from tfrx.tfds.loading import _find_version_dir
+
+    folder = _find_version_dir(os.fspath(paths), None)
+    shards = sorted(glob.glob(os.path.join(glob.escape(folder), "*.tfrecord*")))
+    if not shards or not os.path.exists(os.path.join(folder, "dataset_info.json")):
+        raise FileNotFoundError(f"{os.fspath(paths)!r} is a directory but not a TFDS dataset (no dataset_info.json "
+                                "beside TFRecord shards); give the files or a glob")
+    return shards
+
+
+def _tfds_label_names(paths) -> dict[str, list[str]]:
+    """A TFDS directory's ClassLabel names by file stem (``objects-label`` for the feature ``objects/label``)."""
+    import glob
+    import os
+
+    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
+        return {}
+    from tfrx.tfds.loading import _find_version_dir
+
+    out = {}
+    for path in sorted(glob.glob(os.path.join(glob.escape(_find_version_dir(os.fspath(paths), None)), "*.labels.txt"))):
+        with open(path, encoding="utf-8") as f:
+            out[os.path.basename(path)[: -len(".labels.txt")]] = [line.strip() for line in f if line.strip()]
+    return out
+
+
 class ViewSource:
     """Records of a path, glob, list of them or URL, addressed by one global record number.
 
@@ -68,7 +102,8 @@ class ViewSource:
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
-        names = [source_name(p) or str(p) for p in expand_paths(paths, storage_options=storage_options)]
+        self.label_names = _tfds_label_names(paths)
+        names = [source_name(p) or str(p) for p in expand_paths(_tfds_shards(paths), storage_options=storage_options)]
         if not names:
             raise FileNotFoundError(f"no TFRecord files match {paths!r}")
         self.storage_options = storage_options
@@ -82,12 +117,48 @@ class ViewSource:
             self.shards.append(Shard(name, compression or "", _size(name)))
         self._lock = threading.Lock()
         self._datasets: dict[int, object] = {}
+        self._indexes: dict[int, object] = {}
+        self._count_lock = threading.RLock()
         self._cache_dir = index_cache_dir
 
     # ------------------------------------------------------------------ counts
+    def prepare(self, progress=None) -> None:
+        """Counts every file: loads or builds each uncompressed file's index, streams the others.
+
+        ``progress(bytes_done, bytes_total)`` is called as the indexes are
+        built (every 256 MiB or so of a file being scanned) and after each file.
+        """
+        total = sum(s.size or 0 for s in self.shards)
+        done = 0
+        for k, shard in enumerate(self.shards):
+            if shard.count is None and shard.error is None and not shard.compression and k not in self._indexes:
+                self._indexes[k] = self._index(shard, None if progress is None else
+                                               (lambda d, _n, base=done: progress(base + d, total)))
+            self.count(k)
+            done += shard.size or 0
+            if progress is not None:
+                progress(done, total)
+
+    def _index(self, shard: Shard, progress):
+        from tfrx.index import build_index, load_index
+
+        try:
+            try:
+                return load_index(shard.path, cache_dir=self._cache_dir, build=False)
+            except FileNotFoundError:
+                return build_index(shard.path, cache_dir=self._cache_dir, progress=progress)
+        except (TfrxError, ValueError, OSError):
+            return None  # count() meets the same problem and records it
+
     def count(self, k: int) -> int:
         """Records in shard ``k`` (building its index, or streaming it when compressed)."""
         shard = self.shards[k]
+        if shard.count is None:
+            with self._count_lock:  # one thread counts a file; the others wait for its count
+                self._count(shard, k)
+        return shard.count or 0
+
+    def _count(self, shard: Shard, k: int) -> None:
         if shard.count is None and shard.error is None:
             try:
                 if shard.compression:
@@ -105,7 +176,6 @@ class ViewSource:
                     shard.error = str(again)
             except OSError as e:
                 shard.error = str(e)
-        return shard.count or 0
 
     def total(self) -> int:
         return sum(self.count(k) for k in range(len(self.shards)))
@@ -128,8 +198,9 @@ class ViewSource:
             if ds is None:
                 from tfrx.data.random_access import RandomAccessDataset
 
+                index = self._indexes.get(k)
                 ds = RandomAccessDataset([self.shards[k].path], verify=True, cache_dir=self._cache_dir,
-                                         storage_options=self.storage_options)
+                                         index=None if index is None else [index], storage_options=self.storage_options)
                 self._datasets[k] = ds
             return ds
 
@@ -190,6 +261,91 @@ class ViewSource:
                 number += len(records)
             k, local = k + 1, 0
         return out
+
+    def batches(self, start: int = 0, stop: int | None = None, size: int = 1024):
+        """``(first number, RecordBatch)`` pairs covering records ``start`` to ``stop``, in order.
+
+        Indexed files are read a batch at a time through their index; a
+        streamed file is read once from the nearest known position.
+        """
+        total = self.total()
+        stop = total if stop is None else min(stop, total)
+        if start >= stop:
+            return
+        k, local = self.locate(start)
+        number = start
+        while number < stop and k < len(self.shards):
+            shard = self.shards[k]
+            end = min(self.count(k), local + stop - number)
+            if shard.streamed:
+                for batch in self._stream_batches(shard, local, end, size):
+                    yield number, batch
+                    number += len(batch)
+            else:
+                ds = self._dataset(k)
+                for lo in range(local, end, size):
+                    hi = min(end, lo + size)
+                    yield number, ds.read_batch(np.arange(lo, hi))
+                    number += hi - lo
+            k, local = k + 1, 0
+
+    def _stream_batches(self, shard: Shard, first: int, end: int, size: int):
+        from tfrx.io import RecordPosition
+        from tfrx.io.reader import RecordReader
+
+        start, skip = None, first
+        for record, offset in shard.marks:
+            if record <= first:
+                start, skip = RecordPosition(0, offset, record), first - record
+        kwargs = {"start": start} if start is not None and start.record_index else {}
+        left = end - first
+        with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
+            while left > 0:
+                batch = reader.read_batch(max(size, skip) if skip else size)
+                if batch is None:
+                    break
+                if skip:
+                    cut = min(skip, len(batch))
+                    batch, skip = batch[cut:], skip - cut
+                batch = batch[:left]
+                if len(batch):
+                    left -= len(batch)
+                    yield batch
+
+    def read_numbers(self, numbers) -> list[tuple[int, str, int, bytes]]:
+        """The records with these global numbers (sorted, distinct), as :meth:`read` gives them.
+
+        Indexed files read exactly those records through the index; a
+        streamed file is read once over the span the numbers cover.
+        """
+        numbers = np.asarray(numbers, np.int64)
+        out: list[tuple[int, str, int, bytes]] = []
+        base = 0
+        for k, shard in enumerate(self.shards):
+            n = self.count(k)
+            mine = numbers[(numbers >= base) & (numbers < base + n)] - base
+            if mine.size:
+                if shard.streamed:
+                    wanted = set(mine.tolist())
+                    local = int(mine[0])
+                    for batch in self._stream_batches(shard, local, int(mine[-1]) + 1, 1024):
+                        for j in range(len(batch)):
+                            if local + j in wanted:
+                                out.append((base + local + j, shard.path, local + j, batch[j]))
+                        local += len(batch)
+                else:
+                    batch = self._dataset(k).read_batch(mine)
+                    out += [(base + int(i), shard.path, int(i), batch[j]) for j, i in enumerate(mine)]
+            base += n
+        return out
+
+    def sample_numbers(self, count: int, seed: int) -> np.ndarray:
+        """``count`` distinct record numbers drawn uniformly from all records (sorted), from ``seed``."""
+        total = self.total()
+        rng = np.random.default_rng(seed)
+        if count >= total:
+            return np.arange(total, dtype=np.int64)
+        return np.sort(rng.choice(total, size=count, replace=False)).astype(np.int64)
 
     def record(self, i: int) -> bytes:
         got = self.read(i, 1)

@@ -2,7 +2,7 @@
 "use strict";
 
 const PAGE = 25;
-const state = { start: 0, next: 0, filter: "", history: [] };
+const state = { start: 0, next: 0, filter: "", history: [], labels: {} };
 const $ = (sel) => document.querySelector(sel);
 
 function el(tag, attrs, ...children) {
@@ -67,7 +67,11 @@ function cell(c, rec, name, big) {
   if (!c) return el("span", { class: "dim" }, "-");
   switch (c.t) {
     case "empty": return el("span", { class: "dim" }, "(no kind)");
-    case "num": return el("span", { class: "num" }, c.v.length === 1 ? fmtNum(c.v[0]) : "[" + c.v.map(fmtNum).join(", ") + "]");
+    case "num": {
+      const names = state.labels[name];  // a TFDS ClassLabel: the class names beside the numbers
+      const show = (v) => fmtNum(v) + (names && Number.isInteger(v) && names[v] !== undefined ? ` ${names[v]}` : "");
+      return el("span", { class: "num" }, c.v.length === 1 ? show(c.v[0]) : "[" + c.v.map(show).join(", ") + "]");
+    }
     case "numlist": {
       const s = el("span", { class: "num", title: `${c.n} values, min ${fmtNum(c.min)}, max ${fmtNum(c.max)}, mean ${fmtNum(c.mean)}` });
       s.append(`${c.n} × ${c.kind} `, spark(c.spark), ` [${fmtNum(c.min)}, ${fmtNum(c.max)}]`);
@@ -81,7 +85,19 @@ function cell(c, rec, name, big) {
         if ((it.t === "image" || it.t === "raw_image") && rec) {
           const box = el("span", { class: big ? "big" : "thumb" });
           box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name, class: "media" }));
-          if (rec.boxes && rec.boxes.length && k === 0) box.append(boxesSvg(rec.boxes));
+          const masks = (rec.features || {})["image/object/mask"];
+          if (big && k === 0 && name !== "image/object/mask" && masks && masks.items) {
+            // The Object Detection API's instance masks (one PNG a box) laid over the image.
+            for (const m of masks.items.filter((x) => x.t === "image" || x.t === "raw_image")) {
+              box.append(el("img", { class: "mask", src: mediaUrl(rec.n, "image/object/mask", m.j), alt: "mask" }));
+            }
+          }
+          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask") {
+            box.append(boxesSvg(rec.boxes));
+            for (const b of rec.boxes) {
+              if (b.label) box.append(el("span", { class: "box-label", style: `left:${100 * b.xmin}%;top:${100 * b.ymin}%` }, b.label));
+            }
+          }
           wrap.append(box);
         } else if (it.t === "audio" && rec) {
           wrap.append(el("audio", { controls: "", preload: "none", src: mediaUrl(rec.n, name, it.j) }));
@@ -177,25 +193,44 @@ async function loadPage(start) {
 }
 
 function updateExport() {
-  for (const fmt of ["tfrecord", "jsonl"]) {
+  for (const fmt of ["tfrecord", "parquet", "jsonl"]) {
     const q = new URLSearchParams({ format: fmt });
     if (state.filter) q.set("filter", state.filter);
     $(`#export-${fmt}`).href = `/api/export?${q}`;
   }
 }
 
+function fmtBytes(n) {
+  if (n === null || n === undefined) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
+  return `${i ? n.toFixed(1) : n} ${units[i]}`;
+}
+
 async function loadInfo() {
   try {
-    const info = await api("/api/info");
+    let info = await api("/api/info");
+    while (info.status === "indexing") {
+      $("#summary").textContent = `building the record index: ${info.message}`;
+      setStatus(`building the record index: ${info.message}`);
+      await new Promise((r) => setTimeout(r, 250));
+      info = await api("/api/info");
+    }
     const damaged = info.shards.filter((s) => s.error).length;
-    $("#summary").textContent = `${info.shards.length} file(s), ${info.total.toLocaleString()} records, ${info.payload.join(", ") || "empty"}` +
-      (damaged ? `, ${damaged} unreadable` : "");
+    if (info.stats_records) $("#stats-records").value = info.stats_records;
+    state.labels = info.labels || {};
+    $("#summary").textContent = `${info.shards.length} file(s), ${info.total.toLocaleString()} records, ` +
+      `${fmtBytes(info.shards.reduce((a, s) => a + (s.size || 0), 0))}, ${info.payload.join(", ") || "empty"}` +
+      (damaged ? `, ${damaged} damaged` : "");
     $("#schema-code").textContent = info.schema || (info.payload.includes("other") ? "# not tf.train.Example records: no spec" : "# no records");
     const t = $("#shard-table");
     t.replaceChildren(el("tr", {}, el("th", {}, "file"), el("th", {}, "compression"), el("th", {}, "bytes"), el("th", {}, "records"), el("th", {}, "problem")));
-    for (const s of info.shards) t.append(el("tr", {}, el("td", {}, s.path), el("td", {}, s.compression), el("td", {}, s.size ?? "?"), el("td", {}, s.count ?? "?"), el("td", { class: "error" }, s.error || "")));
+    for (const s of info.shards) t.append(el("tr", {}, el("td", {}, s.path), el("td", {}, s.compression), el("td", { class: "num" }, s.size ?? "?"), el("td", { class: "num" }, s.count ?? "?"), el("td", { class: "error" }, s.error || "")));
+    return info;
   } catch (e) {
     $("#summary").textContent = e.message;
+    setStatus(e.message, true);
   }
 }
 
@@ -204,35 +239,71 @@ async function poll(path, render, target) {
     const s = await api(path);
     if (s.status === "done") return render(s.result);
     if (s.status === "failed") { target.replaceChildren(el("p", { class: "error" }, s.error)); return; }
-    target.textContent = `working... ${s.progress} records`;
-    setTimeout(() => poll(path, render, target), 500);
+    if (s.status === "cancelled") return;
+    const of = s.target ? ` of ${s.target.toLocaleString()}` : (s.size ? ` of ${s.size.toLocaleString()}` : "");
+    target.replaceChildren(el("p", { class: "progress" }, `working... ${s.progress.toLocaleString()}${of} records`));
+    state.polling = setTimeout(() => poll(path, render, target), 250);
   } catch (e) {
     target.replaceChildren(el("p", { class: "error" }, e.message));
   }
 }
 
+function histogram(h, title) {
+  const w = 120, hgt = 24;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("width", w); svg.setAttribute("height", hgt); svg.setAttribute("class", "hist");
+  if (!h || !h.counts.length) return svg;
+  const top = Math.max(...h.counts, 1), bw = w / h.counts.length;
+  h.counts.forEach((c, i) => {
+    const r = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    const bh = (c / top) * hgt;
+    r.setAttribute("x", i * bw); r.setAttribute("y", hgt - bh); r.setAttribute("width", Math.max(1, bw - 1)); r.setAttribute("height", bh);
+    const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+    t.textContent = `${title} [${fmtNum(h.edges[i])}, ${fmtNum(h.edges[i + 1])}): ${c}`;
+    r.append(t);
+    svg.append(r);
+  });
+  return svg;
+}
+
 function renderStats(s) {
-  const t = el("table", {}, el("tr", {}, ...["feature", "present", "kinds", "values per record", "min", "max", "mean", "top values"].map((h) => el("th", {}, h))));
+  const t = el("table", { id: "stats-table" }, el("tr", {}, ...["feature", "present", "kinds", "values per record", "lengths", "min", "max", "mean", "values", "top values"].map((h) => el("th", {}, h))));
   const rows = [...(s.features || []), ...(s.feature_lists || []).map((f) => ({ ...f, name: f.name + " (list)" }))];
   for (const f of rows) {
-    const kinds = f.kind || "";
     const v = f.values || {};
     const nv = f.num_values ? `${f.num_values.min}–${f.num_values.max} (mean ${fmtNum(f.num_values.mean)})` : "";
-    const top = (f.top || []).map((x) => Array.isArray(x) ? `${x[0]} ×${x[1]}` : (x.value !== undefined ? `${x.value} ×${x.count}` : JSON.stringify(x))).join("; ");
+    const steps = f.steps ? `; ${f.steps.min}–${f.steps.max} steps` : "";
+    const top = (f.top || []).map((x) => `${x[0]} ×${x[1]}`).join("; ");
     const pct = s.records ? (100 * f.present) / s.records : 0;
-    t.append(el("tr", {}, el("td", {}, f.name), el("td", {}, el("span", { class: "bar", style: `width:${pct * 0.6}px` }), ` ${f.present}`),
-      el("td", {}, kinds), el("td", {}, nv), el("td", { class: "num" }, v.min ?? ""), el("td", { class: "num" }, v.max ?? ""),
-      el("td", { class: "num" }, v.mean !== undefined && v.mean !== null ? fmtNum(v.mean) : ""), el("td", {}, top)));
+    t.append(el("tr", { "data-feature": f.name }, el("td", {}, f.name),
+      el("td", { title: `${pct.toFixed(1)}% of records` }, el("span", { class: "bar", style: `width:${pct * 0.6}px` }), ` ${f.present}`),
+      el("td", {}, f.kind || ""), el("td", {}, nv + steps), el("td", {}, histogram(f.num_values && f.num_values.histogram, "values per record")),
+      el("td", { class: "num" }, v.min !== undefined && v.min !== null ? fmtNum(v.min) : ""),
+      el("td", { class: "num" }, v.max !== undefined && v.max !== null ? fmtNum(v.max) : ""),
+      el("td", { class: "num" }, v.mean !== undefined && v.mean !== null ? fmtNum(v.mean) : ""),
+      el("td", {}, histogram(v.histogram, "values")), el("td", {}, top + (f.long_values ? ` (${f.long_values} values over 64 bytes not counted)` : ""))));
   }
-  $("#stats-body").replaceChildren(el("p", {}, `${s.records} records sampled of ${s.total}`), t);
+  const how = s.mode === "all" ? "every record" : "a random sample";
+  $("#stats-body").replaceChildren(el("p", {}, `${s.records.toLocaleString()} records read (${how}) of ${s.total.toLocaleString()}` +
+    (s.unreadable ? `; ${s.unreadable} could not be read` : "")), t);
+}
+
+function loadStats() {
+  clearTimeout(state.polling);
+  const q = new URLSearchParams({ mode: $("#stats-mode").value, records: $("#stats-records").value || "10000" });
+  poll(`/api/stats?${q}`, renderStats, $("#stats-body"));
 }
 
 function renderHealth(h) {
   const parts = [el("p", {}, h.damaged ? `${h.damaged} damaged file(s)` : "every record's CRC checks out")];
-  const t = el("table", {}, el("tr", {}, el("th", {}, "file"), el("th", {}, "records"), el("th", {}, "damage")));
+  const t = el("table", { id: "health-table" }, el("tr", {}, el("th", {}, "file"), el("th", {}, "records"), el("th", {}, "record"), el("th", {}, "byte offset"), el("th", {}, "damage")));
   for (const f of h.files) {
-    t.append(el("tr", {}, el("td", {}, f.path), el("td", {}, f.records),
-      el("td", { class: f.ok ? "" : "error" }, f.ok ? "ok" : f.errors.map((e) => e.message).join("\n"))));
+    const name = f.path.split("/").pop();  // the full path is the cell's tooltip
+    if (f.ok) { t.append(el("tr", {}, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", {}, ""), el("td", {}, ""), el("td", {}, "ok"))); continue; }
+    for (const e of f.errors) {
+      t.append(el("tr", { class: "damage" }, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", { class: "num" }, e.record ?? ""),
+        el("td", { class: "num" }, e.offset ?? ""), el("td", { class: "error" }, e.message.split(f.path).join(name))));
+    }
   }
   parts.push(t);
   $("#health-body").replaceChildren(...parts);
@@ -243,7 +314,7 @@ function tabs() {
     b.addEventListener("click", () => {
       document.querySelectorAll("nav button").forEach((x) => x.classList.toggle("active", x === b));
       document.querySelectorAll(".tab").forEach((x) => x.classList.toggle("active", x.id === b.dataset.tab));
-      if (b.dataset.tab === "stats") poll("/api/stats", renderStats, $("#stats-body"));
+      if (b.dataset.tab === "stats") loadStats();
       if (b.dataset.tab === "health") poll("/api/health", renderHealth, $("#health-body"));
     });
   }
@@ -263,8 +334,9 @@ function wire() {
       setStatus(`${page.records.length} random records of ${page.total}`);
     } catch (e) { setStatus(e.message, true); }
   });
+  $("#stats-run").addEventListener("click", loadStats);
 }
 
 tabs();
 wire();
-loadInfo().then(() => loadPage(0));
+loadInfo().then((info) => { if (info) loadPage(0); });
