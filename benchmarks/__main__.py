@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
 
 ``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
 """
@@ -8,7 +8,22 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchmarks import codec, convert, crc, imagenet, parse, pipeline, random_access, read, remote, tfds, workers, workloads, write
+from benchmarks import (
+    bytes_values,
+    codec,
+    convert,
+    crc,
+    imagenet,
+    parse,
+    pipeline,
+    random_access,
+    read,
+    remote,
+    tfds,
+    workers,
+    workloads,
+    write,
+)
 from benchmarks import ray as ray_data
 from benchmarks.report import header, table
 
@@ -18,6 +33,7 @@ SUITES = {
     "crc": crc.run,
     "codec": codec.run,
     "parse": parse.run,
+    "bytes_values": bytes_values.run,
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
@@ -28,7 +44,7 @@ SUITES = {
     "tfds": tfds.run,
 }
 # Suites whose results read better in their own table.
-TABLES = {"remote": remote.remote_table, "tfds": tfds.render}
+TABLES = {"remote": remote.remote_table, "tfds": tfds.render, "bytes_values": bytes_values.table}
 
 
 def main(argv=None) -> int:

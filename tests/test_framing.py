@@ -23,10 +23,10 @@ def oracle_frame(record: bytes) -> bytes:
 
 
 def scan(buf, **kw):
-    starts, lengths, consumed, status, offset, need, length, expected, actual = _native.scan_records(buf, **kw)
+    r = _native.scan_records(buf, **kw)
     return dict(
-        starts=starts.tolist(), lengths=lengths.tolist(), consumed=consumed, status=status,
-        offset=offset, need=need, length=length, expected=expected, actual=actual,
+        starts=r.starts.tolist(), lengths=r.lengths.tolist(), consumed=r.consumed, status=r.status,
+        offset=r.offset, need=r.need, length=r.length, expected=r.expected, actual=r.actual,
     )
 
 
@@ -47,7 +47,7 @@ def test_frame_records_matches_oracle(records):
 def test_scan_finds_every_record(records):
     buf = b"".join(oracle_frame(r) for r in records)
     r = scan(buf)
-    assert r["status"] == _native.SCAN_END
+    assert r["status"] == _native.ScanStatus.END
     assert r["consumed"] == len(buf)
     assert [buf[s : s + n] for s, n in zip(r["starts"], r["lengths"])] == records
 
@@ -63,12 +63,12 @@ def test_scan_stops_at_any_cut_with_exact_need(records, data):
     complete = int(np.searchsorted(ends, cut, side="right"))
     assert len(r["starts"]) == complete
     if cut == (ends[complete - 1] if complete else 0):
-        assert r["status"] == _native.SCAN_END
+        assert r["status"] == _native.ScanStatus.END
     else:
-        assert r["status"] == _native.SCAN_NEED_MORE
+        assert r["status"] == _native.ScanStatus.NEED_MORE
         # Supplying exactly `need` more bytes completes the next step (header or record).
         r2 = scan(buf[: cut + r["need"]])
-        assert r2["consumed"] > r["consumed"] or r2["status"] != _native.SCAN_NEED_MORE or (
+        assert r2["consumed"] > r["consumed"] or r2["status"] != _native.ScanStatus.NEED_MORE or (
             r2["offset"] == r["offset"] and r2["need"] > 0
         )
 
@@ -76,11 +76,11 @@ def test_scan_stops_at_any_cut_with_exact_need(records, data):
 def test_need_for_partial_header_then_body():
     buf = oracle_frame(b"x" * 100)
     r = scan(buf[:5])
-    assert (r["status"], r["need"], r["offset"]) == (_native.SCAN_NEED_MORE, 7, 0)
+    assert (r["status"], r["need"], r["offset"]) == (_native.ScanStatus.NEED_MORE, 7, 0)
     r = scan(buf[:12])
-    assert (r["status"], r["need"], r["length"]) == (_native.SCAN_NEED_MORE, 104, 100)
+    assert (r["status"], r["need"], r["length"]) == (_native.ScanStatus.NEED_MORE, 104, 100)
     r = scan(buf[:-1])
-    assert (r["status"], r["need"]) == (_native.SCAN_NEED_MORE, 1)
+    assert (r["status"], r["need"]) == (_native.ScanStatus.NEED_MORE, 1)
 
 
 def test_length_crc_mismatch_reports_both_crcs():
@@ -88,7 +88,7 @@ def test_length_crc_mismatch_reports_both_crcs():
     bad = bytearray(oracle_frame(b"defg"))
     bad[0] ^= 0x01
     r = scan(good + bytes(bad))
-    assert r["status"] == _native.SCAN_LENGTH_CRC
+    assert r["status"] == _native.ScanStatus.LENGTH_CRC
     assert r["offset"] == len(good) and r["lengths"] == [3]
     assert r["expected"] == struct.unpack("<I", bytes(bad[8:12]))[0]
     assert r["actual"] == tfrx.masked_crc32c(bytes(bad[:8]))
@@ -98,17 +98,17 @@ def test_data_crc_mismatch_and_verify_off():
     bad = bytearray(oracle_frame(b"payload"))
     bad[14] ^= 0xFF
     r = scan(bytes(bad))
-    assert r["status"] == _native.SCAN_DATA_CRC and r["starts"] == [] and r["length"] == 7
+    assert r["status"] == _native.ScanStatus.DATA_CRC and r["starts"] == [] and r["length"] == 7
     assert r["actual"] == tfrx.masked_crc32c(bytes(bad[12:19]))
     r = scan(bytes(bad), verify=False)
-    assert r["status"] == _native.SCAN_END and r["lengths"] == [7]
+    assert r["status"] == _native.ScanStatus.END and r["lengths"] == [7]
 
 
 def test_bogus_huge_length_is_need_more_not_allocation():
     length = struct.pack("<Q", 1 << 60)
     header = length + struct.pack("<I", tfrx.masked_crc32c(length))
     r = scan(header + b"tail")
-    assert r["status"] == _native.SCAN_NEED_MORE
+    assert r["status"] == _native.ScanStatus.NEED_MORE
     assert r["need"] == (1 << 60) + 4 - 4
     length = struct.pack("<Q", (1 << 64) - 1)
     header = length + struct.pack("<I", tfrx.masked_crc32c(length))
@@ -118,7 +118,7 @@ def test_bogus_huge_length_is_need_more_not_allocation():
 def test_limits():
     buf = b"".join(oracle_frame(bytes([i]) * i) for i in range(10))
     r = scan(buf, max_records=3)
-    assert r["status"] == _native.SCAN_LIMIT and r["lengths"] == [0, 1, 2]
+    assert r["status"] == _native.ScanStatus.LIMIT and r["lengths"] == [0, 1, 2]
     r = scan(buf, max_bytes=10)
     assert r["lengths"] == [0, 1, 2, 3, 4]
     r = scan(buf, max_bytes=0)
@@ -126,7 +126,7 @@ def test_limits():
     r = scan(oracle_frame(b"big" * 100), max_bytes=1)
     assert r["lengths"] == [300]  # at least one record
     r = scan(buf, stop_offset=16 + 17)
-    assert r["lengths"] == [0, 1] and r["status"] == _native.SCAN_LIMIT
+    assert r["lengths"] == [0, 1] and r["status"] == _native.ScanStatus.LIMIT
 
 
 def test_find_header():
@@ -203,4 +203,4 @@ def test_single_bit_flips_are_caught(records, data):
     r = scan(bytes(buf))
     # CRC-32C detects every single-bit error: the scan never returns all records intact.
     intact = [bytes(buf[s : s + n]) for s, n in zip(r["starts"], r["lengths"])]
-    assert not (r["status"] == _native.SCAN_END and intact == records)
+    assert not (r["status"] == _native.ScanStatus.END and intact == records)

@@ -127,6 +127,7 @@ from tfrx.codec import example_to_dict, sequence_example_to_dict  # noqa: E402, 
 # --------------------------------------------------------------- parsing (dtypes, parsing)
 from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64
 from tfrx.parsing import (
+    BytesArray,
     ExampleParser,
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -166,6 +167,7 @@ __all__ += [
     "RaggedFeature",
     "SparseArray",
     "RaggedArray",
+    "BytesArray",
     "ExampleParser",
     "SequenceExampleParser",
     "parse_example",

@@ -13,7 +13,9 @@ Arrow objects keep those buffers alive. Per feature kind:
   ``int32`` ones (``RaggedFeature``'s default). A VarLen feature's splits
   are computed from its indices.
 * strings (``bytes``): ``binary``; these are the one copy, since NumPy
-  holds them as Python objects.
+  holds them as Python objects. Parsed with ``bytes_as="views"``
+  (:class:`tfrx.BytesArray`) they become ``binary_view`` arrays over the
+  batch's buffer instead, without copying the values.
 
 SequenceExamples (the ``(context, feature_lists, lengths)`` that
 ``tfrx.parse_sequence_example`` returns) become one column per context
@@ -46,6 +48,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.arrow needs pyarrow: pip install 'tfrx[arrow]'") from None
 
 from tfrx.parsing.arrays import RaggedArray, SparseArray
+from tfrx.parsing.bytes_array import BytesArray
 
 __all__ = [
     "to_record_batch",
@@ -63,8 +66,10 @@ FEATURE_LISTS_KEY = b"tfrx.feature_lists"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
-def _flat(values: np.ndarray) -> pa.Array:
+def _flat(values: Any) -> pa.Array:
     """A primitive Arrow array over ``values`` (1-D view), sharing its buffer."""
+    if isinstance(values, BytesArray):
+        return values.to_arrow()
     if values.dtype == object:
         return pa.array(values.reshape(-1).tolist(), type=pa.binary())
     arrow_type = _NUMERIC.get(values.dtype)
@@ -74,7 +79,7 @@ def _flat(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(flat), [None, pa.py_buffer(flat)])
 
 
-def _dense(values: np.ndarray) -> pa.Array:
+def _dense(values: Any) -> pa.Array:
     """``(n, d1, ..., dk)`` -> nested fixed-size lists of ``d1 .. dk`` over the flat values."""
     arr = _flat(values)
     for level in range(values.ndim - 1, 0, -1):
@@ -88,7 +93,10 @@ def _dense(values: np.ndarray) -> pa.Array:
 
 
 def _ragged(r: RaggedArray) -> pa.Array:
-    inner = _ragged(r.values) if isinstance(r.values, RaggedArray) else _dense(np.asarray(r.values))
+    if isinstance(r.values, RaggedArray):
+        inner = _ragged(r.values)
+    else:
+        inner = _dense(r.values if isinstance(r.values, BytesArray) else np.asarray(r.values))
     splits = np.ascontiguousarray(r.row_splits)
     if splits.dtype == np.int32:  # RaggedFeature's default row_splits_dtype, as TensorFlow's
         offsets = pa.Array.from_buffers(pa.int32(), len(splits), [None, pa.py_buffer(splits)])
@@ -116,7 +124,7 @@ def _column(name: str, value: Any) -> pa.Array:
         return _ragged(value)
     if isinstance(value, SparseArray):
         return _sparse(value)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, BytesArray)):
         if value.ndim == 0:
             raise ValueError(f"feature {name!r} is a scalar, not a batch: parse a batch of records")
         return _dense(value)
@@ -156,7 +164,7 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
         value = feature_lists[name]
         if isinstance(value, SparseArray) and value.indices.ndim == 2 and value.indices.shape[1] == 3:
             value = _sparse_steps(value)
-        if isinstance(value, np.ndarray):
+        if isinstance(value, (np.ndarray, BytesArray)):
             if value.ndim < 2:
                 raise ValueError(f"feature list {name!r} has shape {value.shape}, expected (examples, steps, ...)")
             columns.append(_steps(value, lengths.get(name)))
@@ -259,7 +267,8 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
         if isinstance(values, (list, Ragged)):  # bytes, or lists inside: rows of list_size values each
             return Ragged(values, row_splits=np.arange(len(arr) + 1, dtype=np.int64) * t.list_size), present
         return np.asarray(values).reshape(len(arr), t.list_size, *np.asarray(values).shape[1:]), present
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or _is_view(t)):
         items = arr.to_pylist()
         return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
@@ -269,6 +278,11 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
         filled = arr.fill_null(0) if present is not None else arr
         return filled.to_numpy(zero_copy_only=False).astype(np.float32, copy=False), present
     raise TypeError(f"column {name!r}: Arrow type {t} has no tf.train.Example counterpart")
+
+
+def _is_view(t: pa.DataType) -> bool:
+    """binary_view / string_view (what BytesArray.to_arrow makes), where this pyarrow has them."""
+    return getattr(pa.types, "is_binary_view", lambda _: False)(t) or getattr(pa.types, "is_string_view", lambda _: False)(t)
 
 
 def to_examples(data, *, as_batch: bool = False):

@@ -46,6 +46,7 @@ import threading
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import ScanStatus
 from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
@@ -291,15 +292,15 @@ def _compressed_error(path: str, kind: str) -> CompressedFileError:
     )
 
 
-def _damage(path: str, status: int, offset: int, count: int, length: int, need: int, expected: int,
-            actual: int) -> CorruptRecordError:
-    if status == _native.SCAN_LENGTH_CRC:
+def _damage(path: str, scan: _native.ScanResult, offset: int, count: int) -> CorruptRecordError:
+    expected, actual, length, need = scan.expected, scan.actual, scan.length, scan.need
+    if scan.status == ScanStatus.LENGTH_CRC:
         return CorruptRecordError(
             f"length CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
             f"got 0x{actual:08x}); the file is damaged and cannot be indexed past this record",
             path=path, record_index=count, offset=offset, kind="length_crc", expected=expected, actual=actual,
         )
-    if status == _native.SCAN_DATA_CRC:
+    if scan.status == ScanStatus.DATA_CRC:
         return CorruptRecordError(
             f"data CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
             f"got 0x{actual:08x})",
@@ -313,10 +314,10 @@ def _damage(path: str, status: int, offset: int, count: int, length: int, need: 
 
 
 def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: bool):
-    starts, lengths, consumed, status, offset, need, length, expected, actual = _native.scan_records(buf, verify)
-    if status not in (_native.SCAN_END, _native.SCAN_NEED_MORE) or (status == _native.SCAN_NEED_MORE and final):
-        raise _damage(path, status, base + offset, count + len(starts), length, need, expected, actual)
-    return starts - HEADER_BYTES + base, consumed
+    scan = _native.scan_records(buf, verify)
+    if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
+        raise _damage(path, scan, base + scan.offset, count + len(scan.starts))
+    return scan.starts - HEADER_BYTES + base, scan.consumed
 
 
 def _scan_view(view, path: str, verify: bool, progress) -> np.ndarray:

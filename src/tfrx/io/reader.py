@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import ScanStatus
 from tfrx.errors import CorruptRecordError, CorruptRecordWarning
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import DecompressingReader, detect_compression
@@ -519,10 +520,11 @@ class _FileScanner:
             return ""  # a damaged first header that only starts like a compressed stream
         return kind
 
-    def _problem(self, status: int, rel: int, need: int, length: int, expected: int, actual: int) -> CorruptRecordError:
-        offset = self._base + self._lo + rel
+    def _problem(self, scan: _native.ScanResult) -> CorruptRecordError:
+        status, length, expected, actual = scan.status, scan.length, scan.expected, scan.actual
+        offset = self._base + self._lo
         where = f"in {self.name!r}, record {self.record_index} at byte {offset}"
-        kind = self._looks_compressed() if status != _native.SCAN_DATA_CRC else ""
+        kind = self._looks_compressed() if status != ScanStatus.DATA_CRC else ""
         if kind:
             return CorruptRecordError(
                 f"{self.name!r} looks {kind}-compressed but is read as uncompressed (compression \"\"): its first "
@@ -533,20 +535,20 @@ class _FileScanner:
                 path=self.name, record_index=self.record_index, offset=offset, kind="compressed",
                 expected=expected, actual=actual,
             )
-        if status == _native.SCAN_LENGTH_CRC:
+        if status == ScanStatus.LENGTH_CRC:
             return CorruptRecordError(
                 f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
                 path=self.name, record_index=self.record_index, offset=offset, kind="length_crc",
                 expected=expected, actual=actual,
             )
-        if status == _native.SCAN_DATA_CRC:
+        if status == ScanStatus.DATA_CRC:
             return CorruptRecordError(
                 f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
                 f"expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
                 path=self.name, record_index=self.record_index, offset=offset, kind="data_crc",
                 expected=expected, actual=actual,
             )
-        present = self._hi - self._lo - rel + (self._remaining or 0)
+        present = self._hi - self._lo + (self._remaining or 0)
         if present < HEADER_BYTES:
             detail = f"the file ends {present} bytes into the 12-byte header"
             expected_total = HEADER_BYTES
@@ -598,24 +600,22 @@ class _FileScanner:
                 if self._mapped and max_bytes < 0 and max_records < 0:
                     max_bytes = self._chunk  # a mapped file still comes in chunk-sized batches
                 # Inside a damaged region a candidate counts only when its data CRC holds too.
-                starts, lengths, consumed, status, rel, need, length, expected, actual = _native.scan_records(
-                    span, self._verify or self._in_damage, max_records, max_bytes, stop
-                )
-                if len(starts):
-                    return self._emit(starts, lengths, consumed)
-                if status == _native.SCAN_LIMIT:  # stop_offset reached
+                scan = _native.scan_records(span, self._verify or self._in_damage, max_records, max_bytes, stop)
+                if len(scan.starts):
+                    return self._emit(scan.starts, scan.lengths, scan.consumed)
+                if scan.status == ScanStatus.LIMIT:  # stop_offset reached
                     self._close_region(self._end)
                     self._finished = True
                     return None
-                if status == _native.SCAN_NEED_MORE and not self._eof:
-                    if self._remaining is None or need <= self._remaining:
-                        self._fill(need)
+                if scan.status == ScanStatus.NEED_MORE and not self._eof:
+                    if self._remaining is None or scan.need <= self._remaining:
+                        self._fill(scan.need)
                         continue
-                if status == _native.SCAN_NEED_MORE and self._stream_error is not None and not self._in_damage:
+                if scan.status == ScanStatus.NEED_MORE and self._stream_error is not None and not self._in_damage:
                     self._note_break()  # the record here is cut by the break: its region reports it
                 # A damaged record, or one that needs bytes that do not exist. What was
                 # inflated before a break is searched as a plain file that ends there.
-                self._damaged(status, 0, need, length, expected, actual)
+                self._damaged(scan)
                 continue
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:
@@ -646,7 +646,7 @@ class _FileScanner:
         if not warned:
             warnings.warn(CorruptRecordWarning(str(err)), stacklevel=5)
 
-    def _damaged(self, status, rel, need, length, expected, actual) -> None:
+    def _damaged(self, scan: _native.ScanResult) -> None:
         """The record at the current offset does not verify: raise, or search on byte by byte.
 
         Nothing the damaged header claims is trusted to step over bytes: a
@@ -654,14 +654,14 @@ class _FileScanner:
         deleted, and stepping over it would lose the record after it.
         """
         if not self._in_damage:
-            err = self._problem(status, rel, need, length, expected, actual)
+            err = self._problem(scan)
             if self._on_error == "raise" or err.kind == "compressed":  # a wrong option, not damage to skip
                 self._error = err  # raised again by later reads: the damage is never stepped over silently
                 raise err
             self._report(err)
-        header_whole = status != _native.SCAN_LENGTH_CRC and self._hi - self._lo >= HEADER_BYTES
+        header_whole = scan.status != ScanStatus.LENGTH_CRC and self._hi - self._lo >= HEADER_BYTES
         if header_whole:
-            self._candidate(self.offset, length)
+            self._candidate(self.offset, scan.length)
         self._resync(self._lo + 1)
 
     def _emit(self, starts: np.ndarray, lengths: np.ndarray, consumed: int) -> RecordBatch:

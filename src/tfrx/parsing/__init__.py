@@ -1,6 +1,7 @@
 """Spec-driven parsing of serialized Examples and SequenceExamples (tf.io semantics)."""
 
 from tfrx.parsing.arrays import RaggedArray, SparseArray
+from tfrx.parsing.bytes_array import BytesArray
 from tfrx.parsing.infer import infer_features
 from tfrx.parsing.parser import (
     ExampleParser,
@@ -27,6 +28,7 @@ __all__ = [
     "SparseFeature",
     "RaggedFeature",
     "SparseArray",
+    "BytesArray",
     "RaggedArray",
     "ExampleParser",
     "SequenceExampleParser",

@@ -16,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io.batch import RecordBatch
 from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing.arrays import RaggedArray, SparseArray
+from tfrx.parsing.bytes_array import BytesArray
 from tfrx.parsing.specs import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -44,8 +46,12 @@ __all__ = [
     "parse_single_sequence_example",
 ]
 
-_KIND_NAMES = {0: "no kind (empty Feature)", 1: "bytes_list", 2: "float_list", 3: "int64_list"}
-_MALFORMED, _MISSING, _KIND, _COUNT, _MULTIPLE = 1, 2, 3, 4, 5
+_KIND_NAMES = {
+    FeatureKind.NONE: "no kind (empty Feature)",
+    FeatureKind.BYTES: "bytes_list",
+    FeatureKind.FLOAT: "float_list",
+    FeatureKind.INT64: "int64_list",
+}
 
 
 def _threads(num_parallel_calls: Any) -> int:
@@ -59,8 +65,26 @@ def _object_array(items: list) -> np.ndarray:
     return out
 
 
-def _values_array(values: Any) -> np.ndarray:
-    return _object_array(values) if isinstance(values, list) else values
+def _values_array(values: Any) -> Any:
+    if isinstance(values, list):
+        return _object_array(values)
+    if isinstance(values, _native.ByteSpans):  # a parser's bytes_as="views" output
+        data = values.data
+        if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1:
+            data = np.frombuffer(data, dtype=np.uint8)
+        return BytesArray._trusted(data, values.starts, values.lengths)
+    return values
+
+
+_BYTES_AS = ("bytes", "views")
+
+
+def _check_bytes_as(bytes_as: str) -> bool:
+    """Whether a parser's ``bytes_as`` asks for views (BytesArray) rather than ``bytes`` objects."""
+    if bytes_as not in _BYTES_AS:
+        raise ValueError(f'bytes_as must be "bytes" (NumPy object arrays of bytes) or "views" '
+                         f"(tfrx.BytesArray over the batch's buffer), got {bytes_as!r}")
+    return bytes_as == "views"
 
 
 def _prod(shape: tuple) -> int:
@@ -129,11 +153,11 @@ class _Columns:
         self.index: dict[str, int] = {}
         self.role: dict[str, str] = {}  # "dense" | "sparse" | "ragged"
         self.dtype: dict[str, Any] = {}
-        self.native: list[tuple] = []
+        self.native: list = []  # ColumnSpec or SequenceColumnSpec
         self.keys: list[str] = []
         self.split_types: dict[str, np.dtype] = {}  # ragged key -> row_splits_dtype
 
-    def add(self, key: str, role: str, dtype: Any, native: tuple) -> int:
+    def add(self, key: str, role: str, dtype: Any, native: ColumnSpec | SequenceColumnSpec) -> int:
         if not isinstance(key, str):
             raise SpecError(f"feature keys must be strings, got {key!r}")
         if key in self.index:
@@ -153,16 +177,18 @@ class _Columns:
         return self.index[key]
 
 
-def _var_native(key: str, dtype: Any, stride: int = 1, skip_empty: bool = False) -> tuple:
-    # A variable-length column with a (empty) default is one whose empty
-    # Features the native parser skips in an Example: they neither override
-    # an earlier occurrence of the key nor count as present (see parse.h).
-    return (key, dtype.kind, False, stride, [] if skip_empty else None)
+def _var_native(key: str, dtype: Any, stride: int = 1, skip_empty: bool = False) -> ColumnSpec:
+    # skip_empty: the native parser skips empty Features of the key in an
+    # Example: they neither override an earlier occurrence of the key nor
+    # count as present (see parse.h).
+    return ColumnSpec(key, FeatureKind(dtype.kind), count=stride, skip_empty=skip_empty)
 
 
-def _skipping_empty(native: tuple) -> tuple:
+def _skipping_empty(native: ColumnSpec) -> ColumnSpec:
     """A column spec whose empty Features are skipped (dense ones always are)."""
-    return native if native[2] or native[4] is not None else native[:4] + ([],)
+    if native.dense or native.skip_empty:
+        return native
+    return ColumnSpec(native.key, native.kind, count=native.count, skip_empty=True)
 
 
 class _Builder:
@@ -181,6 +207,14 @@ class _Builder:
         width = _prod(inner)
         counts = np.diff(row_splits)
         max_rows = int(counts.max()) if batch else 0
+        if isinstance(values, (_native.ByteSpans, BytesArray)):
+            values = _values_array(values)
+            if pad != b"":
+                values = values.to_numpy()
+            else:  # padding is the empty value: spans of length 0
+                starts = _Builder.padded(values.starts, row_splits, batch, inner, 0, _dt.int64)
+                lengths = _Builder.padded(values.lengths, row_splits, batch, inner, 0, _dt.int64)
+                return BytesArray._trusted(values.data, starts, lengths)
         np_dtype = object if dtype is _dt.string else dtype.numpy
         out = np.empty((batch, max_rows) + inner, dtype=np_dtype)
         out[...] = pad
@@ -335,10 +369,11 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
     return RaggedArray(_cast_splits(rt.values, dtype), rt.row_splits.astype(dtype, copy=False))
 
 
-def _records_call(core: Any, serialized: Any, threads: int) -> tuple[Any, int]:
+def _records_call(core: Any, serialized: Any, threads: int, views: bool = False) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
     if isinstance(serialized, RecordBatch):
-        return core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads), len(serialized)
+        result = core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads, views=views)
+        return result, len(serialized)
     if isinstance(serialized, (bytes, bytearray, memoryview, str)):
         raise TypeError("parse_example takes a batch of records; use parse_single_example for one record")
     if hasattr(serialized, "numpy") and not isinstance(serialized, np.ndarray):  # a tf.Tensor
@@ -352,7 +387,7 @@ def _records_call(core: Any, serialized: Any, threads: int) -> tuple[Any, int]:
     elif not isinstance(serialized, (list, tuple)):
         serialized = list(serialized)
     try:
-        return core.parse_list(serialized, threads), len(serialized)
+        return core.parse_list(serialized, threads, views=views), len(serialized)
     except BufferError as e:
         raise TypeError(f"serialized records must be bytes-like: {e}") from None
     except TypeError as e:
@@ -393,7 +428,8 @@ class _ExamplePlan:
                 default = None if spec.default_value is None else _default_values(spec, key, n, f"shape {list(shape)}")
                 if isinstance(default, np.ndarray):
                     default = default.astype("<f4", copy=False).tobytes()
-                self.cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, True, n, default))
+                self.cols.add(key, "dense", spec.dtype,
+                              ColumnSpec(key, FeatureKind(spec.dtype.kind), dense=True, count=n, default=default))
                 self.dense[key] = (shape, spec.dtype)
             elif isinstance(spec, FixedLenSequenceFeature):
                 if not spec.allow_missing:
@@ -444,10 +480,7 @@ class _ExamplePlan:
         for key, spec in self.features.items():
             if isinstance(spec, FixedLenFeature):
                 shape, dtype = self.dense[key]
-                arr = raw[key]
-                if isinstance(arr, list):
-                    arr = _object_array(arr)
-                result[key] = arr.reshape((batch,) + shape)
+                result[key] = _values_array(raw[key]).reshape((batch,) + shape)
             elif isinstance(spec, FixedLenSequenceFeature):
                 shape, pad, dtype = self.fls[key]
                 values, splits = raw[key]
@@ -466,7 +499,7 @@ class _ExamplePlan:
 
 def _strip_batch(value: Any) -> Any:
     """The first (only) record of a batch-of-one result."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, BytesArray)):
         return value[0]
     if isinstance(value, SparseArray):
         return SparseArray(value.indices[:, 1:].copy(), value.values, value.dense_shape[1:].copy())
@@ -475,11 +508,12 @@ def _strip_batch(value: Any) -> Any:
     return value
 
 
-def _raise_error(err: tuple, names: list[str], seq_names: list[str], specs: Mapping, seq_specs: Mapping,
+def _raise_error(err: ParseFailure, names: list[str], seq_names: list[str], specs: Mapping, seq_specs: Mapping,
                  first_index: int = 0, path: str | None = None, sequence: bool = False) -> None:
-    code, record, column, in_seq, step, expected, actual, offset = err
+    code, record, column, in_seq, step = err.code, err.record, err.column, err.in_sequence, err.step
+    expected, actual, offset = err.expected, err.actual, err.offset
     where = f"record {record + first_index}" + (f" of {path!r}" if path else "")
-    if code == _MALFORMED:
+    if code == ParseErrorCode.MALFORMED:
         feat = ""
         if column >= 0:
             feat = f" (inside {'feature list' if in_seq else 'feature'} {(seq_names if in_seq else names)[column]!r})"
@@ -492,26 +526,26 @@ def _raise_error(err: tuple, names: list[str], seq_names: list[str], specs: Mapp
     key = (seq_names if in_seq else names)[column]
     what = "feature list" if in_seq else "feature"
     at_step = f", step {step}" if in_seq and step >= 0 else ""
-    if code == _MISSING:
+    if code == ParseErrorCode.MISSING:
         if in_seq:
             msg = (f"{what} {key!r} is required but missing in {where}; pass allow_missing=True to "
                    "FixedLenSequenceFeature to give such records zero steps")
         else:
             msg = (f"{what} {key!r} is required but missing in {where}; give its FixedLenFeature a "
                    "default_value, or use VarLenFeature")
-    elif code == _KIND:
+    elif code == ParseErrorCode.KIND_MISMATCH:
         msg = (f"{what} {key!r} in {where}{at_step}: data types don't match: expected "
                f"{_KIND_NAMES[expected]} but found {_KIND_NAMES[actual]}")
-    elif code == _COUNT:
+    elif code == ParseErrorCode.COUNT_MISMATCH:
         spec = (seq_specs if in_seq else specs).get(key)
         shape = list(getattr(spec, "shape", ()) or [])
         msg = (f"{what} {key!r} in {where}{at_step}: expected {expected} value{'' if expected == 1 else 's'} (shape {shape}) "
                f"but found {actual}")
-    elif code == _MULTIPLE:
+    elif code == ParseErrorCode.NOT_MULTIPLE:
         msg = (f"{what} {key!r} in {where}: found {actual} values, not a multiple of {expected} "
                "(the row size of its FixedLenSequenceFeature shape)")
     else:  # pragma: no cover
-        msg = f"{what} {key!r} in {where}: parse error {code}"
+        msg = f"{what} {key!r} in {where}: parse error {int(code)}"
     raise ParseError(msg, feature=key, record_index=record)
 
 
@@ -523,13 +557,17 @@ class ExampleParser:
     arrays, :class:`SparseArray` and :class:`RaggedArray` values keyed like
     ``features``. ``num_parallel_calls`` (default: the usable cores, as with
     ``tfrx.AUTOTUNE``) splits big batches across native threads; results do
-    not depend on it.
+    not depend on it. ``bytes_as="views"`` returns string features as
+    :class:`tfrx.BytesArray` (spans of the batch's buffer, no ``bytes``
+    object per value) instead of object arrays.
     """
 
     @renamed_arguments(num_threads="num_parallel_calls")
-    def __init__(self, features: Mapping, *, num_parallel_calls: int | None = None) -> None:
+    def __init__(self, features: Mapping, *, num_parallel_calls: int | None = None, bytes_as: str = "bytes") -> None:
         if not isinstance(features, Mapping) or not features:
             raise SpecError("features must be a non-empty dict mapping keys to feature specs")
+        self._views = _check_bytes_as(bytes_as)
+        self.bytes_as = bytes_as
         self.features = dict(features)
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
@@ -548,12 +586,12 @@ class ExampleParser:
         return self._parse(self._core, serialized, _threads(n))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
-        (outputs, _, err), batch = _records_call(core, serialized, threads)
-        if err is not None:
+        result, batch = _records_call(core, serialized, threads, self._views)
+        if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(err, self._plan.cols.keys, [], self.features, {}, first, path)
-        return self._plan.build(outputs, batch)
+            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, first, path)
+        return self._plan.build(result.columns, batch)
 
     __call__ = parse
 
@@ -569,7 +607,8 @@ class ExampleParser:
         return {k: _strip_batch(v) for k, v in self._parse(self._single_core, _single_record(serialized), 1).items()}
 
     def __repr__(self) -> str:
-        return f"tfrx.ExampleParser({self.features!r})"
+        views = ', bytes_as="views"' if self._views else ""
+        return f"tfrx.ExampleParser({self.features!r}{views})"
 
 
 class SequenceExampleParser:
@@ -577,6 +616,7 @@ class SequenceExampleParser:
 
     ``parse(batch)`` returns ``(context, feature_lists, lengths)`` like
     TensorFlow; ``parse_single(record)`` returns ``(context, feature_lists)``.
+    ``bytes_as="views"`` returns string features as :class:`tfrx.BytesArray`.
     """
 
     @renamed_arguments(num_threads="num_parallel_calls")
@@ -586,9 +626,12 @@ class SequenceExampleParser:
         sequence_features: Mapping | None = None,
         *,
         num_parallel_calls: int | None = None,
+        bytes_as: str = "bytes",
     ) -> None:
         if not (context_features or sequence_features):
             raise SpecError("context_features and sequence_features are both empty; give at least one")
+        self._views = _check_bytes_as(bytes_as)
+        self.bytes_as = bytes_as
         self.context_features = dict(context_features or {})
         self.sequence_features = dict(sequence_features or {})
         self._context = _ExamplePlan(self.context_features, context=True)
@@ -604,17 +647,19 @@ class SequenceExampleParser:
                         "(TensorFlow pads feature lists with zeros)"
                     )
                 n = _prod(shape)
-                self.seq_cols.add(key, "dense", spec.dtype, (key, spec.dtype.kind, n, not spec.allow_missing))
+                self.seq_cols.add(key, "dense", spec.dtype, SequenceColumnSpec(
+                    key, FeatureKind(spec.dtype.kind), step_count=n, required=not spec.allow_missing))
                 self._fls[key] = (shape, spec.dtype)
             elif isinstance(spec, VarLenFeature):
-                self.seq_cols.add(key, "sparse", spec.dtype, (key, spec.dtype.kind, 0, False))
+                self.seq_cols.add(key, "sparse", spec.dtype, SequenceColumnSpec(key, FeatureKind(spec.dtype.kind)))
             elif isinstance(spec, RaggedFeature):
                 value_key = key if spec.value_key is None else spec.value_key
-                self.seq_cols.add(value_key, "ragged", spec.dtype, (value_key, spec.dtype.kind, 0, False))
+                self.seq_cols.add(value_key, "ragged", spec.dtype,
+                                  SequenceColumnSpec(value_key, FeatureKind(spec.dtype.kind)))
                 _split_type(self.seq_cols, value_key, spec)
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength):
-                        self.seq_cols.add(p.key, "ragged", _dt.int64, (p.key, _dt.int64.kind, 0, False))
+                        self.seq_cols.add(p.key, "ragged", _dt.int64, SequenceColumnSpec(p.key, FeatureKind.INT64))
                         _split_type(self.seq_cols, p.key, spec)
             else:
                 raise SpecError(
@@ -628,14 +673,14 @@ class SequenceExampleParser:
     def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> tuple[dict, dict, dict]:
         """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
         threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
-        (ctx_out, seq_out, err), batch = _records_call(self._core, serialized, threads)
-        if err is not None:
+        result, batch = _records_call(self._core, serialized, threads, self._views)
+        if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(err, self._context.cols.keys, self.seq_cols.keys, self.context_features,
+            _raise_error(result.error, self._context.cols.keys, self.seq_cols.keys, self.context_features,
                          self.sequence_features, first, path, sequence=True)
-        context = self._context.build(ctx_out, batch)
-        raw = dict(zip(self.seq_cols.keys, seq_out))
+        context = self._context.build(result.columns, batch)
+        raw = dict(zip(self.seq_cols.keys, result.sequence_columns))
         feature_lists: dict[str, Any] = {}
         lengths: dict[str, Any] = {}
         for key, spec in self.sequence_features.items():
@@ -685,9 +730,10 @@ class SequenceExampleParser:
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
-def parse_example(serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None) -> dict:
+def parse_example(serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None,
+                  bytes_as: str = "bytes") -> dict:
     """``tf.io.parse_example``: a batch of serialized Examples -> dict of arrays."""
-    return ExampleParser(features, num_parallel_calls=num_parallel_calls).parse(serialized)
+    return ExampleParser(features, num_parallel_calls=num_parallel_calls, bytes_as=bytes_as).parse(serialized)
 
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
@@ -702,10 +748,11 @@ def parse_sequence_example(
     sequence_features: Mapping | None = None,
     *,
     num_parallel_calls: int | None = None,
+    bytes_as: str = "bytes",
 ) -> tuple[dict, dict, dict]:
     """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
-    return SequenceExampleParser(context_features, sequence_features,
-                                 num_parallel_calls=num_parallel_calls).parse(serialized)
+    return SequenceExampleParser(context_features, sequence_features, num_parallel_calls=num_parallel_calls,
+                                 bytes_as=bytes_as).parse(serialized)
 
 
 def parse_single_sequence_example(

@@ -1,0 +1,290 @@
+// Record framing for Python: scanning buffers of framed records, framing
+// records for writing, and copying records between buffers.
+#include <nanobind/ndarray.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "bindings.h"
+#include "buffer.h"
+#include "framing.h"
+#include "numpy_out.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tfrx {
+namespace py {
+
+namespace {
+
+// What scan_records found (framing.h's ScanResult with NumPy arrays).
+struct PyScanResult {
+  Int64Array starts, lengths;
+  size_t consumed;
+  ScanStatus status;
+  size_t offset;
+  uint64_t need, length;
+  uint32_t expected, actual;
+};
+
+PyScanResult py_scan_records(nb::handle buf, bool verify, int64_t max_records, int64_t max_bytes,
+                             int64_t stop_offset) {
+  ByteView view(buf);
+  ScanLimits limits{max_records, max_bytes, stop_offset};
+  ScanResult r;
+  {
+    nb::gil_scoped_release release;
+    scan_records(view.data(), view.size(), verify, limits, &r);
+  }
+  return PyScanResult{owned_int64(std::move(r.starts)), owned_int64(std::move(r.lengths)),
+                      r.consumed, r.status, r.offset, r.need, r.length, r.expected, r.actual};
+}
+
+int64_t py_find_header(nb::handle buf, size_t start) {
+  ByteView view(buf);
+  nb::gil_scoped_release release;
+  return find_header(view.data(), view.size(), start);
+}
+
+nb::bytes py_frame_records(nb::handle records) {
+  nb::object seq = nb::steal(PySequence_Fast(records.ptr(), "frame_records expects a sequence of bytes-like records"));
+  if (!seq.is_valid()) throw nb::python_error();
+  const Py_ssize_t count = PySequence_Fast_GET_SIZE(seq.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  std::vector<Py_buffer> views(static_cast<size_t>(count));
+  std::vector<const uint8_t*> ptrs(static_cast<size_t>(count));
+  std::vector<size_t> lens(static_cast<size_t>(count));
+  Py_ssize_t held = 0;
+  struct Release {
+    std::vector<Py_buffer>& v;
+    Py_ssize_t& n;
+    ~Release() {
+      for (Py_ssize_t i = 0; i < n; ++i) PyBuffer_Release(&v[i]);
+    }
+  } release_views{views, held};
+  size_t total = 0;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    if (PyObject_GetBuffer(items[i], &views[i], PyBUF_SIMPLE) != 0) throw nb::python_error();
+    ++held;
+    ptrs[i] = static_cast<const uint8_t*>(views[i].buf);
+    lens[i] = static_cast<size_t>(views[i].len);
+    total += lens[i] + kFramingBytes;
+  }
+  uint8_t* out;
+  nb::bytes result = new_bytes(total, &out);
+  {
+    nb::gil_scoped_release release;
+    frame_records(ptrs.data(), lens.data(), ptrs.size(), out);
+  }
+  return result;
+}
+
+// Frames records[start:] into `out` while they fit; returns (next index, bytes written).
+nb::tuple py_frame_into(nb::handle records, size_t start, nb::handle out) {
+  nb::object seq = nb::steal(PySequence_Fast(records.ptr(), "frame_into expects a sequence of bytes-like records"));
+  if (!seq.is_valid()) throw nb::python_error();
+  const size_t count = static_cast<size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  Py_buffer dst;
+  if (PyObject_GetBuffer(out.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
+  uint8_t* w = static_cast<uint8_t*>(dst.buf);
+  const size_t capacity = static_cast<size_t>(dst.len);
+  size_t used = 0, i = start;
+  try {
+    for (; i < count; ++i) {
+      Py_buffer src;
+      if (PyObject_GetBuffer(items[i], &src, PyBUF_SIMPLE) != 0) throw nb::python_error();
+      const size_t n = static_cast<size_t>(src.len);
+      if (n > capacity - used || capacity - used - n < kFramingBytes) {
+        PyBuffer_Release(&src);
+        break;
+      }
+      const uint8_t* p = static_cast<const uint8_t*>(src.buf);
+      if (n >= 4096) {
+        nb::gil_scoped_release release;
+        frame_records(&p, &n, 1, w + used);
+      } else {
+        frame_records(&p, &n, 1, w + used);
+      }
+      PyBuffer_Release(&src);
+      used += n + kFramingBytes;
+    }
+  } catch (...) {
+    PyBuffer_Release(&dst);
+    throw;
+  }
+  PyBuffer_Release(&dst);
+  return nb::make_tuple(i, used);
+}
+
+nb::bytes py_frame_batch(nb::handle data, Int64In starts, Int64In lengths) {
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  std::vector<const uint8_t*> ptrs(count);
+  std::vector<size_t> lens(count);
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    ptrs[i] = view.data() + starts(i);
+    lens[i] = static_cast<size_t>(lengths(i));
+    total += lens[i] + kFramingBytes;
+  }
+  uint8_t* out;
+  nb::bytes result = new_bytes(total, &out);
+  {
+    nb::gil_scoped_release release;
+    frame_records(ptrs.data(), lens.data(), count, out);
+  }
+  return result;
+}
+
+// Frames batch records [start, ...) into `out` while they fit; returns (next index, bytes written).
+nb::tuple py_frame_batch_into(nb::handle data, Int64In starts, Int64In lengths, size_t start, nb::handle out) {
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  Py_buffer dst;
+  if (PyObject_GetBuffer(out.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
+  uint8_t* w = static_cast<uint8_t*>(dst.buf);
+  const size_t capacity = static_cast<size_t>(dst.len);
+  const size_t count = starts.shape(0);
+  size_t used = 0, i = start;
+  {
+    nb::gil_scoped_release release;
+    for (; i < count; ++i) {
+      const size_t n = static_cast<size_t>(lengths(i));
+      if (n > capacity - used || capacity - used - n < kFramingBytes) break;
+      const uint8_t* p = view.data() + starts(i);
+      frame_records(&p, &n, 1, w + used);
+      used += n + kFramingBytes;
+    }
+  }
+  PyBuffer_Release(&dst);
+  return nb::make_tuple(i, used);
+}
+
+nb::tuple py_record_framing(nb::handle data) {
+  ByteView view(data);
+  uint8_t header[kHeaderBytes], footer[kFooterBytes];
+  {
+    nb::gil_scoped_release release;
+    encode_header(view.data(), view.size(), header, footer);
+  }
+  return nb::make_tuple(nb::bytes(header, sizeof header), nb::bytes(footer, sizeof footer));
+}
+
+nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  nb::list out;
+  for (size_t i = 0; i < count; ++i) {
+    PyObject* b = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(view.data() + starts(i)),
+                                            static_cast<Py_ssize_t>(lengths(i)));
+    if (!b) throw nb::python_error();
+    out.append(nb::steal(b));
+  }
+  return out;
+}
+
+// Copies records out of several buffers into one new uint8 array: record i is
+// datas[chunks[i]][starts[i] : starts[i] + lengths[i]]; they are laid end to end.
+// With `out` (a writable buffer of at least the total length), the records are
+// written there and `out` is returned instead of a new array.
+nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out_buf) {
+  const size_t count = starts.shape(0);
+  if (chunks.shape(0) != count || lengths.shape(0) != count)
+    throw nb::value_error("gather_spans: chunks, starts and lengths must have equal lengths");
+  std::vector<std::unique_ptr<ByteView>> views;
+  const size_t nbuf = nb::len(datas);
+  views.reserve(nbuf);
+  for (size_t k = 0; k < nbuf; ++k) views.emplace_back(new ByteView(datas[k]));
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t c = chunks(i), s = starts(i), n = lengths(i);
+    if (c < 0 || static_cast<size_t>(c) >= nbuf) throw nb::index_error("gather_spans: chunk index out of range");
+    if (s < 0 || n < 0 || static_cast<size_t>(s) > views[c]->size() || static_cast<size_t>(n) > views[c]->size() - s)
+      throw nb::value_error("gather_spans: a record lies outside its buffer");
+    total += static_cast<size_t>(n);
+  }
+  void* out = nullptr;
+  nb::object arr;
+  Py_buffer dst{};
+  bool have_dst = false;
+  if (!out_buf.is_none()) {
+    if (PyObject_GetBuffer(out_buf.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
+    have_dst = true;
+    if (static_cast<size_t>(dst.len) < total) {
+      PyBuffer_Release(&dst);
+      throw nb::value_error("gather_spans: out is smaller than the records");
+    }
+    out = dst.buf;
+    arr = nb::borrow(out_buf);
+  } else {
+    arr = new_array(total, np_dtype_uint8, &out);
+  }
+  {
+    nb::gil_scoped_release release;
+    uint8_t* w = static_cast<uint8_t*>(out);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t n = static_cast<size_t>(lengths(i));
+      if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
+      w += n;
+    }
+  }
+  if (have_dst) PyBuffer_Release(&dst);
+  return arr;
+}
+
+}  // namespace
+
+void bind_framing(nb::module_& m) {
+  nb::enum_<ScanStatus>(m, "ScanStatus", nb::is_arithmetic(), "What stopped a scan_records call (framing.h).")
+      .value("END", ScanStatus::kEnd, "every byte consumed: the buffer ends on a record boundary")
+      .value("NEED_MORE", ScanStatus::kNeedMore, "the record at `offset` is incomplete; `need` more bytes complete it")
+      .value("LENGTH_CRC", ScanStatus::kLengthCrc, "the header at `offset` fails its length CRC")
+      .value("DATA_CRC", ScanStatus::kDataCrc, "the record at `offset` fails its data CRC")
+      .value("LIMIT", ScanStatus::kLimit, "stopped by max_records, max_bytes or stop_offset");
+  nb::class_<PyScanResult>(m, "ScanResult", "The records scan_records found and what stopped it.")
+      .def_prop_ro("starts", [](const PyScanResult& r) { return r.starts; }, nb::rv_policy::automatic,
+                   "int64 offset of each complete record's data")
+      .def_prop_ro("lengths", [](const PyScanResult& r) { return r.lengths; }, nb::rv_policy::automatic,
+                   "int64 length of each complete record")
+      .def_ro("consumed", &PyScanResult::consumed, "bytes of the complete records and their framing")
+      .def_ro("status", &PyScanResult::status, "what stopped the scan at `offset`")
+      .def_ro("offset", &PyScanResult::offset, "where the scan stopped (a header offset)")
+      .def_ro("need", &PyScanResult::need, "NEED_MORE: bytes missing after the end of the buffer")
+      .def_ro("length", &PyScanResult::length, "the length field of the record at `offset`, when read")
+      .def_ro("expected", &PyScanResult::expected, "LENGTH_CRC / DATA_CRC: the masked CRC stored in the file")
+      .def_ro("actual", &PyScanResult::actual, "LENGTH_CRC / DATA_CRC: the masked CRC of the bytes");
+  m.def("scan_records", &py_scan_records, "buf"_a, "verify"_a = true, "max_records"_a = -1, "max_bytes"_a = -1,
+        "stop_offset"_a = -1,
+        "Walks TFRecord framing in `buf` and returns a ScanResult: every complete record up to where\n"
+        "the scan stopped, and why (checking data CRCs when `verify`).");
+  m.def("find_header", &py_find_header, "buf"_a, "start"_a = 0,
+        "First offset >= start of a 12-byte header whose length CRC validates and whose length is below 2^48, or -1.");
+  m.def("frame_records", &py_frame_records, "records"_a,
+        "TFRecord framing of a sequence of bytes-like records, concatenated into one bytes object.");
+  m.def("frame_batch", &py_frame_batch, "data"_a, "starts"_a, "lengths"_a,
+        "TFRecord framing of records data[starts[i]:starts[i]+lengths[i]], as one bytes object.");
+  m.def("frame_into", &py_frame_into, "records"_a, "start"_a, "out"_a,
+        "Frames records[start:] into the writable buffer `out` while they fit.\n"
+        "Returns (index of the first record not framed, bytes written).");
+  m.def("frame_batch_into", &py_frame_batch_into, "data"_a, "starts"_a, "lengths"_a, "start"_a, "out"_a,
+        "frame_into for records data[starts[i]:starts[i]+lengths[i]], i >= start.");
+  m.def("record_framing", &py_record_framing, "data"_a, "The 12-byte header and 4-byte footer that frame one record.");
+  m.def("split_records", &py_split_records, "data"_a, "starts"_a, "lengths"_a,
+        "A list of bytes objects, data[starts[i]:starts[i]+lengths[i]].");
+  m.def(
+      "gather_spans",
+      [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out) {
+        init_numpy();
+        return py_gather_spans(datas, chunks, starts, lengths, out);
+      },
+      "datas"_a, "chunks"_a, "starts"_a, "lengths"_a, "out"_a = nb::none(),
+      "The records datas[chunks[i]][starts[i]:starts[i]+lengths[i]] end to end, in a new uint8 array or in `out`.");
+}
+
+}  // namespace py
+}  // namespace tfrx

@@ -1,0 +1,104 @@
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "parser_object.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tfrx {
+namespace py {
+
+void bind_parser(nb::module_& m) {
+  using tfrx::parse::Error;
+  using tfrx::parse::ErrorCode;
+  using tfrx::parse::Kind;
+  using tfrx::parse::SequenceColumnSpec;
+
+  nb::enum_<Kind>(m, "FeatureKind", nb::is_arithmetic(),
+                  "A tf.train.Feature's kind: the field number of its oneof member.")
+      .value("NONE", tfrx::parse::kNone, "an empty Feature")
+      .value("BYTES", tfrx::parse::kBytes, "bytes_list")
+      .value("FLOAT", tfrx::parse::kFloat, "float_list")
+      .value("INT64", tfrx::parse::kInt64, "int64_list");
+
+  nb::enum_<ErrorCode>(m, "ParseErrorCode", nb::is_arithmetic(), "Why a record failed to parse (parse.h).")
+      .value("OK", tfrx::parse::kOk)
+      .value("MALFORMED", tfrx::parse::kMalformed, "not a valid protocol buffer; `offset` says where")
+      .value("MISSING", tfrx::parse::kMissing, "a required feature (or feature list) is absent")
+      .value("KIND_MISMATCH", tfrx::parse::kKindMismatch, "expected = wanted kind, actual = found kind")
+      .value("COUNT_MISMATCH", tfrx::parse::kCountMismatch, "expected = values wanted, actual = values found")
+      .value("NOT_MULTIPLE", tfrx::parse::kNotMultiple, "expected = row size, actual = values found");
+
+  nb::class_<Error>(m, "ParseFailure", "The first bad record of a parse call and what is wrong with it.")
+      .def_prop_ro("code", [](const Error& e) { return static_cast<ErrorCode>(e.code); })
+      .def_ro("record", &Error::record, "index of the record in the call's batch")
+      .def_ro("column", &Error::column, "index of the column (or sequence column) involved, or -1")
+      .def_ro("in_sequence", &Error::in_sequence, "whether `column` indexes the sequence columns")
+      .def_ro("step", &Error::step, "the feature list's step, or -1")
+      .def_ro("expected", &Error::expected)
+      .def_ro("actual", &Error::actual)
+      .def_ro("offset", &Error::offset, "MALFORMED: the byte offset in the record");
+
+  nb::class_<ColumnSpec>(m, "ColumnSpec", "One feature of an Example (or a SequenceExample's context) to parse.")
+      .def(nb::init<std::string, Kind, bool, int64_t, nb::handle, bool>(), "key"_a, "kind"_a, nb::kw_only(),
+           "dense"_a = false, "count"_a = 1, "default"_a = nb::none(), "skip_empty"_a = false,
+           "dense: `count` values per record, written into a [batch, count] array (`default`, `count`\n"
+           "values or float32 bytes, fills a missing feature; without one the feature is required).\n"
+           "Otherwise values + row splits, each record's count a multiple of `count`; `skip_empty` makes\n"
+           "an empty Feature neither override an earlier occurrence of the key nor count as present.")
+      .def_prop_ro("key", [](const ColumnSpec& c) { return c.spec.key; })
+      .def_prop_ro("kind", [](const ColumnSpec& c) { return c.spec.kind; })
+      .def_prop_ro("dense", [](const ColumnSpec& c) { return c.spec.dense; })
+      .def_prop_ro("count", [](const ColumnSpec& c) { return c.spec.count; })
+      .def_prop_ro("has_default", [](const ColumnSpec& c) { return c.spec.has_default && !c.skip_empty; })
+      .def_ro("skip_empty", &ColumnSpec::skip_empty);
+
+  nb::class_<SequenceColumnSpec>(m, "SequenceColumnSpec", "One feature list of a SequenceExample to parse.")
+      .def(
+          "__init__",
+          [](SequenceColumnSpec* self, std::string key, Kind kind, int64_t step_count, bool required) {
+            new (self) SequenceColumnSpec{std::move(key), kind, step_count, required};
+          },
+          "key"_a, "kind"_a, nb::kw_only(), "step_count"_a = 0, "required"_a = false,
+          "step_count > 0: every step holds exactly that many values (0: any); required: the list must\n"
+          "be present (a FixedLenSequenceFeature without allow_missing).")
+      .def_ro("key", &SequenceColumnSpec::key)
+      .def_ro("kind", &SequenceColumnSpec::kind)
+      .def_ro("step_count", &SequenceColumnSpec::step_count)
+      .def_ro("required", &SequenceColumnSpec::required);
+
+  nb::class_<ByteSpans>(m, "ByteSpans",
+                        "Bytes values as spans of one buffer: value i is data[starts[i]:starts[i]+lengths[i]].")
+      .def_ro("data", &ByteSpans::data, "the buffer: the parsed batch's own, or one the values were packed into")
+      .def_ro("starts", &ByteSpans::starts, "int64 offsets")
+      .def_ro("lengths", &ByteSpans::lengths, "int64 lengths");
+
+  nb::class_<ParseResult>(m, "ParseResult", "The columns of one parse call, or its first error.")
+      .def_ro("columns", &ParseResult::columns,
+              "per column: a [batch, count] array for dense numbers, a flat object array (or ByteSpans)\n"
+              "for dense bytes, (values, row_splits) for variable-length columns")
+      .def_ro("sequence_columns", &ParseResult::sequence_columns,
+              "per sequence column: (values, step_splits, record_splits)")
+      .def_ro("error", &ParseResult::error, "the first bad record, or None (then the columns are empty)");
+
+  nb::class_<ParserObject>(m, "ParserCore", "Spec-driven Example/SequenceExample parser (driven by tfrx.parsing).")
+      .def(nb::init<const std::vector<const ColumnSpec*>&, std::vector<SequenceColumnSpec>, bool>(), "columns"_a,
+           "sequence_columns"_a, "sequence"_a)
+      .def("parse_buffer", &ParserObject::parse_buffer, "data"_a, "starts"_a, "lengths"_a, "threads"_a, nb::kw_only(),
+           "views"_a = false, "Parses records data[starts[i]:starts[i]+lengths[i]] (GIL released).")
+      .def("parse_list", &ParserObject::parse_list, "records"_a, "threads"_a, nb::kw_only(), "views"_a = false,
+           "Parses a sequence of bytes-like records (GIL released).");
+
+  m.def("sparse_indices", &sparse_indices, "outer"_a, "inner"_a = nb::none(), "with_indices"_a = true,
+        "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
+        "with inner splits; None unless with_indices) and the int64 [rows, longest row] (or\n"
+        "[rows, most steps, longest step]). ValueError for splits that are negative, decrease or\n"
+        "do not fit each other.");
+}
+
+}  // namespace py
+}  // namespace tfrx
