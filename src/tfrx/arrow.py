@@ -167,7 +167,7 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
         if isinstance(value, (np.ndarray, BytesArray)):
             if value.ndim < 2:
                 raise ValueError(f"feature list {name!r} has shape {value.shape}, expected (examples, steps, ...)")
-            columns.append(_steps(value, lengths.get(name)))
+            columns.append(_steps(value, lengths.get(name)))  # type: ignore[arg-type]  # BytesArray has ndim, shape and slicing
         elif isinstance(value, RaggedArray):
             columns.append(_ragged(value))
         else:

@@ -121,7 +121,7 @@ def _check_ranges(area_range: Any, aspect_ratio_range: Any, max_attempts: int) -
         raise ValueError(f"sample_distorted_bounding_box: aspect_ratio_range must satisfy 0 < min <= max, got {aspect}")
     if int(max_attempts) < 1:
         raise ValueError(f"sample_distorted_bounding_box: max_attempts must be positive, got {max_attempts}")
-    return area, aspect  # type: ignore[return-value]
+    return area, aspect
 
 
 def _sample_box(

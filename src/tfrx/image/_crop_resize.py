@@ -110,7 +110,7 @@ def _run(
         # One native call for the batch: the images run on tfrx's worker threads without the GIL.
         result = _native.jpeg_crop_resize_batch(
             datas, channels, np.array([h.height for h in headers], np.int64), np.array([h.width for h in headers], np.int64),
-            np.array(boxes, np.int64).reshape(-1, 4), np.array(denoms, np.int64), np.array(flips, bool), out, *stats, threads,
+            np.array(boxes, np.int64).reshape(-1, 4), np.array(denoms, np.int64), np.array(flips, bool), out, stats[0], stats[1], threads,
         )
         if result.status != _native.JPEG_OK:
             i = int(result.index)

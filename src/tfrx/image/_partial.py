@@ -94,7 +94,8 @@ def decode_window(
     result = _native.jpeg_decode(data, channels, scale[0], scale[1], fancy_upscaling, fast_dct, try_recover_truncated, window, finish)
     if result.status != _native.JPEG_OK:
         raise_for_status(result, data, window, what)
-    return result.image
+    image: np.ndarray = result.image  # type: ignore[assignment]  # the stub types the decoded array as object
+    return image
 
 
 def jpeg_header(data: Any, scale: tuple[int, int] = (1, 1)) -> Any:

@@ -154,7 +154,7 @@ class BytesArray:
         if np.array_equal(starts, offsets[:-1] + starts[0]):
             begin = int(starts[0])
             return self.data[begin : begin + int(offsets[-1])], offsets
-        values = _native.gather_spans([self.data], np.zeros(starts.shape[0], np.int64), starts, lengths)
+        values: Any = _native.gather_spans([self.data], np.zeros(starts.shape[0], np.int64), starts, lengths)
         return values, offsets
 
     def to_arrow(self) -> Any:

@@ -69,10 +69,10 @@ def _values_array(values: Any) -> Any:
     if isinstance(values, list):
         return _object_array(values)
     if isinstance(values, _native.ByteSpans):  # a parser's bytes_as="views" output
-        data = values.data
+        data: Any = values.data
         if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 1:
             data = np.frombuffer(data, dtype=np.uint8)
-        return BytesArray._trusted(data, values.starts, values.lengths)
+        return BytesArray._trusted(data, values.starts, values.lengths)  # type: ignore[arg-type]  # int64 arrays; the stub says object
     return values
 
 
@@ -214,7 +214,7 @@ class _Builder:
             else:  # padding is the empty value: spans of length 0
                 starts = _Builder.padded(values.starts, row_splits, batch, inner, 0, _dt.int64)
                 lengths = _Builder.padded(values.lengths, row_splits, batch, inner, 0, _dt.int64)
-                return BytesArray._trusted(values.data, starts, lengths)
+                return BytesArray._trusted(values.data, starts, lengths)  # type: ignore[return-value]  # stands in for an object array of bytes
         np_dtype = object if dtype is _dt.string else dtype.numpy
         out = np.empty((batch, max_rows) + inner, dtype=np_dtype)
         out[...] = pad
@@ -535,7 +535,7 @@ def _raise_error(err: ParseFailure, names: list[str], seq_names: list[str], spec
                    "default_value, or use VarLenFeature")
     elif code == ParseErrorCode.KIND_MISMATCH:
         msg = (f"{what} {key!r} in {where}{at_step}: data types don't match: expected "
-               f"{_KIND_NAMES[expected]} but found {_KIND_NAMES[actual]}")
+               f"{_KIND_NAMES[FeatureKind(expected)]} but found {_KIND_NAMES[FeatureKind(actual)]}")
     elif code == ParseErrorCode.COUNT_MISMATCH:
         spec = (seq_specs if in_seq else specs).get(key)
         shape = list(getattr(spec, "shape", ()) or [])
