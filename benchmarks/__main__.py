@@ -1,11 +1,11 @@
-"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
+"""python -m benchmarks {read,write,crc,codec,parse,random_access,convert,pipeline,overhead,remote,ray,workers,all,generate} [--size small|full] [--workloads a,b]."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from benchmarks import codec, convert, crc, parse, pipeline, random_access, read, remote, workers, workloads, write
+from benchmarks import codec, convert, crc, overhead, parse, pipeline, random_access, read, remote, workers, workloads, write
 from benchmarks import ray as ray_data
 from benchmarks.report import header, table
 
@@ -18,6 +18,7 @@ SUITES = {
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
+    "overhead": overhead.run,
     "remote": remote.run,
     "ray": ray_data.run,
     "workers": workers.run,

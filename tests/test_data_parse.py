@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import tfrx
-import tfrx.data.tfrecord as tfrecord_mod
-from data_helpers import FakeReader, assert_resumes_exactly, to_py, write_fake_files
+import tfrx.data.parallel_reads as parallel_reads
+from data_helpers import to_py, write_fake_files
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
 
 
@@ -21,8 +22,7 @@ class RecordingParser:
 
 
 @pytest.fixture
-def files(tmp_path, monkeypatch):
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
+def files(tmp_path):
     return write_fake_files(tmp_path, [5, 3, 4])
 
 
@@ -49,11 +49,10 @@ def _raw_batches(ds, epoch=0):
 @pytest.mark.parametrize("chunk", [1, 2, 128])
 @pytest.mark.parametrize("buffer_size,batch_size,drop", [(1, 4, False), (3, 5, False), (7, 2, True), (4, 12, False), (100, 3, False), (5, 1, False)])
 def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypatch, chunk, buffer_size, batch_size, drop):
-    import tfrx.data.shuffle_batch as shuffle_batch
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
     monkeypatch.setattr(shuffle_batch, "_COMPACT_MIN", 0)  # drop table rows as early as possible
-    monkeypatch.setattr(shuffle_batch, "_SPARE_BUFFERS", 1)
     for epoch in (0, 1):
         parser = RecordingParser()
         fast = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop).parse(parser)
@@ -63,7 +62,7 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypa
 
 
 def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypatch):
-    import tfrx.data.shuffle_batch as shuffle_batch
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 2)
     assert_resumes_exactly(lambda: TFRecordDataset(files).shuffle(5, seed=9).batch(3).parse(RecordingParser()).prefetch(2), epoch=1)
@@ -84,8 +83,8 @@ def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypa
 
 @pytest.mark.parametrize("parallel", [2, 3])
 def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(files, monkeypatch, parallel):
-    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)
-    import tfrx.data.shuffle_batch as shuffle_batch
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 3)
     for epoch in (0, 1):
@@ -181,4 +180,4 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
     seq = tfrx.SequenceExampleParser({"id": tfrx.FixedLenFeature([], tfrx.int64)})
     got_seq = [c["id"].tolist() for c, _, _ in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(seq)]
     assert got_seq == [b["id"].tolist() for b in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(spec)]
-    assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), max_steps=6)
+    assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), steps=range(7))

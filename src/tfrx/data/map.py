@@ -63,7 +63,7 @@ class _MapIterator(DatasetIterator):
         try:
             out = call_with_element(self._fn, value)
         except Exception as e:
-            raise annotate(e, f"map function {_fn_name(self._fn)}", self._count, self._parent.get_state())
+            raise annotate(e, f"map function {_fn_name(self._fn)}", self._count, self._parent.provenance(self._parent.get_state()))
         self._count += 1
         return out
 
@@ -198,7 +198,7 @@ class _ParallelMapIterator(DatasetIterator):
                 error, number, state = self._error
                 self._error = None
                 self.close()
-                raise annotate(error, f"map function {_fn_name(self._fn)}", number, state)
+                raise annotate(error, f"map function {_fn_name(self._fn)}", number, self._parent.provenance(state))
             if self._pool is None and self._exhausted:
                 raise StopIteration
             try:
@@ -277,6 +277,14 @@ class MapDataset(Dataset):
 
     def cardinality(self) -> int:
         return self._inputs[0].cardinality()
+
+    def _why_not_record_batches(self) -> str:
+        return (f"map({_fn_name(self._fn)}) makes each record a Python object before batch; "
+                "parse first and map the parsed batches (batch(n).parse(spec).map(fn)) to keep the batch-native path")
+
+    def _describe(self) -> str:
+        threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
+        return f"map({_fn_name(self._fn)}{threads})"
 
 
 @transformation

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import glob as _glob
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -14,6 +13,7 @@ from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformat
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
 from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
+from tfrx.io.paths import expand_paths
 
 __all__ = ["as_tensor", "TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
 
@@ -186,23 +186,8 @@ def expand_file_pattern(pattern, *, storage_options: dict | None = None, require
     """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]
-    try:
-        from tfrx.io.paths import expand_paths
-    except ImportError:
-        expand_paths = None
-    if expand_paths is not None:
-        return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
-                                             require_all_shards=require_all_shards)]
-    out: list[str] = []
-    for p in patterns:
-        if any(c in p for c in "*?["):
-            matches = sorted(_glob.glob(p))
-            if not matches:
-                raise FileNotFoundError(f"no files match {p!r}")
-            out.extend(matches)
-        else:
-            out.append(p)
-    return out
+    return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
+                                         require_all_shards=require_all_shards)]
 
 
 class _ListFilesIterator(DatasetIterator):

@@ -221,6 +221,7 @@ class _FileScanner:
         end_offset: int | None = None,
         use_mmap: bool = False,
         raw=None,
+        record_bytes: int = 0,
     ) -> None:
         self.name = source_name(source)
         self._verify = verify
@@ -246,6 +247,8 @@ class _FileScanner:
         self._stream_error: CorruptRecordError | None = None
         self._io_error: OSError | None = None  # a read error held back until the records before it are out
         self._shrunk_by = 0  # bytes the file lost while being read
+        self._record_bytes = record_bytes  # bytes a record takes (with framing), as seen so far
+        self._largest = 0  # bytes the largest record seen took
 
         # ``raw``: an already opened stream (remote readahead), positioned at
         # ``start_offset`` when the file is uncompressed, else at its start.
@@ -425,7 +428,7 @@ class _FileScanner:
             for arr in pool:
                 if arr is not self._buf and arr.shape[0] >= size and sys.getrefcount(arr) <= _UNREFERENCED:
                     return arr
-        arr = np.empty(max(size, 2 * self._chunk), dtype=np.uint8)
+        arr = np.empty(max(size + size // 8, 2 * self._chunk), dtype=np.uint8)  # (headroom: sizes vary a little)
         if len(pool) < 3:
             pool.append(arr)
         else:
@@ -587,10 +590,33 @@ class _FileScanner:
             start = self._lo
 
     # -------------------------------------------------------------- reading
-    def next_batch(self, max_records: int = -1, max_bytes: int = -1) -> RecordBatch | None:
+    def _reserve(self, max_records: int, max_bytes: int) -> None:
+        """Reads ahead so that the buffer likely holds a whole batch of ``max_records`` records
+        (and ``max_bytes`` payload bytes): one read into one buffer, so the batch needs no copy."""
+        if self._eof or self._mapped or self._record_bytes <= 0:
+            return
+        want = max_records * self._record_bytes
+        if max_bytes >= 0:
+            want = min(want, max_bytes + _FRAMING * max_records)
+        want += 2 * self._largest  # room for records larger than the average
+        have = self._hi - self._lo
+        if want > have and want > self._chunk:
+            self._fill(want - have)
+
+    def _learn(self, count: int, consumed: int, largest: int) -> None:
+        if count:
+            self._record_bytes = -(-consumed // count)
+            self._largest = max(self._largest, largest + _FRAMING)
+
+    def next_batch(self, max_records: int = -1, max_bytes: int = -1, exact: bool = False) -> RecordBatch | None:
+        """The next records; ``exact`` reads on until ``max_records`` records (or ``max_bytes``) are
+        buffered, so the batch is short only where the file (or a damaged region) ends."""
         if self._error is not None:
             raise self._error
+        exact = exact and max_records > 0
         while not self._finished:
+            if exact and self._lo < self._hi:
+                self._reserve(max_records, max_bytes)
             if self._lo < self._hi:
                 stop = -1
                 if self._end is not None:
@@ -607,6 +633,12 @@ class _FileScanner:
                     span, self._verify or self._in_damage, max_records, max_bytes, stop
                 )
                 if len(starts):
+                    if exact:
+                        self._learn(len(starts), consumed, int(lengths.max()))
+                        short = status in (_native.SCAN_NEED_MORE, _native.SCAN_END) and not self._eof
+                        if short and len(starts) < max_records and (max_bytes < 0 or int(lengths.sum()) < max_bytes):
+                            self._fill(max(int(need), (max_records - len(starts)) * self._record_bytes))
+                            continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(starts, lengths, consumed)
                 if status == _native.SCAN_LIMIT:  # stop_offset reached
                     self._close_region(self._end)
@@ -777,6 +809,7 @@ class RecordReader:
         self._closed = False
         self._file_index = 0
         self._next_start = RecordPosition(0, int(start_offset or 0), 0)
+        self._record_bytes = 0  # bytes a record took in the last file read (sizes whole batches)
         if start is not None:
             self.seek(start)
 
@@ -886,22 +919,30 @@ class RecordReader:
                 record_index=start.record_index,
                 end_offset=self._end_offset,
                 use_mmap=self.use_mmap,
+                record_bytes=self._record_bytes,
             )
             self.stats.files += 1
         return self._scanner
 
     def _next_file(self) -> None:
+        self._record_bytes = self._scanner._record_bytes  # the next file's records are likely alike
         self._drop_scanner()
         self._file_index += 1
         self._next_start = RecordPosition(self._file_index, 0, 0)
 
     # -------------------------------------------------------------- batches
-    def read_batch(self, max_records: int | None = None, max_bytes: int | None = None) -> RecordBatch | None:
+    def read_batch(
+        self, max_records: int | None = None, max_bytes: int | None = None, *, exact: bool = False
+    ) -> RecordBatch | None:
         """The next records as one :class:`RecordBatch`, or ``None`` at the end.
 
         At most ``max_records`` records and, beyond the first record,
         ``max_bytes`` payload bytes; without limits, every complete record
         already buffered (a few MiB). A batch never spans two files.
+        ``exact=True`` reads on until the batch has ``max_records`` records
+        (or ``max_bytes``), in one buffer sized for it, so that it is short
+        only where a file ends: whole batches without a copy, however many
+        chunks they span.
         """
         mr = -1 if max_records is None else int(max_records)
         mb = -1 if max_bytes is None else int(max_bytes)
@@ -921,15 +962,17 @@ class RecordReader:
             scanner = self._current()
             if scanner is None:
                 return None
-            batch = scanner.next_batch(mr, mb)
+            batch = scanner.next_batch(mr, mb, exact)
             if batch is not None:
                 return batch
             self._next_file()
 
-    def iter_batches(self, max_records: int | None = None, max_bytes: int | None = None) -> Iterator[RecordBatch]:
-        """Yields :class:`RecordBatch` objects until every file is read."""
+    def iter_batches(
+        self, max_records: int | None = None, max_bytes: int | None = None, *, exact: bool = False
+    ) -> Iterator[RecordBatch]:
+        """Yields :class:`RecordBatch` objects until every file is read (``exact``: see :meth:`read_batch`)."""
         while True:
-            batch = self.read_batch(max_records, max_bytes)
+            batch = self.read_batch(max_records, max_bytes, exact=exact)
             if batch is None:
                 return
             yield batch
