@@ -181,3 +181,48 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
     got_seq = [c["id"].tolist() for c, _, _ in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(seq)]
     assert got_seq == [b["id"].tolist() for b in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(spec)]
     assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), steps=range(7))
+
+
+@pytest.mark.parametrize("buffer_size", [40, 300])
+def test_batch_native_shuffle_keeps_memory_near_the_buffered_records(tmp_path, monkeypatch, buffer_size):
+    import tfrx.data.shuffle as shuffle_mod
+
+    rng = np.random.default_rng(1)
+    paths = []
+    for f, n in enumerate([700, 0, 900]):
+        records = [bytes(rng.integers(0, 256, size=int(rng.integers(200, 2000)), dtype=np.uint8)) for _ in range(n)]
+        paths.append(str(tmp_path / f"big-{f}.tfrecord"))
+        tfrx.write_records(paths[-1], records)
+    monkeypatch.setattr(shuffle_mod, "_CHUNK_RECORDS", 16)
+    monkeypatch.setattr(shuffle_mod, "_SLACK_BYTES", 0)
+    seen, compactions = [], []
+    compact = shuffle_mod._ShuffledRecordBatchIterator._compact
+
+    def watched(self):
+        compactions.append(1)
+        compact(self)
+        assert self._held <= 1.5 * self._live + 2 * 16 * 2000  # (the newest storage is never compacted)
+
+    monkeypatch.setattr(shuffle_mod._ShuffledRecordBatchIterator, "_compact", watched)
+    ds = TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25)
+    with ds._natively_batched().iterator(epoch=0) as it:
+        for batch in it:
+            seen.append(batch.to_list())
+            if not it._draws.exhausted:  # (afterwards memory only falls)
+                assert it._held <= 1.5 * it._live + 2 * 4096 + 2 * 16 * 2000
+    assert compactions  # survivors were copied out of mostly drawn reader buffers
+    assert seen == _raw_batches(ds)  # the order is shuffle's, compaction or not
+    assert_resumes_exactly(lambda: TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser()),
+                           steps=[0, 1, 17, 40])
+
+
+def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
+    TFRecordDataset(files).shuffle(4, seed=1).batch(5).parse(RecordingParser()).prefetch(2).explain()
+    plan = capsys.readouterr().out
+    assert "batch-native" in plan.splitlines()[1] and "shuffle(4, seed=1).batch(5), batch-native" in plan
+    TFRecordDataset(files).map(lambda r: r).batch(5).parse(RecordingParser()).explain()
+    plan = capsys.readouterr().out
+    assert "not batch-native: map(<lambda>) makes each record a Python object before batch" in plan.splitlines()[0]
+    assert [line.strip() for line in plan.splitlines()[1:]] == ["batch(5)", "map(<lambda>)", "TFRecordDataset(3 files)"]
+    TFRecordDataset(files).parse(RecordingParser()).explain()
+    assert "its input is not batches of records" in capsys.readouterr().out

@@ -117,7 +117,7 @@ def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, pref
     it.close()
     # The state names the file being read and the position in it, as for local files.
     assert state["file"]["path"] == str(local) and state["file"]["record"] == 2
-    assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), steps=range(8))
+    assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), steps=range(7))
 
 
 def test_parallel_reads_open_remote_files_ahead_in_the_same_order(s3, opts, prefix, tmp_path):

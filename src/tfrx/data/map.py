@@ -51,6 +51,10 @@ def _fn_name(fn: Callable) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
+def _short_name(fn: Callable) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 class _MapIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, fn: Callable) -> None:
         self._parent = parent
@@ -279,12 +283,12 @@ class MapDataset(Dataset):
         return self._inputs[0].cardinality()
 
     def _why_not_record_batches(self) -> str:
-        return (f"map({_fn_name(self._fn)}) makes each record a Python object before batch; "
+        return (f"map({_short_name(self._fn)}) makes each record a Python object before batch; "
                 "parse first and map the parsed batches (batch(n).parse(spec).map(fn)) to keep the batch-native path")
 
     def _describe(self) -> str:
         threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
-        return f"map({_fn_name(self._fn)}{threads})"
+        return f"map({_short_name(self._fn)}{threads})"
 
 
 @transformation

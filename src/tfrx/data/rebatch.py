@@ -81,6 +81,8 @@ class RebatchIterator(DatasetIterator):
             parts.append(cut(self._piece, start, start + take))
             self._offset += take
             need -= take
+            if self._offset >= self._rows:
+                self._piece = None  # (a reader reuses a buffer only once nothing refers to it)
         if not parts or (self._drop and need):
             raise StopIteration
         self._count += 1

@@ -184,7 +184,7 @@ _COMPACT_MIN = 4096
 # the survivors of the emptiest storages are copied into one fresh array, down to _TARGET_RATIO.
 _HELD_RATIO = 1.5
 _TARGET_RATIO = 1.2
-_SLACK_BYTES = 16 << 20
+_SLACK_BYTES = 8 << 20
 _EMPTY_DATA = np.zeros(0, np.uint8)  # stands in for storages no record of a gather comes from
 
 
@@ -321,7 +321,8 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
             entry[2] -= int(nbytes[j])
             if entry[1] == 0:
                 self._drop_storage(first + j)
-        if self._held > _HELD_RATIO * self._live + _SLACK_BYTES:
+        # (Once the input is exhausted nothing more is read: memory only falls, compacting cannot lower the peak.)
+        if self._held > _HELD_RATIO * self._live + _SLACK_BYTES and not self._draws.exhausted:
             self._compact()
 
     def _compact(self) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+import threading
 import warnings
 import zlib
 from collections.abc import Iterable, Iterator
@@ -200,6 +201,41 @@ def _free_refcount() -> int | None:
 _UNREFERENCED = _free_refcount()
 
 
+class _SpareBuffers:
+    """Read buffers of closed readers, kept for the next reader of this process.
+
+    A new reader (every pass over a dataset, every window of files) would
+    otherwise take fresh memory, which costs a page fault per 4 KiB; with
+    batches sized for whole batches of large records (tens of MiB) glibc
+    also hands the freed buffers back to the system between readers. At most
+    ``max_bytes`` are kept, only buffers nothing else refers to.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self._max = max_bytes
+        self._lock = threading.Lock()
+        self._arrays: list[np.ndarray] = []
+
+    def give(self, arr: np.ndarray) -> None:
+        with self._lock:
+            held = sum(a.shape[0] for a in self._arrays)
+            if held + arr.shape[0] <= self._max:
+                self._arrays.append(arr)
+
+    def take(self, size: int) -> np.ndarray | None:
+        """The smallest kept buffer of at least ``size`` bytes, or None."""
+        with self._lock:
+            fits = [a for a in self._arrays if a.shape[0] >= size]
+            if not fits:
+                return None
+            arr = min(fits, key=lambda a: a.shape[0])
+            self._arrays = [a for a in self._arrays if a is not arr]
+            return arr
+
+
+_SPARE = _SpareBuffers()
+
+
 def _hex(v) -> str:
     return f"0x{int(v):08x}"
 
@@ -345,7 +381,11 @@ class _FileScanner:
         if isinstance(getattr(self, "_stream", None), DecompressingReader):
             self._stream.close_reopened()
         self._buf = np.empty(0, dtype=np.uint8)  # a mapping lives on only in batches that view it
-        self._pool = []
+        pool, self._pool = self._pool, []
+        if _UNREFERENCED is not None:
+            for arr in pool:  # (the loop shape _UNREFERENCED was measured in)
+                if sys.getrefcount(arr) <= _UNREFERENCED:
+                    _SPARE.give(arr)
         if self._owns and self._raw is not None:
             self._raw.close()
         self._raw = None
@@ -428,7 +468,10 @@ class _FileScanner:
             for arr in pool:
                 if arr is not self._buf and arr.shape[0] >= size and sys.getrefcount(arr) <= _UNREFERENCED:
                     return arr
-        arr = np.empty(max(size + size // 8, 2 * self._chunk), dtype=np.uint8)  # (headroom: sizes vary a little)
+        arr = _SPARE.take(size) if _UNREFERENCED is not None else None
+        if arr is None:
+            # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
+            arr = np.empty(size + size // 8 if size > self._chunk else 2 * self._chunk, dtype=np.uint8)
         if len(pool) < 3:
             pool.append(arr)
         else:
