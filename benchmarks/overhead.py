@@ -28,11 +28,10 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 from benchmarks import pipeline
-from benchmarks.report import Result, measure
+from benchmarks.report import Result, measure, run_worker, worker_suite_main
 
 BATCH = 256
 SHUFFLE = 10_000
@@ -138,19 +137,6 @@ def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None
     print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
 
 
-def _in_subprocess(*args: str) -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.overhead", "--worker", *args],
-                          capture_output=True, text=True, env=env)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{args} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
-
-
 def buffered_bytes(name: str, size: str) -> int:
     """Payload bytes of the records a full shuffle buffer holds (the whole file when it is smaller)."""
     import tfrx
@@ -174,7 +160,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         rounds: dict[str, list[tuple[float, float]]] = {c: [] for c in SPEED}
         for k in range(max(1, repeat)):
             for contender in SPEED if k % 2 == 0 else SPEED[::-1]:
-                out = _in_subprocess("speed", contender, name, size, "2")
+                out = run_worker("benchmarks.overhead", "speed", contender, name, size, "2")
                 if out["value"] != count:
                     raise RuntimeError(f"{contender} parsed {out['value']} records of {path}, expected {count}")
                 rounds[contender].append((out["wall"], out["cpu"]))
@@ -193,7 +179,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         for contender in MEMORY:
             if contender.startswith("tf.data") and find_spec("tensorflow") is None:
                 continue
-            out = _in_subprocess("memory", contender, name, size, "1")
+            out = run_worker("benchmarks.overhead", "memory", contender, name, size, "1")
             added = out["peak"] - out["before"]
             log(f"  {name:<9} {contender:<15} peak memory added by a pass: {added / 2**20:,.0f} MiB "
                 f"({added / held:.2f}x the {held / 2**20:,.0f} MiB of records in a full buffer)")
@@ -201,13 +187,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    from benchmarks.report import suite_main
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--worker"]:
-        worker(*argv[1:])
-        return 0
-    return suite_main("python -m benchmarks.overhead", __doc__, run, argv, workloads=WORKLOADS)
+    return worker_suite_main("python -m benchmarks.overhead", __doc__, run, worker, argv, workloads=WORKLOADS)
 
 
 if __name__ == "__main__":

@@ -27,13 +27,12 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import time
 
 from benchmarks import pipeline
 from benchmarks.parse import SPECS, _tf_specs
-from benchmarks.report import Result
+from benchmarks.report import Result, run_worker, worker_suite_main
 
 WORKERS = [0, 1, 2, 4]
 SHARDS = 8
@@ -143,16 +142,7 @@ def worker(contender: str, name: str, size: str, workers: str) -> None:
 
 
 def _in_subprocess(contender: str, name: str, size: str, workers: int):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.workers", "--worker", contender, name, size, str(workers)],
-                          capture_output=True, text=True, env=env)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} with {workers} workers on {name} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
+    return run_worker("benchmarks.workers", contender, name, size, workers)
 
 
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
@@ -187,13 +177,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    from benchmarks.report import suite_main
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--worker"]:
-        worker(*argv[1:])
-        return 0
-    return suite_main("python -m benchmarks.workers", __doc__, run, argv, workloads=WORKLOADS)
+    return worker_suite_main("python -m benchmarks.workers", __doc__, run, worker, argv, workloads=WORKLOADS)
 
 
 if __name__ == "__main__":
