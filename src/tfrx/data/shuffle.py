@@ -62,15 +62,21 @@ class ShuffleDraws:
         self.next_id = 0  # the next element number to enter the buffer
         self.read_end = 0  # element numbers below this have been read
         self.exhausted = False
+        self._error: Exception | None = None  # from reading ahead: raised when that input is needed
 
     def draw(self, count: int, read: Callable[[int], bool], out: np.ndarray | None = None) -> np.ndarray:
-        """The numbers of the next ``count`` outputs (fewer at the end of the input)."""
+        """The numbers of the next ``count`` outputs (fewer at the end of the input).
+
+        An exception from ``read`` (which may read ahead) is held until the
+        draws need the input that failed: the call then ends with the numbers
+        drawn before, and the next call raises it.
+        """
         if out is None:
             out = np.empty(count, np.int64)
-        lack = self.size - self.fill - (self.read_end - self.next_id)
-        if lack > 0 and not self.exhausted and not read(lack):  # (what the first native call would ask for)
-            self.exhausted = True
         n = 0
+        lack = self.size - self.fill - (self.read_end - self.next_id)
+        if lack > 0 and not self.exhausted and self._error is None:  # (what the first native call would ask for)
+            self._read(read, lack)
         while True:
             status, k, self.fill, self._upos, self.next_id = _native.shuffle_draws(
                 self.buffer, self.fill, self._uniform, self._upos, self.next_id, self.read_end,
@@ -80,14 +86,30 @@ class ShuffleDraws:
             if n >= count or status == _EMPTY:
                 return out[:n]
             if status == _NEED_INPUT:
-                if not read(self.size - self.fill):
-                    self.exhausted = True
+                if self._error is not None:
+                    if n:
+                        return out[:n]
+                    error, self._error = self._error, None
+                    raise error
+                self._read(read, self.size - self.fill)
             elif status == _NEED_DRAWS:
                 self._uniform, self._upos = self._rng.random(_DRAWS_PER_BLOCK), 0
+
+    def _read(self, read: Callable[[int], bool], n: int) -> None:
+        try:
+            if not read(n):
+                self.exhausted = True
+        except Exception as e:  # noqa: BLE001 - raised when the draws need that input
+            self._error = e
 
     def live(self) -> np.ndarray:
         """The numbers read and not yet drawn: in the buffer, or read and waiting to enter it."""
         return np.concatenate([self.buffer[: self.fill], np.arange(self.next_id, self.read_end, dtype=np.int64)])
+
+
+# The per-element form draws this many outputs at a time, reading as many elements ahead of the
+# buffer's refills: one native call per block, not per element.
+_ELEMENTS_AHEAD = 64
 
 
 class _ShuffleIterator(DatasetIterator):
@@ -96,7 +118,6 @@ class _ShuffleIterator(DatasetIterator):
         self._children = (parent,)
         self._size = buffer_size
         self._start = parent.get_state()
-        self._one = np.empty(1, np.int64)
         self._reset(seed, epoch)
 
     def _reset(self, seed: int, epoch) -> None:
@@ -104,11 +125,13 @@ class _ShuffleIterator(DatasetIterator):
         self._epoch = tuple(int(e) for e in epoch)
         self._draws = ShuffleDraws(self._size, self._seed, self._epoch)
         self._elements: dict = {}  # element number -> element, for those read and not yet returned
+        self._drawn: list[int] = []  # numbers drawn and not yet returned, in order
+        self._next = 0
         self._produced = 0
 
     def _read(self, n: int) -> bool:
         draws, elements, parent = self._draws, self._elements, self._parent
-        for _ in range(n):
+        for _ in range(max(n, _ELEMENTS_AHEAD)):
             try:
                 value = next(parent)
             except StopIteration:
@@ -118,11 +141,14 @@ class _ShuffleIterator(DatasetIterator):
         return True
 
     def __next__(self):
-        ids = self._draws.draw(1, self._read, self._one)
-        if not len(ids):
-            raise StopIteration
+        if self._next >= len(self._drawn):
+            self._drawn, self._next = self._draws.draw(_ELEMENTS_AHEAD, self._read).tolist(), 0
+            if not self._drawn:
+                raise StopIteration
+        i = self._drawn[self._next]
+        self._next += 1
         self._produced += 1
-        return self._elements.pop(int(ids[0]))
+        return self._elements.pop(i)
 
     def get_state(self) -> dict:
         return {"seed": self._seed, "epoch": list(self._epoch), "start": self._start, "produced": self._produced}
