@@ -22,13 +22,12 @@ import os
 
 import numpy as np
 
-from tfrx.data.dataset import Dataset, DatasetIterator, IterContext
+from tfrx.data.dataset import DatasetIterator
 from tfrx.data.provenance import Provenance
-from tfrx.io.batch import RecordBatch
 from tfrx.io.paths import is_url
 from tfrx.io.reader import RecordPosition, RecordReader
 
-__all__ = ["open_reader", "as_path", "FileIterator", "FilesIterator", "FilesDataset"]
+__all__ = ["open_reader", "as_path", "FileIterator", "FilesIterator"]
 
 # Files read by one reader at a time. Remote ones (URLs) gain most: the readahead fetches the
 # next files' first blocks while the current one is read (each file opened on its own waits a
@@ -75,13 +74,11 @@ def _provenance(file_state: dict | None) -> Provenance | None:
 class FileIterator(DatasetIterator):
     """The records (``batch_size=None``) or record batches of one file; state is the reader position."""
 
-    def __init__(self, path: str, options: dict, batch_size: int | None, max_bytes: int | None = None,
-                 exact: bool = False) -> None:
+    def __init__(self, path: str, options: dict, batch_size: int | None, max_bytes: int | None = None) -> None:
         self._path = path
         self._options = options
         self._batch_size = batch_size
         self._max_bytes = max_bytes
-        self._exact = exact
         self._reader: RecordReader | None = None
         self._ended = False
         self._position = RecordPosition()
@@ -95,7 +92,7 @@ class FileIterator(DatasetIterator):
         if self._batch_size is None:
             item = next(self._reader, None)
         else:
-            item = self._reader.read_batch(self._batch_size, self._max_bytes, exact=self._exact)
+            item = self._reader.read_batch(self._batch_size, self._max_bytes)
         if item is None:
             self.close()
             self._ended = True
@@ -214,23 +211,3 @@ class FilesIterator(DatasetIterator):
     def close(self) -> None:
         self._close_window()
         super().close()
-
-
-class FilesDataset(Dataset):
-    """The records (or record batches) of a dataset of file names, read one file after another."""
-
-    def __init__(self, files: Dataset, options: dict, batch_size: int | None, max_bytes: int | None = None,
-                 exact: bool = False) -> None:
-        super().__init__()
-        self._files = files
-        self._options = options
-        self._batch_size = batch_size
-        self._max_bytes = max_bytes
-        self._exact = exact
-
-    def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return FilesIterator(self._files._iterator(ctx), self._options, self._batch_size, self._max_bytes, self._exact)
-
-
-def empty_batch() -> RecordBatch:
-    return RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))

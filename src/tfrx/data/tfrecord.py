@@ -30,7 +30,7 @@ from tfrx.data.dataset import (
     IterContext,
     resolve_parallelism,
 )
-from tfrx.data.files import FilesDataset, FilesIterator, as_path
+from tfrx.data.files import FilesIterator, as_path
 from tfrx.data.parallel_reads import InterleavedBatchIterator, interleaved_records, read_ahead
 from tfrx.data.rebatch import record_rebatcher
 from tfrx.data.shard import ShardDataset
@@ -157,7 +157,7 @@ class TFRecordDataset(Dataset):
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         if self._parallel_reads == 1:
-            return FilesDataset(self._files, self._options, None)._iterator(ctx)
+            return FilesIterator(self._files._iterator(ctx), self._options, None)
         return interleaved_records(self._files, ctx, self._options, self._parallel_reads)
 
     def _read_ahead_iterator(self, ctx: IterContext) -> DatasetIterator | None:
