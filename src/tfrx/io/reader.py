@@ -5,6 +5,9 @@ the native framing scanner (``_native.scan_records``, GIL released), which
 checks both CRCs of every record. Complete records leave as
 :class:`~tfrx.io.batch.RecordBatch` views of a chunk that the reader never
 writes to again; the incomplete tail of a chunk is copied into the next one.
+``read_batch(n, exact=True)`` sizes the buffer for a whole batch of ``n``
+records instead. Buffers are reused once no batch refers to them, also by
+the next reader once this one is closed.
 A record larger than a chunk grows the buffer only after its length CRC has
 validated, and only up to the bytes that really exist. After damage,
 ``on_error="skip"`` searches on byte by byte (``_native.find_header``) and
