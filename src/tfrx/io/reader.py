@@ -218,6 +218,12 @@ class _SpareBuffers:
         self._max = max_bytes
         self._lock = threading.Lock()
         self._arrays: list[np.ndarray] = []
+        if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._arrays = []
 
     def give(self, arr: np.ndarray) -> None:
         with self._lock:
