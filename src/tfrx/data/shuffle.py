@@ -32,6 +32,7 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.data.batch import BatchDataset, batch_cardinality
+from tfrx.data.buffers import RecycledBuffers
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.shard import ShardDataset
@@ -237,6 +238,7 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._start = parent.get_state()
         self._reset(seed, epoch)
         self._done = False
+        self._outputs = RecycledBuffers()  # the batches' buffers, reused once the batches are gone
 
     def _reset(self, seed: int, epoch) -> None:
         self._seed = int(seed)
@@ -324,14 +326,14 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._produced += len(ids)
         return ids
 
-    def _gather(self, rows: np.ndarray) -> np.ndarray:
-        """The records of ``rows`` (storage, start, length) end to end in a new array."""
+    def _gather(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The records of ``rows`` (storage, start, length) end to end, in ``out`` or a new array."""
         first = int(rows[0].min())
         which = rows[0] - first
         used = np.bincount(which).tolist()
         storages = self._storages
         datas = [storages[s][0] if k else _EMPTY_DATA for s, k in enumerate(used, first)]
-        return _native.gather_spans(datas, which, rows[1], rows[2])
+        return _native.gather_spans(datas, which, rows[1], rows[2], out)
 
     def _release(self, rows: np.ndarray) -> None:
         """The records of ``rows`` left the buffer: storages whose last record left are dropped."""
@@ -390,7 +392,8 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         if not len(ids) or (self._drop and len(ids) < self._batch_size):
             raise StopIteration
         rows = self._meta[:, ids - self._meta_base]
-        data = self._gather(rows)
+        total = int(rows[2].sum())
+        data = self._gather(rows, self._outputs.take(total))[:total]
         self._release(rows)
         lengths = rows[2]
         starts = np.zeros(len(ids), np.int64)

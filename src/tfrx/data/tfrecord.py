@@ -138,9 +138,10 @@ class TFRecordDataset(Dataset):
         bytes are reached) in the records' order."""
         n = self._parallel_reads
         if n == 1:
-            pieces = FilesIterator(self._files._iterator(ctx), self._options, batch_size, max_bytes, exact=True)
-            if max_bytes is not None:
-                return pieces  # pieces of a stream (a shuffle's chunks): not cut to exact sizes
+            files = self._files._iterator(ctx)
+            if max_bytes is not None:  # pieces of a stream (a shuffle's chunks), as the reader's chunks hold them
+                return FilesIterator(files, self._options, batch_size, max_bytes)
+            pieces = FilesIterator(files, self._options, batch_size, exact=True)
             return record_rebatcher(pieces, batch_size, drop_remainder)
         return InterleavedBatchIterator(self._files, ctx, self._options, n, batch_size, drop_remainder)
 
