@@ -480,7 +480,7 @@ class _FileScanner:
         arr = _SPARE.take(size) if _UNREFERENCED is not None else None
         if arr is None:
             # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
-            arr = np.empty(size + size // 8 if size > self._chunk else 2 * self._chunk, dtype=np.uint8)
+            arr = np.empty(max(size + size // 8, 2 * self._chunk), dtype=np.uint8)
         if len(pool) < 3:
             pool.append(arr)
         else:
