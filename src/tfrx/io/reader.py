@@ -225,21 +225,31 @@ class _SpareBuffers:
         self._lock = threading.Lock()
         self._arrays = []
 
+    # The lock is never waited for: ``give`` also runs from ``RecordReader.__del__``, which the
+    # garbage collector may call inside ``take`` on the same thread. A busy list is passed by.
     def give(self, arr: np.ndarray) -> None:
-        with self._lock:
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
             held = sum(a.shape[0] for a in self._arrays)
             if held + arr.shape[0] <= self._max:
                 self._arrays.append(arr)
+        finally:
+            self._lock.release()
 
     def take(self, size: int) -> np.ndarray | None:
         """The smallest kept buffer of at least ``size`` bytes, or None."""
-        with self._lock:
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
             fits = [a for a in self._arrays if a.shape[0] >= size]
             if not fits:
                 return None
             arr = min(fits, key=lambda a: a.shape[0])
             self._arrays = [a for a in self._arrays if a is not arr]
             return arr
+        finally:
+            self._lock.release()
 
 
 _SPARE = _SpareBuffers()
