@@ -403,8 +403,8 @@ class _FileScanner:
         pool, self._pool = self._pool, []
         if _UNREFERENCED is not None:
             for arr in pool:  # (the loop shape _UNREFERENCED was measured in)
-                if sys.getrefcount(arr) <= _UNREFERENCED:
-                    _SPARE.give(arr)
+                if sys.getrefcount(arr) <= _UNREFERENCED and arr.shape[0] > 2 * self._chunk:
+                    _SPARE.give(arr)  # (buffers of two chunks are cheap to take afresh; whole batches are not)
         if self._owns and self._raw is not None:
             self._raw.close()
         self._raw = None
@@ -487,7 +487,7 @@ class _FileScanner:
             for arr in pool:
                 if arr is not self._buf and arr.shape[0] >= size and sys.getrefcount(arr) <= _UNREFERENCED:
                     return arr
-        arr = _SPARE.take(size) if _UNREFERENCED is not None else None
+        arr = _SPARE.take(size) if _UNREFERENCED is not None and size > 2 * self._chunk else None
         if arr is None:
             # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
             arr = np.empty(max(size + size // 8, 2 * self._chunk), dtype=np.uint8)
