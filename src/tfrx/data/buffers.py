@@ -24,7 +24,7 @@ __all__ = ["RecycledBuffers"]
 class RecycledBuffers:
     """Blocks of ``uint8`` memory, at most ``keep`` of them waiting for reuse."""
 
-    def __init__(self, keep: int = 4) -> None:
+    def __init__(self, keep: int = 2) -> None:
         self._keep = keep
         self._free: deque = deque()  # (appends and pops are atomic: finalizers run on any thread)
 
