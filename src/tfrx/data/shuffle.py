@@ -9,13 +9,15 @@ repeats the first order. ``seed=None`` draws a seed from OS entropy once,
 when the dataset is built. Orders differ from TensorFlow's (a different
 generator); the distribution is the same.
 
-The draws are made on element numbers (their position in the pass) by
-:class:`ShuffleDraws` (the native ``shuffle_draws``: swap-with-last removal,
-uniform draws in blocks of ``_DRAWS_PER_BLOCK``), the one algorithm of both
-forms: here the elements wait in a dict by number; over records the
-batch-native form (below) keeps them in the reader's
-``RecordBatch`` es, so ``shuffle(m).batch(n).parse(spec)`` never makes a
-Python object per record and gives the same order.
+Each output is ``buffer[int(u * len(buffer))]`` for uniform draws ``u``
+made in blocks of ``_DRAWS_PER_BLOCK``, the slot refilled by swap-with-last.
+The batch-native form (below) makes the same draws on record numbers with
+:class:`ShuffleDraws` (the native ``shuffle_draws``) and keeps the records
+in the reader's ``RecordBatch`` es, so ``shuffle(m).batch(n).parse(spec)``
+never makes a Python object per record and gives the same order (tested
+against this loop). The per-element form stays a Python loop: a native call
+per element costs twice its time, and drawing in blocks would read elements
+ahead of the buffer, moving upstream side effects earlier than tf.data does.
 
 State: the seed, the epoch, the input's state at the start of the pass and
 the number of elements returned. No element is stored: restoring replays the
@@ -108,11 +110,6 @@ class ShuffleDraws:
         return np.concatenate([self.buffer[: self.fill], np.arange(self.next_id, self.read_end, dtype=np.int64)])
 
 
-# The per-element form draws this many outputs at a time, reading as many elements ahead of the
-# buffer's refills: one native call per block, not per element.
-_ELEMENTS_AHEAD = 64
-
-
 class _ShuffleIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, buffer_size: int, seed: int, epoch: tuple[int, ...]) -> None:
         self._parent = parent
@@ -124,32 +121,32 @@ class _ShuffleIterator(DatasetIterator):
     def _reset(self, seed: int, epoch) -> None:
         self._seed = int(seed)
         self._epoch = tuple(int(e) for e in epoch)
-        self._draws = ShuffleDraws(self._size, self._seed, self._epoch)
-        self._elements: dict = {}  # element number -> element, for those read and not yet returned
-        self._drawn: list[int] = []  # numbers drawn and not yet returned, in order
-        self._next = 0
+        self._rng = rng_for(self._seed, self._epoch)
+        self._uniform = iter(())  # random draws in [0, 1), made in blocks: one call per element is slow
+        self._buffer: list = []
+        self._exhausted = False
         self._produced = 0
 
-    def _read(self, n: int) -> bool:
-        draws, elements, parent = self._draws, self._elements, self._parent
-        for _ in range(max(n, _ELEMENTS_AHEAD)):
-            try:
-                value = next(parent)
-            except StopIteration:
-                return False  # (what was read before the end still enters the buffer)
-            elements[draws.read_end] = value
-            draws.read_end += 1
-        return True
-
     def __next__(self):
-        if self._next >= len(self._drawn):
-            self._drawn, self._next = self._draws.draw(_ELEMENTS_AHEAD, self._read).tolist(), 0
-            if not self._drawn:
-                raise StopIteration
-        i = self._drawn[self._next]
-        self._next += 1
+        buffer = self._buffer
+        while not self._exhausted and len(buffer) < self._size:
+            try:
+                buffer.append(next(self._parent))
+            except StopIteration:
+                self._exhausted = True
+        if not buffer:
+            raise StopIteration
+        try:
+            u = next(self._uniform)
+        except StopIteration:
+            self._uniform = iter(self._rng.random(_DRAWS_PER_BLOCK).tolist())
+            u = next(self._uniform)
+        i = int(u * len(buffer))
+        value = buffer[i]
+        buffer[i] = buffer[-1]
+        buffer.pop()
         self._produced += 1
-        return self._elements.pop(i)
+        return value
 
     def get_state(self) -> dict:
         return {"seed": self._seed, "epoch": list(self._epoch), "start": self._start, "produced": self._produced}
@@ -158,15 +155,8 @@ class _ShuffleIterator(DatasetIterator):
         self._start = state["start"]
         self._parent.set_state(self._start)
         self._reset(state["seed"], state["epoch"])
-        left = int(state["produced"])
-        while left > 0:
-            ids = self._draws.draw(min(left, 4096), self._read)
-            if not len(ids):
-                break
-            for i in ids.tolist():
-                del self._elements[i]
-            left -= len(ids)
-        self._produced = int(state["produced"]) - left
+        for _ in range(int(state["produced"])):
+            next(self)
 
 
 class ShuffleDataset(Dataset):
