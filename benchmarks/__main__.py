@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
 
 ``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
 """
@@ -14,6 +14,7 @@ from benchmarks import (
     convert,
     crc,
     imagenet,
+    overhead,
     parse,
     pipeline,
     random_access,
@@ -37,6 +38,7 @@ SUITES = {
     "random_access": random_access.run,
     "convert": convert.run,
     "pipeline": pipeline.run,
+    "overhead": overhead.run,
     "imagenet": imagenet.run,
     "remote": remote.run,
     "ray": ray_data.run,

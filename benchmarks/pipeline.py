@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 from benchmarks import workloads
 from benchmarks.parse import SPECS, _tf_specs, _tfrx_specs
-from benchmarks.report import Result, measure
+from benchmarks.report import Result, measure, run_worker, worker_suite_main
 
 BATCH = 256
 JPEG_BATCH = 64
@@ -253,18 +252,7 @@ def _available(module: str) -> bool:
 
 
 def _in_subprocess(contender: str, name: str, size: str, repeat: int):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.pipeline", "--worker", contender, name, size, str(repeat)],
-        capture_output=True, text=True, env=env,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} on {name} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(lines[-1])
+    out = run_worker("benchmarks.pipeline", contender, name, size, repeat)
     return out["value"], out["wall"], out["cpu"]
 
 
@@ -318,13 +306,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
 
 
 def main(argv=None) -> int:
-    from benchmarks.report import suite_main
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["--worker"]:
-        worker(*argv[1:])
-        return 0
-    return suite_main("python -m benchmarks.pipeline", __doc__, run, argv, workloads=WORKLOADS)
+    return worker_suite_main("python -m benchmarks.pipeline", __doc__, run, worker, argv, workloads=WORKLOADS)
 
 
 if __name__ == "__main__":

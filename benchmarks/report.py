@@ -209,3 +209,35 @@ def in_subprocess(suite: str, contender: str, workload: str, size: str, compress
         raise RuntimeError(f"{contender} on {workload} failed:\n{proc.stderr[-2000:]}")
     out = json.loads(lines[-1])
     return out["value"], out["wall"], out["cpu"]
+
+
+def run_worker(module: str, *args: str, gpu: bool = False) -> dict:
+    """Runs ``python -m <module> --worker <args>`` in a fresh interpreter; returns the JSON it prints last.
+
+    The worker sees no GPU unless ``gpu`` is set."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    if not gpu:
+        env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    proc = subprocess.run([sys.executable, "-m", module, "--worker", *map(str, args)], capture_output=True, text=True, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"{module} {' '.join(map(str, args))} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def worker_suite_main(prog: str, doc: str | None, run, worker, argv=None, *, workloads=None) -> int:
+    """``main`` of a suite whose contenders run in workers: ``--worker ...`` runs one, else the suite."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--worker"]:
+        worker(*argv[1:])
+        return 0
+    return suite_main(prog, doc, run, argv, workloads=workloads)

@@ -33,7 +33,7 @@ import time
 
 from benchmarks import pipeline
 from benchmarks.parse import SPECS, _tf_specs
-from benchmarks.report import Result
+from benchmarks.report import Result, run_worker
 
 WORKERS = [0, 1, 2, 4]
 SHARDS = 8
@@ -150,17 +150,7 @@ def worker(contender: str, name: str, size: str, workers: str) -> None:
 
 
 def _in_subprocess(contender: str, name: str, size: str, workers: int):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if "GPU" not in contender:
-        env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.workers", "--worker", contender, name, size, str(workers)],
-                          capture_output=True, text=True, env=env)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} with {workers} workers on {name} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
+    return run_worker("benchmarks.workers", contender, name, size, workers, gpu="GPU" in contender)
 
 
 def _cuda_available() -> bool:

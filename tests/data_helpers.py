@@ -1,8 +1,6 @@
-"""Helpers shared by the tfrx.data tests: comparing elements and checking exact resume."""
+"""Helpers shared by the tfrx.data tests: comparing elements and small TFRecord files."""
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 
@@ -22,72 +20,32 @@ def to_py(x):
     return x
 
 
-def assert_resumes_exactly(make_dataset, *, epoch: int = 0, max_steps: int | None = None) -> list:
-    """Saves the state after every step, restores it into a fresh iterator, compares the rest."""
-    with make_dataset().iterator(epoch=epoch) as it:
-        full = [to_py(x) for x in it]
-    steps = range(len(full) + 1) if max_steps is None else range(min(len(full), max_steps) + 1)
-    for k in steps:
-        with make_dataset().iterator(epoch=epoch) as it:
-            for _ in range(k):
-                next(it)
-            state = json.loads(json.dumps(it.state_dict()))
-        with make_dataset().iterator(epoch=epoch) as restored:
-            restored.load_state_dict(state)
-            rest = [to_py(x) for x in restored]
-        assert rest == full[k:], f"resume after {k} elements differs"
-    return full
-
-
-class FakeReader:
-    """Stands in for tfrx.RecordReader over text files holding one record per line.
-
-    ``offset`` counts lines here; only the interface the pipeline uses exists.
-    """
-
-    opened: list = []
-
-    def __init__(self, path, *, compression, buffer_size, on_error, offset, record):
-        with open(path, "rb") as f:
-            self._records = f.read().splitlines()
-        assert offset == record
-        self._i = record
-        self.closed = False
-        FakeReader.opened.append(path)
-
-    @property
-    def position(self):
-        class Pos:
-            pass
-
-        p = Pos()
-        p.offset = p.record_index = self._i
-        return p
-
-    def __iter__(self):
-        while self._i < len(self._records):
-            self._i += 1
-            yield self._records[self._i - 1]
-
-    def iter_batches(self, max_records, max_bytes=None):
-        from tfrx import RecordBatch
-
-        while self._i < len(self._records):
-            chunk = self._records[self._i : self._i + max_records]
-            batch = RecordBatch.from_records(chunk)
-            batch.first_index = self._i
-            self._i += len(chunk)
-            yield batch
-
-    def close(self):
-        self.closed = True
-
-
 def write_fake_files(tmp_path, sizes, prefix="part"):
-    """Text files of ``b"<file>-<record>"`` lines; returns their paths."""
+    """TFRecord files whose records are ``b"<file>-<record>"``; returns their paths."""
+    import tfrx
+
     paths = []
     for f, n in enumerate(sizes):
-        p = tmp_path / f"{prefix}-{f:03d}.txt"
-        p.write_bytes(b"".join(f"{f}-{r}\n".encode() for r in range(n)))
+        p = tmp_path / f"{prefix}-{f:03d}.tfrecord"
+        with tfrx.TFRecordWriter(str(p)) as w:
+            for r in range(n):
+                w.write(f"{f}-{r}".encode())
         paths.append(str(p))
     return paths
+
+
+class OpenedFiles:
+    """Records the files every ``tfrx.RecordReader`` made by the pipeline opens (through ``open_reader``)."""
+
+    def __init__(self, monkeypatch) -> None:
+        import tfrx.data.files as files_mod
+
+        self.opened: list = []
+        real = files_mod.open_reader
+
+        def spy(path, **kwargs):
+            reader = real(path, **kwargs)
+            self.opened.extend([path] if isinstance(path, str) else list(path))
+            return reader
+
+        monkeypatch.setattr(files_mod, "open_reader", spy)

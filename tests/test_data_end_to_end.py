@@ -86,8 +86,8 @@ def test_torch_training_steps(tmp_path):
 
 
 def test_resume_over_files_with_parse(tf, tmp_path):
-    from data_helpers import assert_resumes_exactly
+    from tfrx.testing import assert_resumes_exactly
 
     paths = _write(tf, tmp_path, files=2, per_file=20)
     assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(8, seed=1).batch(6).parse(_spec()).prefetch(2))
-    assert_resumes_exactly(lambda: TFRecordDataset(paths).batch(7).parse(_spec()).unbatch(), max_steps=12)
+    assert_resumes_exactly(lambda: TFRecordDataset(paths).batch(7).parse(_spec()).unbatch(), steps=range(13))

@@ -4,7 +4,8 @@ import time
 import numpy as np
 import pytest
 
-from data_helpers import assert_resumes_exactly, to_py
+from data_helpers import to_py
+from tfrx.testing import assert_resumes_exactly
 import tfrx
 from tfrx.data import Dataset
 

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import tfrx
-import tfrx.data.tfrecord as tfrecord_mod
-from data_helpers import FakeReader, assert_resumes_exactly, to_py, write_fake_files
+import tfrx.data.parallel_reads as parallel_reads
+from data_helpers import to_py, write_fake_files
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
 
 
@@ -21,8 +22,7 @@ class RecordingParser:
 
 
 @pytest.fixture
-def files(tmp_path, monkeypatch):
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
+def files(tmp_path):
     return write_fake_files(tmp_path, [5, 3, 4])
 
 
@@ -49,11 +49,10 @@ def _raw_batches(ds, epoch=0):
 @pytest.mark.parametrize("chunk", [1, 2, 128])
 @pytest.mark.parametrize("buffer_size,batch_size,drop", [(1, 4, False), (3, 5, False), (7, 2, True), (4, 12, False), (100, 3, False), (5, 1, False)])
 def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypatch, chunk, buffer_size, batch_size, drop):
-    import tfrx.data.shuffle_batch as shuffle_batch
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
     monkeypatch.setattr(shuffle_batch, "_COMPACT_MIN", 0)  # drop table rows as early as possible
-    monkeypatch.setattr(shuffle_batch, "_SPARE_BUFFERS", 1)
     for epoch in (0, 1):
         parser = RecordingParser()
         fast = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop).parse(parser)
@@ -63,7 +62,7 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypa
 
 
 def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypatch):
-    import tfrx.data.shuffle_batch as shuffle_batch
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 2)
     assert_resumes_exactly(lambda: TFRecordDataset(files).shuffle(5, seed=9).batch(3).parse(RecordingParser()).prefetch(2), epoch=1)
@@ -84,8 +83,8 @@ def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypa
 
 @pytest.mark.parametrize("parallel", [2, 3])
 def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(files, monkeypatch, parallel):
-    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)
-    import tfrx.data.shuffle_batch as shuffle_batch
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
+    import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 3)
     for epoch in (0, 1):
@@ -181,4 +180,49 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
     seq = tfrx.SequenceExampleParser({"id": tfrx.FixedLenFeature([], tfrx.int64)})
     got_seq = [c["id"].tolist() for c, _, _ in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(seq)]
     assert got_seq == [b["id"].tolist() for b in TFRecordDataset(paths).shuffle(50, seed=1).batch(16).parse(spec)]
-    assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), max_steps=6)
+    assert_resumes_exactly(lambda: TFRecordDataset(paths).shuffle(64, seed=2).batch(40).parse(spec), steps=range(7))
+
+
+@pytest.mark.parametrize("buffer_size", [40, 300])
+def test_batch_native_shuffle_keeps_memory_near_the_buffered_records(tmp_path, monkeypatch, buffer_size):
+    import tfrx.data.shuffle as shuffle_mod
+
+    rng = np.random.default_rng(1)
+    paths = []
+    for f, n in enumerate([700, 0, 900]):
+        records = [bytes(rng.integers(0, 256, size=int(rng.integers(200, 2000)), dtype=np.uint8)) for _ in range(n)]
+        paths.append(str(tmp_path / f"big-{f}.tfrecord"))
+        tfrx.write_records(paths[-1], records)
+    monkeypatch.setattr(shuffle_mod, "_CHUNK_RECORDS", 16)
+    monkeypatch.setattr(shuffle_mod, "_SLACK_BYTES", 0)
+    seen, compactions = [], []
+    compact = shuffle_mod._ShuffledRecordBatchIterator._compact
+
+    def watched(self):
+        compactions.append(1)
+        compact(self)
+        assert self._held <= 1.5 * self._live + 2 * 16 * 2000  # (the newest storage is never compacted)
+
+    monkeypatch.setattr(shuffle_mod._ShuffledRecordBatchIterator, "_compact", watched)
+    ds = TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25)
+    with ds._natively_batched().iterator(epoch=0) as it:
+        for batch in it:
+            seen.append(batch.to_list())
+            if not it._draws.exhausted:  # (afterwards memory only falls)
+                assert it._held <= 1.5 * it._live + 2 * 4096 + 2 * 16 * 2000
+    assert compactions  # survivors were copied out of mostly drawn reader buffers
+    assert seen == _raw_batches(ds)  # the order is shuffle's, compaction or not
+    assert_resumes_exactly(lambda: TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser()),
+                           steps=[0, 1, 17, 40])
+
+
+def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
+    TFRecordDataset(files).shuffle(4, seed=1).batch(5).parse(RecordingParser()).prefetch(2).explain()
+    plan = capsys.readouterr().out
+    assert "batch-native" in plan.splitlines()[1] and "shuffle(4, seed=1).batch(5), batch-native" in plan
+    TFRecordDataset(files).map(lambda r: r).batch(5).parse(RecordingParser()).explain()
+    plan = capsys.readouterr().out
+    assert "not batch-native: map(<lambda>) makes each record a Python object before batch" in plan.splitlines()[0]
+    assert [line.strip() for line in plan.splitlines()[1:]] == ["batch(5)", "map(<lambda>)", "TFRecordDataset(3 files)"]
+    TFRecordDataset(files).parse(RecordingParser()).explain()
+    assert "its input is not batches of records" in capsys.readouterr().out

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from data_helpers import assert_resumes_exactly
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset
 
 CHAINS = {

@@ -1,6 +1,7 @@
 import numpy as np
 
-from data_helpers import assert_resumes_exactly, to_py
+from data_helpers import to_py
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset
 
 
@@ -64,3 +65,28 @@ def test_state_holds_no_elements():
 def test_shuffle_resumes_at_every_step():
     assert_resumes_exactly(lambda: Dataset.range(25).shuffle(6, seed=5).batch(4))
     assert_resumes_exactly(lambda: Dataset.range(12).shuffle(5, seed=5).repeat(2), epoch=3)
+
+
+def test_an_input_error_surfaces_when_the_buffer_needs_that_element():
+    # The buffer of 10 is refilled after each output: element 50 is needed for output 41, so the 41
+    # outputs before it come first (elements read ahead do not move the error earlier), then the error.
+    def check(x):
+        if x == 50:
+            raise ValueError("bad element")
+        return x
+
+    clean = [int(x) for x in Dataset.range(100).shuffle(10, seed=3)]
+    it = iter(Dataset.range(100).map(check).shuffle(10, seed=3))
+    got = []
+    try:
+        for x in it:
+            got.append(int(x))
+    except ValueError as e:
+        assert "bad element" in str(e)
+    else:
+        raise AssertionError("the error was lost")
+    assert got == clean[:41]
+    import pytest
+
+    with pytest.raises(ValueError):
+        list(Dataset.range(100).map(check).shuffle(1000, seed=3))  # the first fill reads element 50

@@ -1,6 +1,7 @@
 import pytest
 
-from data_helpers import assert_resumes_exactly, to_py
+from data_helpers import to_py
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset
 
 

@@ -1,26 +1,24 @@
 """TFRecordDataset: file order, parallel reads, sharding, positions, record batches.
 
-The pipeline logic is tested over a stand-in reader (text files, one record
-per line) so that it does not depend on the reader's progress; the tests at
-the end read real TFRecord files written by TensorFlow once the reader is
-part of the build.
+Small TFRecord files whose records name their file and index
+(``data_helpers.write_fake_files``) make orders easy to read; the tests at
+the end read files written by TensorFlow.
 """
 
 import numpy as np
 import pytest
 
 import tfrx
-import tfrx.data.tfrecord as tfrecord_mod
-from data_helpers import FakeReader, assert_resumes_exactly, write_fake_files
+import tfrx.data.parallel_reads as parallel_reads
+from data_helpers import OpenedFiles, write_fake_files
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
 from tfrx.data.shard import shard_pipeline
 
 
 @pytest.fixture
 def fake_reader(monkeypatch):
-    FakeReader.opened = []
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
-    return FakeReader
+    return OpenedFiles(monkeypatch)
 
 
 def _records(sizes, order=None):
@@ -30,7 +28,7 @@ def _records(sizes, order=None):
 def test_sequential_order(tmp_path, fake_reader):
     files = write_fake_files(tmp_path, [3, 0, 2])
     assert list(TFRecordDataset(files)) == _records([3, 0, 2])
-    assert list(TFRecordDataset(str(tmp_path / "part-*.txt"))) == _records([3, 0, 2])
+    assert list(TFRecordDataset(str(tmp_path / "part-*.tfrecord"))) == _records([3, 0, 2])
 
 
 def test_parallel_reads_interleave_records_one_by_one(tmp_path, fake_reader):
@@ -42,7 +40,7 @@ def test_parallel_reads_interleave_records_one_by_one(tmp_path, fake_reader):
 
 def test_list_files_source(tmp_path, fake_reader):
     write_fake_files(tmp_path, [2, 2, 2])
-    ds = TFRecordDataset(Dataset.list_files(str(tmp_path / "*.txt"), seed=1))
+    ds = TFRecordDataset(Dataset.list_files(str(tmp_path / "*.tfrecord"), seed=1))
     assert sorted(ds) == sorted(_records([2, 2, 2]))
 
 
@@ -60,10 +58,9 @@ def test_state_names_file_and_position(tmp_path, fake_reader):
     it = iter(TFRecordDataset(files))
     for _ in range(6):
         next(it)
-    state = it.state_dict()
-    from tfrx.data.provenance import find_position
+    from tfrx.data.provenance import Provenance
 
-    assert find_position(state) == (files[1], 1)
+    assert it.provenance(it.state_dict()) == Provenance(files[1], 1)
 
 
 def test_map_error_names_file_and_record(tmp_path, fake_reader):
@@ -99,7 +96,7 @@ def test_record_batches_resume(tmp_path, fake_reader):
 @pytest.mark.parametrize("sizes", [[3, 1, 2], [5, 0, 3, 7, 1, 0, 4], [0, 0, 2], [9], [2, 6, 1, 1, 8]])
 @pytest.mark.parametrize("parallel", [2, 3, 5])
 def test_parallel_record_batches_follow_the_record_interleave(tmp_path, fake_reader, monkeypatch, sizes, parallel):
-    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)  # pieces end inside batches and rounds
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)  # pieces end inside batches and rounds
     files = write_fake_files(tmp_path, sizes)
     # The reference: interleave over the files record by record (checked against tf.data in test_data_interleave).
     expected = list(Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=parallel, block_length=1))
@@ -115,7 +112,7 @@ def test_parallel_record_batches_follow_the_record_interleave(tmp_path, fake_rea
 
 @pytest.mark.parametrize("parallel", [2, 3])
 def test_parallel_record_batches_resume(tmp_path, fake_reader, monkeypatch, parallel):
-    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 2)
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
     files = write_fake_files(tmp_path, [4, 0, 3, 5, 1])
     assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).record_batches(3).map(list))
     assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=2).batch(3).map(list))
@@ -173,7 +170,7 @@ def test_real_files_match_tf(tf, tmp_path, parallel, compression):
 @needs_reader
 @pytest.mark.parametrize("parallel", [2, 3, 6])
 def test_real_parallel_record_batches_match_tf(tf, tmp_path, monkeypatch, parallel):
-    monkeypatch.setattr(tfrecord_mod, "_PARALLEL_READ_BATCH", 3)
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 3)
     paths = _write_tf_files(tf, tmp_path, [5, 0, 7, 3, 1, 9])
     theirs = list(tf.data.TFRecordDataset(paths, num_parallel_reads=parallel).as_numpy_iterator())
     for size in (1, 4, 64):

@@ -1,4 +1,5 @@
-from data_helpers import assert_resumes_exactly, to_py
+from data_helpers import to_py
+from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset
 
 

@@ -306,6 +306,41 @@ def test_chunks_are_recycled_only_when_no_batch_holds_them(tmp_path):
 
 
 @pytest.mark.parametrize("compression", ["", "GZIP"])
+@pytest.mark.parametrize("chunk", [64, 1000, 8192])
+def test_exact_batches_are_whole_across_chunks(tmp_path, compression, chunk):
+    rng = np.random.default_rng(3)
+    records = [rng.bytes(int(n)) for n in rng.integers(0, 3000, 300)]
+    paths = [write(tmp_path / "a", records[:170], compression), write(tmp_path / "b", records[170:], compression)]
+    for size, max_bytes in ((7, None), (64, None), (1000, None), (50, 20_000)):
+        with tfrx.RecordReader(paths, chunk_size=chunk) as r:
+            batches = list(r.iter_batches(size, max_bytes, exact=True))
+        assert [x for b in batches for x in b] == records
+        for b in batches:  # short only where a file ends or max_bytes is reached
+            ends_file = b.first_index + len(b) in (170, 130)
+            assert len(b) == size or ends_file or (max_bytes and b.nbytes + 3000 > max_bytes), (size, len(b))
+            assert len(b) <= size
+
+
+def test_exact_batches_resume_and_hold_their_data(tmp_path):
+    records = [bytes([i % 251]) * (100 + i) for i in range(400)]
+    path = write(tmp_path / "x", records)
+    kept = []
+    with tfrx.RecordReader(path, chunk_size=4096) as r:
+        kept.append(r.read_batch(33, exact=True))
+        position = r.position
+        rest = list(r.iter_batches(33, exact=True))
+    assert [len(b) for b in [kept[0], *rest]] == [33] * 12 + [4]
+    with tfrx.RecordReader(path, chunk_size=4096, start=position) as r:
+        assert [x for b in r.iter_batches(33, exact=True) for x in b] == records[33:]
+    # Buffers of closed readers serve the next readers, but never one a batch still holds.
+    with tfrx.RecordReader(path, chunk_size=4096) as r:
+        for b in r.iter_batches(50, exact=True):
+            pass
+    assert kept[0].to_list() == records[:33]
+    assert [x for b in rest for x in b] == records[33:]
+
+
+@pytest.mark.parametrize("compression", ["", "GZIP"])
 def test_memory_stays_bounded_by_the_chunk(tmp_path, compression):
     import tracemalloc
 

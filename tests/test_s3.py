@@ -98,7 +98,7 @@ def test_tfrecord_dataset_reads_ahead_into_the_next_objects(s3, opts, prefix):
 
 
 def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, prefix, tmp_path):
-    from data_helpers import assert_resumes_exactly
+    from tfrx.testing import assert_resumes_exactly
 
     local = tmp_path / "local-0.tfrecord"
     tfrx.write_records(local, _records(9, 5))
@@ -108,7 +108,7 @@ def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, pref
         tfrx.write_records(urls[-1], _records(k, n), storage_options=opts)
     files = [urls[0], urls[1], str(local), urls[2], urls[3]]  # a local file between remote ones
     expected = _records(0, 6) + _records(9, 5) + _records(2, 4) + _records(3, 9)
-    full = assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts), max_steps=24)
+    full = assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts), steps=range(25))
     assert full == expected
     it = tfrx.data.TFRecordDataset(files, storage_options=opts).iterator()
     for _ in range(8):
@@ -117,11 +117,11 @@ def test_tfrecord_dataset_remote_state_resumes_and_matches_local_form(opts, pref
     it.close()
     # The state names the file being read and the position in it, as for local files.
     assert state["file"]["path"] == str(local) and state["file"]["record"] == 2
-    assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), max_steps=7)
+    assert_resumes_exactly(lambda: tfrx.data.TFRecordDataset(files, storage_options=opts).batch(4), steps=range(7))
 
 
 def test_parallel_reads_open_remote_files_ahead_in_the_same_order(s3, opts, prefix, tmp_path):
-    from data_helpers import assert_resumes_exactly
+    from tfrx.testing import assert_resumes_exactly
 
     counts = (5, 0, 9, 3, 7, 1, 6)
     local, urls = [], []
@@ -144,7 +144,7 @@ def test_parallel_reads_open_remote_files_ahead_in_the_same_order(s3, opts, pref
     it.close()
     batches = [b.to_list() for b in remote().record_batches(4)]
     assert [r for b in batches for r in b] == expected
-    assert assert_resumes_exactly(remote, max_steps=12) == expected
+    assert assert_resumes_exactly(remote, steps=range(13)) == expected
 
 
 # ---------------------------------------------------------------- writing

@@ -13,8 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
-import tfrx.data.tfrecord as tfrecord_mod  # noqa: E402
-from data_helpers import FakeReader, to_py, write_fake_files  # noqa: E402
+from data_helpers import to_py, write_fake_files  # noqa: E402
 from tfrx.data import Dataset, TFRecordDataset  # noqa: E402
 from tfrx.data.structure import map_structure  # noqa: E402
 from tfrx.torch import TorchIterableDataset, to_tensor, to_tensors  # noqa: E402
@@ -37,7 +36,6 @@ def test_in_memory_source_exactly_once():
 
 @pytest.mark.parametrize("sizes", [[7, 3, 5, 1, 9], [10, 10, 10, 10], [13], [4, 0, 6], [2, 3, 4]])
 def test_files_exactly_once_even_when_uneven(tmp_path, monkeypatch, sizes):
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
     files = write_fake_files(tmp_path, sizes)
     ds = TFRecordDataset(files).shuffle(8, seed=1).map(lambda r: np.frombuffer(r, dtype=np.uint8))
     seen = [bytes(x) for x in _read_all_ranks(ds)]
@@ -47,11 +45,10 @@ def test_files_exactly_once_even_when_uneven(tmp_path, monkeypatch, sizes):
 
 
 def test_list_files_shuffle_with_different_seeds_per_rank_is_still_exactly_once(tmp_path, monkeypatch):
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
     write_fake_files(tmp_path, [3, 4, 5, 6, 7, 8])
     seen = []
     for rank in range(2):  # each rank builds its own pipeline with its own random seed
-        ds = TFRecordDataset(Dataset.list_files(str(tmp_path / "*.txt"))).map(lambda r: np.frombuffer(r, np.uint8))
+        ds = TFRecordDataset(Dataset.list_files(str(tmp_path / "*.tfrecord"))).map(lambda r: np.frombuffer(r, np.uint8))
         loader = DataLoader(ds.to_torch(rank=rank, world_size=2), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60)
         seen += [bytes(x.numpy()) for x in loader]
     assert len(seen) == len(set(seen)) == 33
@@ -108,7 +105,6 @@ def test_pin_memory_and_len():
 
 
 def test_len_unknown_raises_typeerror(tmp_path, monkeypatch):
-    monkeypatch.setattr(tfrecord_mod, "open_reader", FakeReader)
     files = write_fake_files(tmp_path, [2])
     with pytest.raises(TypeError):
         len(TFRecordDataset(files).to_torch())

@@ -2,9 +2,10 @@
 
 Components are stacked with NumPy; ``bytes`` become object arrays of bytes,
 as TensorFlow's ``tf.string`` batches do. The last, smaller batch is kept
-unless ``drop_remainder``. Over a record source (``TFRecordDataset`` without
-transformations in between), ``batch(n).parse(spec)`` reads whole
-``RecordBatch`` es instead; see ``parse.py``.
+unless ``drop_remainder``. Over an input that can hand its records over in
+``RecordBatch`` es (:meth:`Dataset._record_batches`: ``TFRecordDataset``,
+its ``shuffle``), ``batch(n).parse(spec)`` reads whole ``RecordBatch`` es
+instead; see ``parse.py``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ class BatchDataset(Dataset):
         if n == INFINITE_CARDINALITY:
             return n
         return batch_cardinality(n, self.batch_size, self.drop_remainder)
+
+    def _natively_batched(self) -> Dataset | None:
+        return self._inputs[0]._record_batches(self.batch_size, self.drop_remainder)
+
+    def _why_not_natively_batched(self) -> str:
+        return self._inputs[0]._why_not_record_batches()
+
+    def _describe(self) -> str:
+        return f"batch({self.batch_size}{', drop_remainder=True' if self.drop_remainder else ''})"
 
 
 @transformation

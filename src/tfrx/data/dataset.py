@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 from tfrx.options import AUTOTUNE, resolve_parallelism, usable_cores
 
+from tfrx.data.provenance import Provenance
+
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
@@ -105,6 +107,17 @@ class DatasetIterator(Iterator):
     def ready(self) -> bool:
         """Read-ahead iterators (``Dataset._read_ahead_iterator``): whether ``next`` would not wait."""
         raise NotImplementedError(f"{type(self).__name__} does not read ahead")
+
+    def provenance(self, state: dict) -> Provenance | None:
+        """The file and record of the last element read before ``state`` (one of this iterator's states).
+
+        By default a stage with one input asks that input about the input's
+        state, kept under ``"parent"``; file readers answer from their position.
+        """
+        children = [c for c in self._children if c is not None]
+        if len(children) == 1 and isinstance(state, dict) and "parent" in state:
+            return children[0].provenance(state["parent"])
+        return None
 
     def close(self) -> None:
         """Stops background threads and releases resources; iteration then ends."""
@@ -249,6 +262,66 @@ class Dataset:
         """An iterator that reads ahead on its own thread(s) and has ``ready()``, if this dataset
         has a cheaper one than a generic prefetch (a parallel ``interleave`` asks)."""
         return None
+
+    # ------------------------------------------------------------------ the batch-native plane
+    def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
+        """The batch-native form of ``self.batch(batch_size, drop_remainder)``, or ``None``.
+
+        A dataset whose elements are serialized records it can hand over in
+        :class:`tfrx.RecordBatch` es (no Python object per record) returns a
+        dataset of ``RecordBatch`` es holding exactly the records, in the same
+        order, that ``batch`` would stack; ``parse`` reads from it. Others
+        return ``None`` and say why in :meth:`_why_not_record_batches`.
+        """
+        return None
+
+    def _record_pieces(self, max_records: int, max_bytes: int) -> Dataset | None:
+        """This dataset's records, in order, as ``RecordBatch`` es of at most ``max_records`` records
+        and about ``max_bytes`` bytes (the chunks a batch-native ``shuffle`` draws from), or ``None``."""
+        return None
+
+    def _natively_batched(self) -> Dataset | None:
+        """A dataset of ``RecordBatch`` es with this dataset's elements (batches of records), or ``None``."""
+        return None
+
+    def _why_not_natively_batched(self) -> str:
+        """Why :meth:`_natively_batched` is ``None`` here (shown by :meth:`explain`)."""
+        return "its input is not batches of records (batch(n).parse(spec) over records takes the batch-native path)"
+
+    def _why_not_record_batches(self) -> str:
+        """Why :meth:`_record_batches` is ``None`` here (shown by :meth:`explain`)."""
+        if self._inputs:
+            return f"{self._describe()} makes its own elements, not records read from files"
+        return f"{self._describe()} does not read records from files"
+
+    def _describe(self) -> str:
+        """This stage in one line of :meth:`explain`."""
+        name = type(self).__name__
+        return name[: -len("Dataset")] if name.endswith("Dataset") and name != "Dataset" else name
+
+    def explain(self, file=None) -> None:
+        """Prints the plan this pipeline runs, one stage a line from the last stage down to the sources.
+
+        It says which stages run batch-native (records in ``RecordBatch`` es
+        from the reader's buffers, no Python object per record) and, for a
+        ``parse`` that cannot, why not.
+        """
+        print(self._plan(), file=file)
+
+    def _plan(self) -> str:
+        lines: list[str] = []
+
+        def walk(ds: Dataset, depth: int) -> None:
+            lines.append("  " * depth + ds._describe())
+            for d in ds._plan_inputs():
+                walk(d, depth + 1)
+
+        walk(self, 0)
+        return "\n".join(lines)
+
+    def _plan_inputs(self) -> tuple[Dataset, ...]:
+        """The datasets this stage reads, as :meth:`explain` shows them."""
+        return self._inputs
 
     def _shard_source(self, num_shards: int, index: int) -> Dataset | None:
         """For sources: this source restricted to shard ``index``; ``None`` means shard element-wise."""

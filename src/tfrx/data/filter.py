@@ -29,7 +29,7 @@ class _FilterIterator(DatasetIterator):
                         raise ValueError(f"filter: the predicate must return a scalar boolean, got shape {keep.shape}")
                     keep = keep.item()
             except Exception as e:
-                raise annotate(e, "filter predicate", None, self._parent.get_state())
+                raise annotate(e, "filter predicate", None, self._parent.provenance(self._parent.get_state()))
             if keep:
                 return value
 

@@ -69,7 +69,7 @@ class _InterleaveIterator(DatasetIterator):
         try:
             inner = call_with_element(self._ds._map_func, element)
         except Exception as e:
-            raise annotate(e, "interleave map_func", None, self._input.get_state())
+            raise annotate(e, "interleave map_func", None, self._input.provenance(self._input.get_state()))
         if not isinstance(inner, Dataset):
             raise TypeError(f"interleave: map_func must return a Dataset, got {type(inner).__name__}")
         if self._ds._parallel:

@@ -51,6 +51,10 @@ def _fn_name(fn: Callable) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
+def _short_name(fn: Callable) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
 class _MapIterator(DatasetIterator):
     def __init__(self, parent: DatasetIterator, fn: Callable) -> None:
         self._parent = parent
@@ -63,7 +67,7 @@ class _MapIterator(DatasetIterator):
         try:
             out = call_with_element(self._fn, value)
         except Exception as e:
-            raise annotate(e, f"map function {_fn_name(self._fn)}", self._count, self._parent.get_state())
+            raise annotate(e, f"map function {_fn_name(self._fn)}", self._count, self._parent.provenance(self._parent.get_state()))
         self._count += 1
         return out
 
@@ -200,7 +204,7 @@ class _ParallelMapIterator(DatasetIterator):
                 error, number, state = self._error
                 self._error = None
                 self.close()
-                raise annotate(error, f"map function {_fn_name(self._fn)}", number, state)
+                raise annotate(error, f"map function {_fn_name(self._fn)}", number, self._parent.provenance(state))
             if self._pool is None and self._exhausted:
                 raise StopIteration
             try:
@@ -280,6 +284,14 @@ class MapDataset(Dataset):
 
     def cardinality(self) -> int:
         return self._inputs[0].cardinality()
+
+    def _why_not_record_batches(self) -> str:
+        return (f"map({_short_name(self._fn)}) makes each record a Python object before batch; "
+                "parse first and map the parsed batches (batch(n).parse(spec).map(fn)) to keep the batch-native path")
+
+    def _describe(self) -> str:
+        threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
+        return f"map({_short_name(self._fn)}{threads})"
 
 
 @transformation

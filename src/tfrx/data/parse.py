@@ -7,17 +7,17 @@ as ``tf.io.parse_example`` does; a single record gives one example's dict.
 or a parser object with a ``parse(batch)`` method (``tfrx.ExampleParser(spec)``,
 ``tfrx.SequenceExampleParser(...)``).
 
-The fast path: ``TFRecordDataset(files).batch(n).parse(spec)`` (``batch``
-directly over the records) never builds a Python object per record: the
-records arrive as ``RecordBatch`` es from the reader's buffers
-(:meth:`TFRecordDataset.record_batches`) and the native parser, which
-releases the GIL, splits each large batch over the usable cores itself.
-``TFRecordDataset(files).shuffle(m, seed).batch(n).parse(spec)`` keeps the
-records in the reader's buffers too: the
-shuffle buffer holds references and each batch is gathered into one
-``RecordBatch``, in the order ``shuffle`` gives (``shuffle_batch.py``).
-``ds.batch(n).map(lambda x: tfrx.parse_example(x, spec))`` also works, on
-object arrays of ``bytes``.
+The fast path: when ``ds`` is a ``batch`` whose input can hand its records
+over in ``RecordBatch`` es (:meth:`Dataset._record_batches`), the parser
+reads those and no Python object is made per record.
+``TFRecordDataset(files).batch(n).parse(spec)``: the reader fills each batch
+in one buffer sized for it (``files.py``); with ``shuffle(m)`` before the
+batch, the shuffle buffer holds record numbers into the reader's buffers
+and each batch is gathered in one native call (``shuffle.py``). The native
+parser releases the GIL and splits each large batch over the usable cores
+itself. A stage that turns records into other objects (``map`` before
+``batch``) leaves the fast path: the batches are object arrays of ``bytes``,
+and ``ds.explain()`` says which stage and why.
 
 ``num_parallel_calls``: with ``tfrx.AUTOTUNE`` (the default) or ``None``
 each batch is parsed where the pipeline runs (the consumer's thread, or a
@@ -37,11 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.data.batch import BatchDataset
 from tfrx.data.dataset import AUTOTUNE, Dataset, resolve_parallelism, transformation
 from tfrx.data.map import MapDataset
-from tfrx.data.shuffle_batch import shuffled_record_batches
-from tfrx.data.tfrecord import TFRecordDataset
+from tfrx.parsing import ExampleParser
 
 __all__ = ["make_parser"]
 
@@ -50,10 +48,6 @@ def make_parser(spec: Any):
     """A parser object (with ``parse(batch)``) for a spec dict, or ``spec`` itself when it is one."""
     if hasattr(spec, "parse") and callable(spec.parse):
         return spec
-    try:
-        from tfrx.parsing import ExampleParser
-    except ImportError:
-        raise NotImplementedError("parse() needs tfrx.parsing.ExampleParser, which this build lacks") from None
     return ExampleParser(spec)
 
 
@@ -93,15 +87,28 @@ class _Parse:
         return self._parser.parse(records, **self._kwargs)
 
 
+class ParseDataset(MapDataset):
+    """``parse``: a map of the parser over batches (or records), on the batch-native path where there is one."""
+
+    def __init__(self, batches: Dataset, spec: Any, num_parallel_calls: int | None, deterministic: bool | None) -> None:
+        native = batches._natively_batched()
+        self._why_not = None if native is not None else batches._why_not_natively_batched()
+        if num_parallel_calls is None or num_parallel_calls == AUTOTUNE:
+            fn, threads = _Parse(spec, None), None
+        else:
+            n = resolve_parallelism(num_parallel_calls)
+            fn, threads = _Parse(spec, 1 if n > 1 else None), num_parallel_calls
+        super().__init__(native if native is not None else batches, fn, threads, deterministic)
+
+    def _describe(self) -> str:
+        threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
+        text = f"parse({type(getattr(self._fn, '_parser', self._fn)).__name__}{threads})"
+        if self._inputs[0]._natively_batched() is not None:
+            return f"{text} on RecordBatch es (batch-native)"
+        return f"{text}, not batch-native: {self._why_not}"
+
+
 @transformation
 def parse(self: Dataset, spec: Any, num_parallel_calls: int | None = AUTOTUNE, deterministic: bool | None = None) -> Dataset:
-    """Parses serialized Examples with ``spec``; batches over a TFRecordDataset take the fast path."""
-    source = self
-    if type(self) is BatchDataset and isinstance(self._inputs[0], TFRecordDataset):
-        source = self._inputs[0].record_batches(self.batch_size, self.drop_remainder)
-    else:
-        source = shuffled_record_batches(self) or self
-    if num_parallel_calls is None or num_parallel_calls == AUTOTUNE:
-        return MapDataset(source, _Parse(spec, None), None, deterministic)
-    threads = resolve_parallelism(num_parallel_calls)
-    return MapDataset(source, _Parse(spec, 1 if threads > 1 else None), num_parallel_calls, deterministic)
+    """Parses serialized Examples with ``spec``; batches of records from files take the batch-native path."""
+    return ParseDataset(self, spec, num_parallel_calls, deterministic)

@@ -252,6 +252,9 @@ class PrefetchDataset(Dataset):
     def cardinality(self) -> int:
         return self._inputs[0].cardinality()
 
+    def _describe(self) -> str:
+        return f"prefetch({self._size})"
+
 
 @transformation
 def prefetch(self: Dataset, buffer_size: int | None = AUTOTUNE) -> Dataset:

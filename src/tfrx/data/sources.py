@@ -13,6 +13,7 @@ from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformat
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
 from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
+from tfrx.io.paths import expand_paths
 
 __all__ = ["as_tensor", "TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
 
@@ -185,8 +186,6 @@ def expand_file_pattern(pattern, *, storage_options: dict | None = None, require
     """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]
-    from tfrx.io.paths import expand_paths
-
     return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
                                          require_all_shards=require_all_shards)]
 

@@ -70,6 +70,23 @@ class RecordBatch(Sequence):
         return cls(data, starts, lengths)
 
     @classmethod
+    def concat(cls, pieces: Sequence[RecordBatch]) -> RecordBatch:
+        """One batch holding the records of ``pieces`` in order (the piece itself when there is one)."""
+        pieces = [p for p in pieces if len(p)]
+        if len(pieces) == 1:
+            return pieces[0]
+        if not pieces:
+            return cls(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        datas, starts, base = [], [], 0
+        for p in pieces:
+            lo = int(p.starts.min())
+            hi = int((p.starts + p.lengths).max())
+            datas.append(p.data[lo:hi])
+            starts.append(p.starts - lo + base)
+            base += hi - lo
+        return cls(np.concatenate(datas), np.concatenate(starts), np.concatenate([p.lengths for p in pieces]))
+
+    @classmethod
     def from_offsets(cls, data: np.ndarray, offsets: np.ndarray) -> RecordBatch:
         """Records laid end to end: record i is ``data[offsets[i]:offsets[i+1]]``."""
         offsets = np.asarray(offsets, dtype=np.int64)

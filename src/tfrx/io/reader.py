@@ -5,6 +5,9 @@ the native framing scanner (``_native.scan_records``, GIL released), which
 checks both CRCs of every record. Complete records leave as
 :class:`~tfrx.io.batch.RecordBatch` views of a chunk that the reader never
 writes to again; the incomplete tail of a chunk is copied into the next one.
+``read_batch(n, exact=True)`` sizes the buffer for a whole batch of ``n``
+records instead. Buffers are reused once no batch refers to them, also by
+the next reader once this one is closed.
 A record larger than a chunk grows the buffer only after its length CRC has
 validated, and only up to the bytes that really exist. After damage,
 ``on_error="skip"`` searches on byte by byte (``_native.find_header``) and
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import mmap
 import sys
+import threading
 import warnings
 import zlib
 from collections.abc import Iterable, Iterator
@@ -195,6 +199,57 @@ def _free_refcount() -> int | None:
 _UNREFERENCED = _free_refcount()
 
 
+class _SpareBuffers:
+    """Read buffers of closed readers, kept for the next reader of this process.
+
+    A new reader (every pass over a dataset, every window of files) would
+    otherwise take fresh memory, which costs a page fault per 4 KiB; with
+    batches sized for whole batches of large records (tens of MiB) glibc
+    also hands the freed buffers back to the system between readers. At most
+    ``max_bytes`` are kept, only buffers nothing else refers to.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self._max = max_bytes
+        self._lock = threading.Lock()
+        self._arrays: list[np.ndarray] = []
+        if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._arrays = []
+
+    # The lock is never waited for: ``give`` also runs from ``RecordReader.__del__``, which the
+    # garbage collector may call inside ``take`` on the same thread. A busy list is passed by.
+    def give(self, arr: np.ndarray) -> None:
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            held = sum(a.shape[0] for a in self._arrays)
+            if held + arr.shape[0] <= self._max:
+                self._arrays.append(arr)
+        finally:
+            self._lock.release()
+
+    def take(self, size: int) -> np.ndarray | None:
+        """The smallest kept buffer of at least ``size`` bytes, or None."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            fits = [a for a in self._arrays if a.shape[0] >= size]
+            if not fits:
+                return None
+            arr = min(fits, key=lambda a: a.shape[0])
+            self._arrays = [a for a in self._arrays if a is not arr]
+            return arr
+        finally:
+            self._lock.release()
+
+
+_SPARE = _SpareBuffers()
+
+
 def _hex(v) -> str:
     return f"0x{int(v):08x}"
 
@@ -216,6 +271,7 @@ class _FileScanner:
         end_offset: int | None = None,
         use_mmap: bool = False,
         raw=None,
+        record_bytes: int = 0,
     ) -> None:
         self.name = source_name(source)
         self._verify = verify
@@ -241,6 +297,8 @@ class _FileScanner:
         self._stream_error: CorruptRecordError | None = None
         self._io_error: OSError | None = None  # a read error held back until the records before it are out
         self._shrunk_by = 0  # bytes the file lost while being read
+        self._record_bytes = record_bytes  # bytes a record takes (with framing), as seen so far
+        self._largest = 0  # bytes the largest record seen took
 
         # ``raw``: an already opened stream (remote readahead), positioned at
         # ``start_offset`` when the file is uncompressed, else at its start.
@@ -337,7 +395,11 @@ class _FileScanner:
         if isinstance(getattr(self, "_stream", None), DecompressingReader):
             self._stream.close_reopened()
         self._buf = np.empty(0, dtype=np.uint8)  # a mapping lives on only in batches that view it
-        self._pool = []
+        pool, self._pool = self._pool, []
+        if _UNREFERENCED is not None:
+            for arr in pool:  # (the loop shape _UNREFERENCED was measured in)
+                if sys.getrefcount(arr) <= _UNREFERENCED and arr.shape[0] > 2 * self._chunk:
+                    _SPARE.give(arr)  # (buffers of two chunks are cheap to take afresh; whole batches are not)
         if self._owns and self._raw is not None:
             self._raw.close()
         self._raw = None
@@ -420,7 +482,12 @@ class _FileScanner:
             for arr in pool:
                 if arr is not self._buf and arr.shape[0] >= size and sys.getrefcount(arr) <= _UNREFERENCED:
                     return arr
-        arr = np.empty(max(size, 2 * self._chunk), dtype=np.uint8)
+        spare = _SPARE.take(size) if _UNREFERENCED is not None and size > 2 * self._chunk else None
+        if spare is not None:
+            arr = spare
+        else:
+            # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
+            arr = np.empty(max(size + size // 8, 2 * self._chunk), dtype=np.uint8)
         if len(pool) < 3:
             pool.append(arr)
         else:
@@ -584,10 +651,33 @@ class _FileScanner:
             start = self._lo
 
     # -------------------------------------------------------------- reading
-    def next_batch(self, max_records: int = -1, max_bytes: int = -1) -> RecordBatch | None:
+    def _reserve(self, max_records: int, max_bytes: int) -> None:
+        """Reads ahead so that the buffer likely holds a whole batch of ``max_records`` records
+        (and ``max_bytes`` payload bytes): one read into one buffer, so the batch needs no copy."""
+        if self._eof or self._mapped or self._record_bytes <= 0:
+            return
+        want = max_records * self._record_bytes
+        if max_bytes >= 0:
+            want = min(want, max_bytes + FRAMING_BYTES * max_records)
+        want += 2 * self._largest  # room for records larger than the average
+        have = self._hi - self._lo
+        if want > have and want > self._chunk:
+            self._fill(want - have)
+
+    def _learn(self, count: int, consumed: int, largest: int) -> None:
+        if count:
+            self._record_bytes = -(-consumed // count)
+            self._largest = max(self._largest, largest + FRAMING_BYTES)
+
+    def next_batch(self, max_records: int = -1, max_bytes: int = -1, exact: bool = False) -> RecordBatch | None:
+        """The next records; ``exact`` reads on until ``max_records`` records (or ``max_bytes``) are
+        buffered, so the batch is short only where the file (or a damaged region) ends."""
         if self._error is not None:
             raise self._error
+        exact = exact and max_records > 0
         while not self._finished:
+            if exact and self._lo < self._hi:
+                self._reserve(max_records, max_bytes)
             if self._lo < self._hi:
                 stop = -1
                 if self._end is not None:
@@ -602,6 +692,12 @@ class _FileScanner:
                 # Inside a damaged region a candidate counts only when its data CRC holds too.
                 scan = _native.scan_records(span, self._verify or self._in_damage, max_records, max_bytes, stop)
                 if len(scan.starts):
+                    if exact:
+                        self._learn(len(scan.starts), scan.consumed, int(scan.lengths.max()))
+                        short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
+                        if short and len(scan.starts) < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
+                            self._fill(max(int(scan.need), (max_records - len(scan.starts)) * self._record_bytes))
+                            continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(scan.starts, scan.lengths, scan.consumed)
                 if scan.status == ScanStatus.LIMIT:  # stop_offset reached
                     self._close_region(self._end)
@@ -772,6 +868,7 @@ class RecordReader:
         self._closed = False
         self._file_index = 0
         self._next_start = RecordPosition(0, int(start_offset or 0), 0)
+        self._record_bytes = 0  # bytes a record took in the last file read (sizes whole batches)
         if start is not None:
             self.seek(start)
 
@@ -884,22 +981,31 @@ class RecordReader:
                 record_index=start.record_index,
                 end_offset=self._end_offset,
                 use_mmap=self.use_mmap,
+                record_bytes=self._record_bytes,
             )
             self.stats.files += 1
         return self._scanner
 
     def _next_file(self) -> None:
+        if self._scanner is not None:
+            self._record_bytes = self._scanner._record_bytes  # the next file's records are likely alike
         self._drop_scanner()
         self._file_index += 1
         self._next_start = RecordPosition(self._file_index, 0, 0)
 
     # -------------------------------------------------------------- batches
-    def read_batch(self, max_records: int | None = None, max_bytes: int | None = None) -> RecordBatch | None:
+    def read_batch(
+        self, max_records: int | None = None, max_bytes: int | None = None, *, exact: bool = False
+    ) -> RecordBatch | None:
         """The next records as one :class:`RecordBatch`, or ``None`` at the end.
 
         At most ``max_records`` records and, beyond the first record,
         ``max_bytes`` payload bytes; without limits, every complete record
         already buffered (a few MiB). A batch never spans two files.
+        ``exact=True`` reads on until the batch has ``max_records`` records
+        (or ``max_bytes``), in one buffer sized for it, so that it is short
+        only where a file ends: whole batches without a copy, however many
+        chunks they span.
         """
         mr = -1 if max_records is None else int(max_records)
         mb = -1 if max_bytes is None else int(max_bytes)
@@ -919,15 +1025,17 @@ class RecordReader:
             scanner = self._current()
             if scanner is None:
                 return None
-            batch = scanner.next_batch(mr, mb)
+            batch = scanner.next_batch(mr, mb, exact)
             if batch is not None:
                 return batch
             self._next_file()
 
-    def iter_batches(self, max_records: int | None = None, max_bytes: int | None = None) -> Iterator[RecordBatch]:
-        """Yields :class:`RecordBatch` objects until every file is read."""
+    def iter_batches(
+        self, max_records: int | None = None, max_bytes: int | None = None, *, exact: bool = False
+    ) -> Iterator[RecordBatch]:
+        """Yields :class:`RecordBatch` objects until every file is read (``exact``: see :meth:`read_batch`)."""
         while True:
-            batch = self.read_batch(max_records, max_bytes)
+            batch = self.read_batch(max_records, max_bytes, exact=exact)
             if batch is None:
                 return
             yield batch

@@ -1,0 +1,194 @@
+"""The documented pipeline against the bare reader + parser, and the shuffle buffer's memory.
+
+Speed: per workload (``benchmarks/workloads.py``, the pipeline benchmark's
+files), records per CPU-second of
+
+* **bare**: ``RecordReader(path).iter_batches(256)`` + ``ExampleParser(spec).parse(batch)``
+  (``SequenceExampleParser`` for ``sequence``): no pipeline at all;
+* **batch.parse**: ``TFRecordDataset(path).batch(256).parse(spec)``, the documented pipeline;
+* **+prefetch**: the same ``.prefetch(2)``;
+* **+shuffle**: ``TFRecordDataset(path).shuffle(10000, seed=0).batch(256).parse(spec)``;
+* **parallel reads**: ``TFRecordDataset(shards, num_parallel_reads=2).batch(256).parse(spec)`` over
+  the same records split into two files (and **bare** over both files for its ratio).
+
+Each contender runs in its own interpreter, in alternating rounds; the ratio
+to **bare** is given per round (median and range).
+
+Memory: peak resident memory added by one pass of
+``shuffle(10000, seed=0).batch(256).parse(spec)`` (tfrx) and of
+``shuffle(10000).batch(256).map(parse_example)`` (tf.data), measured in a
+fresh interpreter as ``ru_maxrss`` after the pass minus the resident size
+before it, beside the bytes of the records a full shuffle buffer holds.
+
+Run: ``python -m benchmarks overhead [--size small|full] [--workloads image,bert]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+from benchmarks import pipeline
+from benchmarks.report import Result, measure, run_worker, worker_suite_main
+
+BATCH = 256
+SHUFFLE = 10_000
+WORKLOADS = ["image", "bert", "criteo", "sequence"]
+SPEED = ["bare", "batch.parse", "+prefetch", "+shuffle", "bare, 2 files", "parallel reads"]
+MEMORY = ["tfrx shuffle", "tf.data shuffle"]
+
+
+def _shards(name: str, size: str) -> list[str]:
+    """The workload's records split into two files (written once, beside the pipeline file)."""
+    import tfrx
+
+    path = pipeline.ensure(name, size)
+    out = [path.with_name(f"{path.stem}-{i}-of-2.tfrecord") for i in range(2)]
+    if not all(p.exists() for p in out):
+        records = list(tfrx.read_records(str(path)))
+        half = len(records) // 2
+        for p, part in zip(out, (records[:half], records[half:])):
+            tmp = p.with_name(p.name + ".tmp")
+            with tfrx.TFRecordWriter(str(tmp)) as w:
+                w.write_many(part)
+            tmp.replace(p)
+    return [str(p) for p in out]
+
+
+def _contender(contender: str, name: str, size: str):
+    import tfrx
+
+    parser = pipeline._tfrx_parser(name)
+    if isinstance(parser, dict):
+        parser = tfrx.ExampleParser(parser)
+    path = str(pipeline.ensure(name, size))
+    if contender.startswith("bare"):
+        paths = _shards(name, size) if contender.endswith("2 files") else path
+
+        def run():
+            n = 0
+            with tfrx.RecordReader(paths) as r:
+                for batch in r.iter_batches(BATCH):
+                    out = parser.parse(batch)
+                    n += pipeline._count(out)
+            return n
+
+        return run
+    if contender == "parallel reads":
+        ds = tfrx.TFRecordDataset(_shards(name, size), num_parallel_reads=2).batch(BATCH).parse(parser)
+    elif contender == "+shuffle":
+        ds = tfrx.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser)
+    else:
+        ds = tfrx.TFRecordDataset(path).batch(BATCH).parse(parser)
+        if contender == "+prefetch":
+            ds = ds.prefetch(2)
+
+    def run():
+        n = 0
+        for out in ds:
+            n += pipeline._count(out)
+        return n
+
+    return run
+
+
+def _memory(contender: str, name: str, size: str) -> dict:
+    """Resident memory before a pass and the peak during it (bytes)."""
+    import resource
+
+    path = str(pipeline.ensure(name, size))
+    if contender == "tf.data shuffle":
+        import tensorflow as tf
+
+        tf.config.set_visible_devices([], "GPU")
+        from benchmarks.parse import SPECS, _tf_specs
+
+        if name == "sequence":
+            context, sequence = SPECS["sequence"]
+            cspec, sspec = _tf_specs(tf, context), _tf_specs(tf, sequence)
+            fn = lambda r: tf.io.parse_sequence_example(r, cspec, sspec)  # noqa: E731
+        else:
+            spec = _tf_specs(tf, SPECS[name])
+            fn = lambda r: tf.io.parse_example(r, spec)  # noqa: E731
+        ds = tf.data.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).map(fn)
+        iterate = lambda: sum(1 for _ in ds)  # noqa: E731
+    else:
+        import tfrx
+
+        parser = pipeline._tfrx_parser(name)
+        ds = tfrx.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser)
+        iterate = lambda: sum(1 for _ in ds)  # noqa: E731
+    with open("/proc/self/statm") as f:
+        before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    iterate()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"before": before, "peak": peak}
+
+
+def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None:
+    if kind == "memory":
+        print(json.dumps(_memory(contender, name, size)))
+        return
+    fn = _contender(contender, name, size)
+    fn()
+    value, wall, cpu = measure(fn, int(repeat))
+    print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
+
+
+def buffered_bytes(name: str, size: str) -> int:
+    """Payload bytes of the records a full shuffle buffer holds (the whole file when it is smaller)."""
+    import tfrx
+
+    count = pipeline.COUNTS[size][name]
+    with tfrx.RecordReader(str(pipeline.ensure(name, size))) as r:
+        total = sum(b.nbytes for b in r.iter_batches())
+    return total * min(SHUFFLE, count) // count
+
+
+def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
+    from importlib.util import find_spec
+
+    names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
+    results = []
+    for name in names:
+        path = pipeline.ensure(name, size)
+        _shards(name, size)
+        count = pipeline.COUNTS[size][name]
+        nbytes = os.path.getsize(path)
+        rounds: dict[str, list[tuple[float, float]]] = {c: [] for c in SPEED}
+        for k in range(max(1, repeat)):
+            for contender in SPEED if k % 2 == 0 else SPEED[::-1]:
+                out = run_worker("benchmarks.overhead", "speed", contender, name, size, "2")
+                if out["value"] != count:
+                    raise RuntimeError(f"{contender} parsed {out['value']} records of {path}, expected {count}")
+                rounds[contender].append((out["wall"], out["cpu"]))
+                log(f"  {name:<9} {contender:<15} round {k + 1}: {count / out['cpu']:>10,.0f} rec/CPU-s")
+        for contender in SPEED:
+            wall, cpu = min(rounds[contender], key=lambda wc: wc[1])
+            results.append(Result(name, contender, count, nbytes, wall, cpu))
+        for contender in SPEED:
+            if contender.startswith("bare"):
+                continue
+            base = rounds["bare, 2 files" if contender == "parallel reads" else "bare"]
+            ratios = [b[1] / c[1] for b, c in zip(base, rounds[contender])]
+            log(f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "
+                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
+        held = buffered_bytes(name, size)
+        for contender in MEMORY:
+            if contender.startswith("tf.data") and find_spec("tensorflow") is None:
+                continue
+            out = run_worker("benchmarks.overhead", "memory", contender, name, size, "1")
+            added = out["peak"] - out["before"]
+            log(f"  {name:<9} {contender:<15} peak memory added by a pass: {added / 2**20:,.0f} MiB "
+                f"({added / held:.2f}x the {held / 2**20:,.0f} MiB of records in a full buffer)")
+    return results
+
+
+def main(argv=None) -> int:
+    return worker_suite_main("python -m benchmarks.overhead", __doc__, run, worker, argv, workloads=WORKLOADS)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
