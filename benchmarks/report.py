@@ -162,8 +162,8 @@ def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, work
     return 0
 
 
-def worker_result(module: str, *args: str) -> tuple:
-    """Runs ``python -m <module> --worker ARGS`` in a fresh interpreter; returns its JSON line's (value, wall, cpu)."""
+def _run_json(argv: list[str], what: str, gpu: bool = False) -> dict:
+    """Runs ``python ARGV`` in a fresh interpreter (no GPU unless ``gpu``); returns the JSON line it prints last."""
     import json
     import os
     import subprocess
@@ -172,12 +172,18 @@ def worker_result(module: str, *args: str) -> tuple:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run([sys.executable, "-m", module, "--worker", *args], capture_output=True, text=True, env=env)
+    if not gpu:
+        env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{module} --worker {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(lines[-1])
+        raise RuntimeError(f"{what} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def worker_result(module: str, *args: str) -> tuple:
+    """Runs ``python -m <module> --worker ARGS`` in a fresh interpreter; returns its JSON line's (value, wall, cpu)."""
+    out = run_worker(module, *args)
     return out["value"], out["wall"], out["cpu"]
 
 
@@ -189,25 +195,8 @@ def in_subprocess(suite: str, contender: str, workload: str, size: str, compress
     and cannot be imported together, and no contender's threads or memory
     linger into another's measurement.
     """
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks._worker", suite, contender, workload, size, compression, str(repeat)],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{contender} on {workload} failed:\n{proc.stderr[-2000:]}")
-    out = json.loads(lines[-1])
+    out = _run_json(["-m", "benchmarks._worker", suite, contender, workload, size, compression, str(repeat)],
+                    f"{contender} on {workload}")
     return out["value"], out["wall"], out["cpu"]
 
 
@@ -215,21 +204,8 @@ def run_worker(module: str, *args: str, gpu: bool = False) -> dict:
     """Runs ``python -m <module> --worker <args>`` in a fresh interpreter; returns the JSON it prints last.
 
     The worker sees no GPU unless ``gpu`` is set."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    if not gpu:
-        env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    proc = subprocess.run([sys.executable, "-m", module, "--worker", *map(str, args)], capture_output=True, text=True, env=env)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        raise RuntimeError(f"{module} {' '.join(map(str, args))} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1])
+    argv = ["-m", module, "--worker", *map(str, args)]
+    return _run_json(argv, f"{module} {' '.join(argv[3:])}", gpu)
 
 
 def worker_suite_main(prog: str, doc: str | None, run, worker, argv=None, *, workloads=None) -> int:
