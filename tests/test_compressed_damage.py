@@ -220,3 +220,15 @@ def test_a_stream_that_can_be_opened_again_is_inflated_again_after_damage(inflat
     assert len(opened) == 1
     stream.close()
     assert all(f.closed for f in opened)
+
+
+@pytest.mark.parametrize("flag", [0x20, 0x40, 0x80])
+def test_a_reserved_gzip_flag_is_damage_with_every_inflater(tmp_path, inflater, flag):
+    # RFC 1952 makes a set reserved FLG bit an error; zlib (and so TensorFlow) refuses the member, isal would not.
+    data = bytearray(compress(b"".join(frame(b"x" * n) for n in range(12)), "GZIP"))
+    data[3] |= flag
+    path = tmp_path / "reserved.gz"
+    path.write_bytes(bytes(data))
+    got, err = read(str(path), compression="GZIP")
+    assert got == [] and err is not None and err.kind == "compression"
+    assert err.compressed_offset == 3 == inflate_until_damage(bytes(data), "GZIP")[1]

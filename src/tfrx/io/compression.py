@@ -181,6 +181,19 @@ class DecompressingReader:
                 self._input = bytes(data)
                 self._raw_read += len(self._input)
 
+    def _reserved_flags_set(self) -> bool:
+        """True when the gzip member starting at the next input byte sets a reserved FLG bit (RFC 1952)."""
+        if self._compression != "GZIP":
+            return False
+        while len(self._input) < 4 and not self._input_eof:
+            data = self._raw.read(self._chunk_size)
+            if not data:
+                self._input_eof = True
+                break
+            self._input += bytes(data)
+            self._raw_read += len(data)
+        return len(self._input) >= 4 and self._input[:2] == b"\x1f\x8b" and bool(self._input[3] & 0xE0)
+
     def _only_trailer_left(self) -> bool:
         """True when at most the rest of a gzip trailer (its 4-byte length) follows the failing byte."""
         limit = 4 if self._compression == "GZIP" else 0
@@ -246,6 +259,12 @@ class DecompressingReader:
             if not self._input and self._input_eof and not self._member_started:
                 self._done = True  # an empty file
                 break
+            if not self._member_started and self._backend is not zlib and self._reserved_flags_set():
+                # isal ignores a gzip header's reserved flag bits, which RFC 1952 (and zlib, and
+                # TensorFlow) reject: let zlib inflate this member and fail where zlib fails.
+                self._backend = zlib
+                self._careful = True
+                self._d = zlib.decompressobj(self._wbits)
             piece = self._input[: self._step or _PIECE]
             saved = self._d.copy() if self._careful else None
             try:
