@@ -21,26 +21,14 @@ import threading
 from typing import BinaryIO
 
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
+from tfrx.data.elements import ListIterator
 
 __all__ = ["CacheDataset"]
 
 
-class _MemoryReplay(DatasetIterator):
-    def __init__(self, elements: list) -> None:
-        self._elements = elements
-        self._i = 0
-
-    def __next__(self):
-        if self._i >= len(self._elements):
-            raise StopIteration
-        self._i += 1
-        return self._elements[self._i - 1]
-
+class _MemoryReplay(ListIterator):
     def get_state(self) -> dict:
         return {"mode": "replay", "index": self._i}
-
-    def set_state(self, state: dict) -> None:
-        self._i = int(state["index"])
 
 
 class _FileReplay(DatasetIterator):

@@ -24,7 +24,9 @@ from tfrx.data.dataset import Dataset, DatasetIterator, IterContext
 __all__ = ["ElementsDataset", "encode_element", "decode_element", "element_to_json", "element_from_json"]
 
 
-class _ListIterator(DatasetIterator):
+class ListIterator(DatasetIterator):
+    """The elements of a list, in order; its state is the index of the next one."""
+
     def __init__(self, elements: list) -> None:
         self._elements = elements
         self._i = 0
@@ -50,7 +52,7 @@ class ElementsDataset(Dataset):
         self._elements = list(elements)
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return _ListIterator(self._elements)
+        return ListIterator(self._elements)
 
     def cardinality(self) -> int:
         return len(self._elements)
