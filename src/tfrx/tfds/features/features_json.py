@@ -35,6 +35,10 @@ def from_json(obj: Mapping, *, labels=None, name: str = "") -> Feature:
                     f"{list(obj)[:5]}")
 
 
+# Connectors whose JSON holds nothing tfrx needs: built the same from either layout.
+_WITHOUT_OPTIONS = {"Text": Text, "BBoxFeature": BBoxFeature}
+
+
 def _label_names(labels, name, given):
     if given:
         return list(given)
@@ -58,10 +62,8 @@ def _from_proto(obj, labels, name) -> Feature:
         names = _label_names(labels, name, None)
         n = int(c["numClasses"]) if "numClasses" in c else None
         return ClassLabel(names=names, num_classes=n if names is None else None)
-    if cls == "Text":
-        return Text()
-    if cls == "BBoxFeature":
-        return BBoxFeature()
+    if cls in _WITHOUT_OPTIONS:
+        return _WITHOUT_OPTIONS[cls]()
     if cls == "Audio":
         a = obj["audio"]
         return Audio(shape=_dims(a.get("shape")), dtype=_dtype(a.get("dtype", "int64")),
@@ -96,10 +98,8 @@ def _from_legacy(obj, labels, name) -> Feature:
     if cls == "ClassLabel":
         names = _label_names(labels, name, c.get("names"))
         return ClassLabel(names=names, num_classes=c.get("num_classes") if names is None else None)
-    if cls == "Text":
-        return Text()
-    if cls == "BBoxFeature":
-        return BBoxFeature()
+    if cls in _WITHOUT_OPTIONS:
+        return _WITHOUT_OPTIONS[cls]()
     if cls == "Audio":
         return Audio(shape=_dims(c.get("shape", [None])), dtype=_dtype(c.get("dtype", "int64")),
                      sample_rate=c.get("sample_rate"), file_format=c.get("file_format"),
