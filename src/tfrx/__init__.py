@@ -8,8 +8,6 @@ the facade (and every submodule) is imported on first use, so that the
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read the name)
-
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
@@ -99,7 +97,7 @@ _SUBMODULES = frozenset({
     "tools", "torch", "train", "viewer",
 })
 
-from tfrx._lazy import lazy_names
+from tfrx._lazy import TYPE_CHECKING, lazy_names
 
 __getattr__, __dir__ = lazy_names("tfrx", globals(), {**_API, **_OTHER}, _SUBMODULES)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers read the name)
+#: typing.TYPE_CHECKING without importing typing at run time (type checkers treat the name as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 

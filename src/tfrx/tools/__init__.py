@@ -1,11 +1,14 @@
 """Dataset tools: sharded writing, converters, statistics and verification.
 
-The converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``)
-and verification (``tfrx.tools.verify``) are imported on first use.
+Every name is imported on first use: the sharded writer (``tfrx.tools.sharded``),
+the converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``) and
+verification (``tfrx.tools.verify``); ``tfrx.tools.sniff`` alone loads none of them.
 """
 
-from tfrx._lazy import lazy_names
-from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples
+from tfrx._lazy import TYPE_CHECKING, lazy_names
+
+if TYPE_CHECKING:
+    from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples  # noqa: F401
 
 __all__ = [
     "ShardedWriter",
@@ -25,6 +28,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest", "write_examples"], "tfrx.tools.sharded"),
     **dict.fromkeys(["images_to_tfrecord", "csv_to_tfrecord", "jsonl_to_tfrecord", "parquet_to_tfrecord",
                      "tfrecord_to_jsonl", "tfrecord_to_parquet", "ConvertSummary", "ConvertError"],
                     "tfrx.tools.convert"),
