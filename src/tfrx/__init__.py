@@ -124,21 +124,8 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
     from tfrx.crc import crc32c, crc32c_backend, masked_crc32c  # noqa: F401
     from tfrx.data import TFRecordDataset  # noqa: F401
     from tfrx.data.random_access import RandomAccessDataset  # noqa: F401
-    from tfrx.dtypes import (  # noqa: F401
-        bool_,
-        float16,
-        float32,
-        float64,
-        int8,
-        int16,
-        int32,
-        int64,
-        string,
-        uint8,
-        uint16,
-        uint32,
-        uint64,
-    )
+    from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string  # noqa: F401
+    from tfrx.dtypes import uint8, uint16, uint32, uint64  # noqa: F401
     from tfrx.index import RecordIndex, build_index, count_records, load_index  # noqa: F401
     from tfrx.io import (  # noqa: F401
         RecordBatch,
