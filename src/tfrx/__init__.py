@@ -1,4 +1,10 @@
-"""tfrx: TFRecord files, tf.train.Example and tf.data-style pipelines without TensorFlow."""
+"""tfrx: TFRecord files, tf.train.Example and tf.data-style pipelines without TensorFlow.
+
+``import tfrx`` loads the errors and the native core only; every other name of
+the facade (and every submodule) is imported on first use, so that the
+``tfrx`` command and ``tfrx.view`` start quickly and no optional extra
+(pyarrow, fsspec, Pillow, PyTorch, ...) loads until it is used.
+"""
 
 from __future__ import annotations
 
@@ -58,181 +64,98 @@ from tfrx import memory as _memory
 
 _memory._tune_at_import()
 
-# --------------------------------------------------------------- checksums
-from tfrx.crc import crc32c, crc32c_backend, masked_crc32c
+# --------------------------------------------------------------- the rest, imported on first use (PEP 562)
+# name -> the module that defines it. Keep in step with the TYPE_CHECKING block below.
+_API = {
+    **dict.fromkeys(["crc32c", "masked_crc32c", "crc32c_backend"], "tfrx.crc"),
+    **dict.fromkeys(["RecordBatch", "TFRecordOptions", "TFRecordWriter", "write_records", "RecordReader",
+                     "read_records", "RecordPosition"], "tfrx.io"),
+    **dict.fromkeys(["make_example", "make_sequence_example", "bytes_feature", "float_feature", "int64_feature",
+                     "encode_examples", "encode_sequence_examples", "Ragged", "decode_example", "decode_examples",
+                     "decode_sequence_example", "encode_tensor", "decode_tensor", "decode_raw"], "tfrx.codec"),
+    **dict.fromkeys(["int64", "float32", "string", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
+                     "int32", "float16", "float64"], "tfrx.dtypes"),
+    **dict.fromkeys(["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature", "RaggedFeature",
+                     "SparseArray", "RaggedArray", "BytesArray", "ExampleParser", "SequenceExampleParser",
+                     "parse_example", "parse_single_example", "parse_sequence_example",
+                     "parse_single_sequence_example", "infer_features", "features_to_json", "features_from_json"],
+                    "tfrx.parsing"),
+    "AUTOTUNE": "tfrx.options",
+    "TFRecordDataset": "tfrx.data",
+    "RandomAccessDataset": "tfrx.data.random_access",
+    **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.index"),
+    **dict.fromkeys(["ShardedWriter", "write_examples"], "tfrx.tools"),
+}
+__all__ += ["train", *_API]
 
-__all__ += ["crc32c", "masked_crc32c", "crc32c_backend"]
+# Reachable from the facade but not part of __all__: deprecated aliases, functions of optional submodules.
+_OTHER = {"example_to_dict": "tfrx.codec", "sequence_example_to_dict": "tfrx.codec",
+          "read_tfrecord": "tfrx.arrow", "view": "tfrx.viewer"}
+_SUBMODULES = frozenset({
+    "arrow", "cli", "codec", "crc", "data", "demo", "dtypes", "errors", "events", "grain", "image", "index", "io",
+    "jax", "keras", "memory", "options", "parsing", "proto", "ray", "shm_ring", "testing", "text", "tf", "tfds",
+    "tools", "torch", "train", "viewer",
+})
 
-# --------------------------------------------------------------- record I/O (io)
-from tfrx.io import (
-    RecordBatch,
-    RecordPosition,
-    RecordReader,
-    TFRecordOptions,
-    TFRecordWriter,
-    read_records,
-    write_records,
-)
+from tfrx._lazy import TYPE_CHECKING, lazy_names
 
-__all__ += [
-    "RecordBatch",
-    "TFRecordOptions",
-    "TFRecordWriter",
-    "write_records",
-    "RecordReader",
-    "read_records",
-    "RecordPosition",
-]
+__getattr__, __dir__ = lazy_names("tfrx", globals(), {**_API, **_OTHER}, _SUBMODULES)
 
-# --------------------------------------------------------------- Example codec (train, example)
-from tfrx import train
-from tfrx.codec import (
-    Ragged,
-    bytes_feature,
-    decode_example,
-    decode_examples,
-    decode_raw,
-    decode_sequence_example,
-    decode_tensor,
-    encode_examples,
-    encode_sequence_examples,
-    encode_tensor,
-    float_feature,
-    int64_feature,
-    make_example,
-    make_sequence_example,
-)
-
-__all__ += [
-    "train",
-    "make_example",
-    "make_sequence_example",
-    "bytes_feature",
-    "float_feature",
-    "int64_feature",
-    "encode_examples",
-    "encode_sequence_examples",
-    "Ragged",
-    "decode_example",
-    "decode_examples",
-    "decode_sequence_example",
-    "encode_tensor",
-    "decode_tensor",
-    "decode_raw",
-]
-
-
-from tfrx.codec import example_to_dict, sequence_example_to_dict  # noqa: E402, F401 (deprecated names)
-
-# --------------------------------------------------------------- parsing (dtypes, parsing)
-from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string, uint8, uint16, uint32, uint64
-from tfrx.parsing import (
-    BytesArray,
-    ExampleParser,
-    FixedLenFeature,
-    FixedLenSequenceFeature,
-    RaggedArray,
-    RaggedFeature,
-    SequenceExampleParser,
-    SparseArray,
-    SparseFeature,
-    VarLenFeature,
-    features_from_json,
-    features_to_json,
-    infer_features,
-    parse_example,
-    parse_sequence_example,
-    parse_single_example,
-    parse_single_sequence_example,
-)
-
-__all__ += [
-    "int64",
-    "float32",
-    "string",
-    "bool_",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "int8",
-    "int16",
-    "int32",
-    "float16",
-    "float64",
-    "FixedLenFeature",
-    "FixedLenSequenceFeature",
-    "VarLenFeature",
-    "SparseFeature",
-    "RaggedFeature",
-    "SparseArray",
-    "RaggedArray",
-    "BytesArray",
-    "ExampleParser",
-    "SequenceExampleParser",
-    "parse_example",
-    "parse_single_example",
-    "parse_sequence_example",
-    "parse_single_sequence_example",
-    "infer_features",
-    "features_to_json",
-    "features_from_json",
-]
-
-
-# --------------------------------------------------------------- pipeline (data)
-from tfrx.data import AUTOTUNE, TFRecordDataset
-
-__all__ += ["AUTOTUNE", "TFRecordDataset"]
-
-
-# --------------------------------------------------------------- random access (index)
-from tfrx.data.random_access import RandomAccessDataset
-from tfrx.index import (
-    RecordIndex,
-    build_index,
-    count_records,
-    load_index,
-)
-
-__all__ += [
-    "RandomAccessDataset",
-    "RecordIndex",
-    "build_index",
-    "load_index",
-    "count_records",
-]
-
-
-# --------------------------------------------------------------- tools
-from tfrx.tools import ShardedWriter, write_examples
-
-__all__ += ["ShardedWriter", "write_examples"]
-
-
-# --------------------------------------------------------------- optional submodules
-# Imported on first use so that `import tfrx` never pulls in Pillow, PyTorch,
-# JAX, Keras or Grain.
-_LAZY_SUBMODULES = frozenset({"image", "torch", "jax", "keras", "grain", "testing", "demo", "cli", "arrow", "ray", "viewer", "tfds", "tf", "events"})
-# Functions of optional submodules reachable from the facade: name -> module.
-_LAZY_FUNCTIONS = {"read_tfrecord": "arrow", "view": "viewer"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY_FUNCTIONS:
-        import importlib
-
-        func = getattr(importlib.import_module(f"tfrx.{_LAZY_FUNCTIONS[name]}"), name)
-        globals()[name] = func
-        return func
-    if name in _LAZY_SUBMODULES:
-        import importlib
-
-        module = importlib.import_module(f"tfrx.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'tfrx' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_FUNCTIONS))
+if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through __all__)
+    from tfrx import train  # noqa: F401
+    from tfrx.codec import (  # noqa: F401
+        Ragged,
+        bytes_feature,
+        decode_example,
+        decode_examples,
+        decode_raw,
+        decode_sequence_example,
+        decode_tensor,
+        encode_examples,
+        encode_sequence_examples,
+        encode_tensor,
+        example_to_dict,
+        float_feature,
+        int64_feature,
+        make_example,
+        make_sequence_example,
+        sequence_example_to_dict,
+    )
+    from tfrx.crc import crc32c, crc32c_backend, masked_crc32c  # noqa: F401
+    from tfrx.data import TFRecordDataset  # noqa: F401
+    from tfrx.data.random_access import RandomAccessDataset  # noqa: F401
+    from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string  # noqa: F401
+    from tfrx.dtypes import uint8, uint16, uint32, uint64  # noqa: F401
+    from tfrx.index import RecordIndex, build_index, count_records, load_index  # noqa: F401
+    from tfrx.io import (  # noqa: F401
+        RecordBatch,
+        RecordPosition,
+        RecordReader,
+        TFRecordOptions,
+        TFRecordWriter,
+        read_records,
+        write_records,
+    )
+    from tfrx.options import AUTOTUNE  # noqa: F401
+    from tfrx.parsing import (  # noqa: F401
+        BytesArray,
+        ExampleParser,
+        FixedLenFeature,
+        FixedLenSequenceFeature,
+        RaggedArray,
+        RaggedFeature,
+        SequenceExampleParser,
+        SparseArray,
+        SparseFeature,
+        VarLenFeature,
+        features_from_json,
+        features_to_json,
+        infer_features,
+        parse_example,
+        parse_sequence_example,
+        parse_single_example,
+        parse_single_sequence_example,
+    )
+    from tfrx.tools import ShardedWriter, write_examples  # noqa: F401
+    from tfrx.arrow import read_tfrecord  # noqa: F401
+    from tfrx.viewer import view  # noqa: F401

@@ -40,7 +40,9 @@ def _load(name: str):
     return importlib.import_module(f"tfrx.cli.{COMMANDS[name][0]}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``tfrx`` parser; ``only``: the command whose module (and options) to load, the others
+    listed by name (``tfrx --help`` and one command's start-up import no other command)."""
     from tfrx import __version__
 
     parser = ParserWithHint(
@@ -52,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=ParserWithHint)
     sub.required = True
     for name, (_, summary) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=summary)
+            continue
         module = _load(name)
         p = sub.add_parser(name, help=summary, description=getattr(module, "DESCRIPTION", summary),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the ``tfrx`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=next((a for a in argv if not a.startswith("-")), ""))
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version, usage errors

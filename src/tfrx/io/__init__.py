@@ -7,6 +7,7 @@ implementations in ``tfrx.parsing``, ``tfrx.codec`` and ``tfrx.image``,
 imported on first use (the image ones need ``tfrx[image]``).
 """
 
+from tfrx._lazy import lazy_names
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
 from tfrx.io.options import TFRecordOptions
@@ -60,18 +61,4 @@ _TF_NAMES = {
 }
 
 
-def __getattr__(name: str):
-    import importlib
-
-    if name == "gfile":
-        return importlib.import_module("tfrx.io.gfile")
-    module = _TF_NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tfrx.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_TF_NAMES) | {"gfile"})
+__getattr__, __dir__ = lazy_names("tfrx.io", globals(), _TF_NAMES, frozenset({"gfile"}))

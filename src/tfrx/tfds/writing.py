@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tfrx.tfds import features as features_lib
+from tfrx.tfds.features.containers import _from_user
 from tfrx.tfds.info import DEFAULT_TEMPLATE
 
 
@@ -40,7 +41,7 @@ def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | Non
     from tfrx.io.paths import is_url, url_to_fs
     from tfrx.tools.sharded import ShardedWriter
 
-    feats = features_lib._from_user(features)
+    feats = _from_user(features)
     if not isinstance(feats, features_lib.FeaturesDict):
         raise TypeError(f"features must be a FeaturesDict or a dict, got {type(features).__name__}")
     data_dir = os.fsdecode(os.fspath(data_dir))

@@ -1,10 +1,14 @@
 """Dataset tools: sharded writing, converters, statistics and verification.
 
-The converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``)
-and verification (``tfrx.tools.verify``) are imported on first use.
+Every name is imported on first use: the sharded writer (``tfrx.tools.sharded``),
+the converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``) and
+verification (``tfrx.tools.verify``); ``tfrx.tools.sniff`` alone loads none of them.
 """
 
-from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples
+from tfrx._lazy import TYPE_CHECKING, lazy_names
+
+if TYPE_CHECKING:
+    from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples  # noqa: F401
 
 __all__ = [
     "ShardedWriter",
@@ -24,18 +28,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "images_to_tfrecord": "convert", "csv_to_tfrecord": "convert", "jsonl_to_tfrecord": "convert",
-    "parquet_to_tfrecord": "convert", "tfrecord_to_jsonl": "convert", "tfrecord_to_parquet": "convert",
-    "ConvertSummary": "convert", "ConvertError": "convert", "compute_stats": "stats", "verify_files": "verify",
+    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest", "write_examples"], "tfrx.tools.sharded"),
+    **dict.fromkeys(["images_to_tfrecord", "csv_to_tfrecord", "jsonl_to_tfrecord", "parquet_to_tfrecord",
+                     "tfrecord_to_jsonl", "tfrecord_to_parquet", "ConvertSummary", "ConvertError"],
+                    "tfrx.tools.convert"),
+    "compute_stats": "tfrx.tools.stats",
+    "verify_files": "tfrx.tools.verify",
 }
 
-
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tfrx.tools' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"tfrx.tools.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names("tfrx.tools", globals(), _LAZY)
