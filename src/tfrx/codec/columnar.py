@@ -14,6 +14,7 @@ from typing import Literal, overload
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import EncodeColumn, FeatureKind
 from tfrx.codec.values import BYTES, FLOAT, INT64, flat_values, kind_of_dtype, normalize_kind
 from tfrx.io.batch import RecordBatch
 
@@ -83,10 +84,6 @@ def serialization_order(names) -> list[str]:
     ``"a"`` and ``""`` comes last).
     """
     return sorted(names, key=lambda n: (*n.encode("utf-8"), 256))
-
-
-# A prepared column: (name, kind, values, offsets|None, splits, steps|None, present|None),
-# the tuple layout the native encoder takes.
 
 
 class _Packed(tuple):
@@ -194,8 +191,8 @@ def _per_row(a: np.ndarray) -> int:
     return int(np.prod(a.shape[1:], dtype=np.int64))
 
 
-def _context_column(name: str, col, kind, present) -> tuple[int, tuple]:
-    """(rows, native column tuple) of one Example / context column."""
+def _context_column(name: str, col, kind, present) -> tuple[int, EncodeColumn]:
+    """(rows, prepared column) of one Example / context column."""
     mask = None
     if isinstance(col, np.ma.MaskedArray):
         m = np.ma.getmaskarray(col)
@@ -235,24 +232,29 @@ def _context_column(name: str, col, kind, present) -> tuple[int, tuple]:
         mask = p if mask is None else mask & p
     values, offsets = _values_buffer(k, flat)
     pres = None if mask is None else np.ascontiguousarray(mask, dtype=np.uint8)
-    return rows, (name, k, values, offsets, np.ascontiguousarray(splits, dtype=np.int64), None, pres)
+    return rows, EncodeColumn(name, FeatureKind(k), values=values, offsets=offsets,
+                              splits=np.ascontiguousarray(splits, dtype=np.int64), present=pres)
 
 
-def _feature_list_column(name: str, col, kind) -> tuple[int, tuple]:
-    """(rows, native column tuple) of one SequenceExample feature-list column."""
+def _with_steps(col: EncodeColumn, steps: np.ndarray) -> EncodeColumn:
+    """A context column's values as the steps of a feature list."""
+    return EncodeColumn(col.key, col.kind, values=col.values, offsets=col.offsets, splits=col.splits, steps=steps)
+
+
+def _feature_list_column(name: str, col, kind) -> tuple[int, EncodeColumn]:
+    """(rows, prepared column) of one SequenceExample feature-list column."""
     if _is_ragged(col):
         steps = np.ascontiguousarray(col.row_splits, dtype=np.int64)
-        _, tup = _context_column(name, col.values, kind, None)  # one step per entry of values
-        return len(steps) - 1, (name, tup[1], tup[2], tup[3], tup[4], steps, None)
+        _, values = _context_column(name, col.values, kind, None)  # one step per entry of values
+        return len(steps) - 1, _with_steps(values, steps)
     elif isinstance(col, np.ndarray) and col.dtype.kind != "O":
         if col.ndim < 2:
             raise ValueError(
                 f"feature list {name!r}: an array needs axes (examples, steps, ...), got shape {col.shape}"
             )
         rows, nsteps = col.shape[:2]
-        _, tup = _context_column(name, col.reshape((rows * nsteps,) + col.shape[2:]), kind, None)
-        steps = np.arange(rows + 1, dtype=np.int64) * nsteps
-        return rows, (name, tup[1], tup[2], tup[3], tup[4], steps, None)
+        _, values = _context_column(name, col.reshape((rows * nsteps,) + col.shape[2:]), kind, None)
+        return rows, _with_steps(values, np.arange(rows + 1, dtype=np.int64) * nsteps)
     else:
         entries = list(col)
         rows = len(entries)
@@ -270,7 +272,8 @@ def _feature_list_column(name: str, col, kind) -> tuple[int, tuple]:
             flat = [] if k == BYTES else np.zeros(0)
     values, offsets = _values_buffer(k, flat)
     pres = None if mask.all() else np.ascontiguousarray(mask, dtype=np.uint8)
-    return rows, (name, k, values, offsets, np.ascontiguousarray(splits, dtype=np.int64), steps, pres)
+    return rows, EncodeColumn(name, FeatureKind(k), values=values, offsets=offsets,
+                              splits=np.ascontiguousarray(splits, dtype=np.int64), steps=steps, present=pres)
 
 
 def _prepare(columns: Mapping, kinds: Mapping | None, present: Mapping | None, lists: bool, rows):
@@ -283,14 +286,14 @@ def _prepare(columns: Mapping, kinds: Mapping | None, present: Mapping | None, l
         kind = kinds.get(name)
         kind = None if kind is None else normalize_kind(kind, name)
         if lists:
-            n, tup = _feature_list_column(name, columns[name], kind)
+            n, prepared_column = _feature_list_column(name, columns[name], kind)
         else:
-            n, tup = _context_column(name, columns[name], kind, present.get(name))
+            n, prepared_column = _context_column(name, columns[name], kind, present.get(name))
         if rows is None:
             rows = n
         elif n != rows:
             raise ValueError(f"feature {name!r} has {n} examples, other columns have {rows}")
-        prepared[name] = tup
+        prepared[name] = prepared_column
     return list(prepared.values()), rows
 
 
