@@ -10,6 +10,7 @@ import sniff_oracle as oracle
 from conftest import load_corpus_sources
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_decode_example import entry, example, varint  # the tiny wire writer
 
 import tfrx
 from tfrx import _native
@@ -105,20 +106,12 @@ def test_random_bytes_agree(record):
 
 
 # ---------------------------------------------------------------- wire bytes built field by field
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 @st.composite
 def _varint_bytes(draw, n: int) -> bytes:
-    """``n`` as a varint: minimal, padded with continuation bytes, or ten bytes with high bits set."""
-    how = draw(st.sampled_from(["minimal", "minimal", "padded", "ten"]))
-    raw = _varint(n)
+    """``n`` as a varint: minimal, padded with continuation bytes, or ten bytes with high bits set
+    (always ten bytes from 2^64 on)."""
+    how = draw(st.sampled_from(["minimal", "minimal", "padded", "ten"])) if n < 2**64 else "ten"
+    raw = varint(n)
     if how == "padded" and len(raw) < 10:
         pad = draw(st.integers(1, 10 - len(raw)))
         return bytes(raw[:-1]) + bytes([raw[-1] | 0x80]) + b"\x80" * (pad - 1) + b"\x00"
@@ -193,18 +186,6 @@ def test_batches_agree(records):
 
 
 # ---------------------------------------------------------------- rules by hand
-def _entry(name: bytes, value: bytes | None) -> bytes:
-    body = b"\x0a" + _varint(len(name)) + name
-    if value is not None:
-        body += b"\x12" + _varint(len(value)) + value
-    return b"\x0a" + _varint(len(body)) + body
-
-
-def _features(*entries: bytes) -> bytes:
-    body = b"".join(entries)
-    return b"\x0a" + _varint(len(body)) + body
-
-
 @pytest.mark.parametrize(
     "name,printable",
     [
@@ -214,7 +195,7 @@ def _features(*entries: bytes) -> bytes:
     ],
 )  # fmt: skip
 def test_feature_names_must_be_printable_utf8(name, printable):
-    record = _features(_entry(name, b"\x1a\x00"))
+    record = example(entry(name, b"\x1a\x00"))
     assert sniff.record_kind(record) == (sniff.EXAMPLE if printable else sniff.OTHER)
     assert oracle.record_kind(record) == sniff.record_kind(record)
     assert sniff.top_level_kind(record) == sniff.EXAMPLE  # names are below the top level
@@ -222,22 +203,22 @@ def test_feature_names_must_be_printable_utf8(name, printable):
 
 def test_rules():
     feature = b"\x1a\x02\x08\x01"  # int64_list {1}
-    assert sniff.record_kind(_features(_entry(b"a", feature))) == sniff.EXAMPLE
-    assert sniff.record_kind(_features(_entry(b"a", None))) == sniff.EXAMPLE  # a value is optional
-    assert sniff.record_kind(_features(b"\x0a\x02\x12\x00")) == sniff.OTHER  # a name is not
-    assert sniff.record_kind(_features() + _features()) == sniff.OTHER  # field 1 twice
-    assert sniff.record_kind(_features(_entry(b"a", b"\x22\x00"))) == sniff.OTHER  # Feature field 4
+    assert sniff.record_kind(example(entry(b"a", feature))) == sniff.EXAMPLE
+    assert sniff.record_kind(example(entry(b"a", None))) == sniff.EXAMPLE  # a value is optional
+    assert sniff.record_kind(example(b"\x0a\x02\x12\x00")) == sniff.OTHER  # a name is not
+    assert sniff.record_kind(example() + example()) == sniff.OTHER  # field 1 twice
+    assert sniff.record_kind(example(entry(b"a", b"\x22\x00"))) == sniff.OTHER  # Feature field 4
     assert sniff.record_kind(b"\x12\x00") == sniff.SEQUENCE_EXAMPLE
     assert sniff.record_kind(b"\x12\x00\x0a\x00") == sniff.SEQUENCE_EXAMPLE
     assert sniff.record_kind(b"") == sniff.EMPTY
     assert sniff.top_level_kind(b"") == sniff.EXAMPLE
     assert sniff.record_kinds([b"", b"\x12\x00"], top_level_only=True) == [sniff.EXAMPLE, sniff.SEQUENCE_EXAMPLE]
-    batch = tfrx.RecordBatch.from_records([_features(_entry("é".encode(), None)), b"\x08\x01", b""])
+    batch = tfrx.RecordBatch.from_records([example(entry("é".encode(), None)), b"\x08\x01", b""])
     assert sniff.record_kinds(batch) == [sniff.EXAMPLE, sniff.OTHER, sniff.EMPTY]
 
 
 def test_non_ascii_names_come_back_as_spans():
-    good, bad = _features(_entry("é".encode(), None)), _features(_entry(b"\x80", None))
+    good, bad = example(entry("é".encode(), None)), example(entry(b"\x80", None))
     data = b"xx" + good + bad + b"\x08"
     starts = np.array([2, 2 + len(good), len(data) - 1], np.int64)
     lengths = np.array([len(good), len(bad), 1], np.int64)
