@@ -87,12 +87,12 @@ void bind_codec(nb::module_& m) {
   nb::class_<EncodeColumn>(m, "EncodeColumn",
                            "One feature of the rows to encode, as flat buffers (see tfrx.codec.columnar).")
       .def(nb::init<std::string, tfrx::parse::Kind, nb::object, nb::object, nb::object, nb::object, nb::object>(),
-           "key"_a, "kind"_a, nb::kw_only(), "values"_a, "splits"_a, "offsets"_a = nb::none(),
-           "steps"_a = nb::none(), "present"_a = nb::none(),
+           "key"_a, "kind"_a, "values"_a, "splits"_a, "offsets"_a = nb::none(), "present"_a = nb::none(),
+           "steps"_a = nb::none(),
            "values: int64 / float32 values, or for BYTES the uint8 data of all values, value k being\n"
            "data[offsets[k]:offsets[k + 1]]; splits: int64, row (or feature-list step) i holds values\n"
-           "[splits[i], splits[i + 1]); steps (feature lists): int64, example i holds steps\n"
-           "[steps[i], steps[i + 1]); present: uint8 per example, 0 where the feature is absent.")
+           "[splits[i], splits[i + 1]); present: uint8 per example, 0 where the feature is absent;\n"
+           "steps (feature lists): int64, example i holds steps [steps[i], steps[i + 1]).")
       .def_ro("key", &EncodeColumn::key)
       .def_ro("kind", &EncodeColumn::kind)
       .def_ro("values", &EncodeColumn::values)

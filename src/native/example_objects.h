@@ -23,17 +23,17 @@ nb::tuple pack_bytes(nb::handle items);
 // buffers that example_encode.h's Column points into (checked when encoding).
 struct EncodeColumn {
   EncodeColumn(std::string key, tfrx::parse::Kind kind, nb::object values, nb::object splits, nb::object offsets,
-               nb::object steps, nb::object present)
+               nb::object present, nb::object steps)
       : key(std::move(key)), kind(kind), values(std::move(values)), splits(std::move(splits)),
-        offsets(std::move(offsets)), steps(std::move(steps)), present(std::move(present)) {}
+        offsets(std::move(offsets)), present(std::move(present)), steps(std::move(steps)) {}
 
   std::string key;
   tfrx::parse::Kind kind;
   nb::object values;   // int64 / float32 values, or the uint8 data of all bytes values
   nb::object splits;   // int64: row (feature lists: step) i holds values [splits[i], splits[i + 1])
   nb::object offsets;  // bytes values: int64, value k is data[offsets[k], offsets[k + 1]); else None
-  nb::object steps;    // feature lists: int64, example i holds steps [steps[i], steps[i + 1]); else None
   nb::object present;  // None, or uint8 per example, 0 where the feature is absent
+  nb::object steps;    // feature lists: int64, example i holds steps [steps[i], steps[i + 1]); else None
 };
 
 // Rows of EncodeColumns (a sequence) as serialized records: a list of bytes,
