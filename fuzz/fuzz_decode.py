@@ -1,4 +1,5 @@
-"""Fuzz target: ``tfrx.decode_example`` and ``tfrx.decode_sequence_example`` on arbitrary bytes."""
+"""Fuzz target: ``tfrx.decode_example``, ``tfrx.decode_sequence_example`` and the payload classifier
+(``tfrx.tools.sniff``: the native ``classify_records`` and ``message_fields``) on arbitrary bytes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy  # noqa: F401  (imported first so that only tfrx's own Python code 
 
 with atheris.instrument_imports():
     import tfrx
+    from tfrx.tools import sniff
     from common import EXPECTED, corpus_records, generated_examples, write_seed
 
 
@@ -25,6 +27,12 @@ def TestOneInput(data: bytes) -> None:
         tfrx.decode_sequence_example(body, keep_empty=keep_empty)
     except EXPECTED:
         pass
+    # The classifier never raises on bytes; a batch of the input and its halves.
+    half = len(body) // 2
+    kinds = sniff.record_kinds([body, body[:half], body[half:]], top_level_only=keep_empty)
+    if kinds[0] != sniff.record_kind(body) and not keep_empty:
+        raise AssertionError("record_kinds and record_kind disagree")
+    sniff.describe([body])
 
 
 def seeds(corpus_dir: str | None, out_dir: str) -> int:

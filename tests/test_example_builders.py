@@ -163,21 +163,27 @@ def test_encode_examples_batch_and_errors():
 
 
 def test_native_encoder_rejects_inconsistent_columns():
-    from tfrx import _native
+    from tfrx._native import EncodeColumn, FeatureKind, encode_examples, encode_sequence_examples
 
     vals = np.arange(3, dtype=np.int64)
+
+    def int64_column(splits, steps=None):
+        return EncodeColumn("a", FeatureKind.INT64, values=vals, splits=np.array(splits, np.int64),
+                            steps=None if steps is None else np.array(steps, np.int64))
+
     with pytest.raises(ValueError, match="row splits"):
-        _native.encode_examples([("a", 3, vals, None, np.array([0, 5], np.int64), None, None)], 1)
+        encode_examples([int64_column([0, 5])], 1)
     with pytest.raises(ValueError, match="row splits"):
-        _native.encode_examples([("a", 3, vals, None, np.array([2, 1], np.int64), None, None)], 1)
+        encode_examples([int64_column([2, 1])], 1)
     with pytest.raises(ValueError, match="offsets"):
-        _native.encode_examples(
-            [("a", 1, b"ab", np.array([0, 9], np.int64), np.array([0, 1], np.int64), None, None)], 1
-        )
+        encode_examples([EncodeColumn("a", FeatureKind.BYTES, values=b"ab", offsets=np.array([0, 9], np.int64),
+                                      splits=np.array([0, 1], np.int64))], 1)
     with pytest.raises(ValueError, match="step"):
-        _native.encode_sequence_examples(
-            [], [("a", 3, vals, None, np.array([0, 3], np.int64), np.array([0, 2], np.int64), None)], 1
-        )
+        encode_sequence_examples([], [int64_column([0, 3], steps=[0, 2])], 1)
+    with pytest.raises(ValueError, match="unknown kind"):
+        encode_examples([EncodeColumn("a", FeatureKind.NONE, values=vals, splits=np.array([0, 3], np.int64))], 1)
+    with pytest.raises(TypeError, match="EncodeColumn"):  # the positional tuples of before are refused
+        encode_examples([("a", 3, vals, None, np.array([0, 3], np.int64), None, None)], 1)
 
 
 def test_encode_sequence_examples_forms():

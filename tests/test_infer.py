@@ -81,3 +81,24 @@ def test_an_empty_feature_lists_field_still_makes_a_sequence_example():
     rec = tfrx.make_sequence_example({"id": 1}, {}).SerializeToString() + b"\x12\x00"
     assert tfrx.infer_features([rec]) == ({"id": tfrx.FixedLenFeature([], tfrx.int64)}, {})
     assert tfrx.infer_features([rec], kind="example") == {"id": tfrx.FixedLenFeature([], tfrx.int64)}
+
+
+def test_feature_lists_presence_follows_protobuf():
+    from tfrx.parsing.infer import _has_feature_lists
+    from tfrx.train import SequenceExample
+
+    base = tfrx.make_example({"id": 1}).SerializeToString()
+    cases = [
+        base + b"\x12\x00",  # set, empty
+        base + b"\x12\x00\x12\x00",  # set twice (messages merge)
+        base + b"\x18\x05\x12\x00",  # beside an unknown varint field
+        base + b"\x10\x01",  # field 2 as a varint: an unknown field, not feature_lists
+        base,
+        base + b"\x12\x05\x00",  # truncated
+    ]
+    for rec in cases:
+        try:
+            want = SequenceExample.FromString(rec).HasField("feature_lists")
+        except Exception:  # protobuf's DecodeError
+            want = False
+        assert _has_feature_lists(rec) == want, rec

@@ -12,12 +12,20 @@ namespace tfrx {
 namespace py {
 
 void bind_index(nb::module_& m) {
-  m.attr("GATHER_OK") = static_cast<int>(GatherStatus::kOk);
-  m.attr("GATHER_OUT_OF_RANGE") = static_cast<int>(GatherStatus::kOutOfRange);
-  m.attr("GATHER_LENGTH") = static_cast<int>(GatherStatus::kLength);
-  m.attr("GATHER_LENGTH_CRC") = static_cast<int>(GatherStatus::kLengthCrc);
-  m.attr("GATHER_DATA_CRC") = static_cast<int>(GatherStatus::kDataCrc);
-  m.attr("GATHER_IO") = static_cast<int>(GatherStatus::kIo);
+  nb::enum_<GatherStatus>(m, "GatherStatus", nb::is_arithmetic(), "What stopped a gather_records call (index.h).")
+      .value("OK", GatherStatus::kOk, "every record was copied and its framing checked")
+      .value("OUT_OF_RANGE", GatherStatus::kOutOfRange, "record `index` runs past the end of the file or buffer")
+      .value("LENGTH", GatherStatus::kLength,
+             "the length field of record `index` (`actual`) differs from the index's (`expected`)")
+      .value("LENGTH_CRC", GatherStatus::kLengthCrc, "the header of record `index` fails its length CRC")
+      .value("DATA_CRC", GatherStatus::kDataCrc, "the payload of record `index` fails its data CRC")
+      .value("IO", GatherStatus::kIo, "a read failed; `actual` is the errno");
+  nb::class_<GatherResult>(m, "GatherResult", "What gather_records did: its status and, on failure, where and why.")
+      .def_ro("status", &GatherResult::status, "OK, or why the gather stopped at request `index`")
+      .def_ro("index", &GatherResult::index, "position in the request arrays of the failing record, or -1")
+      .def_ro("expected", &GatherResult::expected, "LENGTH: the index's length; LENGTH_CRC / DATA_CRC: the stored CRC")
+      .def_ro("actual", &GatherResult::actual,
+              "LENGTH: the length field; LENGTH_CRC / DATA_CRC: the CRC of the bytes; IO: the errno");
   using GatherOut = nb::ndarray<uint8_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
   m.def(
       "gather_records",
@@ -37,15 +45,13 @@ void bind_index(nb::module_& m) {
           gather_from_buffer(view.data(), view.size(), offsets.data(), lengths.data(), out_starts.data(),
                                    count, out.data(), out.shape(0), verify, &r);
         }
-        return nb::make_tuple(static_cast<int>(r.status), r.index, r.expected, r.actual);
+        return r;
       },
       "source"_a, "offsets"_a, "lengths"_a, "out_starts"_a, "out"_a, "verify"_a = true,
       "Copies the payloads of the records whose headers are at `offsets` (with `lengths` payload\n"
       "bytes, from the index) to out[out_starts[k]:], checking each record's length field, length\n"
       "CRC and (verify) data CRC. `source` is a buffer (bytes, mmap) or a file descriptor read with\n"
-      "positioned reads, back-to-back records in one call. Returns (status, k, expected, actual):\n"
-      "a GATHER_* status and, on failure, the failing request and what was expected/found.");
-
+      "positioned reads, back-to-back records in one call. Returns a GatherResult.");
 }
 
 }  // namespace py

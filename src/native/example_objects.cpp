@@ -157,14 +157,14 @@ struct ReusedView {
 // Python objects needs the GIL either way.
 constexpr size_t kReleaseGilBytes = 64 * 1024;
 
-// Columns arrive from tfrx.example as tuples
-// (key, kind, values, offsets|None, splits, steps|None, present|None) of
-// C-contiguous buffers with the dtypes example.py guarantees.
+// Columns arrive from tfrx.codec.columnar as EncodeColumns of C-contiguous
+// buffers with the dtypes columnar.py guarantees; their lengths are checked
+// against each other by validate_columns.
 struct ColumnSet {
   std::vector<ex::Column> columns;
   std::vector<std::unique_ptr<tfrx::ByteView>> views;
 
-  const tfrx::ByteView* view(nb::handle obj) {
+  const tfrx::ByteView* view(const nb::object& obj) {
     if (obj.is_none()) return nullptr;
     views.push_back(std::make_unique<tfrx::ByteView>(obj));
     return views.back().get();
@@ -172,34 +172,31 @@ struct ColumnSet {
 
   void load(nb::handle spec) {
     for (nb::handle item : spec) {
-      if (!PyTuple_Check(item.ptr()) || PyTuple_GET_SIZE(item.ptr()) != 7)
-        throw nb::type_error("a column spec is a tuple of 7 fields");
-      nb::tuple t = nb::borrow<nb::tuple>(item);
+      EncodeColumn* col;
+      if (!nb::try_cast<EncodeColumn*>(item, col, false) || !col)
+        throw nb::type_error("encode_examples takes a sequence of EncodeColumn");
       ex::Column c;
-      Py_ssize_t key_size;
-      const char* key = PyUnicode_AsUTF8AndSize(t[0].ptr(), &key_size);
-      if (!key) throw nb::python_error();
-      c.key.assign(key, static_cast<size_t>(key_size));
-      c.kind = nb::cast<uint8_t>(t[1]);
-      const tfrx::ByteView* v = view(t[2]);
+      c.key = col->key;
+      c.kind = static_cast<uint8_t>(col->kind);
+      const tfrx::ByteView* v = view(col->values);
       if (!v) throw nb::value_error("column values missing");
       c.values = v->data();
       size_t width = c.kind == ex::kInt64 ? 8 : c.kind == ex::kFloat ? 4 : 1;
       if (v->size() % width) throw nb::value_error("column values buffer has a partial element");
       c.values_size = v->size() / width;
-      if (const tfrx::ByteView* o = view(t[3])) {
+      if (const tfrx::ByteView* o = view(col->offsets)) {
         c.offsets = reinterpret_cast<const int64_t*>(o->data());
         c.offsets_size = o->size() / 8;
       }
-      if (const tfrx::ByteView* sp = view(t[4])) {
+      if (const tfrx::ByteView* sp = view(col->splits)) {
         c.splits = reinterpret_cast<const int64_t*>(sp->data());
         c.splits_size = sp->size() / 8;
       }
-      if (const tfrx::ByteView* st = view(t[5])) {
+      if (const tfrx::ByteView* st = view(col->steps)) {
         c.steps = reinterpret_cast<const int64_t*>(st->data());
         c.steps_size = st->size() / 8;
       }
-      if (const tfrx::ByteView* pr = view(t[6])) {
+      if (const tfrx::ByteView* pr = view(col->present)) {
         c.present = pr->data();
         c.present_size = pr->size();
       }

@@ -46,11 +46,20 @@ nb::object new_array(size_t n, PyObject* dtype, void** data) {
   return nb::steal(arr);
 }
 
-Int64Array owned_int64(std::vector<int64_t>&& v) {
-  auto* heap = new std::vector<int64_t>(std::move(v));
-  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
-  return Int64Array(heap->data(), {heap->size()}, owner);
+namespace {
+
+template <typename T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> owned(std::vector<T>&& v) {
+  auto* heap = new std::vector<T>(std::move(v));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(heap->data(), {heap->size()}, owner);
 }
+
+}  // namespace
+
+Int64Array owned_int64(std::vector<int64_t>&& v) { return owned(std::move(v)); }
+
+UInt8Array owned_uint8(std::vector<uint8_t>&& v) { return owned(std::move(v)); }
 
 nb::bytes new_bytes(size_t n, uint8_t** data) {
   PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(n));

@@ -15,6 +15,7 @@ namespace py {
 namespace nb = nanobind;
 
 using Int64Array = nb::ndarray<nb::numpy, int64_t, nb::ndim<1>>;
+using UInt8Array = nb::ndarray<nb::numpy, uint8_t, nb::ndim<1>>;
 using Int64In = nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 // The dtypes new_array makes; valid once init_numpy() has run.
@@ -30,6 +31,7 @@ nb::object new_array(size_t n, PyObject* dtype, void** data);
 
 // Hands a vector's memory to NumPy; a capsule frees it with the array.
 Int64Array owned_int64(std::vector<int64_t>&& v);
+UInt8Array owned_uint8(std::vector<uint8_t>&& v);
 
 // A new bytes object of size n, filled in place before anyone else sees it.
 nb::bytes new_bytes(size_t n, uint8_t** data);

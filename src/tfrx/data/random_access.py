@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import GatherStatus
 from tfrx.errors import CorruptRecordError
 from tfrx.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
 from tfrx.io.batch import RecordBatch
@@ -320,35 +321,37 @@ class RandomAccessDataset:
     def _gather(self, f: int, idx, offsets, lengths, out_starts, data, fetched=None) -> None:
         h = self._handle(f)
         if not isinstance(h, tuple):
-            status, k, expected, actual = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
+            result = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
+            k = result.index
         else:
             fs, path = h
             blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
-            status = _native.GATHER_OK
-            for j, (b, r) in enumerate(zip(blobs, rel)):
-                status, _, expected, actual = _native.gather_records(
-                    b, np.array([r], np.int64), lengths[j : j + 1], out_starts[j : j + 1], data, self.verify
+            for k, (b, r) in enumerate(zip(blobs, rel)):
+                result = _native.gather_records(
+                    b, np.array([r], np.int64), lengths[k : k + 1], out_starts[k : k + 1], data, self.verify
                 )
-                if status != _native.GATHER_OK:
-                    k = j
+                if result.status != GatherStatus.OK:
                     break
-        if status != _native.GATHER_OK:
-            raise self._error(f, int(idx[k]), int(offsets[k]), int(lengths[k]), status, expected, actual)
+            else:
+                return
+        if result.status != GatherStatus.OK:
+            raise self._error(f, int(idx[k]), int(offsets[k]), int(lengths[k]), result)
 
-    def _error(self, f: int, i: int, offset: int, length: int, status: int, expected: int, actual: int):
+    def _error(self, f: int, i: int, offset: int, length: int, result: _native.GatherResult):
         path = self.paths[f]
         rec = i - int(self._starts[f])
         where = f"{path!r}, record {rec} at byte {offset}"
         stale = f"; the index may be stale: rebuild it with tfrx.build_index({path!r})"
-        if status == _native.GATHER_DATA_CRC:
+        status, expected, actual = result.status, result.expected, result.actual
+        if status == GatherStatus.DATA_CRC:
             msg, kind = f"data CRC mismatch in {where} (expected 0x{expected:08x}, got 0x{actual:08x})", "data_crc"
-        elif status == _native.GATHER_LENGTH_CRC:
+        elif status == GatherStatus.LENGTH_CRC:
             msg, kind = (f"length CRC mismatch in {where} (expected 0x{expected:08x}, got 0x{actual:08x})"
                          + stale), "length_crc"
-        elif status == _native.GATHER_LENGTH:
+        elif status == GatherStatus.LENGTH:
             msg, kind = f"length mismatch in {where} (index says {expected}, file says {actual})" + stale, "bogus_length"
-        elif status == _native.GATHER_IO:
-            raise OSError(int(actual), f"reading {where}: {os.strerror(int(actual))}")
+        elif status == GatherStatus.IO:
+            raise OSError(actual, f"reading {where}: {os.strerror(actual)}")
         else:
             msg, kind = f"record {rec} of {path!r} ({length} bytes at byte {offset}) runs past the end of the file" + stale, "truncated"
         return CorruptRecordError(msg, path=path, record_index=rec, offset=offset, kind=kind,

@@ -8,7 +8,8 @@ SequenceExamples give ``(context, sequence)`` specs, feature lists becoming
 ``VarLenFeature``.
 
 Records are decoded by the native Example decoder (``tfrx.decode_example``),
-the one that reads every Example in tfrx.
+the one that reads every Example in tfrx; whether a record sets feature_lists
+is read from its top-level fields (``_native.message_fields``).
 """
 
 from __future__ import annotations
@@ -39,13 +40,9 @@ def _kind_count(value: Any) -> tuple[int, int]:
 
 
 def _has_feature_lists(record: bytes) -> bool:
-    """Whether ``record`` sets SequenceExample's feature_lists (even to an empty message)."""
-    from tfrx.train import SequenceExample
-
-    try:
-        return SequenceExample.FromString(record).HasField("feature_lists")
-    except Exception:  # not a message of this shape: DecodeError from protobuf
-        return False
+    """Whether ``record`` sets SequenceExample's feature_lists (field 2, even to an empty message)."""
+    fields = _native.message_fields(record)
+    return fields.complete and bool(np.any((fields.numbers == 2) & (fields.wire_types == 2)))
 
 
 def _looks_like_sequence(records: list[bytes]) -> bool:

@@ -6,129 +6,59 @@ field 1 (Features); a SequenceExample is fields 1 (context) and 2
 Feature that holds only bytes_list (1), float_list (2) or int64_list (3).
 TensorBoard events, Waymo frames, TFDV statistics and raw text fail one of
 these rules within the first bytes.
+
+The wire walk is the native core's (``_native.classify_records``, GIL
+released, every length bounds-checked); it hands back the feature names with
+bytes >= 0x80, which are checked here against Python's Unicode database (valid
+UTF-8 and ``str.isprintable``).
 """
 
 from __future__ import annotations
 
-from typing import Iterator
+import numpy as np
+
+from tfrx import _native
+from tfrx._native import RecordKind
+from tfrx.io.batch import RecordBatch
 
 EXAMPLE = "Example"
 SEQUENCE_EXAMPLE = "SequenceExample"
 OTHER = "other"
 EMPTY = "empty"
 
-
-class _Malformed(Exception):
-    pass
-
-
-def _varint(buf, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    n = len(buf)
-    while True:
-        if pos >= n or shift > 63:
-            raise _Malformed
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
+_NAMES = {RecordKind.EMPTY: EMPTY, RecordKind.EXAMPLE: EXAMPLE, RecordKind.SEQUENCE_EXAMPLE: SEQUENCE_EXAMPLE,
+          RecordKind.OTHER: OTHER}
+_ONE_RECORD = np.zeros(1, np.int64)
 
 
-def _fields(buf) -> Iterator[tuple[int, int, object]]:
-    """(field number, wire type, value) of each field; value is a memoryview for wire type 2."""
-    pos = 0
-    n = len(buf)
-    while pos < n:
-        key, pos = _varint(buf, pos)
-        field, wire = key >> 3, key & 7
-        if field == 0:
-            raise _Malformed
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 1:
-            if pos + 8 > n:
-                raise _Malformed
-            value, pos = None, pos + 8
-        elif wire == 2:
-            length, pos = _varint(buf, pos)
-            if pos + length > n:
-                raise _Malformed
-            value, pos = buf[pos : pos + length], pos + length
-        elif wire == 5:
-            if pos + 4 > n:
-                raise _Malformed
-            value, pos = None, pos + 4
-        else:
-            raise _Malformed
-        yield field, wire, value
-
-
-def _name_ok(raw) -> bool:
+def _printable(b) -> bool:
     try:
-        name = bytes(raw).decode("utf-8")
+        return bytes(b).decode("utf-8").isprintable()
     except UnicodeDecodeError:
         return False
-    return name.isprintable()
 
 
-def _feature_ok(buf) -> bool:
-    for field, wire, value in _fields(buf):
-        if field not in (1, 2, 3) or wire != 2:
-            return False
-    return True
+def _classify(data, starts: np.ndarray, lengths: np.ndarray, top_level_only: bool) -> np.ndarray:
+    """The RecordKind (uint8) of each record data[starts[i]:starts[i]+lengths[i]]."""
+    result = _native.classify_records(data, starts, lengths, top_level_only=top_level_only)
+    kinds = result.kinds
+    if len(result.name_records):
+        buf = memoryview(data).cast("B")
+        for r, s, n in zip(result.name_records.tolist(), result.name_starts.tolist(), result.name_lengths.tolist()):
+            if kinds[r] != RecordKind.OTHER and not _printable(buf[s : s + n]):
+                kinds[r] = RecordKind.OTHER
+    return kinds
 
 
-def _feature_list_ok(buf) -> bool:
-    for field, wire, value in _fields(buf):
-        if field != 1 or wire != 2 or not _feature_ok(value):
-            return False
-    return True
-
-
-def _map_ok(buf, value_ok) -> bool:
-    """A Features or FeatureLists message: map entries {1: name, 2: value}."""
-    for field, wire, entry in _fields(buf):
-        if field != 1 or wire != 2:
-            return False
-        has_key = False
-        for f, w, v in _fields(entry):
-            if f == 1 and w == 2:
-                if not _name_ok(v):
-                    return False
-                has_key = True
-            elif f == 2 and w == 2:
-                if not value_ok(v):
-                    return False
-            else:
-                return False
-        if not has_key:
-            return False
-    return True
+def _one(record, top_level_only: bool) -> str:
+    view = memoryview(record)
+    size = np.array([view.nbytes], np.int64)
+    return _NAMES[RecordKind(int(_classify(view, _ONE_RECORD, size, top_level_only)[0]))]
 
 
 def record_kind(record) -> str:
     """``"Example"``, ``"SequenceExample"``, ``"empty"`` (zero bytes) or ``"other"``."""
-    buf = memoryview(record).cast("B") if not isinstance(record, (bytes, bytearray)) else record
-    if len(buf) == 0:
-        return EMPTY
-    try:
-        seen = set()
-        for field, wire, value in _fields(buf):
-            if wire != 2 or field not in (1, 2):
-                return OTHER
-            if field in seen:  # a repeated field is how ExampleListWithContext looks, not an Example
-                return OTHER
-            seen.add(field)
-            if field == 1 and not _map_ok(value, _feature_ok):
-                return OTHER
-            if field == 2 and not _map_ok(value, _feature_list_ok):
-                return OTHER
-    except _Malformed:
-        return OTHER
-    return SEQUENCE_EXAMPLE if 2 in seen else EXAMPLE
+    return _one(record, False)
 
 
 def top_level_kind(record) -> str:
@@ -136,19 +66,31 @@ def top_level_kind(record) -> str:
 
     A quick per-record check: fields 1 and 2, length-delimited, once each
     (field 2 makes a SequenceExample); it does not look inside the maps as
-    :func:`record_kind` does.
+    :func:`record_kind` does. Zero bytes are an (empty) Example.
     """
-    buf = memoryview(record).cast("B") if not isinstance(record, (bytes, bytearray)) else record
-    seen = 0
-    try:
-        for field, wire, _ in _fields(buf):
-            bit = 1 << field if field in (1, 2) and wire == 2 else 0
-            if not bit or seen & bit:
-                return OTHER
-            seen |= bit
-    except _Malformed:
-        return OTHER
-    return SEQUENCE_EXAMPLE if seen & 4 else EXAMPLE
+    kind = _one(record, True)
+    return EXAMPLE if kind == EMPTY else kind
+
+
+def record_kinds(records, *, top_level_only: bool = False) -> list[str]:
+    """:func:`record_kind` (or with ``top_level_only``, :func:`top_level_kind`) of each record.
+
+    ``records`` is a :class:`tfrx.RecordBatch` or a sequence of bytes-like
+    records; the whole batch is classified in one native call.
+    """
+    data: bytes | np.ndarray
+    if isinstance(records, RecordBatch):
+        data, starts, lengths = records.data, records.starts, records.lengths
+    else:
+        items = [bytes(r) if not isinstance(r, bytes) else r for r in records]
+        data = b"".join(items)
+        lengths = np.fromiter(map(len, items), np.int64, count=len(items))
+        starts = np.zeros(len(items), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+    kinds = _classify(data, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(lengths, np.int64),
+                      top_level_only)
+    names = [_NAMES[RecordKind(k)] for k in kinds.tolist()]
+    return [EXAMPLE if k == EMPTY else k for k in names] if top_level_only else names
 
 
 def describe(records) -> str:
@@ -159,22 +101,15 @@ def describe(records) -> str:
     first = bytes(records[0])
     if all(_printable(r) for r in records[:5]):
         return "plain text"
-    try:
-        fields = [(f, w) for f, w, _ in _fields(first)]
-    except _Malformed:
+    top = _native.message_fields(first)
+    if not top.complete:
         return "not protocol buffers"
+    fields = list(zip(top.numbers.tolist(), top.wire_types.tolist()))
     # file_version "brain.Event:N" (field 3) opens every event file; wall_time (field 1, a double) and step
     # (field 2) start the other events
     if b"brain.Event" in first[:64] or (fields[:1] == [(1, 1)] and (2, 0) in fields):
         return "TensorBoard Event protos (an event file)"
     return f"another protocol buffer message (top-level fields {sorted({f for f, _ in fields})})"
-
-
-def _printable(b) -> bool:
-    try:
-        return bytes(b).decode("utf-8").isprintable()
-    except UnicodeDecodeError:
-        return False
 
 
 def payload_kind(records) -> str:
@@ -184,7 +119,7 @@ def payload_kind(records) -> str:
     Examples among SequenceExamples count as SequenceExamples with no
     feature lists. Returns ``"empty"`` when there is nothing to judge.
     """
-    kinds = {record_kind(r) for r in records}
+    kinds = set(record_kinds(records))
     kinds.discard(EMPTY)
     if not kinds:
         return EMPTY

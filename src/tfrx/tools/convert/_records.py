@@ -41,7 +41,7 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_
     ``feature_lists`` field, even empty), else as an Example.
     """
     from tfrx.codec import decode_sequence_example
-    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE, describe, payload_kind, record_kind, top_level_kind
+    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE, describe, payload_kind, record_kinds
 
     samples: dict = {}
     for batch in _read_batches(paths, compression, on_error, errors, progress, desc):
@@ -50,10 +50,11 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_
             sample = [batch[i] for i in range(min(len(batch), _SAMPLE))]
             checked = samples[batch.path] = (payload_kind(sample) != OTHER, sample)
         clean, sample = checked
-        for i in range(len(batch)):
+        # A clean file's records are checked at the top level; the others' in full.
+        kinds = record_kinds(batch, top_level_only=clean)
+        for i, kind in enumerate(kinds):
             rec = batch[i]
-            kind = top_level_kind(rec)
-            if kind != OTHER and (clean or record_kind(rec) != OTHER):
+            if kind != OTHER:
                 try:
                     context, lists = decode_sequence_example(rec, keep_empty=keep_empty)
                 except TfrxError as e:
