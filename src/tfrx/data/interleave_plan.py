@@ -114,32 +114,58 @@ class InterleavePlanner:
             self._advance()
         return j, n
 
-    def plan_turns(self, limit: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """Up to ``limit`` elements as a run of turns: (slot of each turn, elements it gives), in order;
-        ``None`` at the end. Turns are planned up to the first slot that must open or end (that is
-        settled by the next call), and up to the first slot that has fewer elements available than its
-        turn takes; while no slot opens or ends, that is many rounds at once."""
-        first = self.current()
-        if first is None:
-            return None
-        slots, n, big = self.slots, len(self.slots), self.block_length
+    def _ahead(self, first) -> tuple[list[int], list[int], bool]:
+        """The open slots from the one whose turn it is, in turn order, with what each has available,
+        up to the first slot that must open or end before its turn (then True)."""
+        slots, n = self.slots, len(self.slots)
         live, avail = [self.cycle], [first.available()]
-        event = False  # a slot ahead in turn order must open or end before its turn
         for step in range(1, n):
             j = (self.cycle + step) % n
             s = slots[j]
             if s is None:
                 if self.end_of_input:
                     continue  # its turns pass
-                event = True
-                break
+                return live, avail, True
             a = s.available()
             if not a:
-                event = True
-                break
+                return live, avail, True
             live.append(j)
             avail.append(a)
+        return live, avail, False
+
+    def plan_rounds(self, limit: int) -> tuple[list[int], int] | None:
+        """For ``block_length=1``: (slots, t): the next ``t`` elements (``1 <= t <= limit``) come one per
+        turn from ``slots[0], slots[1], ...`` over and over (element ``i`` from ``slots[i % len(slots)]``);
+        ``None`` at the end. Planned as :meth:`plan_turns` plans, in plain integers."""
+        if self.block_length != 1:
+            raise ValueError("plan_rounds needs block_length=1")
+        first = self.current()
+        if first is None:
+            return None
+        live, avail, event = self._ahead(first)
         k = len(live)
+        # One pass up to a slot that opens or ends; else up to the first turn some slot has nothing for.
+        t = min(limit, k if event else min(a * k + i for i, a in enumerate(avail)))
+        self.cycle = (live[(t - 1) % k] + 1) % len(self.slots)
+        return live[: min(k, t)], t
+
+    def plan_turns(self, limit: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Up to ``limit`` elements as a run of turns: (slot of each turn, elements it gives), in order;
+        ``None`` at the end. Turns are planned up to the first slot that must open or end (that is
+        settled by the next call), and up to the first slot that has fewer elements available than its
+        turn takes; while no slot opens or ends, that is many rounds at once."""
+        big = self.block_length
+        if big == 1:
+            rounds = self.plan_rounds(limit)
+            if rounds is None:
+                return None
+            live, t = rounds
+            return np.resize(np.array(live, np.int64), t), np.ones(t, np.int64)
+        first = self.current()
+        if first is None:
+            return None
+        live, avail, event = self._ahead(first)
+        k, n = len(live), len(self.slots)
         have = np.array(avail, np.int64)
         if event:  # one pass over the slots before it
             need = np.full(k, big, np.int64)
@@ -164,7 +190,7 @@ class InterleavePlanner:
             lengths[0] = first_need
             if left and count == stop + 1:
                 lengths[stop] = left
-            order = np.array(live, np.int64)[np.arange(count) % k]
+            order = np.resize(np.array(live, np.int64), count)
         ends = np.cumsum(lengths)
         if ends[-1] > limit:  # cut the plan at ``limit`` elements: the last turn gives part
             turns = int(np.searchsorted(ends, limit)) + 1

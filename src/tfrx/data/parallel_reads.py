@@ -15,7 +15,6 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext
-from tfrx.data.buffers import RecycledBuffers
 from tfrx.data.files import FileIterator, FilesIterator, as_path
 from tfrx.data.interleave_plan import InterleavePlanner
 from tfrx.data.prefetch import PrefetchIterator
@@ -102,8 +101,8 @@ class InterleavedBatchIterator(DatasetIterator):
     its own thread in pieces of ``_PARALLEL_READ_BATCH`` records; the planner
     hands out whole runs of records per file (many rounds of turns at once
     while no file opens or ends), and a batch is copied out of the pieces in
-    one native call (``_native.gather_spans``) into a recycled buffer: no
-    Python object per record. A batch that is one run of one piece is that
+    one native call (``_native.gather_spans``): no Python object per
+    record. A batch that is one run of one piece is that
     piece's records, uncopied.
 
     Remote files (URLs) are also opened ahead: the next ``cycle_length``
@@ -127,7 +126,6 @@ class InterleavedBatchIterator(DatasetIterator):
         self._size = batch_size
         self._drop = drop_remainder
         self._done = False
-        self._buffers = RecycledBuffers()
 
     @property
     def _children(self):
@@ -173,27 +171,39 @@ class InterleavedBatchIterator(DatasetIterator):
 
     def _take(self, need: int, pieces: dict, parts: list) -> int:
         """Adds up to ``need`` records in turn order to ``parts`` (one planner step); returns how many (0: the end)."""
-        planned = self._plan.plan_turns(need)
-        if planned is None:
-            return 0
-        order, runs = planned
-        slots = self._plan.slots
-        if len(order) == 1:  # one run of one piece: its records as they lie
-            s = slots[int(order[0])]
-            t = int(runs[0])
+        plan, slots = self._plan, self._plan.slots
+        if plan.block_length == 1:  # the slots take turns, one record each: slot i's records at i::k
+            rounds = plan.plan_rounds(need)
+            if rounds is None:
+                return 0
+            turn, t = rounds
+            runs = None
+        else:
+            planned = plan.plan_turns(need)
+            if planned is None:
+                return 0
+            order, runs = planned
+            t = int(runs.sum())
+            turn = order.tolist()
+        if len(turn) == 1:  # one run of one piece: its records as they lie
+            s = slots[turn[0]]
             piece = s.piece
             ids = np.full(t, pieces.setdefault(id(piece), (len(pieces), piece))[0], np.int64)
             parts.append((ids, piece.starts[s.offset : s.offset + t], piece.lengths[s.offset : s.offset + t]))
             s.offset += t
             return t
-        owner = np.repeat(order, runs) if runs.max() > 1 else order
-        t = len(owner)
         which, starts, lengths = np.empty(t, np.int64), np.empty(t, np.int64), np.empty(t, np.int64)
-        for j in dict.fromkeys(order.tolist()):
+        k = len(turn)
+        owner = None if runs is None else np.repeat(order, runs)
+        for i, j in enumerate(turn if runs is None else dict.fromkeys(turn)):
             s = slots[j]
             piece = s.piece
-            mine = owner == j
-            c = int(np.count_nonzero(mine))
+            if owner is None:
+                mine: slice | np.ndarray = slice(i, None, k)
+                c = len(range(i, t, k))
+            else:
+                mine = owner == j
+                c = int(np.count_nonzero(mine))
             which[mine] = pieces.setdefault(id(piece), (len(pieces), piece))[0]
             starts[mine] = piece.starts[s.offset : s.offset + c]
             lengths[mine] = piece.lengths[s.offset : s.offset + c]
@@ -220,9 +230,7 @@ class InterleavedBatchIterator(DatasetIterator):
             return RecordBatch(piece.data, parts[0][1], parts[0][2])
         which, starts, lengths = (np.concatenate(a) if len(parts) > 1 else a[0] for a in zip(*parts))
         datas = [piece.data for _, piece in sorted(pieces.values(), key=lambda v: v[0])]
-        total = int(lengths.sum())
-        out = self._buffers.take(total)[:total]
-        data: np.ndarray = _native.gather_spans(datas, which, starts, lengths, out)  # type: ignore[assignment]  # the stub says object
+        data: np.ndarray = _native.gather_spans(datas, which, starts, lengths)  # type: ignore[assignment]  # the stub says object
         out_starts = np.zeros(len(lengths), np.int64)
         np.cumsum(lengths[:-1], out=out_starts[1:])
         return RecordBatch(data, out_starts, lengths)
