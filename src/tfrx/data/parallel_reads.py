@@ -28,8 +28,9 @@ __all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interle
 # each open file is read on its own thread in pieces of up to this many records (and about
 # _PARALLEL_READ_BYTES), which the consumer's side interleaves or splits: handing records over
 # one at a time between threads would cost more than reading them, and each piece handed over
-# costs a thread hand-off and a plan step (pieces of 256 records cost small-record workloads
-# a third more CPU than pieces of 4,096).
+# costs a thread hand-off and a plan step (reading two files of ~750-byte records in batches
+# of 256, unparsed, measured 0.067 s of CPU a pass with pieces of 256 records, 0.040 s with
+# 4,096, against 0.026 s for one reader over both files).
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
 
