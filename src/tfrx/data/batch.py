@@ -35,9 +35,9 @@ class BatchIterator(DatasetIterator):
     parts: stacking for elements, concatenating for pieces. The last,
     smaller batch is kept unless ``drop_remainder``.
 
-    State: the input's state before the piece being cut, the rows of it
-    already taken, the number of batches made (which size comes next) and
-    whether the input ended.
+    State: whether the input ended and the input's state (for pieces: before
+    the piece being cut, plus the rows of it already taken and the number of
+    batches made, which says which size comes next).
     """
 
     def __init__(self, parent: DatasetIterator, sizes: list[int], drop_remainder: bool, join: Callable,
@@ -98,6 +98,8 @@ class BatchIterator(DatasetIterator):
         return False
 
     def get_state(self) -> dict:
+        if self._pieces is None:  # (the format the batch-native shuffle's batches share: no piece, one size)
+            return {"done": self._done, "parent": self._parent.get_state()}
         if self._offset < self._rows:
             return {"parent": self._before, "offset": self._offset, "count": self._count, "done": self._done}
         return {"parent": self._parent.get_state(), "offset": 0, "count": self._count, "done": self._done}
@@ -105,9 +107,9 @@ class BatchIterator(DatasetIterator):
     def set_state(self, state: dict) -> None:
         self._parent.set_state(state["parent"])
         self._piece, self._offset, self._rows = None, 0, 0
-        self._count = int(state["count"])
+        self._count = int(state.get("count", 0))
         self._done = bool(state["done"])
-        if state["offset"]:
+        if state.get("offset"):
             self._before = state["parent"]
             self._piece = next(self._parent)
             self._rows = self._pieces[0](self._piece)  # type: ignore[index]  # only pieces are cut part-way

@@ -45,6 +45,7 @@ from tfrx.data.tfrecord import TFRecordDataset, reader_options
 __all__ = ["InterleaveDataset"]
 
 _SLOT_BUFFER = 16
+_NOTHING = object()  # no element taken ahead
 
 
 class _Slot:
@@ -55,21 +56,22 @@ class _Slot:
     def __init__(self, input_state, iterator: DatasetIterator) -> None:
         self.input_state = input_state  # the input's state before the element this slot's dataset came from
         self.iterator = iterator
-        self._next: list = []
+        self._next = _NOTHING
 
     def available(self) -> int:
-        if not self._next:
+        if self._next is _NOTHING:
             try:
-                self._next.append(next(self.iterator))
+                self._next = next(self.iterator)
             except StopIteration:
                 return 0
         return 1
 
     def ready(self) -> bool:
-        return bool(self._next) or self.iterator.ready()
+        return self._next is not _NOTHING or self.iterator.ready()
 
     def take(self):
-        return self._next.pop()
+        value, self._next = self._next, _NOTHING
+        return value
 
     def close(self) -> None:
         self.iterator.close()
@@ -114,10 +116,10 @@ class _InterleaveIterator(DatasetIterator):
     def __next__(self):
         if self._plan.closed:
             raise StopIteration
-        run = self._plan.next_run(1)
-        if run is None:
+        slot = self._plan.next_one()
+        if slot is None:
             raise StopIteration
-        return self._plan.slots[run[0]].take()
+        return slot.take()
 
     def get_state(self) -> dict:
         return {

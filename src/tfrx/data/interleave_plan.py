@@ -101,6 +101,19 @@ class InterleavePlanner:
             slots[self.cycle] = None
             self._advance()
 
+    def next_one(self):
+        """The slot whose turn it is, which gives its next element (counted in the turn); ``None`` at the end."""
+        slot = self.slots[self.cycle]
+        if slot is None or self._sloppy or not slot.available():  # (else the turn stays: the common case)
+            slot = self.current()
+            if slot is None:
+                return None
+        self.block += 1
+        if self.block == self.block_length:
+            self.block = 0
+            self.cycle = (self.cycle + 1) % len(self.slots)
+        return slot
+
     def next_run(self, limit: int) -> tuple[int, int] | None:
         """(slot, n): the slot whose turn it is gives its next ``n`` elements (``1 <= n <= limit``);
         ``None`` at the end. The turn state moves on as though they were taken."""
