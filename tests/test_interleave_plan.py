@@ -49,8 +49,8 @@ def _planner(inputs, cycle, block):
 
 def _per_element(inputs, cycle, block):
     plan, out = _planner(inputs, cycle, block), []
-    while (run := plan.next_run(1)) is not None:
-        out += plan.slots[run[0]].take(run[1])
+    while (slot := plan.next_one()) is not None:
+        out += slot.take(1)
     return out
 
 

@@ -9,8 +9,8 @@ turn state (the slots, the slot whose turn it is, the elements it has given
 in this turn) and hands out runs: "slot ``j`` gives its next ``n``
 elements". It is the one implementation of the order behind both forms:
 
-* per element (``Dataset.interleave``, ``interleave.py``): one run of one
-  element at a time (:meth:`InterleavePlanner.next_run`);
+* per element (``Dataset.interleave``, ``interleave.py``): one element at
+  a time (:meth:`InterleavePlanner.next_one`);
 * batch-native (``TFRecordDataset(files, num_parallel_reads=k)``,
   ``parallel_reads.py``): whole runs of records, and while no slot opens or
   ends, many rounds of turns planned at once with NumPy
@@ -113,19 +113,6 @@ class InterleavePlanner:
             self.block = 0
             self.cycle = (self.cycle + 1) % len(self.slots)
         return slot
-
-    def next_run(self, limit: int) -> tuple[int, int] | None:
-        """(slot, n): the slot whose turn it is gives its next ``n`` elements (``1 <= n <= limit``);
-        ``None`` at the end. The turn state moves on as though they were taken."""
-        slot = self.current()
-        if slot is None:
-            return None
-        j = self.cycle
-        n = min(limit, slot.available(), self.block_length - self.block)
-        self.block += n
-        if self.block == self.block_length:
-            self._advance()
-        return j, n
 
     def _ahead(self, first) -> tuple[list[int], list[int], bool]:
         """The open slots from the one whose turn it is, in turn order, with what each has available,
