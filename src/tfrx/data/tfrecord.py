@@ -82,6 +82,10 @@ class RecordBatchDataset(Dataset):
     def _describe(self) -> str:
         if self._max_bytes is not None:
             return f"record chunks of up to {self.batch_size} records / {self._max_bytes >> 20} MiB"
+        reads = self._source._parallel_reads
+        if reads > 1:
+            return (f"batch({self.batch_size}), batch-native: {reads} files at a time in runs of records "
+                    "(interleave planner), each batch gathered in one native call")
         return (f"batch({self.batch_size}), batch-native: RecordBatch es filled whole by the reader "
                 "(copied only where a batch spans two files)")
 
