@@ -58,7 +58,7 @@ class InterleavePlanner:
         self.cycle = 0  # the slot whose turn it is
         self.block = 0  # elements it has given in this turn
         self.end_of_input = False
-        self.closed = False
+        self.closed = False  # set by the owner's close: a sloppy wait for a ready slot stops
         self._open_next = open_next
         self._sloppy = sloppy
 
@@ -234,10 +234,3 @@ class InterleavePlanner:
         self.end_of_input = bool(state["end_of_input"])
         self.cycle = int(state["cycle"])
         self.block = int(state["block"])
-
-    def close(self) -> None:
-        self.closed = True
-        slots, self.slots = self.slots, [None] * len(self.slots)
-        for s in slots:
-            if s is not None:
-                s.close()
