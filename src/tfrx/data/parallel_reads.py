@@ -33,6 +33,8 @@ __all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interle
 # 4,096, against 0.026 s for one reader over both files).
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
+# Element by element, the interleaved records are gathered this many at a time and split into bytes.
+_SPLIT_BATCH = 256
 
 
 def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterator:
@@ -45,7 +47,7 @@ def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterat
 
 def interleaved_records(files: Dataset, ctx: IterContext, options: dict, cycle_length: int) -> DatasetIterator:
     """The records of ``cycle_length`` files at a time, one by one in tf.data's interleave order."""
-    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, _PARALLEL_READ_BATCH, False))
+    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, _SPLIT_BATCH, False))
 
 
 
