@@ -52,7 +52,7 @@ class BatchIterator(DatasetIterator):
         self._count = 0
         self._piece = None  # the piece being cut, its rows, the input's state before it, rows taken
         self._rows = 0
-        self._before = None
+        self._before: dict | None = None
         self._offset = 0
 
     def __next__(self):

@@ -206,8 +206,8 @@ class InterleavedBatchIterator(DatasetIterator):
                 mine: slice | np.ndarray = slice(i, None, k)
                 c = len(range(i, t, k))
             else:
-                mine = owner == j
-                c = int(np.count_nonzero(mine))
+                taken = owner == j
+                c, mine = int(np.count_nonzero(taken)), taken
             which[mine] = pieces.setdefault(id(piece), (len(pieces), piece))[0]
             starts[mine] = piece.starts[s.offset : s.offset + c]
             lengths[mine] = piece.lengths[s.offset : s.offset + c]
