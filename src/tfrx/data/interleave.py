@@ -35,7 +35,7 @@ from tfrx.data.dataset import (
     transformation,
     usable_cores,
 )
-from tfrx.data.interleave_plan import InterleavePlanner
+from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.map import call_with_element
 from tfrx.data.parallel_reads import InterleavedRecordBatchDataset
 from tfrx.data.prefetch import PrefetchIterator
@@ -140,11 +140,7 @@ class _InterleaveIterator(DatasetIterator):
             if saved is None:
                 slots.append(None)
                 continue
-            finder = self._ds._inputs[0]._iterator(self._ctx)
-            finder.set_state(saved["input"])
-            element = next(finder)
-            finder.close()
-            it = self._open(element)
+            it = self._open(input_at(self._ds._inputs[0], self._ctx, saved["input"]))
             it.set_state(saved["state"])
             slots.append(_Slot(saved["input"], it))
         self._input.set_state(state["input"])

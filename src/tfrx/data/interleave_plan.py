@@ -38,7 +38,18 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["InterleavePlanner", "InterleaveSlot"]
+__all__ = ["InterleavePlanner", "InterleaveSlot", "input_at"]
+
+
+def input_at(inputs, ctx, state):
+    """The element an iterator of the dataset ``inputs`` in ``state`` gives next: a slot's input, to
+    re-open the slot when an interleave is restored."""
+    finder = inputs._iterator(ctx)
+    try:
+        finder.set_state(state)
+        return next(finder)
+    finally:
+        finder.close()
 
 
 class InterleaveSlot(Protocol):

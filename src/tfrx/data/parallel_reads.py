@@ -16,7 +16,7 @@ import numpy as np
 from tfrx import _native
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext
 from tfrx.data.files import FileIterator, FilesIterator, as_path
-from tfrx.data.interleave_plan import InterleavePlanner
+from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.unbatch import split_records
 from tfrx.io.batch import RecordBatch
@@ -262,11 +262,7 @@ class InterleavedBatchIterator(DatasetIterator):
             if saved is None:
                 slots.append(None)
                 continue
-            finder = self._files_ds._iterator(self._ctx)
-            finder.set_state(saved["input"])
-            name = next(finder)
-            finder.close()
-            slot = self._open(name, saved["input"])
+            slot = self._open(input_at(self._files_ds, self._ctx, saved["input"]), saved["input"])
             if saved["file"] is not None:
                 slot.reader.set_state(saved["file"])
             slot.fetch()
