@@ -52,3 +52,13 @@ def test_rebatch_rejects_bad_sizes():
 
 def test_rebatch_over_a_shuffle_resumes_exactly():
     assert_resumes_exactly(lambda: Dataset.range(23).shuffle(6, seed=4).batch(5).rebatch([3, 4]).repeat(2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(0, 40), pieces=st.integers(1, 6), size=st.integers(1, 9), drop=st.booleans())
+def test_batch_and_rebatch_cut_alike(n, pieces, size, drop):
+    # One loop batches elements and cuts pieces: batching n elements equals re-cutting any batches of them.
+    batched = [b.tolist() for b in Dataset.range(n).batch(size, drop_remainder=drop)]
+    recut = [b.tolist() for b in Dataset.range(n).batch(pieces).rebatch(size, drop_remainder=drop)]
+    assert recut == batched
+    assert_resumes_exactly(lambda: Dataset.range(n).batch(pieces).rebatch([size, 2], drop_remainder=drop).map(list))

@@ -12,14 +12,18 @@ files are read at once; the order stays the deterministic one. With
 slot whose turn it is has nothing ready, the next slot that has an element
 ready takes its turn instead, so one slow file does not stall the others.
 
-State: the input's state, and per slot the input's state before its element
-was taken (to re-create the slot's dataset) plus that dataset's iterator
-state.
+The turn order is :class:`tfrx.data.interleave_plan.InterleavePlanner`'s,
+the same planner that ``TFRecordDataset(files, num_parallel_reads=k)``
+reads its files with (``parallel_reads.py``); here it hands out one element
+at a time.
+
+State: the input's state, the planner's (turn, block, end of input), and
+per slot the input's state before its element was taken (to re-create the
+slot's dataset) plus that dataset's iterator state.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from tfrx.data.dataset import (
@@ -31,21 +35,46 @@ from tfrx.data.dataset import (
     transformation,
     usable_cores,
 )
+from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.map import call_with_element
+from tfrx.data.parallel_reads import InterleavedRecordBatchDataset
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.provenance import annotate
+from tfrx.data.tfrecord import TFRecordDataset, reader_options
 
 __all__ = ["InterleaveDataset"]
 
 _SLOT_BUFFER = 16
+_NOTHING = object()  # no element taken ahead
 
 
 class _Slot:
-    __slots__ = ("input_state", "iterator")
+    """One open input of the interleave: its dataset's iterator and the element taken to see if it ended."""
+
+    __slots__ = ("input_state", "iterator", "_next")
 
     def __init__(self, input_state, iterator: DatasetIterator) -> None:
-        self.input_state = input_state
+        self.input_state = input_state  # the input's state before the element this slot's dataset came from
         self.iterator = iterator
+        self._next = _NOTHING
+
+    def available(self) -> int:
+        if self._next is _NOTHING:
+            try:
+                self._next = next(self.iterator)
+            except StopIteration:
+                return 0
+        return 1
+
+    def ready(self) -> bool:
+        return self._next is not _NOTHING or self.iterator.ready()
+
+    def take(self):
+        value, self._next = self._next, _NOTHING
+        return value
+
+    def close(self) -> None:
+        self.iterator.close()
 
 
 class _InterleaveIterator(DatasetIterator):
@@ -53,17 +82,13 @@ class _InterleaveIterator(DatasetIterator):
         self._ds = ds
         self._ctx = ctx
         self._input = ds._inputs[0]._iterator(ctx)
-        self._slots: list[_Slot | None] = [None] * ds._cycle_length
-        self._cycle = 0
-        self._block = 0
-        self._end_of_input = False
-        self._closed = False
         deterministic = ds._deterministic if ds._deterministic is not None else ctx.deterministic
-        self._sloppy = ds._parallel and deterministic is False
+        self._plan = InterleavePlanner(ds._cycle_length, ds._block_length, self._next_slot,
+                                       sloppy=ds._parallel and deterministic is False)
 
     @property
     def _children(self):
-        return (self._input, *(s.iterator for s in self._slots if s is not None))
+        return (self._input, *(s.iterator for s in self._plan.slots if s is not None))
 
     def _open(self, element) -> DatasetIterator:
         try:
@@ -80,102 +105,49 @@ class _InterleaveIterator(DatasetIterator):
             return it
         return inner._iterator(self._ctx)
 
-    def _advance_cycle(self) -> None:
-        self._block = 0
-        self._cycle = (self._cycle + 1) % len(self._slots)
+    def _next_slot(self) -> _Slot | None:
+        before = self._input.get_state()
+        try:
+            element = next(self._input)
+        except StopIteration:
+            return None
+        return _Slot(before, self._open(element))
 
     def __next__(self):
-        if self._closed:
+        if self._plan.closed:
             raise StopIteration
-        slots = self._slots
-        while not self._end_of_input or any(s is not None for s in slots):
-            slot = slots[self._cycle]
-            if slot is not None and self._sloppy and not slot.iterator.ready():
-                self._take_turn_of_a_ready_slot()
-                slot = slots[self._cycle]
-            if slot is not None:
-                try:
-                    value = next(slot.iterator)
-                except StopIteration:
-                    slot.iterator.close()
-                    slots[self._cycle] = None
-                    self._advance_cycle()
-                    continue
-                self._block += 1
-                if self._block == self._ds._block_length:
-                    self._advance_cycle()
-                return value
-            if not self._end_of_input:
-                before = self._input.get_state()
-                try:
-                    element = next(self._input)
-                except StopIteration:
-                    self._end_of_input = True
-                    continue
-                slots[self._cycle] = _Slot(before, self._open(element))
-            else:
-                self._advance_cycle()
-        raise StopIteration
-
-    def _take_turn_of_a_ready_slot(self) -> None:
-        """Sloppy order: open every empty slot, then move the turn to the first slot with an element ready."""
-        slots, n = self._slots, len(self._slots)
-        for j in range(n):
-            if slots[j] is None and not self._end_of_input:
-                before = self._input.get_state()
-                try:
-                    element = next(self._input)
-                except StopIteration:
-                    self._end_of_input = True
-                    break
-                slots[j] = _Slot(before, self._open(element))
-        pause = 0.0002
-        while not self._closed:
-            for step in range(n):
-                j = (self._cycle + step) % n
-                s = slots[j]
-                if s is not None and s.iterator.ready():
-                    if j != self._cycle:
-                        self._cycle, self._block = j, 0
-                    return
-            if not any(s is not None for s in slots):
-                return
-            time.sleep(pause)
-            pause = min(pause * 2, 0.005)
+        slot = self._plan.next_one()
+        if slot is None:
+            raise StopIteration
+        return slot.take()
 
     def get_state(self) -> dict:
         return {
             "ctx_epoch": list(self._ctx.epoch),
             "input": self._input.get_state(),
-            "end_of_input": self._end_of_input,
-            "cycle": self._cycle,
-            "block": self._block,
-            "slots": [None if s is None else {"input": s.input_state, "state": s.iterator.get_state()} for s in self._slots],
+            **self._plan.get_state(),
+            "slots": [None if s is None else {"input": s.input_state, "state": s.iterator.get_state()} for s in self._plan.slots],
         }
 
     def set_state(self, state: dict) -> None:
-        for s in self._slots:
+        plan = self._plan
+        for s in plan.slots:
             if s is not None:
-                s.iterator.close()
-        self._slots = [None] * len(self._slots)
+                s.close()
         self._ctx = self._ctx.with_epoch(state["ctx_epoch"])
-        for i, saved in enumerate(state["slots"]):
+        slots: list[_Slot | None] = []
+        for saved in state["slots"]:
             if saved is None:
+                slots.append(None)
                 continue
-            finder = self._ds._inputs[0]._iterator(self._ctx)
-            finder.set_state(saved["input"])
-            element = next(finder)
-            finder.close()
-            it = self._open(element)
+            it = self._open(input_at(self._ds._inputs[0], self._ctx, saved["input"]))
             it.set_state(saved["state"])
-            self._slots[i] = _Slot(saved["input"], it)
+            slots.append(_Slot(saved["input"], it))
         self._input.set_state(state["input"])
-        self._end_of_input = bool(state["end_of_input"])
-        self._cycle = int(state["cycle"])
-        self._block = int(state["block"])
+        plan.set_state(state, slots)
 
     def close(self) -> None:
-        self._closed = True
+        self._plan.closed = True
         super().close()
 
 
@@ -211,6 +183,21 @@ class InterleaveDataset(Dataset):
 
     def cardinality(self) -> int:
         return 0 if self._inputs[0].cardinality() == 0 else UNKNOWN_CARDINALITY
+
+    def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
+        # ``files.interleave(TFRecordDataset, ...)``: the files' records, read batch-native in the same order.
+        if self._map_func is not TFRecordDataset or self._parallel and self._deterministic is False:
+            return None
+        return InterleavedRecordBatchDataset(self._inputs[0], reader_options(), self._cycle_length, self._block_length,
+                                             batch_size, drop_remainder)
+
+    def _why_not_record_batches(self) -> str:
+        if self._map_func is not TFRecordDataset:
+            return "interleave's map_func is not TFRecordDataset itself (files.interleave(TFRecordDataset, ...) is batch-native)"
+        return "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
+
+    def _describe(self) -> str:
+        return f"interleave(cycle_length={self._cycle_length}, block_length={self._block_length})"
 
 
 @transformation

@@ -38,9 +38,24 @@ from tfrx.data.shard import ShardDataset
 from tfrx.data.sources import ListFilesDataset, expand_file_pattern
 from tfrx.options import check_on_error, normalize_compression
 
-__all__ = ["TFRecordDataset", "RecordBatchDataset"]
+__all__ = ["TFRecordDataset", "RecordBatchDataset", "reader_options"]
 
 _UNSET = object()
+
+
+def reader_options(compression_type: str | None = "auto", buffer_size: int | None = None, on_error: str = "raise",
+                   storage_options: dict | None = None) -> dict:
+    """The reader options of ``TFRecordDataset(files, compression_type, buffer_size, on_error=...)``, checked."""
+    compression = normalize_compression(compression_type, allow_auto=True, name="compression_type")
+    check_on_error(on_error)
+    options: dict = {
+        "compression": compression,
+        "buffer_size": buffer_size,
+        "on_error": on_error,
+    }
+    if storage_options:
+        options["storage_options"] = storage_options
+    return options
 
 
 class RecordBatchDataset(Dataset):
@@ -67,6 +82,10 @@ class RecordBatchDataset(Dataset):
     def _describe(self) -> str:
         if self._max_bytes is not None:
             return f"record chunks of up to {self.batch_size} records / {self._max_bytes >> 20} MiB"
+        reads = self._source._parallel_reads
+        if reads > 1:
+            return (f"batch({self.batch_size}), batch-native: {reads} files at a time in runs of records "
+                    "(interleave planner), each batch gathered in one native call")
         return (f"batch({self.batch_size}), batch-native: RecordBatch es filled whole by the reader "
                 "(copied only where a batch spans two files)")
 
@@ -116,21 +135,13 @@ class TFRecordDataset(Dataset):
             if compression_type != "auto":
                 raise TypeError("pass compression_type or compression, not both")
             compression_type = compression
-        compression = normalize_compression(compression_type, allow_auto=True, name="compression_type")
-        check_on_error(on_error)
+        self._options = reader_options(compression_type, buffer_size, on_error, storage_options)
         if isinstance(filenames, Dataset):
             self._files = filenames
         else:
             names = expand_file_pattern(filenames, storage_options=storage_options,
                                         require_all_shards=require_all_shards)
             self._files = ListFilesDataset(names, shuffle=False, seed=0)
-        self._options = {
-            "compression": compression,
-            "buffer_size": buffer_size,
-            "on_error": on_error,
-        }
-        if storage_options:
-            self._options["storage_options"] = storage_options
         self._parallel_reads = resolve_parallelism(num_parallel_reads, name="num_parallel_reads")
 
     @property
