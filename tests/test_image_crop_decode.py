@@ -303,6 +303,33 @@ def test_fused_normalisation_equals_numpy():
         timg.decode_random_crop_and_resize(data, (8, 8), std=[1, 0, 1])
 
 
+def test_large_fused_outputs_reuse_memory_only_once_released(monkeypatch):
+    # Outputs of 1 MiB and more come from recycled blocks: an output still
+    # referred to (even through a view) is never handed out again, and one
+    # released is.
+    from tfrx.data.buffers import RecycledBuffers
+    from tfrx.image import _crop_resize
+
+    monkeypatch.setattr(_crop_resize, "_outputs", RecycledBuffers(keep=2))
+    data = [_photo(seed=i) for i in range(4)]
+    size = (256, 256)  # 4 x 256 x 256 x 3 float32: 3 MiB
+    first = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size)
+    kept = first[1:3]
+    want = kept.copy()
+    del first
+    second = timg.decode_crop_and_resize(data[::-1], [0, 0, 100, 120], size, flip=True)
+    assert not np.shares_memory(kept, second)
+    np.testing.assert_array_equal(kept, want)
+    address = second.ctypes.data
+    del second
+    third = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size)
+    np.testing.assert_array_equal(third[1:3], want)
+    assert third.flags.writeable and third.flags.c_contiguous and third.dtype == np.float32
+    assert third.ctypes.data == address
+    small = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (8, 8))
+    assert small.base is None  # under the size that is worth recycling: a plain array
+
+
 def test_dct_denominator_needs_twice_the_target():
     from tfrx.image._crop_resize import _dct_denominator
 
