@@ -6,8 +6,42 @@
 
 #include "resize.h"
 
+#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
+#define TFRX_NORMALISE_AVX2 1
+#define TFRX_NORMALISE_INLINE inline __attribute__((always_inline))
+#else
+#define TFRX_NORMALISE_AVX2 0
+#define TFRX_NORMALISE_INLINE inline
+#endif
+
 namespace tfrx {
 namespace {
+
+// (x - mean) / std over rows of `samples` floats, the statistics repeated
+// along a row: IEEE subtraction and division, so every instruction set gives
+// NumPy's float32 results. The division is most of the cost; AVX2 does eight
+// at a time where the baseline build does four.
+TFRX_NORMALISE_INLINE void normalise_rows(float* out, size_t rows, size_t samples, const float* m, const float* sd) {
+  for (size_t y = 0; y < rows; ++y) {
+    float* row = out + y * samples;
+    for (size_t i = 0; i < samples; ++i) row[i] = (row[i] - m[i]) / sd[i];
+  }
+}
+
+#if TFRX_NORMALISE_AVX2
+__attribute__((target("avx2"))) void normalise_rows_avx2(float* out, size_t rows, size_t samples, const float* m,
+                                                         const float* sd) {
+  normalise_rows(out, rows, samples, m, sd);
+}
+#endif
+
+void normalise(float* out, size_t rows, size_t samples, const float* m, const float* sd) {
+#if TFRX_NORMALISE_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return normalise_rows_avx2(out, rows, samples, m, sd);
+#endif
+  normalise_rows(out, rows, samples, m, sd);
+}
 
 // tf.image.resize's bilinear source positions (half-pixel centres) in float32,
 // step for step as TensorFlow (and tfrx.image.resize) compute them.
@@ -132,10 +166,7 @@ JpegOutcome crop_resize(const CropResizeJob& job) {
       m[i] = job.mean[i % c];
       sd[i] = job.std_dev[i % c];
     }
-    for (size_t y = 0; y < job.out_h; ++y) {
-      float* row = job.out + y * samples;
-      for (size_t i = 0; i < samples; ++i) row[i] = (row[i] - m[i]) / sd[i];
-    }
+    normalise(job.out, job.out_h, samples, m.data(), sd.data());
   }
   return outcome;
 }
