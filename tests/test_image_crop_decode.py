@@ -296,8 +296,11 @@ def test_dct_scaled_crops_stay_close_to_the_full_size_decode(window):
 def test_fused_normalisation_equals_numpy():
     data = [_photo(seed=i) for i in range(3)]
     mean, std = np.float32([123.675, 116.28, 103.53]), np.float32([58.395, 57.12, 57.375])
+    for size in [(20, 24), (7, 13), (31, 150)]:  # rows of 72, 39 and 450 samples: whole vectors and remainders
+        plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size, flip=[False, True, False])
+        fused = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size, flip=[False, True, False], mean=mean, std=std)
+        np.testing.assert_array_equal(fused, (plain - mean) / std)
     plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24))
-    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=mean, std=std), (plain - mean) / std)
     np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=100.0), plain - np.float32(100))
     with pytest.raises(ValueError, match="std must be non-zero"):
         timg.decode_random_crop_and_resize(data, (8, 8), std=[1, 0, 1])

@@ -6,42 +6,8 @@
 
 #include "resize.h"
 
-#if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__))
-#define TFRX_NORMALISE_AVX2 1
-#define TFRX_NORMALISE_INLINE inline __attribute__((always_inline))
-#else
-#define TFRX_NORMALISE_AVX2 0
-#define TFRX_NORMALISE_INLINE inline
-#endif
-
 namespace tfrx {
 namespace {
-
-// (x - mean) / std over rows of `samples` floats, the statistics repeated
-// along a row: IEEE subtraction and division, so every instruction set gives
-// NumPy's float32 results. The division is most of the cost; AVX2 does eight
-// at a time where the baseline build does four.
-TFRX_NORMALISE_INLINE void normalise_rows(float* out, size_t rows, size_t samples, const float* m, const float* sd) {
-  for (size_t y = 0; y < rows; ++y) {
-    float* row = out + y * samples;
-    for (size_t i = 0; i < samples; ++i) row[i] = (row[i] - m[i]) / sd[i];
-  }
-}
-
-#if TFRX_NORMALISE_AVX2
-__attribute__((target("avx2"))) void normalise_rows_avx2(float* out, size_t rows, size_t samples, const float* m,
-                                                         const float* sd) {
-  normalise_rows(out, rows, samples, m, sd);
-}
-#endif
-
-void normalise(float* out, size_t rows, size_t samples, const float* m, const float* sd) {
-#if TFRX_NORMALISE_AVX2
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return normalise_rows_avx2(out, rows, samples, m, sd);
-#endif
-  normalise_rows(out, rows, samples, m, sd);
-}
 
 // tf.image.resize's bilinear source positions (half-pixel centres) in float32,
 // step for step as TensorFlow (and tfrx.image.resize) compute them.
@@ -154,20 +120,21 @@ JpegOutcome crop_resize(const CropResizeJob& job) {
     });
     if (outcome.status != JpegStatus::kOk) return outcome;
   }
-  resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
-                           job.out, job.out_h, job.out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
-                           plan.left.data(), plan.right.data(), plan.lx.data());
+  // The statistics repeated along a row, so that the normalisation runs over plain arrays (vectorised).
+  std::vector<float> m, sd;
   if (job.mean != nullptr) {
-    // (x - mean) / std per channel in float32, as NumPy computes it, while the image is in cache; the
-    // statistics repeated along a row so that the loop runs over plain arrays (vectorised).
     const size_t samples = job.out_w * c;
-    std::vector<float> m(samples), sd(samples);
+    m.resize(samples);
+    sd.resize(samples);
     for (size_t i = 0; i < samples; ++i) {
       m[i] = job.mean[i % c];
       sd[i] = job.std_dev[i % c];
     }
-    normalise(job.out, job.out_h, samples, m.data(), sd.data());
   }
+  resize_bilinear<uint8_t>(window.data(), 1, static_cast<size_t>(plan.rows), static_cast<size_t>(plan.cols), c,
+                           job.out, job.out_h, job.out_w, plan.rows_lo.data(), plan.rows_hi.data(), plan.ly.data(),
+                           plan.left.data(), plan.right.data(), plan.lx.data(), job.mean != nullptr ? m.data() : nullptr,
+                           job.mean != nullptr ? sd.data() : nullptr);
   return outcome;
 }
 
