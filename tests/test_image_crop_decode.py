@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -231,6 +232,65 @@ def test_sample_distorted_bounding_box_seeds_and_errors():
         timg.sample_distorted_bounding_box([10, 10, 3], [[[0, 0, 1.5, 1]]])
     with pytest.raises(ValueError, match="image_size"):
         timg.sample_distorted_bounding_box([10, 10], use_image_if_no_bounding_boxes=True)
+
+
+def _float32_crop(width, height, min_frac, max_frac, aspect, rng):
+    """GenerateRandomCrop in NumPy float32 scalars, step for step as TensorFlow's C++ (the sampler's oracle)."""
+    f = np.float32
+    min_area, max_area = f(min_frac) * f(width) * f(height), f(max_frac) * f(width) * f(height)
+    crop_h = int(round(float(np.sqrt(min_area / aspect, dtype=f))))
+    max_h = int(round(float(np.sqrt(max_area / aspect, dtype=f))))
+    if int(round(float(f(max_h) * aspect))) > width:
+        max_h = int((width + 0.5 - float(f(0.0000001))) / float(aspect))
+        max_h -= int(round(float(f(max_h) * aspect))) > width
+    max_h = min(max_h, height)
+    crop_h = min(crop_h, max_h)
+    if crop_h < max_h:
+        crop_h += int(rng.integers(0, max_h - crop_h + 1))
+    area = lambda: (int(round(float(f(crop_h) * aspect))), f(int(round(float(f(crop_h) * aspect))) * crop_h))  # noqa: E731
+    crop_w, a = area()
+    if a < min_area:
+        crop_h += 1
+        crop_w, a = area()
+    if a > max_area:
+        crop_h -= 1
+        crop_w, a = area()
+    if a < min_area or a > max_area or crop_w > width or crop_h > height or crop_w <= 0 or crop_h <= 0:
+        return None
+    y = int(rng.integers(0, height - crop_h)) if crop_h < height else 0
+    x = int(rng.integers(0, width - crop_w)) if crop_w < width else 0
+    return (y, x, crop_h, crop_w)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-(2.0**60), max_value=2.0**60),
+       st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=2.0**-60, max_value=2.0**60))
+def test_float32_rounding_of_double_results_equals_float32_arithmetic(a, b):
+    from tfrx.image._boxes import _f32
+
+    x, y = np.float32(a), np.float32(b)
+    assert _f32(a * b) == float(x * y)
+    assert _f32(a / b) == float(x / y)
+    assert _f32(a + b) == float(x + y) and _f32(a - b) == float(x - y)
+    assert _f32(math.sqrt(b)) == float(np.sqrt(y, dtype=np.float32))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(1, 5000), st.integers(1, 5000), st.floats(0.001, 1.0), st.floats(0.0, 1.0),
+    st.floats(0.0625, 4.0, width=32), st.integers(0, 2**32),
+)
+def test_sampler_float32_steps_equal_numpy_float32(height, width, min_frac, more, aspect, seed):
+    # The sampler follows TensorFlow's float32 arithmetic with Python floats rounded to float32 at each step.
+    from tfrx.image._boxes import _random_crop
+
+    max_frac = min_frac + (1.0 - min_frac) * more
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        got = _random_crop(width, height, min_frac, max_frac, float(np.float32(aspect)), ours)
+        want = _float32_crop(width, height, min_frac, max_frac, np.float32(aspect), theirs)
+        assert (None if got is None else tuple(got)) == want
+    assert ours.random() == theirs.random()  # the same draws were taken
 
 
 @pytest.mark.parametrize("shape, area, aspect", [((375, 500), (0.05, 1.0), (0.75, 1.33)), ((100, 60), (0.3, 0.6), (0.5, 2.0))])
