@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -233,6 +234,65 @@ def test_sample_distorted_bounding_box_seeds_and_errors():
         timg.sample_distorted_bounding_box([10, 10], use_image_if_no_bounding_boxes=True)
 
 
+def _float32_crop(width, height, min_frac, max_frac, aspect, rng):
+    """GenerateRandomCrop in NumPy float32 scalars, step for step as TensorFlow's C++ (the sampler's oracle)."""
+    f = np.float32
+    min_area, max_area = f(min_frac) * f(width) * f(height), f(max_frac) * f(width) * f(height)
+    crop_h = int(round(float(np.sqrt(min_area / aspect, dtype=f))))
+    max_h = int(round(float(np.sqrt(max_area / aspect, dtype=f))))
+    if int(round(float(f(max_h) * aspect))) > width:
+        max_h = int((width + 0.5 - float(f(0.0000001))) / float(aspect))
+        max_h -= int(round(float(f(max_h) * aspect))) > width
+    max_h = min(max_h, height)
+    crop_h = min(crop_h, max_h)
+    if crop_h < max_h:
+        crop_h += int(rng.integers(0, max_h - crop_h + 1))
+    area = lambda: (int(round(float(f(crop_h) * aspect))), f(int(round(float(f(crop_h) * aspect))) * crop_h))  # noqa: E731
+    crop_w, a = area()
+    if a < min_area:
+        crop_h += 1
+        crop_w, a = area()
+    if a > max_area:
+        crop_h -= 1
+        crop_w, a = area()
+    if a < min_area or a > max_area or crop_w > width or crop_h > height or crop_w <= 0 or crop_h <= 0:
+        return None
+    y = int(rng.integers(0, height - crop_h)) if crop_h < height else 0
+    x = int(rng.integers(0, width - crop_w)) if crop_w < width else 0
+    return (y, x, crop_h, crop_w)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-(2.0**60), max_value=2.0**60),
+       st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=2.0**-60, max_value=2.0**60))
+def test_float32_rounding_of_double_results_equals_float32_arithmetic(a, b):
+    from tfrx.image._boxes import _f32
+
+    x, y = np.float32(a), np.float32(b)
+    assert _f32(a * b) == float(x * y)
+    assert _f32(a / b) == float(x / y)
+    assert _f32(a + b) == float(x + y) and _f32(a - b) == float(x - y)
+    assert _f32(math.sqrt(b)) == float(np.sqrt(y, dtype=np.float32))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(1, 5000), st.integers(1, 5000), st.floats(0.001, 1.0), st.floats(0.0, 1.0),
+    st.floats(0.0625, 4.0, width=32), st.integers(0, 2**32),
+)
+def test_sampler_float32_steps_equal_numpy_float32(height, width, min_frac, more, aspect, seed):
+    # The sampler follows TensorFlow's float32 arithmetic with Python floats rounded to float32 at each step.
+    from tfrx.image._boxes import _random_crop
+
+    max_frac = min_frac + (1.0 - min_frac) * more
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    for _ in range(3):
+        got = _random_crop(width, height, min_frac, max_frac, float(np.float32(aspect)), ours)
+        want = _float32_crop(width, height, min_frac, max_frac, np.float32(aspect), theirs)
+        assert (None if got is None else tuple(got)) == want
+    assert ours.random() == theirs.random()  # the same draws were taken
+
+
 @pytest.mark.parametrize("shape, area, aspect", [((375, 500), (0.05, 1.0), (0.75, 1.33)), ((100, 60), (0.3, 0.6), (0.5, 2.0))])
 def test_sampled_box_distribution_matches_tensorflow(tf, shape, area, aspect):
     """Same algorithm, other random streams: the crops' heights, widths and offsets agree in distribution."""
@@ -296,11 +356,41 @@ def test_dct_scaled_crops_stay_close_to_the_full_size_decode(window):
 def test_fused_normalisation_equals_numpy():
     data = [_photo(seed=i) for i in range(3)]
     mean, std = np.float32([123.675, 116.28, 103.53]), np.float32([58.395, 57.12, 57.375])
+    for size in [(20, 24), (7, 13), (31, 150)]:  # rows of 72, 39 and 450 samples: whole vectors and remainders
+        plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size, flip=[False, True, False])
+        fused = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size, flip=[False, True, False], mean=mean, std=std)
+        np.testing.assert_array_equal(fused, (plain - mean) / std)
     plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24))
-    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=mean, std=std), (plain - mean) / std)
     np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=100.0), plain - np.float32(100))
     with pytest.raises(ValueError, match="std must be non-zero"):
         timg.decode_random_crop_and_resize(data, (8, 8), std=[1, 0, 1])
+
+
+def test_large_fused_outputs_reuse_memory_only_once_released(monkeypatch):
+    # Outputs of 1 MiB and more come from recycled blocks: an output still
+    # referred to (even through a view) is never handed out again, and one
+    # released is.
+    from tfrx.data.buffers import RecycledBuffers
+    from tfrx.image import _crop_resize
+
+    monkeypatch.setattr(_crop_resize, "_outputs", RecycledBuffers(keep=2))
+    data = [_photo(seed=i) for i in range(4)]
+    size = (256, 256)  # 4 x 256 x 256 x 3 float32: 3 MiB
+    first = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size)
+    kept = first[1:3]
+    want = kept.copy()
+    del first
+    second = timg.decode_crop_and_resize(data[::-1], [0, 0, 100, 120], size, flip=True)
+    assert not np.shares_memory(kept, second)
+    np.testing.assert_array_equal(kept, want)
+    address = second.ctypes.data
+    del second
+    third = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size)
+    np.testing.assert_array_equal(third[1:3], want)
+    assert third.flags.writeable and third.flags.c_contiguous and third.dtype == np.float32
+    assert third.ctypes.data == address
+    small = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (8, 8))
+    assert small.base is None  # under the size that is worth recycling: a plain array
 
 
 def test_dct_denominator_needs_twice_the_target():

@@ -15,6 +15,7 @@ entropy.
 from __future__ import annotations
 
 import math
+import struct
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -35,38 +36,56 @@ class Box(NamedTuple):
     width: int
 
 
-def _lrintf(value: np.float32) -> int:
+_FLOAT32 = struct.Struct("f")
+
+
+def _f32(value: float) -> float:
+    """``value`` rounded to the nearest float32 (ties to even), as a Python float.
+
+    One float32 operation on float32 operands equals the double-precision
+    result rounded once to float32 (a double holds more than twice float32's
+    significand, so +, -, *, / and sqrt round correctly this way), which lets
+    the sampler below follow TensorFlow's float32 arithmetic with Python
+    floats: several times cheaper per draw than NumPy scalars.
+    """
+    return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+
+
+def _lrintf(value: float) -> int:
     # C's lrintf under the default rounding mode: to nearest, ties to even (as Python's round).
-    return int(round(float(value)))
+    return int(round(value))
 
 
-def _random_crop(width: int, height: int, min_area_frac: float, max_area_frac: float, aspect: np.float32, rng: np.random.Generator) -> Box | None:
-    """TensorFlow's GenerateRandomCrop: a crop of the drawn aspect ratio within the area bounds, or None."""
+def _random_crop(width: int, height: int, min_area_frac: float, max_area_frac: float, aspect: float, rng: np.random.Generator) -> Box | None:
+    """TensorFlow's GenerateRandomCrop: a crop of the drawn aspect ratio within the area bounds, or None.
+
+    ``aspect`` is a float32 value; every step rounds to float32 where TensorFlow computes in float32.
+    """
     if max_area_frac <= 0 or aspect <= 0 or width <= 0 or height <= 0 or min_area_frac > max_area_frac:
         return None
-    min_area = _F(min_area_frac) * _F(width) * _F(height)
-    max_area = _F(max_area_frac) * _F(width) * _F(height)
-    crop_h = _lrintf(np.sqrt(min_area / aspect, dtype=_F))
-    max_h = _lrintf(np.sqrt(max_area / aspect, dtype=_F))
-    if _lrintf(_F(max_h) * aspect) > width:
+    min_area = _f32(_f32(_f32(min_area_frac) * width) * height)
+    max_area = _f32(_f32(_f32(max_area_frac) * width) * height)
+    crop_h = _lrintf(_f32(math.sqrt(_f32(min_area / aspect))))
+    max_h = _lrintf(_f32(math.sqrt(_f32(max_area / aspect))))
+    if _lrintf(_f32(_f32(max_h) * aspect)) > width:
         # The largest height with round(height * aspect) <= width.
-        max_h = int((width + 0.5 - float(_F(0.0000001))) / float(aspect))
-        if _lrintf(_F(max_h) * aspect) > width:
+        max_h = int((width + 0.5 - _f32(0.0000001)) / aspect)
+        if _lrintf(_f32(_f32(max_h) * aspect)) > width:
             max_h -= 1
     max_h = min(max_h, height)
     crop_h = min(crop_h, max_h)
     if crop_h < max_h:
         crop_h += int(rng.integers(0, max_h - crop_h + 1))
-    crop_w = _lrintf(_F(crop_h) * aspect)
-    area = _F(crop_w * crop_h)
+    crop_w = _lrintf(_f32(_f32(crop_h) * aspect))
+    area = _f32(crop_w * crop_h)
     if area < min_area:  # rounding left the area just outside the bounds: try one row more, then one less
         crop_h += 1
-        crop_w = _lrintf(_F(crop_h) * aspect)
-        area = _F(crop_w * crop_h)
+        crop_w = _lrintf(_f32(_f32(crop_h) * aspect))
+        area = _f32(crop_w * crop_h)
     if area > max_area:
         crop_h -= 1
-        crop_w = _lrintf(_F(crop_h) * aspect)
-        area = _F(crop_w * crop_h)
+        crop_w = _lrintf(_f32(_f32(crop_h) * aspect))
+        area = _f32(crop_w * crop_h)
     if area < min_area or area > max_area or crop_w > width or crop_h > height or crop_w <= 0 or crop_h <= 0:
         return None
     y = int(rng.integers(0, height - crop_h)) if crop_h < height else 0
@@ -78,14 +97,15 @@ def _covers(crop: Box, boxes: list[Box], min_object_covered: float) -> bool:
     """TensorFlow's SatisfiesOverlapConstraints: the crop holds pixels and enough of one box."""
     if crop.height * crop.width < 1:
         return False
+    threshold = _f32(min_object_covered)
     for box in boxes:
-        area = _F(box.height * box.width)
+        area = _f32(box.height * box.width)
         if area < 1:
             continue
         ih = min(crop.y + crop.height, box.y + box.height) - max(crop.y, box.y)
         iw = min(crop.x + crop.width, box.x + box.width) - max(crop.x, box.x)
-        inter = _F(ih * iw) if ih >= 0 and iw >= 0 else _F(0)
-        if inter / area >= _F(min_object_covered):
+        inter = _f32(ih * iw) if ih >= 0 and iw >= 0 else 0.0
+        if _f32(inter / area) >= threshold:
             return True
     return False
 
@@ -130,9 +150,10 @@ def _sample_box(
 ) -> Box:
     if not boxes:
         boxes = [Box(0, 0, height, width)]
-    lo, span = _F(aspect[0]), _F(aspect[1]) - _F(aspect[0])
+    lo = _f32(aspect[0])
+    span = _f32(_f32(aspect[1]) - lo)
     for _ in range(max_attempts):
-        ratio = rng.random(dtype=np.float32) * span + lo
+        ratio = _f32(_f32(float(rng.random(dtype=np.float32)) * span) + lo)
         crop = _random_crop(width, height, area[0], area[1], ratio, rng)
         if crop is not None and _covers(crop, boxes, min_object_covered):
             return crop

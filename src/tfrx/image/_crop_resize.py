@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx.data.buffers import RecycledBuffers
 from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
 from tfrx.image._common import _as_bytes, _is_single, _map, _with_index
 from tfrx.options import resolve_parallelism
@@ -32,6 +33,23 @@ from tfrx.image._partial import jpeg_header, partial_jpeg_backend, raise_for_sta
 from tfrx.image._random import _rng
 
 __all__ = ["decode_crop_and_resize", "decode_random_crop_and_resize"]
+
+
+# Batches of float32 crops are large (64 x 224 x 224 x 3 is 38.5 MB, above the
+# largest mmap threshold glibc allows): a fresh array is a fresh mapping whose
+# pages the kernel zeroes on first touch, for every batch. Outputs of at least
+# _RECYCLE_BYTES come from blocks reused once nothing refers to an earlier
+# output any more (two kept waiting at most).
+_RECYCLE_BYTES = 1 << 20
+_outputs = RecycledBuffers(keep=2)
+
+
+def _output(n: int, out_h: int, out_w: int, channels: int) -> np.ndarray:
+    shape = (n, out_h, out_w, channels)
+    nbytes = 4 * n * out_h * out_w * channels
+    if nbytes < _RECYCLE_BYTES:
+        return np.empty(shape, np.float32)
+    return _outputs.take(nbytes)[:nbytes].view(np.float32).reshape(shape)
 
 
 def _dct_denominator(height: int, width: int, out_h: int, out_w: int, dct_scaling: bool) -> int:
@@ -168,7 +186,7 @@ def decode_crop_and_resize(
         if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > header.height or x + w > header.width:
             raise ValueError(f"{what}: crop window {[y, x, h, w]} is not inside the image of size [{header.height}, {header.width}]")
         boxes.append(Box(y, x, h, w))
-    out = np.empty((len(items), out_h, out_w, channels), np.float32)
+    out = _output(len(items), out_h, out_w, channels)
     _run(items, boxes, headers, flips, out, channels, dct_scaling, _stats(mean, std, channels, what), num_parallel_calls, what)
     return out[0] if single else out
 
@@ -219,7 +237,7 @@ def decode_random_crop_and_resize(
         boxes.append(_sample_box(header.height, header.width, pixel_boxes, float(min_object_covered), area, aspect, int(max_attempts), rng))
         flips.append(bool(random_flip) and bool(rng.random() < 0.5))
         headers.append(header)
-    out = np.empty((len(items), out_h, out_w, channels), np.float32)
+    out = _output(len(items), out_h, out_w, channels)
     _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_parallel_calls, what)
     return out[0] if single else out
 
