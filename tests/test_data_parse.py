@@ -8,6 +8,7 @@ import tfrx.data.parallel_reads as parallel_reads
 from data_helpers import to_py, write_fake_files
 from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
+from tfrx.io.batch import ScatteredRecordBatch
 
 
 class RecordingParser:
@@ -58,7 +59,7 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypa
         fast = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop).parse(parser)
         slow = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop)
         assert _raw_batches(fast, epoch) == _raw_batches(slow, epoch)
-        assert set(parser.inputs) == {tfrx.RecordBatch}
+        assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
 
 
 def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypatch):
@@ -92,7 +93,7 @@ def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(fi
         fast = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5).parse(parser)
         slow = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5)
         assert _raw_batches(fast, epoch) == _raw_batches(slow, epoch)
-        assert set(parser.inputs) == {tfrx.RecordBatch}
+        assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
     parser = RecordingParser()
     fast = TFRecordDataset(files, num_parallel_reads=parallel).batch(5).parse(parser)
     assert _raw_batches(fast) == _raw_batches(TFRecordDataset(files, num_parallel_reads=parallel).batch(5))
@@ -156,7 +157,7 @@ def test_shuffle_batch_parse_over_real_files_matches_shuffle(tmp_path):
     fast = TFRecordDataset(paths).shuffle(200, seed=5).batch(64).parse(parser)
     slow = TFRecordDataset(paths).shuffle(200, seed=5).batch(64)
     assert _raw_batches(fast) == _raw_batches(slow)
-    assert set(parser.inputs) == {tfrx.RecordBatch}
+    assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
 
 
 def _example_files(tmp_path, counts):

@@ -66,6 +66,12 @@ class ParserObject {
   // Records as a sequence of bytes-like objects (no copies of them).
   ParseResult parse_list(nb::handle records, int threads, bool views);
 
+  // Records in several buffers: record i is datas[which[i]][starts[i] : starts[i] + lengths[i]]
+  // (a shuffled batch read where the shuffle buffer keeps its records, without gathering them).
+  ParseResult parse_spans(nb::list datas, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> which,
+                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
+                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
+
  private:
   using Span = tfrx::parse::Span;
   // Where the records live: one buffer (parse_buffer) or none (parse_list).

@@ -9,20 +9,22 @@ iterator (or an exception upstream) stops it, and an exception raised
 upstream is re-raised to the consumer. ``tfrx.AUTOTUNE`` uses
 ``max(2, usable cores)``.
 
-The thread also frees what it made: it keeps a reference to each NumPy
-object array (the ``bytes`` columns of parsed batches) in the elements it
-hands over and drops it once the consumer has dropped its own, so those
-objects are deallocated on the thread (and usually the core) that allocated
-them. A parsed Criteo-like batch holds 26 ``bytes`` objects per record;
-freeing them on the other core cost more than a third of the pipeline's CPU
-time (docs/benchmarks.md). At most ``2 * buffer_size + 64`` elements' arrays
-are kept: an array the consumer holds longer is left to it.
+The thread also frees what it made: each NumPy object array (the ``bytes``
+columns of parsed batches) in an element reaches the consumer as a view of
+it; the thread keeps the array itself and a weak reference to the view, and
+drops the array once the view is gone, so those objects are deallocated on
+the thread (and usually the core) that allocated them. A parsed Criteo-like
+batch holds 26 ``bytes`` objects per record; freeing them on the other core
+cost more than a third of the pipeline's CPU time (docs/benchmarks.md). No
+reference count is read: this holds on free-threaded builds too. At most
+``2 * buffer_size + 64`` elements' arrays are kept: an array the consumer
+holds longer (or a view of it made by the consumer) is left to it.
 """
 
 from __future__ import annotations
 
+import copy
 import queue
-import sys
 import threading
 import time
 import weakref
@@ -56,36 +58,38 @@ def _acquire(slots: threading.Semaphore, stop: threading.Event) -> bool:
     return False
 
 
-# With the GIL, a reference count read here is exact; without it (free-threaded builds) it is not.
-_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
-
-
-def _object_arrays(value, out: list, depth: int = 0) -> None:
-    """The NumPy object arrays in an element (through dicts, tuples, lists and ``.values`` of sparse/ragged arrays)."""
+def _handed_over(value, held: list, depth: int = 0):
+    """``value`` with each NumPy object array in it (through dicts, tuples, lists and the ``.values`` of sparse /
+    ragged arrays) replaced by a view of it; each array goes to ``held`` with a weak reference to its view."""
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            out.append(value)
-    elif isinstance(value, dict):
-        if depth < 4:
-            for v in value.values():
-                _object_arrays(v, out, depth + 1)
-    elif isinstance(value, (tuple, list)):
-        if depth < 4 and len(value) <= 64:
-            for v in value:
-                _object_arrays(v, out, depth + 1)
-    elif isinstance(value, (SparseArray, RaggedArray)) and depth < 4:
-        _object_arrays(value.values, out, depth + 1)
+        if value.dtype != object:
+            return value
+        view = value.view()
+        held.append((value, weakref.ref(view)))
+        return view
+    if depth >= 4:
+        return value
+    kind = type(value)
+    if kind is dict:
+        return {k: _handed_over(v, held, depth + 1) for k, v in value.items()}
+    if kind is tuple or kind is list:
+        return kind(_handed_over(v, held, depth + 1) for v in value) if len(value) <= 64 else value
+    if kind is SparseArray or kind is RaggedArray:
+        values = _handed_over(value.values, held, depth + 1)
+        if values is not value.values:
+            value = copy.copy(value)
+            value.values = values
+    return value
 
 
 def _free_returned(held: deque, cap: int) -> None:
-    """Drops the held arrays that nothing else refers to any more (deallocating them on this thread)."""
+    """Drops the held arrays whose views the consumer no longer has (deallocating them on this thread)."""
     for _ in range(len(held)):
         arrays = held.popleft()
-        keep = [a for a in arrays if sys.getrefcount(a) > 3]  # else only ``arrays``, ``a`` and the argument
-        del arrays
+        keep = [pair for pair in arrays if pair[1]() is not None]
         if keep:
             held.append(keep)
-        del keep
+        del arrays, keep
     while len(held) > cap:
         held.popleft()  # held by the consumer for longer: its own reference frees them
 
@@ -99,7 +103,7 @@ def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slo
     cap = 2 * buffer_size + _MAX_CHUNK
     try:
         while not stop.is_set():
-            if _GIL and held:
+            if held:
                 _free_returned(held, cap)
             if not slots.acquire(blocking=False):
                 if chunk:  # the consumer needs these before it can free a slot
@@ -115,14 +119,11 @@ def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slo
                     q.put(("values", chunk))
                 q.put(("end", None))
                 return
-            chunk.append((value, parent.get_state()))
-            if _GIL:
-                arrays: list = []
-                _object_arrays(value, arrays)
-                if arrays:
-                    held.append(arrays)
-                del arrays
-            del value
+            arrays: list = []
+            chunk.append((_handed_over(value, arrays), parent.get_state()))
+            if arrays:
+                held.append(arrays)
+            del arrays, value
             if len(chunk) >= _MAX_CHUNK or clock() - started >= _MAX_DELAY_S:
                 q.put(("values", chunk))
                 chunk = []

@@ -33,17 +33,17 @@ from collections.abc import Callable
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import DrawStatus
 from tfrx.data.batch import BatchDataset, batch_cardinality
 from tfrx.data.buffers import RecycledBuffers
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.shard import ShardDataset
-from tfrx.io.batch import RecordBatch
+from tfrx.io.batch import RecordBatch, ScatteredRecordBatch
 
 __all__ = ["ShuffleDataset", "ShuffleDraws", "ShuffledRecordBatchDataset"]
 
 _DRAWS_PER_BLOCK = 1024
-_NEED_INPUT, _NEED_DRAWS, _EMPTY = 1, 2, 3  # shuffle_draws' statuses
 
 
 class ShuffleDraws:
@@ -81,21 +81,23 @@ class ShuffleDraws:
         if lack > 0 and not self.exhausted and self._error is None:  # (what the first native call would ask for)
             self._read(read, lack)
         while True:
-            status, k, self.fill, self._upos, self.next_id = _native.shuffle_draws(
+            result = _native.shuffle_draws(
                 self.buffer, self.fill, self._uniform, self._upos, self.next_id, self.read_end,
                 self.exhausted, out[n:] if n else out, count - n,
             )
-            n += k
-            if n >= count or status == _EMPTY:
+            self.fill, self._upos, self.next_id = result.fill, result.upos, result.next_id
+            n += result.written
+            status = result.status
+            if n >= count or status == DrawStatus.EXHAUSTED:
                 return out[:n]
-            if status == _NEED_INPUT:
+            if status == DrawStatus.NEED_RECORDS:
                 if self._error is not None:
                     if n:
                         return out[:n]
                     error, self._error = self._error, None
                     raise error
                 self._read(read, self.size - self.fill)
-            elif status == _NEED_DRAWS:
+            elif status == DrawStatus.NEED_UNIFORMS:
                 self._uniform, self._upos = self._rng.random(_DRAWS_PER_BLOCK), 0
 
     def _read(self, read: Callable[[int], bool], n: int) -> None:
@@ -316,21 +318,25 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._produced += len(ids)
         return ids
 
-    def _gather(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The records of ``rows`` (storage, start, length) end to end, in ``out`` or a new array."""
-        first = int(rows[0].min())
-        which = rows[0] - first
-        used = np.bincount(which).tolist()
-        storages = self._storages
-        datas = [storages[s][0] if k else _EMPTY_DATA for s, k in enumerate(used, first)]
-        gathered: np.ndarray = _native.gather_spans(datas, which, rows[1], rows[2], out)  # type: ignore[assignment]  # the stub says object
-        return gathered
-
-    def _release(self, rows: np.ndarray) -> None:
-        """The records of ``rows`` left the buffer: storages whose last record left are dropped."""
+    def _buffers(self, rows: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+        """The storages the records of ``rows`` (storage, start, length) lie in, each record's index in that
+        list, and how many records come from each (storages between them that none comes from stand in empty)."""
         first = int(rows[0].min())
         which = rows[0] - first
         counts = np.bincount(which)
+        storages = self._storages
+        buffers = [storages[s][0] if k else _EMPTY_DATA for s, k in enumerate(counts.tolist(), first)]
+        return buffers, which, counts
+
+    def _gather(self, rows: np.ndarray) -> np.ndarray:
+        """The records of ``rows`` (storage, start, length) end to end, in a new array."""
+        buffers, which, _ = self._buffers(rows)
+        gathered: np.ndarray = _native.gather_spans(buffers, which, rows[1], rows[2], None)  # type: ignore[assignment]  # the stub says object
+        return gathered
+
+    def _release(self, rows: np.ndarray, which: np.ndarray, counts: np.ndarray) -> None:
+        """The records of ``rows`` left the buffer: storages whose last record left are dropped."""
+        first = int(rows[0, 0]) - int(which[0])
         nbytes = np.bincount(which, weights=rows[2])
         self._live -= int(rows[2].sum())
         storages = self._storages
@@ -383,13 +389,10 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         if not len(ids) or (self._drop and len(ids) < self._batch_size):
             raise StopIteration
         rows = self._meta[:, ids - self._meta_base]
-        total = int(rows[2].sum())
-        data = self._gather(rows, self._outputs.take(total))[:total]
-        self._release(rows)
-        lengths = rows[2]
-        starts = np.zeros(len(ids), np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        return RecordBatch(data, starts, lengths)
+        buffers, which, counts = self._buffers(rows)
+        batch = ScatteredRecordBatch(buffers, which, rows[1], rows[2], gather_into=self._outputs.take)
+        self._release(rows, which, counts)
+        return batch
 
     def get_state(self) -> dict:
         shuffle = {"seed": self._seed, "epoch": list(self._epoch), "start": self._start, "produced": self._produced}
@@ -408,7 +411,9 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
             ids = self._draw(min(produced - self._produced, 1 << 16))
             if not len(ids):
                 break
-            self._release(self._meta[:, ids - self._meta_base])
+            rows = self._meta[:, ids - self._meta_base]
+            _, which, counts = self._buffers(rows)
+            self._release(rows, which, counts)
         self._done = bool(state["done"])
 
 

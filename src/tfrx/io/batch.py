@@ -8,12 +8,12 @@ Python ``bytes`` object per record.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RecordBatch"]
+__all__ = ["RecordBatch", "ScatteredRecordBatch"]
 
 
 class RecordBatch(Sequence):
@@ -136,3 +136,51 @@ class RecordBatch(Sequence):
     def __repr__(self) -> str:
         where = f", path={self.path!r}" if self.path else ""
         return f"RecordBatch({len(self)} records, {self.nbytes} bytes{where})"
+
+
+class ScatteredRecordBatch(RecordBatch):
+    """A :class:`RecordBatch` whose records still lie in several buffers.
+
+    Record i is ``buffers[which[i]][spans[i] : spans[i] + lengths[i]]``. The
+    native parser reads the records where they are (one copy fewer than
+    gathering them first); everything else sees an ordinary ``RecordBatch``:
+    ``data`` gathers the records end to end on first use (into a buffer from
+    ``gather_into(nbytes)`` when given), and ``starts`` are their offsets
+    there. The buffers must not change while the batch is alive.
+    """
+
+    __slots__ = ("buffers", "which", "spans", "_gather_into")
+
+    def __init__(self, buffers: list, which: np.ndarray, spans: np.ndarray, lengths: np.ndarray, *,
+                 gather_into: Callable[[int], np.ndarray] | None = None) -> None:
+        # (Made by tfrx from spans it checked; the native calls check every span again.)
+        self.buffers = buffers
+        self.which = np.ascontiguousarray(which, dtype=np.int64)
+        self.spans = np.ascontiguousarray(spans, dtype=np.int64)
+        self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        starts = np.zeros(len(self.lengths), np.int64)
+        np.cumsum(self.lengths[:-1], out=starts[1:])
+        self.starts = starts
+        self.path = None
+        self.first_index = 0
+        self.file_offsets = None
+        self._gather_into = gather_into
+
+    @property  # type: ignore[override]  # computed once, then the slot holds it
+    def data(self) -> np.ndarray:
+        slot = RecordBatch.__dict__["data"]
+        try:
+            return slot.__get__(self)
+        except AttributeError:
+            pass
+        from tfrx import _native
+
+        total = int(self.lengths.sum())
+        out = self._gather_into(total) if self._gather_into is not None else None
+        gathered: np.ndarray = _native.gather_spans(self.buffers, self.which, self.spans, self.lengths, out)  # type: ignore[assignment]  # the stub says object
+        data = gathered[:total]
+        slot.__set__(self, data)
+        return data
+
+    def __reduce__(self):
+        return RecordBatch, (self.data, self.starts, self.lengths)
