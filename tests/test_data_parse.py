@@ -53,7 +53,6 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypa
     import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
-    monkeypatch.setattr(shuffle_batch, "_COMPACT_MIN", 0)  # drop table rows as early as possible
     for epoch in (0, 1):
         parser = RecordingParser()
         fast = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop).parse(parser)
@@ -185,34 +184,30 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
 
 
 @pytest.mark.parametrize("buffer_size", [40, 300])
-def test_batch_native_shuffle_keeps_memory_near_the_buffered_records(tmp_path, monkeypatch, buffer_size):
+def test_batch_native_shuffle_holds_exactly_the_buffered_records(tmp_path, monkeypatch, buffer_size):
     import tfrx.data.shuffle as shuffle_mod
 
     rng = np.random.default_rng(1)
-    paths = []
+    paths, records = [], []
     for f, n in enumerate([700, 0, 900]):
-        records = [bytes(rng.integers(0, 256, size=int(rng.integers(200, 2000)), dtype=np.uint8)) for _ in range(n)]
+        part = [bytes(rng.integers(0, 256, size=int(rng.integers(0, 2000)), dtype=np.uint8)) for _ in range(n)]
         paths.append(str(tmp_path / f"big-{f}.tfrecord"))
-        tfrx.write_records(paths[-1], records)
+        tfrx.write_records(paths[-1], part)
+        records += part
     monkeypatch.setattr(shuffle_mod, "_CHUNK_RECORDS", 16)
-    monkeypatch.setattr(shuffle_mod, "_SLACK_BYTES", 0)
-    seen, compactions = [], []
-    compact = shuffle_mod._ShuffledRecordBatchIterator._compact
-
-    def watched(self):
-        compactions.append(1)
-        compact(self)
-        assert self._held <= 1.5 * self._live + 2 * 16 * 2000  # (the newest storage is never compacted)
-
-    monkeypatch.setattr(shuffle_mod._ShuffledRecordBatchIterator, "_compact", watched)
     ds = TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25)
+    seen = []
     with ds._natively_batched().iterator(epoch=0) as it:
         for batch in it:
             seen.append(batch.to_list())
-            if not it._draws.exhausted:  # (afterwards memory only falls)
-                assert it._held <= 1.5 * it._live + 2 * 4096 + 2 * 16 * 2000
-    assert compactions  # survivors were copied out of mostly drawn reader buffers
-    assert seen == _raw_batches(ds)  # the order is shuffle's, compaction or not
+            # The store holds the records read and not yet drawn, and nothing else: at most the buffer
+            # and one chunk read ahead, whatever reader buffers they came from.
+            live = it._draws.live()
+            assert it._store.count == len(live) <= buffer_size + 16
+            assert it._store.nbytes == sum(len(records[i]) for i in live.tolist())
+    assert it._store.count == 0
+    assert sorted(r for b in seen for r in b) == sorted(records)
+    assert seen == _raw_batches(ds)  # the order is shuffle's
     assert_resumes_exactly(lambda: TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser()),
                            steps=[0, 1, 17, 40])
 

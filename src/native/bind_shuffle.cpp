@@ -1,6 +1,10 @@
 #include <nanobind/ndarray.h>
 
+#include <cstring>
+
 #include "bindings.h"
+#include "buffer.h"
+#include "numpy_out.h"
 #include "shuffle.h"
 
 namespace nb = nanobind;
@@ -57,6 +61,83 @@ void bind_shuffle(nb::module_& m) {
       "buffer"_a, "fill"_a, "uniforms"_a, "upos"_a, "next_id"_a, "read_end"_a, "exhausted"_a, "out"_a, "count"_a,
       "The window shuffle's draws on record numbers (see shuffle.h): writes up to `count` record numbers to\n"
       "`out` and returns a DrawResult (its status, how many it wrote, the state for the next call).");
+
+  nb::class_<RecordSet>(m, "RecordSet",
+                        "Records taken out of a RecordStore, each in its own allocation; the native parser reads\n"
+                        "them where they are (ParserCore.parse_records).")
+      .def("__len__", [](const RecordSet& r) { return r.records().size(); })
+      .def_prop_ro("nbytes", &RecordSet::bytes, "payload bytes of the records")
+      .def(
+          "lengths",
+          [](const RecordSet& r) {
+            std::vector<int64_t> lengths(r.records().size());
+            for (size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<int64_t>(r.records()[i].size);
+            return owned_int64(std::move(lengths));
+          },
+          "int64 length of each record")
+      .def(
+          "gather",
+          [](const RecordSet& r, nb::handle out_buf) {
+            init_numpy();
+            const size_t total = r.bytes();
+            void* out = nullptr;
+            nb::object arr;
+            Py_buffer dst{};
+            if (!out_buf.is_none()) {
+              if (PyObject_GetBuffer(out_buf.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
+              if (static_cast<size_t>(dst.len) < total) {
+                PyBuffer_Release(&dst);
+                throw nb::value_error("RecordSet.gather: out is smaller than the records");
+              }
+              out = dst.buf;
+              arr = nb::borrow(out_buf);
+            } else {
+              arr = new_array(total, np_dtype_uint8, &out);
+            }
+            {
+              nb::gil_scoped_release release;
+              uint8_t* w = static_cast<uint8_t*>(out);
+              for (const StoredRecord& rec : r.records()) {
+                if (rec.size) std::memcpy(w, rec.data, rec.size);
+                w += rec.size;
+              }
+            }
+            if (!out_buf.is_none()) PyBuffer_Release(&dst);
+            return arr;
+          },
+          "out"_a = nb::none(),
+          "The records end to end in `out` (a writable buffer of at least nbytes) or a new uint8 array.");
+
+  nb::class_<RecordStore>(m, "RecordStore",
+                          "The records of a shuffle buffer by number (0, 1, ... in the order added), each copied\n"
+                          "once into its own allocation: memory follows the bytes of the records held.")
+      .def(nb::init<>())
+      .def(
+          "add",
+          [](RecordStore& store, nb::handle data, Int64In starts, Int64In lengths) {
+            ByteView view(data);
+            check_spans(view.size(), starts, lengths);
+            bool ok;
+            {
+              nb::gil_scoped_release release;
+              ok = store.add(view.data(), starts.data(), lengths.data(), starts.shape(0));
+            }
+            if (!ok) throw std::bad_alloc();
+          },
+          "data"_a, "starts"_a, "lengths"_a,
+          "Copies records data[starts[i]:starts[i]+lengths[i]] in, numbered from `end` on.")
+      .def(
+          "take",
+          [](RecordStore& store, Int64In ids) {
+            RecordSet out;
+            if (!store.take(ids.data(), ids.shape(0), &out))
+              throw nb::value_error("RecordStore.take: a record number is not held (or given twice)");
+            return out;
+          },
+          "ids"_a, "Moves the records numbered `ids` out, in that order, into a RecordSet.")
+      .def_prop_ro("end", &RecordStore::end, "the number the next record added gets")
+      .def_prop_ro("nbytes", &RecordStore::bytes, "payload bytes of the records held")
+      .def_prop_ro("count", &RecordStore::count, "records held");
 }
 
 }  // namespace py

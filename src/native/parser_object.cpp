@@ -163,30 +163,10 @@ ParseResult ParserObject::parse_list(nb::handle seq, int threads, bool views) {
   return run(records, threads, views, Input{});
 }
 
-ParseResult ParserObject::parse_spans(nb::list datas, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> which,
-                                      nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
-                                      nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads,
-                                      bool views) {
-  const size_t nbuf = nb::len(datas);
-  std::vector<std::unique_ptr<tfrx::ByteView>> held;
-  held.reserve(nbuf);
-  for (size_t k = 0; k < nbuf; ++k) held.push_back(std::make_unique<tfrx::ByteView>(datas[k]));
-  const size_t n = starts.shape(0);
-  if (which.shape(0) != n || lengths.shape(0) != n) throw nb::value_error("which, starts and lengths differ in length");
-  std::vector<Span> records(n);
-  const int64_t* w = which.data();
-  const int64_t* s = starts.data();
-  const int64_t* l = lengths.data();
-  for (size_t i = 0; i < n; ++i) {
-    if (w[i] < 0 || static_cast<uint64_t>(w[i]) >= nbuf) throw nb::value_error("a record's buffer index is out of range");
-    const tfrx::ByteView& view = *held[static_cast<size_t>(w[i])];
-    if (s[i] < 0 || l[i] < 0 || static_cast<uint64_t>(s[i]) > view.size() ||
-        static_cast<uint64_t>(l[i]) > view.size() - static_cast<uint64_t>(s[i]))
-      throw nb::value_error("a record lies outside its data buffer");
-    records[i] = Span{view.data() + s[i], static_cast<size_t>(l[i])};
-  }
-  // One buffer: bytes views may point into it; several: views are packed into a new buffer.
-  if (nbuf == 1) return run(records, threads, views, Input{held[0]->data(), held[0]->size(), nb::handle(PyList_GET_ITEM(datas.ptr(), 0))});
+ParseResult ParserObject::parse_records(const tfrx::RecordSet& set, int threads, bool views) {
+  std::vector<Span> records;
+  records.reserve(set.records().size());
+  for (const tfrx::StoredRecord& r : set.records()) records.push_back(Span{r.data, r.size});
   return run(records, threads, views, Input{});
 }
 

@@ -20,6 +20,7 @@
 
 #include "bytes_objects.h"
 #include "parse.h"
+#include "shuffle.h"
 
 namespace tfrx {
 namespace py {
@@ -66,11 +67,8 @@ class ParserObject {
   // Records as a sequence of bytes-like objects (no copies of them).
   ParseResult parse_list(nb::handle records, int threads, bool views);
 
-  // Records in several buffers: record i is datas[which[i]][starts[i] : starts[i] + lengths[i]]
-  // (a shuffled batch read where the shuffle buffer keeps its records, without gathering them).
-  ParseResult parse_spans(nb::list datas, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> which,
-                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
-                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
+  // Records a shuffle buffer moved out (shuffle.h), each in its own allocation: parsed where they are.
+  ParseResult parse_records(const tfrx::RecordSet& records, int threads, bool views);
 
  private:
   using Span = tfrx::parse::Span;

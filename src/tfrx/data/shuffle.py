@@ -194,31 +194,18 @@ class ShuffleDataset(Dataset):
 # per record (1024 records: ~9% fewer instructions than 128 on Criteo-like rows).
 _CHUNK_RECORDS = 1024
 _CHUNK_BYTES = 4 << 20
-# The per-record table (storage, start, length) drops the rows of records that have left the buffer
-# once it holds more than 4 x buffer_size + this many.
-_COMPACT_MIN = 4096
-# A storage (a reader buffer, or survivors copied together) lives until its last record leaves the
-# buffer, which with uniform draws takes several times as long as the buffer's turnover. Once the
-# storages held exceed _HELD_RATIO x the bytes of the records still buffered (plus _SLACK_BYTES),
-# the survivors of the emptiest storages are copied into one fresh array, down to _TARGET_RATIO.
-_HELD_RATIO = 1.5
-_TARGET_RATIO = 1.2
-_SLACK_BYTES = 8 << 20
-_EMPTY_DATA = np.zeros(0, np.uint8)  # stands in for storages no record of a gather comes from
-
-
-def _storage_of(data: np.ndarray) -> tuple[np.ndarray, int]:
-    """The array that owns ``data``'s memory (a reader buffer several chunks may view) and ``data``'s offset in it."""
-    base = data.base
-    if isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 and base.flags.c_contiguous:
-        offset = data.ctypes.data - base.ctypes.data
-        if 0 <= offset and offset + data.shape[0] <= base.shape[0]:
-            return base, offset
-    return data, 0
 
 
 class _ShuffledRecordBatchIterator(DatasetIterator):
-    """``shuffle(size).batch(batch_size)`` over record chunks, gathering each batch into one ``RecordBatch``."""
+    """``shuffle(size).batch(batch_size)`` over record chunks.
+
+    Each record read is copied once into the native ``RecordStore`` (its own
+    allocation; the reader's chunk is dropped at once), so the memory held
+    follows the bytes of the records in the buffer. A batch moves its drawn
+    records out of the store into a ``RecordSet`` without copying them: the
+    parser reads them there, and a ``ScatteredRecordBatch`` gathers them
+    only for a consumer that asks for ``data``.
+    """
 
     def __init__(self, parent: DatasetIterator, buffer_size: int, seed: int, epoch, batch_size: int,
                  drop_remainder: bool) -> None:
@@ -230,41 +217,14 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._start = parent.get_state()
         self._reset(seed, epoch)
         self._done = False
-        self._outputs = RecycledBuffers()  # the batches' buffers, reused once the batches are gone
+        self._outputs = RecycledBuffers()  # gathered batches' buffers, reused once the batches are gone
 
     def _reset(self, seed: int, epoch) -> None:
         self._seed = int(seed)
         self._epoch = tuple(int(e) for e in epoch)
         self._draws = ShuffleDraws(self._size, self._seed, self._epoch)
         self._produced = 0
-        self._drawn_low = 0  # the lowest record number buffered when the current draw began
-        # Storage number -> [uint8 array, records in it not yet drawn, their bytes]; keyed by the array too.
-        self._storages: dict[int, list] = {}
-        self._by_array: dict[int, int] = {}
-        self._nstorages = 0
-        self._newest = -1  # the storage the reader may still be filling: never compacted
-        self._held = 0  # bytes of the storages
-        self._live = 0  # bytes of the records read and not yet drawn
-        # Per record read and possibly still buffered, from record number ``_meta_base`` on: its storage,
-        # start and length, in the first ``_meta_len`` columns of a table that grows by doubling and
-        # drops the rows of records that have left the buffer.
-        self._meta_base = 0
-        self._meta_len = 0
-        self._meta = np.zeros((3, 4 * self._size + _COMPACT_MIN), np.int64)
-
-    # -------------------------------------------------------------- storages
-    def _add_storage(self, data: np.ndarray) -> int:
-        s = self._nstorages
-        self._nstorages += 1
-        self._storages[s] = [data, 0, 0]
-        self._by_array[id(data)] = s
-        self._held += data.nbytes
-        return s
-
-    def _drop_storage(self, s: int) -> None:
-        data = self._storages.pop(s)[0]
-        del self._by_array[id(data)]
-        self._held -= data.nbytes
+        self._store = _native.RecordStore()  # record number -> record, for the records read and not yet drawn
 
     def _read_chunk(self, _wanted: int) -> bool:
         while True:
@@ -274,125 +234,25 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
                 return False
             if len(piece):
                 break
-        data, offset = _storage_of(piece.data)
-        s = self._by_array.get(id(data))
-        if s is None:
-            s = self._add_storage(data)
-        entry = self._storages[s]
-        nbytes = int(piece.lengths.sum())
-        entry[1] += len(piece)
-        entry[2] += nbytes
-        self._live += nbytes
-        self._newest = s
-        self._append_meta(s, piece.starts + offset, piece.lengths)
+        self._store.add(piece.data, piece.starts, piece.lengths)
         self._draws.read_end += len(piece)
         return True
 
-    def _append_meta(self, s: int, starts: np.ndarray, lengths: np.ndarray) -> None:
-        n, k = self._meta_len, len(starts)
-        meta = self._meta
-        if n + k > meta.shape[1]:
-            # Drop the rows below the oldest record still buffered or drawn but not yet looked up
-            # (``draw`` reads chunks while it draws, so the draws of this batch count too).
-            draws = self._draws
-            low = min(int(draws.buffer[: draws.fill].min()) if draws.fill else draws.next_id, self._drawn_low)
-            drop = low - self._meta_base
-            keep = n - drop
-            if keep + k > meta.shape[1] // 2:  # mostly live: grow
-                grown = np.empty((3, 2 * (keep + k)), np.int64)
-                grown[:, :keep] = meta[:, drop:n]
-                self._meta = meta = grown
-            else:
-                meta[:, :keep] = meta[:, drop:n]
-            self._meta_base, n = low, keep
-        meta[0, n : n + k] = s
-        meta[1, n : n + k] = starts
-        meta[2, n : n + k] = lengths
-        self._meta_len = n + k
-
-    def _draw(self, count: int) -> np.ndarray:
-        """The record numbers of the next ``count`` outputs (fewer at the end)."""
-        draws = self._draws  # no record this call draws lies below the lowest one buffered now
-        self._drawn_low = int(draws.buffer[: draws.fill].min()) if draws.fill else draws.next_id
-        ids = draws.draw(count, self._read_chunk, np.empty(count, np.int64))
+    def _take(self, count: int):
+        """The records of the next ``count`` outputs (fewer at the end), moved out of the store."""
+        ids = self._draws.draw(count, self._read_chunk)
         self._produced += len(ids)
-        return ids
+        return self._store.take(ids)
 
-    def _buffers(self, rows: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
-        """The storages the records of ``rows`` (storage, start, length) lie in, each record's index in that
-        list, and how many records come from each (storages between them that none comes from stand in empty)."""
-        first = int(rows[0].min())
-        which = rows[0] - first
-        counts = np.bincount(which)
-        storages = self._storages
-        buffers = [storages[s][0] if k else _EMPTY_DATA for s, k in enumerate(counts.tolist(), first)]
-        return buffers, which, counts
-
-    def _gather(self, rows: np.ndarray) -> np.ndarray:
-        """The records of ``rows`` (storage, start, length) end to end, in a new array."""
-        buffers, which, _ = self._buffers(rows)
-        gathered: np.ndarray = _native.gather_spans(buffers, which, rows[1], rows[2], None)  # type: ignore[assignment]  # the stub says object
-        return gathered
-
-    def _release(self, rows: np.ndarray, which: np.ndarray, counts: np.ndarray) -> None:
-        """The records of ``rows`` left the buffer: storages whose last record left are dropped."""
-        first = int(rows[0, 0]) - int(which[0])
-        nbytes = np.bincount(which, weights=rows[2])
-        self._live -= int(rows[2].sum())
-        storages = self._storages
-        for j in np.flatnonzero(counts).tolist():
-            entry = storages[first + j]
-            entry[1] -= int(counts[j])
-            entry[2] -= int(nbytes[j])
-            if entry[1] == 0:
-                self._drop_storage(first + j)
-        # (Once the input is exhausted nothing more is read: memory only falls, compacting cannot lower the peak.)
-        if self._held > _HELD_RATIO * self._live + _SLACK_BYTES and not self._draws.exhausted:
-            self._compact()
-
-    def _compact(self) -> None:
-        """Copies the buffered records of the emptiest storages into one new array and drops those storages."""
-        target = _TARGET_RATIO * self._live + _SLACK_BYTES // 2
-        held, chosen = self._held, []
-        emptiest = sorted((entry[2] / max(1, entry[0].nbytes), s) for s, entry in self._storages.items() if s != self._newest)
-        for _, s in emptiest:
-            if held <= target:
-                break
-            entry = self._storages[s]
-            held += entry[2] - entry[0].nbytes  # the survivors move into the new array
-            chosen.append(s)
-        if not chosen:
-            return
-        ids = self._draws.live()
-        cols = ids - self._meta_base
-        rows = self._meta[:, cols]
-        moving = np.isin(rows[0], np.asarray(chosen, np.int64))
-        cols, rows = cols[moving], rows[:, moving]
-        if len(cols):
-            data = self._gather(rows)
-            starts = np.zeros(len(cols), np.int64)
-            np.cumsum(rows[2][:-1], out=starts[1:])
-            t = self._add_storage(data)
-            self._storages[t][1:] = [len(cols), int(rows[2].sum())]
-            self._meta[0, cols] = t
-            self._meta[1, cols] = starts
-        for s in chosen:
-            self._drop_storage(s)
-
-    # -------------------------------------------------------------- iteration
     def __next__(self) -> RecordBatch:
         if self._done:
             raise StopIteration
-        ids = self._draw(self._batch_size)
-        if len(ids) < self._batch_size:
+        records = self._take(self._batch_size)
+        if len(records) < self._batch_size:
             self._done = True
-        if not len(ids) or (self._drop and len(ids) < self._batch_size):
+        if not len(records) or (self._drop and len(records) < self._batch_size):
             raise StopIteration
-        rows = self._meta[:, ids - self._meta_base]
-        buffers, which, counts = self._buffers(rows)
-        batch = ScatteredRecordBatch(buffers, which, rows[1], rows[2], gather_into=self._outputs.take)
-        self._release(rows, which, counts)
-        return batch
+        return ScatteredRecordBatch(records, gather_into=self._outputs.take)
 
     def get_state(self) -> dict:
         shuffle = {"seed": self._seed, "epoch": list(self._epoch), "start": self._start, "produced": self._produced}
@@ -408,12 +268,8 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._reset(shuffle["seed"], shuffle["epoch"])
         produced = int(shuffle["produced"])
         while self._produced < produced:
-            ids = self._draw(min(produced - self._produced, 1 << 16))
-            if not len(ids):
+            if not len(self._take(min(produced - self._produced, 1 << 16))):
                 break
-            rows = self._meta[:, ids - self._meta_base]
-            _, which, counts = self._buffers(rows)
-            self._release(rows, which, counts)
         self._done = bool(state["done"])
 
 
@@ -448,8 +304,8 @@ class ShuffledRecordBatchDataset(Dataset):
         return self
 
     def _describe(self) -> str:
-        return (f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds record "
-                "numbers into the reader's RecordBatch es, each batch gathered in one native call")
+        return (f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds the "
+                "records in a native store, each batch handed to the parser where its records lie")
 
     def _plan_inputs(self) -> tuple[Dataset, ...]:
         return self._shuffle._inputs

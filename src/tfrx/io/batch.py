@@ -9,6 +9,7 @@ Python ``bytes`` object per record.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -139,48 +140,46 @@ class RecordBatch(Sequence):
 
 
 class ScatteredRecordBatch(RecordBatch):
-    """A :class:`RecordBatch` whose records still lie in several buffers.
+    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
 
-    Record i is ``buffers[which[i]][spans[i] : spans[i] + lengths[i]]``. The
-    native parser reads the records where they are (one copy fewer than
-    gathering them first); everything else sees an ordinary ``RecordBatch``:
-    ``data`` gathers the records end to end on first use (into a buffer from
-    ``gather_into(nbytes)`` when given), and ``starts`` are their offsets
-    there. The buffers must not change while the batch is alive.
+    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
+    record in its own allocation. The native parser reads them where they are
+    (one copy fewer than gathering them first); everything else sees an
+    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
+    first use (into a buffer from ``gather_into(nbytes)`` when given), and
+    ``starts`` are their offsets there.
     """
 
-    __slots__ = ("buffers", "which", "spans", "_gather_into")
+    __slots__ = ("records", "_gather_into")
 
-    def __init__(self, buffers: list, which: np.ndarray, spans: np.ndarray, lengths: np.ndarray, *,
-                 gather_into: Callable[[int], np.ndarray] | None = None) -> None:
-        # (Made by tfrx from spans it checked; the native calls check every span again.)
-        self.buffers = buffers
-        self.which = np.ascontiguousarray(which, dtype=np.int64)
-        self.spans = np.ascontiguousarray(spans, dtype=np.int64)
-        self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-        starts = np.zeros(len(self.lengths), np.int64)
-        np.cumsum(self.lengths[:-1], out=starts[1:])
+    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
+        self.records = records
+        lengths = records.lengths()
+        starts = np.zeros(len(lengths), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
         self.starts = starts
+        self.lengths = lengths
         self.path = None
         self.first_index = 0
         self.file_offsets = None
         self._gather_into = gather_into
 
-    @property  # type: ignore[override]  # computed once, then the slot holds it
+    @property  # type: ignore[override]  # made on first use, then the slot holds it
     def data(self) -> np.ndarray:
         slot = RecordBatch.__dict__["data"]
         try:
             return slot.__get__(self)
         except AttributeError:
             pass
-        from tfrx import _native
-
-        total = int(self.lengths.sum())
+        total = self.records.nbytes
         out = self._gather_into(total) if self._gather_into is not None else None
-        gathered: np.ndarray = _native.gather_spans(self.buffers, self.which, self.spans, self.lengths, out)  # type: ignore[assignment]  # the stub says object
-        data = gathered[:total]
+        data = self.records.gather(out)[:total]
         slot.__set__(self, data)
         return data
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.records.nbytes)
 
     def __reduce__(self):
         return RecordBatch, (self.data, self.starts, self.lengths)

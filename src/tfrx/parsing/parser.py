@@ -372,8 +372,7 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
 def _records_call(core: Any, serialized: Any, threads: int, views: bool = False) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
     if isinstance(serialized, ScatteredRecordBatch):
-        result = core.parse_spans(serialized.buffers, serialized.which, serialized.spans, serialized.lengths, threads,
-                                  views=views)
+        result = core.parse_records(serialized.records, threads, views=views)
         return result, len(serialized)
     if isinstance(serialized, RecordBatch):
         result = core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads, views=views)
