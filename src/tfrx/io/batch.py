@@ -154,11 +154,7 @@ class ScatteredRecordBatch(RecordBatch):
 
     def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
         self.records = records
-        lengths = records.lengths()
-        starts = np.zeros(len(lengths), np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        self.starts = starts
-        self.lengths = lengths
+        self.lengths = records.lengths()
         self.path = None
         self.first_index = 0
         self.file_offsets = None
@@ -176,6 +172,21 @@ class ScatteredRecordBatch(RecordBatch):
         data = self.records.gather(out)[:total]
         slot.__set__(self, data)
         return data
+
+    @property  # type: ignore[override]  # made on first use, then the slot holds it
+    def starts(self) -> np.ndarray:
+        slot = RecordBatch.__dict__["starts"]
+        try:
+            return slot.__get__(self)
+        except AttributeError:
+            pass
+        starts = np.zeros(len(self.lengths), np.int64)
+        np.cumsum(self.lengths[:-1], out=starts[1:])
+        slot.__set__(self, starts)
+        return starts
+
+    def __len__(self) -> int:
+        return int(self.lengths.shape[0])
 
     @property
     def nbytes(self) -> int:
