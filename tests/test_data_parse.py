@@ -222,3 +222,36 @@ def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
     assert [line.strip() for line in plan.splitlines()[1:]] == ["batch(5)", "map(<lambda>)", "TFRecordDataset(3 files)"]
     TFRecordDataset(files).parse(RecordingParser()).explain()
     assert "its input is not batches of records" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bytes_as", ["bytes", "views"])
+def test_the_parser_reads_a_shuffled_batch_where_its_records_lie(tmp_path, bytes_as):
+    paths, records = _example_files(tmp_path, [130, 0, 77])
+    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "w": tfrx.VarLenFeature(tfrx.float32),
+            "s": tfrx.FixedLenFeature([], tfrx.string)}
+    parser = tfrx.ExampleParser(spec, bytes_as=bytes_as)
+    batches = list(TFRecordDataset(paths).shuffle(50, seed=8)._record_batches(16, False))
+    assert all(type(b) is ScatteredRecordBatch for b in batches)
+
+    def plain(out):
+        return to_py({k: v.tolist() if hasattr(v, "to_numpy") else v for k, v in out.items()})
+
+    got = [plain(parser.parse(b)) for b in batches]  # the records where the shuffle keeps them
+    gathered = [tfrx.RecordBatch(b.data, b.starts, b.lengths) for b in batches]  # the same records, gathered
+    assert sorted(r for b in gathered for r in b.to_list()) == sorted(records)
+    assert got == [plain(parser.parse(b)) for b in gathered] == [plain(parser.parse(b.to_list())) for b in gathered]
+
+
+def test_a_bad_record_in_a_shuffled_batch_is_named_by_its_place_in_the_batch(tmp_path):
+    good = tfrx.make_example({"id": [1]}).SerializeToString()
+    path = str(tmp_path / "bad.tfrecord")
+    tfrx.write_records(path, [good] * 5 + [b"\xff\xff"] + [good] * 5)
+    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64)}
+    batch = next(iter(TFRecordDataset(path).shuffle(11, seed=0)._record_batches(11, False)))
+    expected = tfrx.RecordBatch(batch.data, batch.starts, batch.lengths)
+    with pytest.raises(tfrx.errors.TfrxError) as scattered:
+        tfrx.ExampleParser(spec).parse(batch)
+    with pytest.raises(tfrx.errors.TfrxError) as contiguous:
+        tfrx.ExampleParser(spec).parse(expected)
+    assert str(scattered.value) == str(contiguous.value)
+    assert "record" in str(scattered.value)

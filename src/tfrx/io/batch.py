@@ -160,8 +160,8 @@ class ScatteredRecordBatch(RecordBatch):
         self.file_offsets = None
         self._gather_into = gather_into
 
-    @property  # type: ignore[override]  # made on first use, then the slot holds it
-    def data(self) -> np.ndarray:
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
         slot = RecordBatch.__dict__["data"]
         try:
             return slot.__get__(self)
@@ -173,8 +173,8 @@ class ScatteredRecordBatch(RecordBatch):
         slot.__set__(self, data)
         return data
 
-    @property  # type: ignore[override]  # made on first use, then the slot holds it
-    def starts(self) -> np.ndarray:
+    @property
+    def starts(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
         slot = RecordBatch.__dict__["starts"]
         try:
             return slot.__get__(self)
