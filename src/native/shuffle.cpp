@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "stream_copy.h"
+
 namespace tfrx {
 
 DrawStatus shuffle_draws(int64_t* b, int64_t size, ShuffleState* st, const double* u, int64_t nu, int64_t read_end,
@@ -27,6 +29,10 @@ DrawStatus shuffle_draws(int64_t* b, int64_t size, ShuffleState* st, const doubl
   *written = n;
   return status;
 }
+
+namespace {
+constexpr size_t kStreamCopyBytes = 16 * 1024;
+}  // namespace
 
 RecordSet::~RecordSet() {
   for (const StoredRecord& r : records_) std::free(r.data);
@@ -55,7 +61,13 @@ bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t*
       slots_.resize(first);
       return false;
     }
-    if (len) std::memcpy(p, data + starts[i], len);
+    // A record is read again only when drawn, long after its lines left the cache: large ones are
+    // written around it (no read for ownership of the destination).
+    if (len >= kStreamCopyBytes) {
+      copy_streaming(p, data + starts[i], len);
+    } else if (len) {
+      std::memcpy(p, data + starts[i], len);
+    }
     slots_[first + i] = StoredRecord{p, len};
     added += len;
   }
