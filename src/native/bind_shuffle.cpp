@@ -78,32 +78,16 @@ void bind_shuffle(nb::module_& m) {
       .def(
           "gather",
           [](const RecordSet& r, nb::handle out_buf) {
-            init_numpy();
-            const size_t total = r.bytes();
-            void* out = nullptr;
-            nb::object arr;
-            Py_buffer dst{};
-            if (!out_buf.is_none()) {
-              if (PyObject_GetBuffer(out_buf.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
-              if (static_cast<size_t>(dst.len) < total) {
-                PyBuffer_Release(&dst);
-                throw nb::value_error("RecordSet.gather: out is smaller than the records");
-              }
-              out = dst.buf;
-              arr = nb::borrow(out_buf);
-            } else {
-              arr = new_array(total, np_dtype_uint8, &out);
-            }
+            ByteDestination dst(out_buf, r.bytes(), "RecordSet.gather");
             {
               nb::gil_scoped_release release;
-              uint8_t* w = static_cast<uint8_t*>(out);
+              uint8_t* w = dst.data;
               for (const StoredRecord& rec : r.records()) {
                 if (rec.size) std::memcpy(w, rec.data, rec.size);
                 w += rec.size;
               }
             }
-            if (!out_buf.is_none()) PyBuffer_Release(&dst);
-            return arr;
+            return dst.array;
           },
           "out"_a = nb::none(),
           "The records end to end in `out` (a writable buffer of at least nbytes) or a new uint8 array.");

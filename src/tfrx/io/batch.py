@@ -160,29 +160,32 @@ class ScatteredRecordBatch(RecordBatch):
         self.file_offsets = None
         self._gather_into = gather_into
 
-    @property
-    def data(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
-        slot = RecordBatch.__dict__["data"]
+    def _slot(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """RecordBatch's slot ``name``, filled by ``make()`` on first use."""
+        slot = RecordBatch.__dict__[name]
         try:
             return slot.__get__(self)
         except AttributeError:
-            pass
-        total = self.records.nbytes
-        out = self._gather_into(total) if self._gather_into is not None else None
-        data = self.records.gather(out)[:total]
-        slot.__set__(self, data)
-        return data
+            value = make()
+            slot.__set__(self, value)
+            return value
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
+        return self._slot("data", self._gather)
 
     @property
     def starts(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
-        slot = RecordBatch.__dict__["starts"]
-        try:
-            return slot.__get__(self)
-        except AttributeError:
-            pass
+        return self._slot("starts", self._offsets)
+
+    def _gather(self) -> np.ndarray:
+        total = self.records.nbytes
+        out = self._gather_into(total) if self._gather_into is not None else None
+        return self.records.gather(out)[:total]
+
+    def _offsets(self) -> np.ndarray:
         starts = np.zeros(len(self.lengths), np.int64)
         np.cumsum(self.lengths[:-1], out=starts[1:])
-        slot.__set__(self, starts)
         return starts
 
     def __len__(self) -> int:
