@@ -17,9 +17,10 @@ in a native ``RecordStore`` (each copied once as it is read; the reader's
 chunks are not kept), so ``shuffle(m).batch(n).parse(spec)`` never makes a
 Python object per record, hands the parser each batch's records where they
 lie, holds memory in proportion to the buffered records, and gives the same
-order (tested against this loop). The per-element form stays a Python loop: a native call
-per element costs twice its time, and drawing in blocks would read elements
-ahead of the buffer, moving upstream side effects earlier than tf.data does.
+order (tested against this loop). The per-element form stays a Python
+loop: a native call per element costs twice its time, and drawing in blocks
+would read elements ahead of the buffer, moving upstream side effects
+earlier than tf.data does.
 
 State: the seed, the epoch, the input's state at the start of the pass and
 the number of elements returned. No element is stored: restoring replays the
