@@ -15,10 +15,11 @@ Each contender runs in its own interpreter, in alternating rounds; the ratio
 to **bare** is given per round (median and range).
 
 Memory: peak resident memory added by one pass of
-``shuffle(10000, seed=0).batch(256).parse(spec)`` (tfrx) and of
-``shuffle(10000).batch(256).map(parse_example)`` (tf.data), measured in a
-fresh interpreter as ``ru_maxrss`` after the pass minus the resident size
-before it, beside the bytes of the records a full shuffle buffer holds.
+``shuffle(m, seed=0).batch(256).parse(spec)`` (tfrx) and of
+``shuffle(m).batch(256).map(parse_example)`` (tf.data) for each ``m`` in
+``MEMORY_BUFFERS``, measured in a fresh interpreter as ``ru_maxrss`` after
+the pass minus the resident size before it, beside the bytes of the records
+a full shuffle buffer holds: what does not grow with ``m`` is fixed overhead.
 
 Run: ``python -m benchmarks overhead [--size small|full] [--workloads image,bert]``.
 """
@@ -38,6 +39,7 @@ SHUFFLE = 10_000
 WORKLOADS = ["image", "bert", "criteo", "sequence"]
 SPEED = ["bare", "batch.parse", "+prefetch", "+shuffle", "bare, 2 files", "parallel reads"]
 MEMORY = ["tfrx shuffle", "tf.data shuffle"]
+MEMORY_BUFFERS = (2000, SHUFFLE)
 
 
 def _shards(name: str, size: str) -> list[str]:
@@ -94,7 +96,7 @@ def _contender(contender: str, name: str, size: str):
     return run
 
 
-def _memory(contender: str, name: str, size: str) -> dict:
+def _memory(contender: str, name: str, size: str, buffer: int = SHUFFLE) -> dict:
     """Resident memory before a pass and the peak during it (bytes)."""
     import resource
 
@@ -112,13 +114,13 @@ def _memory(contender: str, name: str, size: str) -> dict:
         else:
             spec = _tf_specs(tf, SPECS[name])
             fn = lambda r: tf.io.parse_example(r, spec)  # noqa: E731
-        ds = tf.data.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).map(fn)
+        ds = tf.data.TFRecordDataset(path).shuffle(buffer, seed=0).batch(BATCH).map(fn)
         iterate = lambda: sum(1 for _ in ds)  # noqa: E731
     else:
         import tfrx
 
         parser = pipeline._tfrx_parser(name)
-        ds = tfrx.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser)
+        ds = tfrx.TFRecordDataset(path).shuffle(buffer, seed=0).batch(BATCH).parse(parser)
         iterate = lambda: sum(1 for _ in ds)  # noqa: E731
     with open("/proc/self/statm") as f:
         before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -129,7 +131,7 @@ def _memory(contender: str, name: str, size: str) -> dict:
 
 def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None:
     if kind == "memory":
-        print(json.dumps(_memory(contender, name, size)))
+        print(json.dumps(_memory(contender, name, size, int(repeat))))
         return
     fn = _contender(contender, name, size)
     fn()
@@ -137,14 +139,14 @@ def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None
     print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
 
 
-def buffered_bytes(name: str, size: str) -> int:
+def buffered_bytes(name: str, size: str, buffer: int = SHUFFLE) -> int:
     """Payload bytes of the records a full shuffle buffer holds (the whole file when it is smaller)."""
     import tfrx
 
     count = pipeline.COUNTS[size][name]
     with tfrx.RecordReader(str(pipeline.ensure(name, size))) as r:
         total = sum(b.nbytes for b in r.iter_batches())
-    return total * min(SHUFFLE, count) // count
+    return total * min(buffer, count) // count
 
 
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
@@ -175,14 +177,16 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
             ratios = [b[1] / c[1] for b, c in zip(base, rounds[contender])]
             log(f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "
                 f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
-        held = buffered_bytes(name, size)
-        for contender in MEMORY:
-            if contender.startswith("tf.data") and find_spec("tensorflow") is None:
-                continue
-            out = run_worker("benchmarks.overhead", "memory", contender, name, size, "1")
-            added = out["peak"] - out["before"]
-            log(f"  {name:<9} {contender:<15} peak memory added by a pass: {added / 2**20:,.0f} MiB "
-                f"({added / held:.2f}x the {held / 2**20:,.0f} MiB of records in a full buffer)")
+        for buffer in MEMORY_BUFFERS:
+            held = buffered_bytes(name, size, buffer)
+            for contender in MEMORY:
+                if contender.startswith("tf.data") and find_spec("tensorflow") is None:
+                    continue
+                out = run_worker("benchmarks.overhead", "memory", contender, name, size, str(buffer))
+                added = out["peak"] - out["before"]
+                log(f"  {name:<9} {contender:<15} shuffle({buffer}): peak memory added by a pass: "
+                    f"{added / 2**20:,.0f} MiB ({added / held:.2f}x the {held / 2**20:,.0f} MiB of records "
+                    "in a full buffer)")
     return results
 
 

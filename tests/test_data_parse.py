@@ -8,6 +8,7 @@ import tfrx.data.parallel_reads as parallel_reads
 from data_helpers import to_py, write_fake_files
 from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
+from tfrx.io.batch import ScatteredRecordBatch
 
 
 class RecordingParser:
@@ -52,13 +53,12 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypa
     import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
-    monkeypatch.setattr(shuffle_batch, "_COMPACT_MIN", 0)  # drop table rows as early as possible
     for epoch in (0, 1):
         parser = RecordingParser()
         fast = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop).parse(parser)
         slow = TFRecordDataset(files).shuffle(buffer_size, seed=3).batch(batch_size, drop_remainder=drop)
         assert _raw_batches(fast, epoch) == _raw_batches(slow, epoch)
-        assert set(parser.inputs) == {tfrx.RecordBatch}
+        assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
 
 
 def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypatch):
@@ -92,7 +92,7 @@ def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(fi
         fast = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5).parse(parser)
         slow = TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5)
         assert _raw_batches(fast, epoch) == _raw_batches(slow, epoch)
-        assert set(parser.inputs) == {tfrx.RecordBatch}
+        assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
     parser = RecordingParser()
     fast = TFRecordDataset(files, num_parallel_reads=parallel).batch(5).parse(parser)
     assert _raw_batches(fast) == _raw_batches(TFRecordDataset(files, num_parallel_reads=parallel).batch(5))
@@ -156,7 +156,7 @@ def test_shuffle_batch_parse_over_real_files_matches_shuffle(tmp_path):
     fast = TFRecordDataset(paths).shuffle(200, seed=5).batch(64).parse(parser)
     slow = TFRecordDataset(paths).shuffle(200, seed=5).batch(64)
     assert _raw_batches(fast) == _raw_batches(slow)
-    assert set(parser.inputs) == {tfrx.RecordBatch}
+    assert set(parser.inputs) == {ScatteredRecordBatch}  # the records where the shuffle keeps them
 
 
 def _example_files(tmp_path, counts):
@@ -184,34 +184,30 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
 
 
 @pytest.mark.parametrize("buffer_size", [40, 300])
-def test_batch_native_shuffle_keeps_memory_near_the_buffered_records(tmp_path, monkeypatch, buffer_size):
+def test_batch_native_shuffle_holds_exactly_the_buffered_records(tmp_path, monkeypatch, buffer_size):
     import tfrx.data.shuffle as shuffle_mod
 
     rng = np.random.default_rng(1)
-    paths = []
+    paths, records = [], []
     for f, n in enumerate([700, 0, 900]):
-        records = [bytes(rng.integers(0, 256, size=int(rng.integers(200, 2000)), dtype=np.uint8)) for _ in range(n)]
+        part = [bytes(rng.integers(0, 256, size=int(rng.integers(0, 2000)), dtype=np.uint8)) for _ in range(n)]
         paths.append(str(tmp_path / f"big-{f}.tfrecord"))
-        tfrx.write_records(paths[-1], records)
+        tfrx.write_records(paths[-1], part)
+        records += part
     monkeypatch.setattr(shuffle_mod, "_CHUNK_RECORDS", 16)
-    monkeypatch.setattr(shuffle_mod, "_SLACK_BYTES", 0)
-    seen, compactions = [], []
-    compact = shuffle_mod._ShuffledRecordBatchIterator._compact
-
-    def watched(self):
-        compactions.append(1)
-        compact(self)
-        assert self._held <= 1.5 * self._live + 2 * 16 * 2000  # (the newest storage is never compacted)
-
-    monkeypatch.setattr(shuffle_mod._ShuffledRecordBatchIterator, "_compact", watched)
     ds = TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25)
+    seen = []
     with ds._natively_batched().iterator(epoch=0) as it:
         for batch in it:
             seen.append(batch.to_list())
-            if not it._draws.exhausted:  # (afterwards memory only falls)
-                assert it._held <= 1.5 * it._live + 2 * 4096 + 2 * 16 * 2000
-    assert compactions  # survivors were copied out of mostly drawn reader buffers
-    assert seen == _raw_batches(ds)  # the order is shuffle's, compaction or not
+            # The store holds the records read and not yet drawn, and nothing else: at most the buffer
+            # and one chunk read ahead, whatever reader buffers they came from.
+            live = it._draws.live()
+            assert it._store.count == len(live) <= buffer_size + 16
+            assert it._store.nbytes == sum(len(records[i]) for i in live.tolist())
+    assert it._store.count == 0
+    assert sorted(r for b in seen for r in b) == sorted(records)
+    assert seen == _raw_batches(ds)  # the order is shuffle's
     assert_resumes_exactly(lambda: TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser()),
                            steps=[0, 1, 17, 40])
 
@@ -226,3 +222,36 @@ def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
     assert [line.strip() for line in plan.splitlines()[1:]] == ["batch(5)", "map(<lambda>)", "TFRecordDataset(3 files)"]
     TFRecordDataset(files).parse(RecordingParser()).explain()
     assert "its input is not batches of records" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bytes_as", ["bytes", "views"])
+def test_the_parser_reads_a_shuffled_batch_where_its_records_lie(tmp_path, bytes_as):
+    paths, records = _example_files(tmp_path, [130, 0, 77])
+    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "w": tfrx.VarLenFeature(tfrx.float32),
+            "s": tfrx.FixedLenFeature([], tfrx.string)}
+    parser = tfrx.ExampleParser(spec, bytes_as=bytes_as)
+    batches = list(TFRecordDataset(paths).shuffle(50, seed=8)._record_batches(16, False))
+    assert all(type(b) is ScatteredRecordBatch for b in batches)
+
+    def plain(out):
+        return to_py({k: v.tolist() if hasattr(v, "to_numpy") else v for k, v in out.items()})
+
+    got = [plain(parser.parse(b)) for b in batches]  # the records where the shuffle keeps them
+    gathered = [tfrx.RecordBatch(b.data, b.starts, b.lengths) for b in batches]  # the same records, gathered
+    assert sorted(r for b in gathered for r in b.to_list()) == sorted(records)
+    assert got == [plain(parser.parse(b)) for b in gathered] == [plain(parser.parse(b.to_list())) for b in gathered]
+
+
+def test_a_bad_record_in_a_shuffled_batch_is_named_by_its_place_in_the_batch(tmp_path):
+    good = tfrx.make_example({"id": [1]}).SerializeToString()
+    path = str(tmp_path / "bad.tfrecord")
+    tfrx.write_records(path, [good] * 5 + [b"\xff\xff"] + [good] * 5)
+    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64)}
+    batch = next(iter(TFRecordDataset(path).shuffle(11, seed=0)._record_batches(11, False)))
+    expected = tfrx.RecordBatch(batch.data, batch.starts, batch.lengths)
+    with pytest.raises(tfrx.errors.TfrxError) as scattered:
+        tfrx.ExampleParser(spec).parse(batch)
+    with pytest.raises(tfrx.errors.TfrxError) as contiguous:
+        tfrx.ExampleParser(spec).parse(expected)
+    assert str(scattered.value) == str(contiguous.value)
+    assert "record" in str(scattered.value)

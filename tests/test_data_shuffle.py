@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from data_helpers import to_py
 from tfrx.testing import assert_resumes_exactly
@@ -90,3 +91,28 @@ def test_an_input_error_surfaces_when_the_buffer_needs_that_element():
 
     with pytest.raises(ValueError):
         list(Dataset.range(100).map(check).shuffle(1000, seed=3))  # the first fill reads element 50
+
+
+def test_record_store_moves_records_out_by_number_and_refuses_bad_input():
+    from tfrx import _native
+
+    store = _native.RecordStore()
+    data = np.frombuffer(b"abcdefghij", np.uint8)
+    store.add(data, np.array([0, 3, 5], np.int64), np.array([3, 2, 0], np.int64))
+    store.add(data, np.array([9], np.int64), np.array([1], np.int64))
+    assert (store.end, store.count, store.nbytes) == (4, 4, 6)
+    with pytest.raises(ValueError, match="outside"):
+        store.add(data, np.array([8], np.int64), np.array([3], np.int64))
+    taken = store.take(np.array([3, 0, 2], np.int64))
+    assert len(taken) == 3 and taken.nbytes == 4 and taken.lengths().tolist() == [1, 3, 0]
+    assert taken.gather().tobytes() == b"jabc"
+    assert (store.count, store.nbytes) == (1, 2)
+    for ids in ([0], [7], [-1], [1, 1]):  # taken already, never added, a number twice
+        with pytest.raises(ValueError, match="not held"):
+            store.take(np.array(ids, np.int64))
+    assert (store.count, store.nbytes) == (1, 2)  # (a failed take moves nothing)
+    assert store.take(np.array([1], np.int64)).gather().tobytes() == b"de"
+    out = np.zeros(8, np.uint8)
+    assert taken.gather(out) is out and out[:4].tobytes() == b"jabc"
+    with pytest.raises(ValueError, match="smaller"):
+        taken.gather(np.zeros(3, np.uint8))

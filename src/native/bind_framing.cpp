@@ -208,33 +208,17 @@ nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64
       throw nb::value_error("gather_spans: a record lies outside its buffer");
     total += static_cast<size_t>(n);
   }
-  void* out = nullptr;
-  nb::object arr;
-  Py_buffer dst{};
-  bool have_dst = false;
-  if (!out_buf.is_none()) {
-    if (PyObject_GetBuffer(out_buf.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
-    have_dst = true;
-    if (static_cast<size_t>(dst.len) < total) {
-      PyBuffer_Release(&dst);
-      throw nb::value_error("gather_spans: out is smaller than the records");
-    }
-    out = dst.buf;
-    arr = nb::borrow(out_buf);
-  } else {
-    arr = new_array(total, np_dtype_uint8, &out);
-  }
+  ByteDestination dst(out_buf, total, "gather_spans");
   {
     nb::gil_scoped_release release;
-    uint8_t* w = static_cast<uint8_t*>(out);
+    uint8_t* w = dst.data;
     for (size_t i = 0; i < count; ++i) {
       const size_t n = static_cast<size_t>(lengths(i));
       if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
       w += n;
     }
   }
-  if (have_dst) PyBuffer_Release(&dst);
-  return arr;
+  return dst.array;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "numpy_out.h"
 
+#include <string>
+
 #include <utility>
 
 namespace tfrx {
@@ -66,6 +68,29 @@ nb::bytes new_bytes(size_t n, uint8_t** data) {
   if (!obj) throw nb::python_error();
   *data = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(obj));
   return nb::steal<nb::bytes>(obj);
+}
+
+ByteDestination::ByteDestination(nb::handle out, size_t total, const char* what) {
+  if (out.is_none()) {
+    init_numpy();
+    void* p = nullptr;
+    array = new_array(total, np_dtype_uint8, &p);
+    data = static_cast<uint8_t*>(p);
+    return;
+  }
+  if (PyObject_GetBuffer(out.ptr(), &view_, PyBUF_WRITABLE) != 0) throw nb::python_error();
+  held_ = true;
+  if (static_cast<size_t>(view_.len) < total) {
+    PyBuffer_Release(&view_);
+    held_ = false;
+    throw nb::value_error((std::string(what) + ": out is smaller than the records").c_str());
+  }
+  data = static_cast<uint8_t*>(view_.buf);
+  array = nb::borrow(out);
+}
+
+ByteDestination::~ByteDestination() {
+  if (held_) PyBuffer_Release(&view_);
 }
 
 void check_spans(size_t size, const Int64In& starts, const Int64In& lengths) {

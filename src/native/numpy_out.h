@@ -36,6 +36,24 @@ UInt8Array owned_uint8(std::vector<uint8_t>&& v);
 // A new bytes object of size n, filled in place before anyone else sees it.
 nb::bytes new_bytes(size_t n, uint8_t** data);
 
+// Where a copy of `total` bytes goes: the caller's `out` (a writable buffer of
+// at least `total` bytes, held until destruction) or, for None, a new uint8
+// array. `array` is what to return; `data` where to write.
+class ByteDestination {
+ public:
+  ByteDestination(nb::handle out, size_t total, const char* what);
+  ~ByteDestination();
+  ByteDestination(const ByteDestination&) = delete;
+  ByteDestination& operator=(const ByteDestination&) = delete;
+
+  uint8_t* data = nullptr;
+  nb::object array;
+
+ private:
+  Py_buffer view_{};
+  bool held_ = false;
+};
+
 // Checks that every record starts[i] .. starts[i] + lengths[i] lies inside a buffer of `size` bytes.
 void check_spans(size_t size, const Int64In& starts, const Int64In& lengths);
 

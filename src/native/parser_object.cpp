@@ -163,6 +163,13 @@ ParseResult ParserObject::parse_list(nb::handle seq, int threads, bool views) {
   return run(records, threads, views, Input{});
 }
 
+ParseResult ParserObject::parse_records(const tfrx::RecordSet& set, int threads, bool views) {
+  std::vector<Span> records;
+  records.reserve(set.records().size());
+  for (const tfrx::StoredRecord& r : set.records()) records.push_back(Span{r.data, r.size});
+  return run(records, threads, views, Input{});
+}
+
 template <typename SpanAt>
 nb::object ParserObject::bytes_column(size_t n, SpanAt span, const std::vector<std::string>* defaults,
                                       ObjectArena* arena, uint32_t* skip, BytesFiller* filler, bool views,

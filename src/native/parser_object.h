@@ -20,6 +20,7 @@
 
 #include "bytes_objects.h"
 #include "parse.h"
+#include "shuffle.h"
 
 namespace tfrx {
 namespace py {
@@ -65,6 +66,9 @@ class ParserObject {
 
   // Records as a sequence of bytes-like objects (no copies of them).
   ParseResult parse_list(nb::handle records, int threads, bool views);
+
+  // Records a shuffle buffer moved out (shuffle.h), each in its own allocation: parsed where they are.
+  ParseResult parse_records(const tfrx::RecordSet& records, int threads, bool views);
 
  private:
   using Span = tfrx::parse::Span;

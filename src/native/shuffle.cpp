@@ -1,5 +1,10 @@
 #include "shuffle.h"
 
+#include <cstdlib>
+#include <cstring>
+
+#include "stream_copy.h"
+
 namespace tfrx {
 
 DrawStatus shuffle_draws(int64_t* b, int64_t size, ShuffleState* st, const double* u, int64_t nu, int64_t read_end,
@@ -23,6 +28,84 @@ DrawStatus shuffle_draws(int64_t* b, int64_t size, ShuffleState* st, const doubl
   st->next_id = next_id;
   *written = n;
   return status;
+}
+
+namespace {
+constexpr size_t kStreamCopyBytes = 16 * 1024;
+}  // namespace
+
+RecordSet::~RecordSet() {
+  for (const StoredRecord& r : records_) std::free(r.data);
+}
+
+RecordStore::~RecordStore() {
+  for (size_t i = head_; i < slots_.size(); ++i) std::free(slots_[i].data);
+}
+
+bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t* lengths, size_t n) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Drop the slots of records that have all left once they are most of the table.
+  if (head_ >= 4096 && head_ * 2 >= slots_.size()) {
+    slots_.erase(slots_.begin(), slots_.begin() + static_cast<std::ptrdiff_t>(head_));
+    base_ += static_cast<int64_t>(head_);
+    head_ = 0;
+  }
+  const size_t first = slots_.size();
+  slots_.resize(first + n);
+  size_t added = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t len = static_cast<size_t>(lengths[i]);
+    uint8_t* p = static_cast<uint8_t*>(std::malloc(len ? len : 1));
+    if (p == nullptr) {
+      for (size_t j = first; j < first + i; ++j) std::free(slots_[j].data);
+      slots_.resize(first);
+      return false;
+    }
+    // A record is read again only when drawn, long after its lines left the cache: large ones are
+    // written around it (no read for ownership of the destination).
+    if (len >= kStreamCopyBytes) {
+      copy_streaming(p, data + starts[i], len);
+    } else if (len) {
+      std::memcpy(p, data + starts[i], len);
+    }
+    slots_[first + i] = StoredRecord{p, len};
+    added += len;
+  }
+  bytes_ += added;
+  count_ += n;
+  return true;
+}
+
+bool RecordStore::take(const int64_t* ids, size_t n, RecordSet* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t k = ids[i] - base_;
+    if (k < static_cast<int64_t>(head_) || k >= static_cast<int64_t>(slots_.size()) ||
+        slots_[static_cast<size_t>(k)].data == nullptr)
+      return false;
+  }
+  out->records_.reserve(out->records_.size() + n);
+  for (size_t i = 0; i < n; ++i) {
+    StoredRecord& slot = slots_[static_cast<size_t>(ids[i] - base_)];
+    if (slot.data == nullptr) {  // the same number twice: put back what moved, report it
+      const size_t moved_from = out->records_.size() - i;
+      for (size_t j = 0; j < i; ++j) {
+        const StoredRecord& r = out->records_[moved_from + j];
+        slots_[static_cast<size_t>(ids[j] - base_)] = r;
+        out->bytes_ -= r.size;
+        bytes_ += r.size;
+      }
+      out->records_.resize(moved_from);
+      return false;
+    }
+    out->records_.push_back(slot);
+    out->bytes_ += slot.size;
+    bytes_ -= slot.size;
+    slot.data = nullptr;
+  }
+  count_ -= n;
+  while (head_ < slots_.size() && slots_[head_].data == nullptr) ++head_;
+  return true;
 }
 
 }  // namespace tfrx

@@ -12,8 +12,8 @@ over in ``RecordBatch`` es (:meth:`Dataset._record_batches`), the parser
 reads those and no Python object is made per record.
 ``TFRecordDataset(files).batch(n).parse(spec)``: the reader fills each batch
 in one buffer sized for it (``files.py``); with ``shuffle(m)`` before the
-batch, the shuffle buffer holds record numbers into the reader's buffers
-and each batch is gathered in one native call (``shuffle.py``). The native
+batch, the shuffle keeps the records in a native store and the parser reads
+each batch's records where they lie (``shuffle.py``). The native
 parser releases the GIL and splits each large batch over the usable cores
 itself. A stage that turns records into other objects (``map`` before
 ``batch``) leaves the fast path: the batches are object arrays of ``bytes``,

@@ -1,28 +1,32 @@
 """prefetch: a background thread keeps up to ``buffer_size`` elements ready.
 
-At most ``buffer_size`` elements are produced and not yet returned (a
-semaphore counts them), so memory is bounded by ``buffer_size`` elements.
-Elements are handed over in chunks of what was produced within 2 ms (at most
-``buffer_size``), because passing elements between threads one at a time
-costs tens of microseconds each; slow elements go one by one. The thread holds no reference to the iterator: dropping or closing the
-iterator (or an exception upstream) stops it, and an exception raised
-upstream is re-raised to the consumer. ``tfrx.AUTOTUNE`` uses
-``max(2, usable cores)``.
+At most ``buffer_size`` elements are produced and not yet returned (two
+counters, each written by one thread, say how many; the consumer wakes the
+thread only when it waits), so memory is bounded by ``buffer_size``
+elements. Elements are handed over in chunks of what was produced within
+2 ms (at most ``buffer_size``), because passing elements between threads one
+at a time costs tens of microseconds each; slow elements go one by one. The
+thread holds no reference to the iterator: dropping or closing the iterator
+(or an exception upstream) stops it, and an exception raised upstream is
+re-raised to the consumer. ``tfrx.AUTOTUNE`` uses ``max(2, usable cores)``.
 
-The thread also frees what it made: it keeps a reference to each NumPy
-object array (the ``bytes`` columns of parsed batches) in the elements it
-hands over and drops it once the consumer has dropped its own, so those
-objects are deallocated on the thread (and usually the core) that allocated
-them. A parsed Criteo-like batch holds 26 ``bytes`` objects per record;
-freeing them on the other core cost more than a third of the pipeline's CPU
-time (docs/benchmarks.md). At most ``2 * buffer_size + 64`` elements' arrays
-are kept: an array the consumer holds longer is left to it.
+The thread also frees what it made: it keeps the NumPy object arrays (the
+``bytes`` columns of parsed batches) of the elements it hands over and drops
+them once the consumer has dropped the element, so those objects are
+deallocated on the thread (and usually the core) that allocated them. A
+parsed Criteo-like batch holds 26 ``bytes`` objects per record; freeing them
+on the other core cost more than a third of the pipeline's CPU time
+(docs/benchmarks.md). The element's first object array reaches the consumer
+as a view of it, and a weak reference to that view says when the consumer
+dropped it; no reference count is read, so this holds on free-threaded
+builds too. At most ``2 * buffer_size + 64`` elements' arrays are kept: an
+element the consumer holds longer is left to it.
 """
 
 from __future__ import annotations
 
+import copy
 import queue
-import sys
 import threading
 import time
 import weakref
@@ -49,48 +53,86 @@ def resolve_buffer_size(buffer_size: int | None) -> int:
     return buffer_size
 
 
-def _acquire(slots: threading.Semaphore, stop: threading.Event) -> bool:
-    while not stop.is_set():
-        if slots.acquire(timeout=_POLL_S):
-            return True
-    return False
+class _Slots:
+    """How far the thread may run ahead: at most ``size`` elements produced and not yet taken.
+
+    Each side writes its own counter (no lock on the way of an element); the
+    consumer wakes the thread only when it waits for a slot.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.produced = 0  # written by the thread only
+        self.taken = 0  # written by the consumer only
+        self._waiting = False
+        self._wake = threading.Event()
+
+    def take(self) -> None:
+        self.taken += 1
+        if self._waiting:
+            self._wake.set()
+
+    def full(self) -> bool:
+        return self.produced - self.taken >= self.size
+
+    def wait(self, stop: threading.Event) -> bool:
+        """Until a slot is free (True) or ``stop`` is set (False)."""
+        while not stop.is_set():
+            self._waiting = True
+            self._wake.clear()  # (before the check: a take after it sets the event again)
+            if not self.full():
+                self._waiting = False
+                return True
+            self._wake.wait(_POLL_S)
+        return False
 
 
-# With the GIL, a reference count read here is exact; without it (free-threaded builds) it is not.
-_GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
-
-
-def _object_arrays(value, out: list, depth: int = 0) -> None:
-    """The NumPy object arrays in an element (through dicts, tuples, lists and ``.values`` of sparse/ragged arrays)."""
+def _handed_over(value, held: list, token: list, depth: int = 0):
+    """``value`` with its first NumPy object array (through dicts, tuples, lists and the ``.values`` of sparse /
+    ragged arrays) replaced by a view of it, the token whose weak reference (appended to ``token``) says when the
+    consumer has dropped the element; every object array goes to ``held``. The containers on the way to the
+    token are copies; the rest is ``value``'s own."""
     if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            out.append(value)
-    elif isinstance(value, dict):
-        if depth < 4:
-            for v in value.values():
-                _object_arrays(v, out, depth + 1)
-    elif isinstance(value, (tuple, list)):
-        if depth < 4 and len(value) <= 64:
-            for v in value:
-                _object_arrays(v, out, depth + 1)
-    elif isinstance(value, (SparseArray, RaggedArray)) and depth < 4:
-        _object_arrays(value.values, out, depth + 1)
+        if value.dtype.kind != "O":
+            return value
+        held.append(value)
+        if token:
+            return value
+        view = value.view()
+        token.append(weakref.ref(view))
+        return view
+    if depth >= 4:
+        return value
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(v) is np.ndarray and v.dtype.kind != "O":
+                out[k] = v  # (most values: no call)
+            else:
+                out[k] = _handed_over(v, held, token, depth + 1)
+        return out if token else value
+    if kind is tuple or kind is list:
+        if len(value) > 64:
+            return value
+        items = [_handed_over(v, held, token, depth + 1) for v in value]
+        return kind(items) if token else value
+    if kind is SparseArray or kind is RaggedArray:
+        values = _handed_over(value.values, held, token, depth + 1)
+        if values is not value.values:
+            value = copy.copy(value)
+            value.values = values
+    return value
 
 
 def _free_returned(held: deque, cap: int) -> None:
-    """Drops the held arrays that nothing else refers to any more (deallocating them on this thread)."""
-    for _ in range(len(held)):
-        arrays = held.popleft()
-        keep = [a for a in arrays if sys.getrefcount(a) > 3]  # else only ``arrays``, ``a`` and the argument
-        del arrays
-        if keep:
-            held.append(keep)
-        del keep
-    while len(held) > cap:
-        held.popleft()  # held by the consumer for longer: its own reference frees them
+    """Drops the object arrays of the elements the consumer has dropped (deallocating them on this thread),
+    oldest first; beyond ``cap`` elements, the oldest ones' are left to the consumer, which still holds them."""
+    while held and (held[0][0]() is None or len(held) > cap):
+        held.popleft()
 
 
-def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slots: threading.Semaphore,
+def _produce(parent: DatasetIterator, q: queue.SimpleQueue, stop: threading.Event, slots: _Slots,
              buffer_size: int) -> None:
     chunk: list = []
     clock = time.perf_counter
@@ -99,13 +141,13 @@ def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slo
     cap = 2 * buffer_size + _MAX_CHUNK
     try:
         while not stop.is_set():
-            if _GIL and held:
+            if held:
                 _free_returned(held, cap)
-            if not slots.acquire(blocking=False):
+            if slots.full():
                 if chunk:  # the consumer needs these before it can free a slot
                     q.put(("values", chunk))
                     chunk = []
-                if not _acquire(slots, stop):
+                if not slots.wait(stop):
                     return
                 started = clock()
             try:
@@ -115,14 +157,13 @@ def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slo
                     q.put(("values", chunk))
                 q.put(("end", None))
                 return
-            chunk.append((value, parent.get_state()))
-            if _GIL:
-                arrays: list = []
-                _object_arrays(value, arrays)
-                if arrays:
-                    held.append(arrays)
-                del arrays
-            del value
+            arrays: list = []
+            token: list = []
+            chunk.append((_handed_over(value, arrays, token), parent.get_state()))
+            slots.produced += 1
+            if token:
+                held.append((token[0], arrays))
+            del arrays, token, value
             if len(chunk) >= _MAX_CHUNK or clock() - started >= _MAX_DELAY_S:
                 q.put(("values", chunk))
                 chunk = []
@@ -133,7 +174,7 @@ def _produce(parent: DatasetIterator, q: queue.Queue, stop: threading.Event, slo
         q.put(("error", e))
 
 
-def _stop_thread(stop: threading.Event, q: queue.Queue, thread: threading.Thread) -> None:
+def _stop_thread(stop: threading.Event, q: queue.SimpleQueue, thread: threading.Thread) -> None:
     stop.set()
     try:
         while True:
@@ -152,7 +193,7 @@ class PrefetchIterator(DatasetIterator):
         self._children = (parent,)
         self._size = buffer_size
         self._name = name
-        self._queue: queue.Queue | None = None
+        self._queue: queue.SimpleQueue | None = None
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
         self._finalizer: weakref.finalize | None = None
@@ -164,9 +205,9 @@ class PrefetchIterator(DatasetIterator):
     def _start(self) -> None:
         if self._state is None:
             self._state = self._parent.get_state()
-        self._queue = queue.Queue()  # unbounded: the semaphore bounds the elements in flight
+        self._queue = queue.SimpleQueue()  # unbounded: the slots bound the elements in flight
         self._stop = threading.Event()
-        self._slots = threading.Semaphore(self._size)
+        self._slots = _Slots(self._size)
         self._thread = threading.Thread(
             target=_produce, args=(self._parent, self._queue, self._stop, self._slots, self._size), name=self._name,
             daemon=True,
@@ -185,8 +226,9 @@ class PrefetchIterator(DatasetIterator):
     def __next__(self):
         if self._next < len(self._chunk):
             value, self._state = self._chunk[self._next]
+            self._chunk[self._next] = None  # (the consumer alone holds what it was given)
             self._next += 1
-            self._slots.release()
+            self._slots.take()
             return value
         if self._finished:
             raise StopIteration
@@ -195,7 +237,7 @@ class PrefetchIterator(DatasetIterator):
         q, thread = self._queue, self._thread
         while True:
             try:
-                kind, payload = q.get_nowait() if q.qsize() else q.get(timeout=_POLL_S * 4)
+                kind, payload = q.get(timeout=_POLL_S * 4)
                 break
             except queue.Empty:
                 if not thread.is_alive() and q.empty():
@@ -204,7 +246,8 @@ class PrefetchIterator(DatasetIterator):
         if kind == "values":
             self._chunk, self._next = payload, 1
             value, self._state = payload[0]
-            self._slots.release()
+            payload[0] = None
+            self._slots.take()
             return value
         self._finished = True
         self._halt()

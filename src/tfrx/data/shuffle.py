@@ -13,11 +13,14 @@ Each output is ``buffer[int(u * len(buffer))]`` for uniform draws ``u``
 made in blocks of ``_DRAWS_PER_BLOCK``, the slot refilled by swap-with-last.
 The batch-native form (below) makes the same draws on record numbers with
 :class:`ShuffleDraws` (the native ``shuffle_draws``) and keeps the records
-in the reader's ``RecordBatch`` es, so ``shuffle(m).batch(n).parse(spec)``
-never makes a Python object per record and gives the same order (tested
-against this loop). The per-element form stays a Python loop: a native call
-per element costs twice its time, and drawing in blocks would read elements
-ahead of the buffer, moving upstream side effects earlier than tf.data does.
+in a native ``RecordStore`` (each copied once as it is read; the reader's
+chunks are not kept), so ``shuffle(m).batch(n).parse(spec)`` never makes a
+Python object per record, hands the parser each batch's records where they
+lie, holds memory in proportion to the buffered records, and gives the same
+order (tested against this loop). The per-element form stays a Python
+loop: a native call per element costs twice its time, and drawing in blocks
+would read elements ahead of the buffer, moving upstream side effects
+earlier than tf.data does.
 
 State: the seed, the epoch, the input's state at the start of the pass and
 the number of elements returned. No element is stored: restoring replays the
@@ -33,17 +36,17 @@ from collections.abc import Callable
 import numpy as np
 
 from tfrx import _native
+from tfrx._native import DrawStatus
 from tfrx.data.batch import BatchDataset, batch_cardinality
 from tfrx.data.buffers import RecycledBuffers
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.shard import ShardDataset
-from tfrx.io.batch import RecordBatch
+from tfrx.io.batch import RecordBatch, ScatteredRecordBatch
 
 __all__ = ["ShuffleDataset", "ShuffleDraws", "ShuffledRecordBatchDataset"]
 
 _DRAWS_PER_BLOCK = 1024
-_NEED_INPUT, _NEED_DRAWS, _EMPTY = 1, 2, 3  # shuffle_draws' statuses
 
 
 class ShuffleDraws:
@@ -81,21 +84,23 @@ class ShuffleDraws:
         if lack > 0 and not self.exhausted and self._error is None:  # (what the first native call would ask for)
             self._read(read, lack)
         while True:
-            status, k, self.fill, self._upos, self.next_id = _native.shuffle_draws(
+            result = _native.shuffle_draws(
                 self.buffer, self.fill, self._uniform, self._upos, self.next_id, self.read_end,
                 self.exhausted, out[n:] if n else out, count - n,
             )
-            n += k
-            if n >= count or status == _EMPTY:
+            self.fill, self._upos, self.next_id = result.fill, result.upos, result.next_id
+            n += result.written
+            status = result.status
+            if n >= count or status == DrawStatus.EXHAUSTED:
                 return out[:n]
-            if status == _NEED_INPUT:
+            if status == DrawStatus.NEED_RECORDS:
                 if self._error is not None:
                     if n:
                         return out[:n]
                     error, self._error = self._error, None
                     raise error
                 self._read(read, self.size - self.fill)
-            elif status == _NEED_DRAWS:
+            elif status == DrawStatus.NEED_UNIFORMS:
                 self._uniform, self._upos = self._rng.random(_DRAWS_PER_BLOCK), 0
 
     def _read(self, read: Callable[[int], bool], n: int) -> None:
@@ -192,31 +197,18 @@ class ShuffleDataset(Dataset):
 # per record (1024 records: ~9% fewer instructions than 128 on Criteo-like rows).
 _CHUNK_RECORDS = 1024
 _CHUNK_BYTES = 4 << 20
-# The per-record table (storage, start, length) drops the rows of records that have left the buffer
-# once it holds more than 4 x buffer_size + this many.
-_COMPACT_MIN = 4096
-# A storage (a reader buffer, or survivors copied together) lives until its last record leaves the
-# buffer, which with uniform draws takes several times as long as the buffer's turnover. Once the
-# storages held exceed _HELD_RATIO x the bytes of the records still buffered (plus _SLACK_BYTES),
-# the survivors of the emptiest storages are copied into one fresh array, down to _TARGET_RATIO.
-_HELD_RATIO = 1.5
-_TARGET_RATIO = 1.2
-_SLACK_BYTES = 8 << 20
-_EMPTY_DATA = np.zeros(0, np.uint8)  # stands in for storages no record of a gather comes from
-
-
-def _storage_of(data: np.ndarray) -> tuple[np.ndarray, int]:
-    """The array that owns ``data``'s memory (a reader buffer several chunks may view) and ``data``'s offset in it."""
-    base = data.base
-    if isinstance(base, np.ndarray) and base.dtype == np.uint8 and base.ndim == 1 and base.flags.c_contiguous:
-        offset = data.ctypes.data - base.ctypes.data
-        if 0 <= offset and offset + data.shape[0] <= base.shape[0]:
-            return base, offset
-    return data, 0
 
 
 class _ShuffledRecordBatchIterator(DatasetIterator):
-    """``shuffle(size).batch(batch_size)`` over record chunks, gathering each batch into one ``RecordBatch``."""
+    """``shuffle(size).batch(batch_size)`` over record chunks.
+
+    Each record read is copied once into the native ``RecordStore`` (its own
+    allocation; the reader's chunk is dropped at once), so the memory held
+    follows the bytes of the records in the buffer. A batch moves its drawn
+    records out of the store into a ``RecordSet`` without copying them: the
+    parser reads them there, and a ``ScatteredRecordBatch`` gathers them
+    only for a consumer that asks for ``data``.
+    """
 
     def __init__(self, parent: DatasetIterator, buffer_size: int, seed: int, epoch, batch_size: int,
                  drop_remainder: bool) -> None:
@@ -228,41 +220,14 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._start = parent.get_state()
         self._reset(seed, epoch)
         self._done = False
-        self._outputs = RecycledBuffers()  # the batches' buffers, reused once the batches are gone
+        self._outputs = RecycledBuffers()  # gathered batches' buffers, reused once the batches are gone
 
     def _reset(self, seed: int, epoch) -> None:
         self._seed = int(seed)
         self._epoch = tuple(int(e) for e in epoch)
         self._draws = ShuffleDraws(self._size, self._seed, self._epoch)
         self._produced = 0
-        self._drawn_low = 0  # the lowest record number buffered when the current draw began
-        # Storage number -> [uint8 array, records in it not yet drawn, their bytes]; keyed by the array too.
-        self._storages: dict[int, list] = {}
-        self._by_array: dict[int, int] = {}
-        self._nstorages = 0
-        self._newest = -1  # the storage the reader may still be filling: never compacted
-        self._held = 0  # bytes of the storages
-        self._live = 0  # bytes of the records read and not yet drawn
-        # Per record read and possibly still buffered, from record number ``_meta_base`` on: its storage,
-        # start and length, in the first ``_meta_len`` columns of a table that grows by doubling and
-        # drops the rows of records that have left the buffer.
-        self._meta_base = 0
-        self._meta_len = 0
-        self._meta = np.zeros((3, 4 * self._size + _COMPACT_MIN), np.int64)
-
-    # -------------------------------------------------------------- storages
-    def _add_storage(self, data: np.ndarray) -> int:
-        s = self._nstorages
-        self._nstorages += 1
-        self._storages[s] = [data, 0, 0]
-        self._by_array[id(data)] = s
-        self._held += data.nbytes
-        return s
-
-    def _drop_storage(self, s: int) -> None:
-        data = self._storages.pop(s)[0]
-        del self._by_array[id(data)]
-        self._held -= data.nbytes
+        self._store = _native.RecordStore()  # record number -> record, for the records read and not yet drawn
 
     def _read_chunk(self, _wanted: int) -> bool:
         while True:
@@ -272,124 +237,25 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
                 return False
             if len(piece):
                 break
-        data, offset = _storage_of(piece.data)
-        s = self._by_array.get(id(data))
-        if s is None:
-            s = self._add_storage(data)
-        entry = self._storages[s]
-        nbytes = int(piece.lengths.sum())
-        entry[1] += len(piece)
-        entry[2] += nbytes
-        self._live += nbytes
-        self._newest = s
-        self._append_meta(s, piece.starts + offset, piece.lengths)
+        self._store.add(piece.data, piece.starts, piece.lengths)
         self._draws.read_end += len(piece)
         return True
 
-    def _append_meta(self, s: int, starts: np.ndarray, lengths: np.ndarray) -> None:
-        n, k = self._meta_len, len(starts)
-        meta = self._meta
-        if n + k > meta.shape[1]:
-            # Drop the rows below the oldest record still buffered or drawn but not yet looked up
-            # (``draw`` reads chunks while it draws, so the draws of this batch count too).
-            draws = self._draws
-            low = min(int(draws.buffer[: draws.fill].min()) if draws.fill else draws.next_id, self._drawn_low)
-            drop = low - self._meta_base
-            keep = n - drop
-            if keep + k > meta.shape[1] // 2:  # mostly live: grow
-                grown = np.empty((3, 2 * (keep + k)), np.int64)
-                grown[:, :keep] = meta[:, drop:n]
-                self._meta = meta = grown
-            else:
-                meta[:, :keep] = meta[:, drop:n]
-            self._meta_base, n = low, keep
-        meta[0, n : n + k] = s
-        meta[1, n : n + k] = starts
-        meta[2, n : n + k] = lengths
-        self._meta_len = n + k
-
-    def _draw(self, count: int) -> np.ndarray:
-        """The record numbers of the next ``count`` outputs (fewer at the end)."""
-        draws = self._draws  # no record this call draws lies below the lowest one buffered now
-        self._drawn_low = int(draws.buffer[: draws.fill].min()) if draws.fill else draws.next_id
-        ids = draws.draw(count, self._read_chunk, np.empty(count, np.int64))
+    def _take(self, count: int):
+        """The records of the next ``count`` outputs (fewer at the end), moved out of the store."""
+        ids = self._draws.draw(count, self._read_chunk)
         self._produced += len(ids)
-        return ids
+        return self._store.take(ids)
 
-    def _gather(self, rows: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The records of ``rows`` (storage, start, length) end to end, in ``out`` or a new array."""
-        first = int(rows[0].min())
-        which = rows[0] - first
-        used = np.bincount(which).tolist()
-        storages = self._storages
-        datas = [storages[s][0] if k else _EMPTY_DATA for s, k in enumerate(used, first)]
-        gathered: np.ndarray = _native.gather_spans(datas, which, rows[1], rows[2], out)  # type: ignore[assignment]  # the stub says object
-        return gathered
-
-    def _release(self, rows: np.ndarray) -> None:
-        """The records of ``rows`` left the buffer: storages whose last record left are dropped."""
-        first = int(rows[0].min())
-        which = rows[0] - first
-        counts = np.bincount(which)
-        nbytes = np.bincount(which, weights=rows[2])
-        self._live -= int(rows[2].sum())
-        storages = self._storages
-        for j in np.flatnonzero(counts).tolist():
-            entry = storages[first + j]
-            entry[1] -= int(counts[j])
-            entry[2] -= int(nbytes[j])
-            if entry[1] == 0:
-                self._drop_storage(first + j)
-        # (Once the input is exhausted nothing more is read: memory only falls, compacting cannot lower the peak.)
-        if self._held > _HELD_RATIO * self._live + _SLACK_BYTES and not self._draws.exhausted:
-            self._compact()
-
-    def _compact(self) -> None:
-        """Copies the buffered records of the emptiest storages into one new array and drops those storages."""
-        target = _TARGET_RATIO * self._live + _SLACK_BYTES // 2
-        held, chosen = self._held, []
-        emptiest = sorted((entry[2] / max(1, entry[0].nbytes), s) for s, entry in self._storages.items() if s != self._newest)
-        for _, s in emptiest:
-            if held <= target:
-                break
-            entry = self._storages[s]
-            held += entry[2] - entry[0].nbytes  # the survivors move into the new array
-            chosen.append(s)
-        if not chosen:
-            return
-        ids = self._draws.live()
-        cols = ids - self._meta_base
-        rows = self._meta[:, cols]
-        moving = np.isin(rows[0], np.asarray(chosen, np.int64))
-        cols, rows = cols[moving], rows[:, moving]
-        if len(cols):
-            data = self._gather(rows)
-            starts = np.zeros(len(cols), np.int64)
-            np.cumsum(rows[2][:-1], out=starts[1:])
-            t = self._add_storage(data)
-            self._storages[t][1:] = [len(cols), int(rows[2].sum())]
-            self._meta[0, cols] = t
-            self._meta[1, cols] = starts
-        for s in chosen:
-            self._drop_storage(s)
-
-    # -------------------------------------------------------------- iteration
     def __next__(self) -> RecordBatch:
         if self._done:
             raise StopIteration
-        ids = self._draw(self._batch_size)
-        if len(ids) < self._batch_size:
+        records = self._take(self._batch_size)
+        if len(records) < self._batch_size:
             self._done = True
-        if not len(ids) or (self._drop and len(ids) < self._batch_size):
+        if not len(records) or (self._drop and len(records) < self._batch_size):
             raise StopIteration
-        rows = self._meta[:, ids - self._meta_base]
-        total = int(rows[2].sum())
-        data = self._gather(rows, self._outputs.take(total))[:total]
-        self._release(rows)
-        lengths = rows[2]
-        starts = np.zeros(len(ids), np.int64)
-        np.cumsum(lengths[:-1], out=starts[1:])
-        return RecordBatch(data, starts, lengths)
+        return ScatteredRecordBatch(records, gather_into=self._outputs.take)
 
     def get_state(self) -> dict:
         shuffle = {"seed": self._seed, "epoch": list(self._epoch), "start": self._start, "produced": self._produced}
@@ -405,10 +271,8 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._reset(shuffle["seed"], shuffle["epoch"])
         produced = int(shuffle["produced"])
         while self._produced < produced:
-            ids = self._draw(min(produced - self._produced, 1 << 16))
-            if not len(ids):
+            if not len(self._take(min(produced - self._produced, 1 << 16))):
                 break
-            self._release(self._meta[:, ids - self._meta_base])
         self._done = bool(state["done"])
 
 
@@ -443,8 +307,8 @@ class ShuffledRecordBatchDataset(Dataset):
         return self
 
     def _describe(self) -> str:
-        return (f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds record "
-                "numbers into the reader's RecordBatch es, each batch gathered in one native call")
+        return (f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds the "
+                "records in a native store, each batch handed to the parser where its records lie")
 
     def _plan_inputs(self) -> tuple[Dataset, ...]:
         return self._shuffle._inputs

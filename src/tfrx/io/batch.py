@@ -8,12 +8,13 @@ Python ``bytes`` object per record.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RecordBatch"]
+__all__ = ["RecordBatch", "ScatteredRecordBatch"]
 
 
 class RecordBatch(Sequence):
@@ -136,3 +137,63 @@ class RecordBatch(Sequence):
     def __repr__(self) -> str:
         where = f", path={self.path!r}" if self.path else ""
         return f"RecordBatch({len(self)} records, {self.nbytes} bytes{where})"
+
+
+class ScatteredRecordBatch(RecordBatch):
+    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
+
+    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
+    record in its own allocation. The native parser reads them where they are
+    (one copy fewer than gathering them first); everything else sees an
+    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
+    first use (into a buffer from ``gather_into(nbytes)`` when given), and
+    ``starts`` are their offsets there.
+    """
+
+    __slots__ = ("records", "_gather_into")
+
+    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
+        self.records = records
+        self.lengths = records.lengths()
+        self.path = None
+        self.first_index = 0
+        self.file_offsets = None
+        self._gather_into = gather_into
+
+    def _slot(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """RecordBatch's slot ``name``, filled by ``make()`` on first use."""
+        slot = RecordBatch.__dict__[name]
+        try:
+            return slot.__get__(self)
+        except AttributeError:
+            value = make()
+            slot.__set__(self, value)
+            return value
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
+        return self._slot("data", self._gather)
+
+    @property
+    def starts(self) -> np.ndarray:  # type: ignore[override]  # made on first use, then the slot holds it
+        return self._slot("starts", self._offsets)
+
+    def _gather(self) -> np.ndarray:
+        total = self.records.nbytes
+        out = self._gather_into(total) if self._gather_into is not None else None
+        return self.records.gather(out)[:total]
+
+    def _offsets(self) -> np.ndarray:
+        starts = np.zeros(len(self.lengths), np.int64)
+        np.cumsum(self.lengths[:-1], out=starts[1:])
+        return starts
+
+    def __len__(self) -> int:
+        return int(self.lengths.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.records.nbytes)
+
+    def __reduce__(self):
+        return RecordBatch, (self.data, self.starts, self.lengths)
