@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "buffer.h"
+#include "bytes_objects.h"
 #include "framing.h"
 #include "numpy_out.h"
 
@@ -188,6 +189,19 @@ nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
   return out;
 }
 
+// The same values as a 1-D NumPy object array, the way the parser returns bytes
+// features: short values repeated across calls (categorical codes) come from
+// one cache of bytes objects instead of being made again. Used with the GIL
+// held only (the module does not declare itself free-threaded).
+nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
+  static ShortBytesCache* cache = new ShortBytesCache();  // never freed: its objects may outlive the module
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  ObjectArena arena(count);
+  return arena.take(count, [&](size_t i) { return cache->get(view.data() + starts(i), static_cast<size_t>(lengths(i))); });
+}
+
 // Copies records out of several buffers into one new uint8 array: record i is
 // datas[chunks[i]][starts[i] : starts[i] + lengths[i]]; they are laid end to end.
 // With `out` (a writable buffer of at least the total length), the records are
@@ -276,6 +290,8 @@ void bind_framing(nb::module_& m) {
   m.def("record_framing", &py_record_framing, "data"_a, "The 12-byte header and 4-byte footer that frame one record.");
   m.def("split_records", &py_split_records, "data"_a, "starts"_a, "lengths"_a,
         "A list of bytes objects, data[starts[i]:starts[i]+lengths[i]].");
+  m.def("bytes_array", &py_bytes_array, "data"_a, "starts"_a, "lengths"_a,
+        "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
   m.def(
       "gather_spans",
       [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out) {

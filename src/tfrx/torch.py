@@ -40,7 +40,7 @@ from tfrx.data.dataset import Dataset
 from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
-from tfrx.shm_ring import PackedBatch, Ring, unpack
+from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack
 
 __all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
 
@@ -90,26 +90,6 @@ def rank_and_world_size(rank: int | None = None, world_size: int | None = None) 
     return rank, world_size
 
 
-def _packed_size(element: Any) -> int:
-    """Bytes the numeric arrays of an element take in a slot (0: nothing to pack)."""
-    total = 0
-    for x in _leaves(element):
-        if isinstance(x, np.ndarray) and x.dtype.kind in "biufc":
-            total += (x.nbytes + 63) // 64 * 64
-    return total
-
-
-def _leaves(element: Any):
-    if isinstance(element, dict):
-        for v in element.values():
-            yield from _leaves(v)
-    elif isinstance(element, tuple):
-        for v in element:
-            yield from _leaves(v)
-    else:
-        yield element
-
-
 def _unpack_tensors(*args) -> Any:
     return to_tensors(unpack(*args))
 
@@ -123,8 +103,7 @@ class _Handoff:
         self.packed = packed
 
     def __reduce__(self):
-        p = self.packed
-        return _unpack_tensors, (p.path, p.slot, p.base, p.size, p.structure)
+        return _unpack_tensors, self.packed.__reduce__()[1]
 
 
 class TorchIterableDataset(IterableDataset):
@@ -194,17 +173,15 @@ class TorchIterableDataset(IterableDataset):
         ring = None
         try:
             for element in it:
+                prepared = prepare(element)
                 packed = None
-                try:
-                    packed = ring.pack(element) if ring is not None else None
-                except ValueError:  # larger than a slot: a ring of larger slots
-                    ring.close()
-                    ring = None
-                if packed is None and ring is None:
-                    need = _packed_size(element)
-                    if need:
-                        ring = Ring(2 * need, self.shared_memory_slots)
-                        packed = ring.pack(element)
+                if prepared is not None:
+                    if ring is not None and prepared.size > ring.slot_bytes:  # a ring of larger slots
+                        ring.close()
+                        ring = None
+                    if ring is None:
+                        ring = Ring(2 * prepared.size, self.shared_memory_slots)
+                    packed = ring.put(prepared)
                 yield _Handoff(packed) if packed is not None else to_tensors(element)
         finally:
             if ring is not None:
