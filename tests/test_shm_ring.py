@@ -165,3 +165,25 @@ def test_unpack_of_a_ring_never_mapped_is_unlinked_at_close_only_when_mapped():
 def test_slots_must_be_sane():
     with pytest.raises(ValueError, match="slots"):
         Ring(4096, slots=0)
+
+
+def test_views_come_back_as_the_object_arrays_they_stand_for():
+    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.shm_ring import views_to_objects
+
+    data = np.frombuffer(b"xxhelloworld!", np.uint8)
+    views = BytesArray(data, np.array([[2, 7], [12, 0]]), np.array([[5, 5], [1, 0]]))
+    expected = np.array([[b"hello", b"world"], [b"!", b""]], dtype=object)
+    sparse = SparseArray.from_row_splits(BytesArray(data, np.array([2, 12]), np.array([5, 1])), [np.array([0, 1, 2])])
+    element = {"v": views, "s": sparse, "n": np.arange(2)}
+    ring = Ring(1 << 16)
+    try:
+        kept = _roundtrip(ring.pack(element))  # by default a BytesArray stays one
+        assert type(kept["v"]) is BytesArray and kept["v"].tolist() == expected.tolist()
+        for got in (_roundtrip(ring.put(shm_ring.prepare(element, views_as_objects=True))), views_to_objects(element)):
+            assert type(got["v"]) is np.ndarray and got["v"].dtype == object and got["v"].shape == (2, 2)
+            assert got["v"].tolist() == expected.tolist()
+            assert type(got["s"].values) is np.ndarray and got["s"].values.tolist() == [b"hello", b"!"]
+            np.testing.assert_array_equal(got["n"], np.arange(2))
+    finally:
+        ring.close()

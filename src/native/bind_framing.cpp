@@ -11,6 +11,7 @@
 #include "bytes_objects.h"
 #include "framing.h"
 #include "numpy_out.h"
+#include "stream_copy.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -205,8 +206,11 @@ nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
 // Copies records out of several buffers into one new uint8 array: record i is
 // datas[chunks[i]][starts[i] : starts[i] + lengths[i]]; they are laid end to end.
 // With `out` (a writable buffer of at least the total length), the records are
-// written there and `out` is returned instead of a new array.
-nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out_buf) {
+// written there and `out` is returned instead of a new array. With `stream`,
+// spans of 4 KiB and more are written with non-temporal stores (stream_copy.h):
+// for a destination that another process reads later, not this core soon.
+nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out_buf,
+                           bool stream) {
   const size_t count = starts.shape(0);
   if (chunks.shape(0) != count || lengths.shape(0) != count)
     throw nb::value_error("gather_spans: chunks, starts and lengths must have equal lengths");
@@ -243,7 +247,8 @@ nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64
     uint8_t* w = static_cast<uint8_t*>(out);
     for (size_t i = 0; i < count; ++i) {
       const size_t n = static_cast<size_t>(lengths(i));
-      if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
+      if (stream && n >= 4096) copy_streaming(w, views[chunks(i)]->data() + starts(i), n);
+      else if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
       w += n;
     }
   }
@@ -294,11 +299,11 @@ void bind_framing(nb::module_& m) {
         "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
   m.def(
       "gather_spans",
-      [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out) {
+      [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out, bool stream) {
         init_numpy();
-        return py_gather_spans(datas, chunks, starts, lengths, out);
+        return py_gather_spans(datas, chunks, starts, lengths, out, stream);
       },
-      "datas"_a, "chunks"_a, "starts"_a, "lengths"_a, "out"_a = nb::none(),
+      "datas"_a, "chunks"_a, "starts"_a, "lengths"_a, "out"_a = nb::none(), "stream"_a = false,
       "The records datas[chunks[i]][starts[i]:starts[i]+lengths[i]] end to end, in a new uint8 array or in `out`.");
 }
 

@@ -46,8 +46,9 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx.parsing.bytes_array import BytesArray
 
-__all__ = ["PackedBatch", "Prepared", "Ring", "prepare", "unpack"]
+__all__ = ["PackedBatch", "Prepared", "Ring", "prepare", "unpack", "views_to_objects"]
 
 _ALIGN = 64
 _PAGE = mmap.PAGESIZE
@@ -56,6 +57,9 @@ _ATTACHED, _CLOSED, _SLOT0 = 0, 1, 2
 _MAX_SLOTS = _HEADER // 4 - _SLOT0
 _NUMERIC = frozenset("biufc")
 _PADDING = np.zeros(_ALIGN, np.uint8)  # the bytes between two arrays' aligned places
+# Batches this large are copied into the slot with non-temporal stores: the main process reads
+# them later from another core, so filling this core's cache with them only evicts the pipeline.
+_STREAM_BYTES = 1 << 20
 
 
 def _shm_dir() -> str:
@@ -88,10 +92,11 @@ class _SlotPickler(pickle.Pickler):
     pickler's memo keeps an array met twice one array.
     """
 
-    def __init__(self, file: io.BytesIO) -> None:
+    def __init__(self, file: io.BytesIO, views_as_objects: bool = False) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset in the slot)
         self.end = 0
+        self._views_as_objects = views_as_objects
 
     def _place(self, x: np.ndarray) -> int:
         at = self.end
@@ -110,7 +115,30 @@ class _SlotPickler(pickle.Pickler):
                 except TypeError:  # an item that is not bytes: the array pickles as usual
                     return NotImplemented
                 return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
+        elif self._views_as_objects and type(obj) is BytesArray:
+            values, offsets = obj.packed()
+            return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
         return NotImplemented
+
+
+class _ObjectsPickler(pickle.Pickler):
+    """Pickles ``BytesArray`` s as the object arrays of ``bytes`` they stand for."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is BytesArray:
+            return _same, (obj.to_numpy(),)
+        return NotImplemented
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def views_to_objects(element: Any) -> Any:
+    """``element`` with every ``BytesArray`` in it (at any depth) made the object array of ``bytes`` it stands for."""
+    out = io.BytesIO()
+    _ObjectsPickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(element)
+    return pickle.loads(out.getvalue())
 
 
 class Prepared:
@@ -122,10 +150,14 @@ class Prepared:
         self.pickle, self.pieces, self.size = pickled, pieces, size
 
 
-def prepare(element: Any) -> Prepared | None:
-    """``element`` pickled with its arrays as references into a slot; None when it holds no array to place."""
+def prepare(element: Any, *, views_as_objects: bool = False) -> Prepared | None:
+    """``element`` pickled with its arrays as references into a slot; None when it holds no array to place.
+
+    With ``views_as_objects``, each ``BytesArray`` comes out of the slot as the
+    object array of ``bytes`` it stands for (what a parser gives by default).
+    """
     out = io.BytesIO()
-    pickler = _SlotPickler(out)
+    pickler = _SlotPickler(out, views_as_objects)
     pickler.dump(element)
     if not pickler.pieces:
         return None
@@ -189,7 +221,7 @@ class Ring:
             cursor = at + x.nbytes
         table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
         dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base)
-        _native.gather_spans(datas, table[0], table[1], table[2], dst)
+        _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
         del dst  # (an export of the mapping, which close() needs gone)
         self._state[_SLOT0 + slot] = 1
         return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle)

@@ -40,7 +40,9 @@ from tfrx.data.dataset import Dataset
 from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
-from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack
+from tfrx.data.parse import ParseDataset
+from tfrx.data.prefetch import PrefetchDataset
+from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
 
 __all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
 
@@ -106,6 +108,29 @@ class _Handoff:
         return _unpack_tensors, self.packed.__reduce__()[1]
 
 
+def _bytes_as_views(pipeline: Dataset) -> tuple[Dataset, bool]:
+    """``pipeline`` with its last stage's parse giving ``BytesArray`` instead of ``bytes`` objects, and whether it does.
+
+    Only when nothing but ``prefetch`` follows the parse, so that no stage of
+    the user's sees the difference: the worker then never makes (or frees) a
+    ``bytes`` object per value, and the main process makes each once, from
+    the values in the slot, as the parse itself would have.
+    """
+    prefetches = []
+    stage = pipeline
+    while isinstance(stage, PrefetchDataset):
+        prefetches.append(stage)
+        stage = stage._inputs[0]
+    if not isinstance(stage, ParseDataset):
+        return pipeline, False
+    rewritten: Dataset | None = stage._with_bytes_views()
+    if rewritten is None:
+        return pipeline, False
+    for prefetch in reversed(prefetches):
+        rewritten = prefetch._with_inputs((rewritten,))
+    return rewritten, True
+
+
 class TorchIterableDataset(IterableDataset):
     """An ``IterableDataset`` over a tfrx pipeline, sharded across ranks and workers."""
 
@@ -154,26 +179,31 @@ class TorchIterableDataset(IterableDataset):
         info = get_worker_info()
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
-        it = self.pipeline().iterator(epoch=self.epoch)
+        handoff = self.shared_memory and info is not None
+        pipeline, views = _bytes_as_views(self.pipeline()) if handoff else (self.pipeline(), False)
+        it = pipeline.iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)
             self._resume = None
         self._iterator = it
         try:
-            if self.shared_memory and get_worker_info() is not None:
-                yield from self._through_shared_memory(it)
+            if handoff:
+                yield from self._through_shared_memory(it, views)
             else:
                 for element in it:
                     yield to_tensors(element)
         finally:
             it.close()
 
-    def _through_shared_memory(self, it):
-        """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails."""
+    def _through_shared_memory(self, it, views: bool):
+        """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails.
+
+        ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _bytes_as_views).
+        """
         ring = None
         try:
             for element in it:
-                prepared = prepare(element)
+                prepared = prepare(element, views_as_objects=views)
                 packed = None
                 if prepared is not None:
                     if ring is not None and prepared.size > ring.slot_bytes:  # a ring of larger slots
@@ -182,7 +212,10 @@ class TorchIterableDataset(IterableDataset):
                     if ring is None:
                         ring = Ring(2 * prepared.size, self.shared_memory_slots)
                     packed = ring.put(prepared)
-                yield _Handoff(packed) if packed is not None else to_tensors(element)
+                if packed is not None:
+                    yield _Handoff(packed)
+                else:
+                    yield to_tensors(views_to_objects(element) if views else element)
         finally:
             if ring is not None:
                 ring.close()
