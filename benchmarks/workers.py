@@ -16,7 +16,12 @@ and of its workers (``getrusage`` of the process and its reaped children):
   (8 passes over the file an epoch: the same records as the others' shards;
   it checks no CRCs).
 
-Run: ``python -m benchmarks workers [--workloads bert,criteo] [--repeat 3]``.
+* **tfrx (baseline)**: the same as ``tfrx`` with the ``tfrx`` package found
+  in ``--baseline DIR`` (e.g. an earlier checkout's ``src`` with its built
+  extension), for before/after figures measured in one run.
+
+Run: ``python -m benchmarks workers [--workloads bert,criteo] [--repeat 3]
+[--workers 0,1,2] [--skip tfrecord] [--baseline DIR]``.
 Each contender runs in a fresh interpreter per round, rounds alternate the
 order; the figure is the median over rounds with the range beside it.
 """
@@ -120,8 +125,21 @@ def _tfrecord(name: str, size: str, workers: int):
     return run, loader
 
 
+def _baseline(name: str, size: str, workers: int):
+    sys.path.insert(0, os.environ[BASELINE_ENV])  # the baseline's tfrx shadows this checkout's
+    run, loader = _tfrx(name, size, workers, True)
+    import tfrx
+
+    if not tfrx.__file__.startswith(os.environ[BASELINE_ENV]):
+        raise RuntimeError(f"the baseline imported {tfrx.__file__}, not the package in {os.environ[BASELINE_ENV]}")
+    return run, loader
+
+
+BASELINE_ENV = "TFRX_BENCH_BASELINE"
+
 CONTENDERS = {
     "tfrx": lambda name, size, k: _tfrx(name, size, k, True),
+    "tfrx (baseline)": _baseline,
     "tfrx (torch handoff)": lambda name, size, k: _tfrx(name, size, k, False),
     "tfrx -> GPU (pin_memory)": lambda name, size, k: _tfrx(name, size, k, True, "cuda"),
     "tf.data": _tf,
@@ -170,6 +188,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
         runs.append(("tf.data", 0))
     if find_spec("tfrecord") is not None:
         runs += [("tfrecord", k) for k in counts]
+    if os.environ.get(BASELINE_ENV):
+        runs = [r for pair in zip(runs, [("tfrx (baseline)", k) for k in counts]) for r in pair] + runs[len(counts):]
     runs = [r for r in runs if r[0] not in skip]
     results = []
     for name in names:
@@ -206,6 +226,11 @@ def main(argv=None) -> int:
     if "--workers" in argv:  # e.g. --workers 0,1,2,4,8,16 on a machine with more cores
         at = argv.index("--workers")
         counts = [int(k) for k in argv[at + 1].split(",")]
+        del argv[at:at + 2]
+
+    if "--baseline" in argv:  # another tfrx (a src folder with its built extension) as "tfrx (baseline)"
+        at = argv.index("--baseline")
+        os.environ[BASELINE_ENV] = os.path.abspath(argv[at + 1])
         del argv[at:at + 2]
 
     skip = ()

@@ -203,6 +203,27 @@ nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
   return arena.take(count, [&](size_t i) { return cache->get(view.data() + starts(i), static_cast<size_t>(lengths(i))); });
 }
 
+// The values data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8
+// array, and their int64 offsets[n + 1] (value i at values[offsets[i]:offsets[i+1]]).
+nb::tuple py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  void* off_data;
+  nb::object offsets = new_array(count + 1, np_dtype_int64, &off_data);
+  int64_t* off = static_cast<int64_t*>(off_data);
+  off[0] = 0;
+  for (size_t i = 0; i < count; ++i) off[i + 1] = off[i] + lengths(i);
+  void* out;
+  nb::object values = new_array(static_cast<size_t>(off[count]), np_dtype_uint8, &out);
+  {
+    nb::gil_scoped_release release;
+    uint8_t* w = static_cast<uint8_t*>(out);
+    for (size_t i = 0; i < count; ++i) std::memcpy(w + off[i], view.data() + starts(i), static_cast<size_t>(lengths(i)));
+  }
+  return nb::make_tuple(values, offsets);
+}
+
 // Copies records out of several buffers into one new uint8 array: record i is
 // datas[chunks[i]][starts[i] : starts[i] + lengths[i]]; they are laid end to end.
 // With `out` (a writable buffer of at least the total length), the records are
@@ -295,6 +316,14 @@ void bind_framing(nb::module_& m) {
   m.def("record_framing", &py_record_framing, "data"_a, "The 12-byte header and 4-byte footer that frame one record.");
   m.def("split_records", &py_split_records, "data"_a, "starts"_a, "lengths"_a,
         "A list of bytes objects, data[starts[i]:starts[i]+lengths[i]].");
+  m.def(
+      "pack_spans",
+      [](nb::handle data, Int64In starts, Int64In lengths) {
+        init_numpy();
+        return py_pack_spans(data, starts, lengths);
+      },
+      "data"_a, "starts"_a, "lengths"_a,
+      "(values, offsets): data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
   m.def("bytes_array", &py_bytes_array, "data"_a, "starts"_a, "lengths"_a,
         "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
   m.def(
