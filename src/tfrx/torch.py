@@ -19,13 +19,18 @@ functions must be picklable (no lambdas).
 
 In ``DataLoader`` workers, batches reach the main process through a reused
 ring of shared-memory slots per worker (``tfrx.shm_ring``): the worker copies
-a batch's numeric arrays into a free slot and sends only their layout, and
-the main process wraps the slot as tensors without a copy. This replaces
-PyTorch's handoff of one new shared-memory segment per tensor, which costs
-more CPU than parsing the batch. ``shared_memory=False`` turns it off;
-``shared_memory_slots`` sets the ring's depth (default 6: the loader's
-``prefetch_factor`` plus the batches a training step holds). A batch whose
-slot is still held when the worker needs it travels the ordinary way.
+a batch's arrays into a free slot and sends only a small pickle of the batch
+with the arrays replaced by their places; the main process wraps numeric
+arrays as tensors viewing the slot, without a copy, and makes string columns'
+``bytes`` objects from the slot in one native call. This replaces PyTorch's
+handoff of one new shared-memory segment per tensor, which costs more CPU
+than parsing the batch. When the pipeline ends with ``parse`` (and
+``prefetch``), workers parse strings as views and never make ``bytes``
+objects themselves; the batches arrive exactly as the parser returns them.
+``shared_memory=False`` turns all this off; ``shared_memory_slots`` sets the
+ring's depth (default 6: the loader's ``prefetch_factor`` plus the batches a
+training step holds). A batch whose slot is still held when the worker needs
+it travels the ordinary way.
 """
 
 from __future__ import annotations
