@@ -16,7 +16,18 @@ and of its workers (``getrusage`` of the process and its reaped children):
   (8 passes over the file an epoch: the same records as the others' shards;
   it checks no CRCs).
 
-Run: ``python -m benchmarks workers [--workloads bert,criteo] [--repeat 3]``.
+* **handoff only**: no pipeline: one parsed batch of the workload,
+  ``Dataset.from_tensors(batch).repeat(n)`` for the same number of batches,
+  through the same ``to_torch()`` and ``DataLoader``. What it costs per batch
+  is the handoff (the copy into the ring, PyTorch's queues, the tensors in
+  the main process), the part of the workers' cost that no pipeline change
+  removes; with 0 workers, ``to_torch()``'s own conversion.
+* **tfrx (baseline)**: the same as ``tfrx`` with the ``tfrx`` package found
+  in ``--baseline DIR`` (e.g. an earlier checkout's ``src`` with its built
+  extension), for before/after figures measured in one run.
+
+Run: ``python -m benchmarks workers [--workloads bert,criteo] [--repeat 3]
+[--workers 0,1,2] [--skip tfrecord] [--baseline DIR]``.
 Each contender runs in a fresh interpreter per round, rounds alternate the
 order; the figure is the median over rounds with the range beside it.
 """
@@ -77,6 +88,28 @@ def _tfrx(name: str, size: str, workers: int, shared_memory: bool, device: str =
     return run, loader
 
 
+def _handoff_only(name: str, size: str, workers: int):
+    import torch
+
+    import tfrx
+
+    path = str(pipeline.ensure(name, size))
+    first = next(iter(tfrx.TFRecordDataset(path).batch(pipeline.BATCH).parse(pipeline._tfrx_parser(name))))
+    batches = pipeline.COUNTS[size][name] * SHARDS // pipeline.BATCH
+    ds = tfrx.data.Dataset.from_tensors(first).repeat(batches)
+    extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
+    loader = torch.utils.data.DataLoader(ds.to_torch(), batch_size=None, num_workers=workers, **extra)
+
+    def run():
+        n = 0
+        for epoch in range(EPOCHS):
+            for batch in loader:
+                n += pipeline._count(batch)
+        return n
+
+    return run, loader
+
+
 def _tf(name: str, size: str, workers: int):
     import tensorflow as tf
 
@@ -120,8 +153,22 @@ def _tfrecord(name: str, size: str, workers: int):
     return run, loader
 
 
+def _baseline(name: str, size: str, workers: int):
+    sys.path.insert(0, os.environ[BASELINE_ENV])  # the baseline's tfrx shadows this checkout's
+    run, loader = _tfrx(name, size, workers, True)
+    import tfrx
+
+    if not tfrx.__file__.startswith(os.environ[BASELINE_ENV]):
+        raise RuntimeError(f"the baseline imported {tfrx.__file__}, not the package in {os.environ[BASELINE_ENV]}")
+    return run, loader
+
+
+BASELINE_ENV = "TFRX_BENCH_BASELINE"
+
 CONTENDERS = {
     "tfrx": lambda name, size, k: _tfrx(name, size, k, True),
+    "tfrx (baseline)": _baseline,
+    "handoff only": _handoff_only,
     "tfrx (torch handoff)": lambda name, size, k: _tfrx(name, size, k, False),
     "tfrx -> GPU (pin_memory)": lambda name, size, k: _tfrx(name, size, k, True, "cuda"),
     "tf.data": _tf,
@@ -170,26 +217,31 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
         runs.append(("tf.data", 0))
     if find_spec("tfrecord") is not None:
         runs += [("tfrecord", k) for k in counts]
+    if os.environ.get(BASELINE_ENV):
+        runs = [r for pair in zip(runs, [("tfrx (baseline)", k) for k in counts]) for r in pair] + runs[len(counts):]
+    runs += [("handoff only", k) for k in counts]
     runs = [r for r in runs if r[0] not in skip]
     results = []
     for name in names:
         expected = pipeline.COUNTS[size][name] * SHARDS * EPOCHS
+        batches = pipeline.COUNTS[size][name] * SHARDS // pipeline.BATCH * EPOCHS
         rounds: dict[tuple[str, int], list[dict]] = {r: [] for r in runs}
         for k in range(max(1, repeat)):
             for contender, workers in runs if k % 2 == 0 else runs[::-1]:
                 out = _in_subprocess(contender, name, size, workers)
                 log(f"    round {k + 1}: {name} {contender}, {workers} workers: {out['value'] / out['cpu']:,.0f} rec/CPU-s, "
                     f"{out['value'] / out['wall']:,.0f} rec/s")
-                if out["value"] != expected:
+                if out["value"] != (batches * pipeline.BATCH if contender == "handoff only" else expected):
                     raise RuntimeError(f"{contender} delivered {out['value']} records, expected {expected}")
                 rounds[(contender, workers)].append(out)
         for (contender, workers), outs in rounds.items():
             per_cpu = [o["value"] / o["cpu"] for o in outs]
             per_s = [o["value"] / o["wall"] for o in outs]
             label = f"{contender}, {workers} workers" if contender != "tf.data" else "tf.data (in-process threads)"
+            per_batch = [o["cpu"] / batches * 1e6 for o in outs]
             log(f"  {name:<8} {label:<36} {statistics.median(per_cpu):>10,.0f} rec/CPU-s "
                 f"({min(per_cpu):,.0f}-{max(per_cpu):,.0f})  {statistics.median(per_s):>10,.0f} rec/s "
-                f"({min(per_s):,.0f}-{max(per_s):,.0f})")
+                f"({min(per_s):,.0f}-{max(per_s):,.0f})  {statistics.median(per_batch):>6,.0f} CPU-us/batch")
             mid = sorted(outs, key=lambda o: o["cpu"])[len(outs) // 2]
             results.append(Result(name, label, expected, 0, mid["wall"], mid["cpu"], ""))
     return results
@@ -206,6 +258,11 @@ def main(argv=None) -> int:
     if "--workers" in argv:  # e.g. --workers 0,1,2,4,8,16 on a machine with more cores
         at = argv.index("--workers")
         counts = [int(k) for k in argv[at + 1].split(",")]
+        del argv[at:at + 2]
+
+    if "--baseline" in argv:  # another tfrx (a src folder with its built extension) as "tfrx (baseline)"
+        at = argv.index("--baseline")
+        os.environ[BASELINE_ENV] = os.path.abspath(argv[at + 1])
         del argv[at:at + 2]
 
     skip = ()

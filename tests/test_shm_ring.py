@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tfrx import shm_ring
+from tfrx.parsing.arrays import RaggedArray, SparseArray
 from tfrx.shm_ring import Ring, unpack
 
 
@@ -53,8 +54,8 @@ def test_round_trip_views_the_slot_and_frees_it_on_release():
         got = _roundtrip(ring.pack(batch))
         _assert_same(batch, got)
         assert got["ids"].flags.writeable and got["ids"].ctypes.data % 64 == 0
-        # The numeric arrays view the ring's file; the object array travelled by value.
-        assert got["text"].dtype == object
+        # The numeric arrays view the ring's file; the bytes came back as an object array of bytes.
+        assert got["text"].dtype == object and all(type(v) is bytes for v in got["text"])
         second = _roundtrip(ring.pack(_batch(1)))
         assert ring.pack(_batch(2), wait=0.0) is None  # both slots are held
         del got
@@ -88,12 +89,30 @@ def test_too_large_and_nothing_to_pack():
     try:
         with pytest.raises(ValueError, match="does not fit"):
             ring.pack({"x": np.zeros(10_000)})
-        assert ring.pack({"s": np.array([b"x"], dtype=object), "n": 3}) is None
+        assert ring.pack({"s": "text", "n": 3, "u": np.array(["a"])}) is None
         big_endian = np.arange(4, dtype=">i4")
-        packed = ring.pack({"be": big_endian, "le": np.arange(4)})
+        mixed = np.array([b"x", "y", None], dtype=object)
+        packed = ring.pack({"be": big_endian, "le": np.arange(4), "mixed": mixed})
+        assert packed.size == 64  # only the native-order array took a place in the slot
         got = _roundtrip(packed)
-        assert got["be"].tolist() == [0, 1, 2, 3]  # travelled by value (not a native byte order)
-        assert isinstance(packed.structure["be"], np.ndarray) and packed.structure["le"] is not None
+        assert got["be"].tolist() == [0, 1, 2, 3] and got["be"].dtype == big_endian.dtype  # travelled by value
+        assert got["mixed"].tolist() == [b"x", "y", None]  # not all bytes: by value too
+    finally:
+        ring.close()
+
+
+def test_bytes_arrays_keep_shape_and_values_and_free_the_slot():
+    ring = Ring(1 << 16, slots=1)
+    try:
+        words = np.array([[b"", b"a\x00b"], [b"x" * 300, b"\xff"], [b"q", b""]], dtype=object)
+        packed = ring.pack({"w": words, "t": words[:, 1], "none": np.empty((0, 3), dtype=object)})
+        got = _roundtrip(packed)
+        assert got["w"].shape == (3, 2) and got["w"].tolist() == words.tolist()
+        assert got["t"].tolist() == [b"a\x00b", b"\xff", b""]  # a strided view of another array
+        assert got["none"].shape == (0, 3) and got["none"].dtype == object
+        del got
+        gc.collect()  # no numeric array views the slot: it was free as soon as it was unpacked
+        assert ring.pack({"w": words}, wait=0.0) is not None
     finally:
         ring.close()
 
@@ -104,12 +123,19 @@ Point = collections.namedtuple("Point", "x y")
 def test_structures_keep_their_types():
     ring = Ring(1 << 16)
     try:
-        element = (Point(np.arange(3), np.float32(2.5)), {"a": np.eye(2)})
+        shared = np.arange(5)
+        sparse = SparseArray.from_row_splits(np.array([b"a", b"b", b"c"], dtype=object), [np.array([0, 2, 2, 3])])
+        ragged = RaggedArray(np.arange(6, dtype=np.float32), np.array([0, 1, 6]))
+        element = (Point(np.arange(3), np.float32(2.5)), {"a": np.eye(2), "s": sparse, "r": ragged}, [shared, shared])
         got = _roundtrip(ring.pack(element))
         assert type(got[0]) is Point
         np.testing.assert_array_equal(got[0].x, np.arange(3))
         assert got[0].y == np.float32(2.5)
         np.testing.assert_array_equal(got[1]["a"], np.eye(2))
+        assert got[1]["s"] == sparse and got[1]["s"].values.tolist() == [b"a", b"b", b"c"]
+        np.testing.assert_array_equal(got[1]["r"].values, ragged.values)
+        np.testing.assert_array_equal(got[1]["r"].row_splits, ragged.row_splits)
+        assert got[2][0] is got[2][1]  # an array met twice is placed once, as pickle keeps identity
     finally:
         ring.close()
 
@@ -139,3 +165,25 @@ def test_unpack_of_a_ring_never_mapped_is_unlinked_at_close_only_when_mapped():
 def test_slots_must_be_sane():
     with pytest.raises(ValueError, match="slots"):
         Ring(4096, slots=0)
+
+
+def test_views_come_back_as_the_object_arrays_they_stand_for():
+    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.shm_ring import views_to_objects
+
+    data = np.frombuffer(b"xxhelloworld!", np.uint8)
+    views = BytesArray(data, np.array([[2, 7], [12, 0]]), np.array([[5, 5], [1, 0]]))
+    expected = np.array([[b"hello", b"world"], [b"!", b""]], dtype=object)
+    sparse = SparseArray.from_row_splits(BytesArray(data, np.array([2, 12]), np.array([5, 1])), [np.array([0, 1, 2])])
+    element = {"v": views, "s": sparse, "n": np.arange(2)}
+    ring = Ring(1 << 16)
+    try:
+        kept = _roundtrip(ring.pack(element))  # by default a BytesArray stays one
+        assert type(kept["v"]) is BytesArray and kept["v"].tolist() == expected.tolist()
+        for got in (_roundtrip(ring.put(shm_ring.prepare(element, views_as_objects=True))), views_to_objects(element)):
+            assert type(got["v"]) is np.ndarray and got["v"].dtype == object and got["v"].shape == (2, 2)
+            assert got["v"].tolist() == expected.tolist()
+            assert type(got["s"].values) is np.ndarray and got["s"].values.tolist() == [b"hello", b"!"]
+            np.testing.assert_array_equal(got["n"], np.arange(2))
+    finally:
+        ring.close()

@@ -184,12 +184,14 @@ def test_stateful_dataloader_resumes_exactly(num_workers):
 
 
 def _parsed_pipeline(tmp_path, files=3, per_file=40):
-    spec = {"x": tfrx.FixedLenFeature([5], tfrx.float32), "id": tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.VarLenFeature(tfrx.string)}
+    spec = {"x": tfrx.FixedLenFeature([5], tfrx.float32), "id": tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.VarLenFeature(tfrx.string),
+            "name": tfrx.FixedLenFeature([], tfrx.string)}
     paths = []
     for f in range(files):
         p = str(tmp_path / f"shm-{f}.tfrecord")
         ids = np.arange(f * 1000, f * 1000 + per_file)
-        cols = {"x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32), "id": ids, "s": [[b"v%d" % i] for i in ids]}
+        cols = {"x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32), "id": ids, "s": [[b"v%d" % i] for i in ids],
+                "name": [b"n%d" % i for i in ids]}
         with tfrx.TFRecordWriter(p) as w:
             w.write_many(tfrx.encode_examples(cols))
         paths.append(p)
@@ -216,6 +218,11 @@ def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_
         assert isinstance(a["x"], torch.Tensor) and a["x"].dtype == torch.float32
         assert torch.equal(a["x"], b["x"]) and torch.equal(a["id"], b["id"])
         assert a["s"].values.tolist() == b["s"].values.tolist()
+        # The workers parse bytes as views; what arrives is what the parser gives by default, in the
+        # ring and in the batches that travelled the ordinary way once every slot was held.
+        assert type(a["s"].values) is np.ndarray and a["s"].values.dtype == object
+        assert all(type(v) is bytes for v in a["s"].values) and type(a["name"]) is np.ndarray
+        assert a["name"].tolist() == b["name"].tolist() == [b"n%d" % i for i in a["id"].tolist()]
     ids = sorted(int(i) for b in ours for i in b["id"])
     assert ids == sorted(f * 1000 + i for f in range(3) for i in range(40))
     for b in ours:  # no batch was overwritten by a later one while held
@@ -261,3 +268,18 @@ def test_share_cores_with_rejects_nonsense():
     for bad in (0, -1, 1.5, None, True):
         with pytest.raises(ValueError):
             tfrx.options.share_cores_with(bad)
+
+
+def test_workers_parse_bytes_as_views_only_where_no_stage_of_the_users_sees_it(tmp_path):
+    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.torch import _bytes_as_views
+
+    ds = _parsed_pipeline(tmp_path, files=1, per_file=5)
+    rewritten, views = _bytes_as_views(ds.prefetch(2))
+    assert views and type(next(iter(rewritten))["name"]) is BytesArray
+    assert type(next(iter(ds))["name"]) is np.ndarray  # the user's pipeline is left as it was
+    for other in (ds.map(lambda b: b), ds.unbatch()):
+        assert _bytes_as_views(other) == (other, False)
+    spec = {"name": tfrx.FixedLenFeature([], tfrx.string)}
+    own = TFRecordDataset(str(tmp_path / "shm-0.tfrecord")).batch(2).parse(tfrx.ExampleParser(spec, bytes_as="views"))
+    assert _bytes_as_views(own) == (own, False)  # the user asked for views: they get BytesArray, kept as such

@@ -8,8 +8,10 @@
 
 #include "bindings.h"
 #include "buffer.h"
+#include "bytes_objects.h"
 #include "framing.h"
 #include "numpy_out.h"
+#include "stream_copy.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -188,11 +190,48 @@ nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
   return out;
 }
 
+// The same values as a 1-D NumPy object array, the way the parser returns bytes
+// features: short values repeated across calls (categorical codes) come from
+// one cache of bytes objects instead of being made again. Used with the GIL
+// held only (the module does not declare itself free-threaded).
+nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
+  static ShortBytesCache* cache = new ShortBytesCache();  // never freed: its objects may outlive the module
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  ObjectArena arena(count);
+  return arena.take(count, [&](size_t i) { return cache->get(view.data() + starts(i), static_cast<size_t>(lengths(i))); });
+}
+
+// The values data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8
+// array, and their int64 offsets[n + 1] (value i at values[offsets[i]:offsets[i+1]]).
+nb::tuple py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
+  ByteView view(data);
+  check_spans(view.size(), starts, lengths);
+  const size_t count = starts.shape(0);
+  void* off_data;
+  nb::object offsets = new_array(count + 1, np_dtype_int64, &off_data);
+  int64_t* off = static_cast<int64_t*>(off_data);
+  off[0] = 0;
+  for (size_t i = 0; i < count; ++i) off[i + 1] = off[i] + lengths(i);
+  void* out;
+  nb::object values = new_array(static_cast<size_t>(off[count]), np_dtype_uint8, &out);
+  {
+    nb::gil_scoped_release release;
+    uint8_t* w = static_cast<uint8_t*>(out);
+    for (size_t i = 0; i < count; ++i) std::memcpy(w + off[i], view.data() + starts(i), static_cast<size_t>(lengths(i)));
+  }
+  return nb::make_tuple(values, offsets);
+}
+
 // Copies records out of several buffers into one new uint8 array: record i is
 // datas[chunks[i]][starts[i] : starts[i] + lengths[i]]; they are laid end to end.
 // With `out` (a writable buffer of at least the total length), the records are
-// written there and `out` is returned instead of a new array.
-nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out_buf) {
+// written there and `out` is returned instead of a new array. With `stream`,
+// spans of 4 KiB and more are written with non-temporal stores (stream_copy.h):
+// for a destination that another process reads later, not this core soon.
+nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out_buf,
+                           bool stream) {
   const size_t count = starts.shape(0);
   if (chunks.shape(0) != count || lengths.shape(0) != count)
     throw nb::value_error("gather_spans: chunks, starts and lengths must have equal lengths");
@@ -214,7 +253,8 @@ nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64
     uint8_t* w = dst.data;
     for (size_t i = 0; i < count; ++i) {
       const size_t n = static_cast<size_t>(lengths(i));
-      if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
+      if (stream && n >= 4096) copy_streaming(w, views[chunks(i)]->data() + starts(i), n);
+      else if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
       w += n;
     }
   }
@@ -261,12 +301,22 @@ void bind_framing(nb::module_& m) {
   m.def("split_records", &py_split_records, "data"_a, "starts"_a, "lengths"_a,
         "A list of bytes objects, data[starts[i]:starts[i]+lengths[i]].");
   m.def(
-      "gather_spans",
-      [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out) {
+      "pack_spans",
+      [](nb::handle data, Int64In starts, Int64In lengths) {
         init_numpy();
-        return py_gather_spans(datas, chunks, starts, lengths, out);
+        return py_pack_spans(data, starts, lengths);
       },
-      "datas"_a, "chunks"_a, "starts"_a, "lengths"_a, "out"_a = nb::none(),
+      "data"_a, "starts"_a, "lengths"_a,
+      "(values, offsets): data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
+  m.def("bytes_array", &py_bytes_array, "data"_a, "starts"_a, "lengths"_a,
+        "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
+  m.def(
+      "gather_spans",
+      [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out, bool stream) {
+        init_numpy();
+        return py_gather_spans(datas, chunks, starts, lengths, out, stream);
+      },
+      "datas"_a, "chunks"_a, "starts"_a, "lengths"_a, "out"_a = nb::none(), "stream"_a = false,
       "The records datas[chunks[i]][starts[i]:starts[i]+lengths[i]] end to end, in a new uint8 array or in `out`.");
 }
 

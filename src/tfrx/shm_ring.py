@@ -7,14 +7,20 @@ of every batch. That costs more CPU than reading and parsing the batch.
 
 Here a worker owns one file of ``slots`` equal slots in shared memory
 (``/dev/shm``), mapped once by the worker and once by the main process. It
-copies a batch's numeric arrays into a free slot and sends only a small
-:class:`PackedBatch` (slot number, offsets, dtypes, shapes and the batch's
-non-numeric leaves) through the loader's queue. Unpickled in the main process,
-that becomes arrays viewing the slot, without a copy; when the last of them is
-released, the slot is marked free and the worker reuses it. A batch that does
-not fit makes the worker open a larger ring; when every slot is still held by
-the consumer (a training loop that keeps batches), the batch goes the ordinary
-way. Nothing is ever overwritten while the main process can still see it.
+pickles a batch with every NumPy array replaced by a reference to its place in
+a free slot (:func:`prepare`), copies the arrays there in one native call with
+the GIL released (:meth:`Ring.put`), and sends only the small pickle and the
+slot number through the loader's queue (a :class:`PackedBatch`). Numeric
+arrays come back as arrays viewing the slot, without a copy; object arrays of
+``bytes`` (string features) travel as their values end to end plus offsets and
+come back as object arrays again, their ``bytes`` made in one native call
+rather than unpickled one by one. Any structure pickle can carry works: dicts,
+tuples, namedtuples, ``SparseArray`` and ``RaggedArray`` (their arrays go
+through the slot too). When the last array viewing a slot is released, the
+slot is marked free and the worker reuses it. A batch that does not fit makes
+the worker open a larger ring; when every slot is still held by the consumer
+(a training loop that keeps batches), the batch goes the ordinary way.
+Nothing is ever overwritten while the main process can still see it.
 
 The file is unlinked as soon as the main process has mapped it (or, failing
 that, when the worker exits), so nothing is left in ``/dev/shm`` after a crash
@@ -25,9 +31,13 @@ dropped their mappings.
 from __future__ import annotations
 
 import ctypes
+import io
+import math
 import mmap
 import os
+import pickle
 import tempfile
+import threading
 import time
 import weakref
 from multiprocessing import util as mp_util
@@ -35,9 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.data.structure import map_structure
+from tfrx import _native
+from tfrx.parsing.bytes_array import BytesArray
 
-__all__ = ["PackedBatch", "Ring", "unpack"]
+__all__ = ["PackedBatch", "Prepared", "Ring", "prepare", "unpack", "views_to_objects"]
 
 _ALIGN = 64
 _PAGE = mmap.PAGESIZE
@@ -45,6 +56,10 @@ _HEADER = 4096  # int32 words: [attached, closed, state of slot 0, state of slot
 _ATTACHED, _CLOSED, _SLOT0 = 0, 1, 2
 _MAX_SLOTS = _HEADER // 4 - _SLOT0
 _NUMERIC = frozenset("biufc")
+_PADDING = np.zeros(_ALIGN, np.uint8)  # the bytes between two arrays' aligned places
+# Batches this large are copied into the slot with non-temporal stores: the main process reads
+# them later from another core, so filling this core's cache with them only evicts the pipeline.
+_STREAM_BYTES = 1 << 20
 
 
 def _shm_dir() -> str:
@@ -55,23 +70,99 @@ def _round_up(n: int, to: int) -> int:
     return (n + to - 1) // to * to
 
 
-class _Leaf:
-    """Where one numeric array lies in a slot (a placeholder in the packed structure)."""
-
-    __slots__ = ("offset", "dtype", "shape")
-
-    def __init__(self, offset: int, dtype: str, shape: tuple[int, ...]) -> None:
-        self.offset, self.dtype, self.shape = offset, dtype, shape
-
-    def __reduce__(self):
-        return _Leaf, (self.offset, self.dtype, self.shape)
-
-
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+# ------------------------------------------------------------------ the sending process
+
+
+class _SlotPickler(pickle.Pickler):
+    """Pickles an element with each NumPy array it can place in a slot reduced to where it goes.
+
+    A numeric array in the native byte order becomes ``_slot_array(offset,
+    dtype, shape)``; an object array whose items are all ``bytes`` becomes
+    ``_slot_bytes(offsets_at, values_at, shape)`` (its values end to end and
+    their offsets); other objects pickle as usual. ``reducer_override`` is
+    asked only about objects other than dicts, lists, tuples, str, bytes and
+    numbers, so the structure around the arrays costs nothing extra; the
+    pickler's memo keeps an array met twice one array.
+    """
+
+    def __init__(self, file: io.BytesIO, views_as_objects: bool = False) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset in the slot)
+        self.end = 0
+        self._views_as_objects = views_as_objects
+
+    def _place(self, x: np.ndarray) -> int:
+        at = self.end
+        self.pieces.append((x if x.flags.c_contiguous else np.ascontiguousarray(x), at))
+        self.end = (at + x.nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+        return at
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is np.ndarray:
+            kind = obj.dtype.kind
+            if kind in _NUMERIC and obj.dtype.byteorder in "=|":
+                return _slot_array, (self._place(obj), obj.dtype.str, obj.shape)
+            if kind == "O":
+                try:
+                    values, offsets = _native.pack_bytes(obj.reshape(-1))
+                except TypeError:  # an item that is not bytes: the array pickles as usual
+                    return NotImplemented
+                return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
+        elif self._views_as_objects and type(obj) is BytesArray:
+            starts, lengths = np.ascontiguousarray(obj.starts.reshape(-1)), np.ascontiguousarray(obj.lengths.reshape(-1))
+            values, offsets = _native.pack_spans(obj.data, starts, lengths)
+            return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
+        return NotImplemented
+
+
+class _ObjectsPickler(pickle.Pickler):
+    """Pickles ``BytesArray`` s as the object arrays of ``bytes`` they stand for."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is BytesArray:
+            return _same, (obj.to_numpy(),)
+        return NotImplemented
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def views_to_objects(element: Any) -> Any:
+    """``element`` with every ``BytesArray`` in it (at any depth) made the object array of ``bytes`` it stands for."""
+    out = io.BytesIO()
+    _ObjectsPickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(element)
+    return pickle.loads(out.getvalue())
+
+
+class Prepared:
+    """An element ready for a slot: its pickle (arrays as references) and the arrays to copy."""
+
+    __slots__ = ("pickle", "pieces", "size")
+
+    def __init__(self, pickled: bytes, pieces: list[tuple[np.ndarray, int]], size: int) -> None:
+        self.pickle, self.pieces, self.size = pickled, pieces, size
+
+
+def prepare(element: Any, *, views_as_objects: bool = False) -> Prepared | None:
+    """``element`` pickled with its arrays as references into a slot; None when it holds no array to place.
+
+    With ``views_as_objects``, each ``BytesArray`` comes out of the slot as the
+    object array of ``bytes`` it stands for (what a parser gives by default).
+    """
+    out = io.BytesIO()
+    pickler = _SlotPickler(out, views_as_objects)
+    pickler.dump(element)
+    if not pickler.pieces:
+        return None
+    return Prepared(out.getvalue(), pickler.pieces, pickler.end)
 
 
 class Ring:
@@ -99,40 +190,42 @@ class Ring:
         mp_util.Finalize(None, _unlink, args=(self.path,), exitpriority=10)
 
     def pack(self, element: Any, *, wait: float = 0.02) -> PackedBatch | None:
-        """``element`` with its numeric arrays copied into a free slot; None when none is free in ``wait`` seconds.
+        """``element`` with its arrays copied into a free slot; None when it holds no array to place
+        or no slot is free in ``wait`` seconds.
 
         Raises ValueError when the arrays do not fit a slot (open a larger ring).
         """
-        arrays: list[np.ndarray] = []
-        layout: list[int] = []
-        end = 0
+        prepared = prepare(element)
+        return None if prepared is None else self.put(prepared, wait=wait)
 
-        def place(x):
-            nonlocal end
-            if isinstance(x, np.ndarray) and x.dtype.kind in _NUMERIC and x.dtype.byteorder in "=|":
-                arrays.append(x)
-                layout.append(end)
-                leaf = _Leaf(end, x.dtype.str, x.shape)
-                end = _round_up(end + x.nbytes, _ALIGN)
-                return leaf
-            return x
+    def put(self, prepared: Prepared, *, wait: float = 0.02) -> PackedBatch | None:
+        """A prepared element copied into a free slot; None when none is free in ``wait`` seconds.
 
-        structure = map_structure(place, element)
-        if not arrays:
-            return None
-        if end > self.slot_bytes:
-            raise ValueError(f"a batch of {end} bytes does not fit slots of {self.slot_bytes}")
+        Raises ValueError when it does not fit a slot (open a larger ring).
+        """
+        if prepared.size > self.slot_bytes:
+            raise ValueError(f"a batch of {prepared.size} bytes does not fit slots of {self.slot_bytes}")
         self._maybe_unlink()
         slot = self._free_slot(wait)
         if slot is None:
             return None
         assert self._mm is not None and self._state is not None  # _maybe_unlink checked it is open
         base = _HEADER + slot * self.slot_bytes
-        for x, offset in zip(arrays, layout):
-            dst = np.ndarray(x.shape, x.dtype, buffer=self._mm, offset=base + offset)
-            np.copyto(dst, x, casting="no")
+        datas: list = [_PADDING]
+        spans: list[int] = []  # (source, start, length) triples
+        cursor = 0
+        for x, at in prepared.pieces:
+            if at > cursor:
+                spans += (0, 0, at - cursor)
+            datas.append(x)
+            spans += (len(datas) - 1, 0, x.nbytes)
+            cursor = at + x.nbytes
+        table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
+        dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base)
+        _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
+        del dst  # (an export of the mapping, which close() needs gone)
         self._state[_SLOT0 + slot] = 1
-        return PackedBatch(self.path, slot, base, end, structure)
+        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle)
 
     def _free_slot(self, wait: float) -> int | None:
         assert self._state is not None  # the ring is open
@@ -166,21 +259,21 @@ class Ring:
         self._state = None
         try:
             self._mm.close()
-        except BufferError:  # a packed batch not yet pickled still views it; it closes when collected
+        except BufferError:  # an array still views it; the mapping closes when that is collected
             pass
         self._mm = None
 
 
 class PackedBatch:
-    """A batch in a slot, as the loader's queue carries it: unpickles into arrays viewing the slot."""
+    """A batch in a slot, as the loader's queue carries it: unpickles into the batch, its arrays viewing the slot."""
 
-    __slots__ = ("path", "slot", "base", "size", "structure")
+    __slots__ = ("path", "slot", "base", "size", "pickle")
 
-    def __init__(self, path: str, slot: int, base: int, size: int, structure: Any) -> None:
-        self.path, self.slot, self.base, self.size, self.structure = path, slot, base, size, structure
+    def __init__(self, path: str, slot: int, base: int, size: int, pickled: bytes) -> None:
+        self.path, self.slot, self.base, self.size, self.pickle = path, slot, base, size, pickled
 
     def __reduce__(self):
-        return unpack, (self.path, self.slot, self.base, self.size, self.structure)
+        return unpack, (self.path, self.slot, self.base, self.size, self.pickle)
 
 
 # ------------------------------------------------------------------ the receiving process
@@ -207,18 +300,28 @@ def _release(header: np.ndarray, slot: int) -> None:
     header[_SLOT0 + slot] = 0
 
 
-def unpack(path: str, slot: int, base: int, size: int, structure: Any) -> Any:
-    """The batch as arrays viewing its slot; the slot is freed when the last of them is released."""
+_loading = threading.local()  # .owner: a ctypes array over the slot being unpacked on this thread
+
+
+def _slot_array(at: int, dtype: str, shape: tuple) -> np.ndarray:
+    return np.ndarray(shape, dtype, buffer=_loading.owner, offset=at)
+
+
+def _slot_bytes(offsets_at: int, values_at: int, shape: tuple) -> np.ndarray:
+    owner = _loading.owner
+    n = math.prod(shape)
+    offsets = np.ndarray((n + 1,), np.int64, buffer=owner, offset=offsets_at)
+    return _native.bytes_array(owner, offsets[:-1] + values_at, offsets[1:] - offsets[:-1]).reshape(shape)
+
+
+def unpack(path: str, slot: int, base: int, size: int, pickled: bytes) -> Any:
+    """The batch, its numeric arrays viewing its slot; the slot is freed when the last of them is released."""
     mm, header = _attach(path)
     owner = (ctypes.c_char * max(size, 1)).from_buffer(mm, base)
     weakref.finalize(owner, _release, header, slot)
-    whole = np.frombuffer(owner, np.uint8)  # type: ignore[call-overload]  # ctypes arrays are buffers (stubs: 3.12+ only)
-
-    def view(x):
-        if isinstance(x, _Leaf):
-            dtype = np.dtype(x.dtype)
-            count = int(np.prod(x.shape, dtype=np.int64))
-            return whole[x.offset : x.offset + count * dtype.itemsize].view(dtype).reshape(x.shape)
-        return x
-
-    return map_structure(view, structure)
+    outer = getattr(_loading, "owner", None)
+    _loading.owner = owner
+    try:
+        return pickle.loads(pickled)
+    finally:
+        _loading.owner = outer

@@ -19,13 +19,18 @@ functions must be picklable (no lambdas).
 
 In ``DataLoader`` workers, batches reach the main process through a reused
 ring of shared-memory slots per worker (``tfrx.shm_ring``): the worker copies
-a batch's numeric arrays into a free slot and sends only their layout, and
-the main process wraps the slot as tensors without a copy. This replaces
-PyTorch's handoff of one new shared-memory segment per tensor, which costs
-more CPU than parsing the batch. ``shared_memory=False`` turns it off;
-``shared_memory_slots`` sets the ring's depth (default 6: the loader's
-``prefetch_factor`` plus the batches a training step holds). A batch whose
-slot is still held when the worker needs it travels the ordinary way.
+a batch's arrays into a free slot and sends only a small pickle of the batch
+with the arrays replaced by their places; the main process wraps numeric
+arrays as tensors viewing the slot, without a copy, and makes string columns'
+``bytes`` objects from the slot in one native call. This replaces PyTorch's
+handoff of one new shared-memory segment per tensor, which costs more CPU
+than parsing the batch. When the pipeline ends with ``parse`` (and
+``prefetch``), workers parse strings as views and never make ``bytes``
+objects themselves; the batches arrive exactly as the parser returns them.
+``shared_memory=False`` turns all this off; ``shared_memory_slots`` sets the
+ring's depth (default 6: the loader's ``prefetch_factor`` plus the batches a
+training step holds). A batch whose slot is still held when the worker needs
+it travels the ordinary way.
 """
 
 from __future__ import annotations
@@ -40,7 +45,9 @@ from tfrx.data.dataset import Dataset
 from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
-from tfrx.shm_ring import PackedBatch, Ring, unpack
+from tfrx.data.parse import ParseDataset
+from tfrx.data.prefetch import PrefetchDataset
+from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
 
 __all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
 
@@ -90,26 +97,6 @@ def rank_and_world_size(rank: int | None = None, world_size: int | None = None) 
     return rank, world_size
 
 
-def _packed_size(element: Any) -> int:
-    """Bytes the numeric arrays of an element take in a slot (0: nothing to pack)."""
-    total = 0
-    for x in _leaves(element):
-        if isinstance(x, np.ndarray) and x.dtype.kind in "biufc":
-            total += (x.nbytes + 63) // 64 * 64
-    return total
-
-
-def _leaves(element: Any):
-    if isinstance(element, dict):
-        for v in element.values():
-            yield from _leaves(v)
-    elif isinstance(element, tuple):
-        for v in element:
-            yield from _leaves(v)
-    else:
-        yield element
-
-
 def _unpack_tensors(*args) -> Any:
     return to_tensors(unpack(*args))
 
@@ -123,8 +110,30 @@ class _Handoff:
         self.packed = packed
 
     def __reduce__(self):
-        p = self.packed
-        return _unpack_tensors, (p.path, p.slot, p.base, p.size, p.structure)
+        return _unpack_tensors, self.packed.__reduce__()[1]
+
+
+def _bytes_as_views(pipeline: Dataset) -> tuple[Dataset, bool]:
+    """``pipeline`` with its last stage's parse giving ``BytesArray`` instead of ``bytes`` objects, and whether it does.
+
+    Only when nothing but ``prefetch`` follows the parse, so that no stage of
+    the user's sees the difference: the worker then never makes (or frees) a
+    ``bytes`` object per value, and the main process makes each once, from
+    the values in the slot, as the parse itself would have.
+    """
+    prefetches = []
+    stage = pipeline
+    while isinstance(stage, PrefetchDataset):
+        prefetches.append(stage)
+        stage = stage._inputs[0]
+    if not isinstance(stage, ParseDataset):
+        return pipeline, False
+    rewritten: Dataset | None = stage._with_bytes_views()
+    if rewritten is None:
+        return pipeline, False
+    for prefetch in reversed(prefetches):
+        rewritten = prefetch._with_inputs((rewritten,))
+    return rewritten, True
 
 
 class TorchIterableDataset(IterableDataset):
@@ -175,37 +184,43 @@ class TorchIterableDataset(IterableDataset):
         info = get_worker_info()
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
-        it = self.pipeline().iterator(epoch=self.epoch)
+        handoff = self.shared_memory and info is not None
+        pipeline, views = _bytes_as_views(self.pipeline()) if handoff else (self.pipeline(), False)
+        it = pipeline.iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)
             self._resume = None
         self._iterator = it
         try:
-            if self.shared_memory and get_worker_info() is not None:
-                yield from self._through_shared_memory(it)
+            if handoff:
+                yield from self._through_shared_memory(it, views)
             else:
                 for element in it:
                     yield to_tensors(element)
         finally:
             it.close()
 
-    def _through_shared_memory(self, it):
-        """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails."""
+    def _through_shared_memory(self, it, views: bool):
+        """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails.
+
+        ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _bytes_as_views).
+        """
         ring = None
         try:
             for element in it:
+                prepared = prepare(element, views_as_objects=views)
                 packed = None
-                try:
-                    packed = ring.pack(element) if ring is not None else None
-                except ValueError:  # larger than a slot: a ring of larger slots
-                    ring.close()
-                    ring = None
-                if packed is None and ring is None:
-                    need = _packed_size(element)
-                    if need:
-                        ring = Ring(2 * need, self.shared_memory_slots)
-                        packed = ring.pack(element)
-                yield _Handoff(packed) if packed is not None else to_tensors(element)
+                if prepared is not None:
+                    if ring is not None and prepared.size > ring.slot_bytes:  # a ring of larger slots
+                        ring.close()
+                        ring = None
+                    if ring is None:
+                        ring = Ring(2 * prepared.size, self.shared_memory_slots)
+                    packed = ring.put(prepared)
+                if packed is not None:
+                    yield _Handoff(packed)
+                else:
+                    yield to_tensors(views_to_objects(element) if views else element)
         finally:
             if ring is not None:
                 ring.close()

@@ -32,6 +32,7 @@ each other, and their outputs are made on one thread and freed on another.
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any
 
@@ -99,6 +100,23 @@ class ParseDataset(MapDataset):
             n = resolve_parallelism(num_parallel_calls)
             fn, threads = _Parse(spec, 1 if n > 1 else None), num_parallel_calls
         super().__init__(native if native is not None else batches, fn, threads, deterministic)
+
+    def _with_bytes_views(self) -> ParseDataset | None:
+        """This parse with its bytes features as ``BytesArray`` (``bytes_as="views"``), or None when its
+        parser is not a plain ``ExampleParser`` that makes ``bytes`` objects.
+
+        For a consumer that turns the views back into object arrays of ``bytes``
+        elsewhere (a DataLoader worker's shared-memory handoff: the main process
+        makes the objects, the worker never does).
+        """
+        parser = getattr(self._fn, "_parser", None)
+        if type(parser) is not ExampleParser or parser.bytes_as != "bytes":
+            return None
+        fn = copy.copy(self._fn)
+        fn._parser = ExampleParser(parser.features, num_parallel_calls=parser.num_parallel_calls, bytes_as="views")
+        clone = copy.copy(self)
+        clone._fn = fn
+        return clone
 
     def _describe(self) -> str:
         threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
