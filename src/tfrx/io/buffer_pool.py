@@ -1,0 +1,91 @@
+"""The read buffers of every reader of the process, reused once nothing refers to them.
+
+Fresh memory costs a page fault per 4 KiB, which would halve the read speed,
+and every pass over a dataset and every window of files opens a new reader;
+buffers sized for whole batches of large records (tens of MiB) are also big
+enough for glibc to hand back to the system when freed. So readers take
+their buffers from one pool, and a buffer goes back to it once no batch,
+view or tensor made from it is alive.
+
+A buffer is handed out as a NumPy array over a ``ctypes`` array that
+exports the pooled block's memory: everything made from the buffer keeps
+that exporter alive, and a ``weakref.finalize`` on the exporter returns the
+block once the last of them is gone. No reference count is read, so data
+handed out is never overwritten on any interpreter (free-threaded builds and
+interpreters without ``sys.getrefcount`` included; where objects are not
+freed at once, blocks simply come back later).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import weakref
+
+import numpy as np
+
+__all__ = ["BufferPool", "READ_BUFFERS"]
+
+
+class BufferPool:
+    """Blocks of ``uint8`` memory, at most ``max_bytes`` of them kept while unused."""
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._free: list[np.ndarray] = []
+        self._free_bytes = 0
+        self.allocations = 0  # blocks taken afresh from the allocator (reuse keeps this low)
+        if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._free = []
+        self._free_bytes = 0
+
+    @property
+    def free_bytes(self) -> int:
+        """Bytes of the blocks waiting for reuse."""
+        return self._free_bytes
+
+    def take(self, nbytes: int, fresh: int | None = None) -> np.ndarray:
+        """A writable ``uint8`` array of at least ``nbytes`` bytes that nothing else refers to.
+
+        The smallest unused block that fits, else a fresh one of ``fresh``
+        bytes (default ``nbytes``; more leaves room for sizes that vary).
+        """
+        block = self._reuse(nbytes)
+        if block is None:
+            block = np.empty(max(nbytes, fresh or 0, 1), np.uint8)
+            self.allocations += 1
+        exporter = (ctypes.c_uint8 * block.shape[0]).from_buffer(block)
+        weakref.finalize(exporter, self._give_back, block).atexit = False
+        return np.frombuffer(exporter, np.uint8)
+
+    def _reuse(self, nbytes: int) -> np.ndarray | None:
+        with self._lock:
+            fits = [b for b in self._free if b.shape[0] >= nbytes]
+            if not fits:
+                return None
+            block = min(fits, key=lambda b: b.shape[0])
+            self._free = [b for b in self._free if b is not block]
+            self._free_bytes -= block.shape[0]
+            return block
+
+    # Never waits for the lock: finalizers run wherever the last reference goes, which may be
+    # inside ``_reuse`` on the same thread (a garbage collection). A busy pool lets the block go.
+    def _give_back(self, block: np.ndarray) -> None:
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if self._free_bytes + block.shape[0] <= self.max_bytes:
+                self._free.append(block)
+                self._free_bytes += block.shape[0]
+        finally:
+            self._lock.release()
+
+
+#: The pool every ``RecordReader`` of the process reads into.
+READ_BUFFERS = BufferPool()

@@ -1,0 +1,139 @@
+"""The reader's buffer pool: a buffer comes back only once nothing made from it is alive (no refcounts)."""
+
+import gc
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tfrx
+import tfrx.io.scanner
+from tfrx.io.buffer_pool import BufferPool
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def write(path, records):
+    with tfrx.TFRecordWriter(path) as w:
+        w.write_many(records)
+    return str(path)
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """A fresh pool for the readers of one test."""
+    fresh = BufferPool()
+    monkeypatch.setattr(tfrx.io.scanner, "READ_BUFFERS", fresh)
+    return fresh
+
+
+def test_a_block_comes_back_only_after_every_view_is_gone():
+    pool = BufferPool()
+    first = pool.take(1000)
+    first[:] = 7
+    address = _address(first)
+    view = first[10:20]
+    held = memoryview(first[500:])
+    del first
+    gc.collect()
+    second = pool.take(1000)  # views of the first are alive: a new block
+    assert _address(second) != address
+    assert (view == 7).all() and bytes(held[:3]) == b"\x07\x07\x07"
+    del view
+    gc.collect()
+    other = pool.take(1000)
+    assert _address(other) != address  # the memoryview still holds it
+    del held
+    gc.collect()
+    third = pool.take(900)  # now the first block is free again
+    assert _address(third) == address and third.shape[0] >= 900
+    assert pool.allocations == 3  # first, second and the one taken while the memoryview lived
+
+
+def test_the_smallest_fitting_block_and_the_bound_on_kept_bytes():
+    pool = BufferPool(max_bytes=10_000)
+    a, b, c = pool.take(1000), pool.take(5000), pool.take(8000)
+    addresses = {_address(x): x.shape[0] for x in (a, b, c)}
+    del a, b, c
+    gc.collect()
+    assert pool.free_bytes == 6000  # the 8000-byte block did not fit beside the other two
+    got = pool.take(2000)
+    assert addresses.get(_address(got)) == 5000  # the smallest that fits
+    assert pool.free_bytes == 1000
+    big = pool.take(20_000, fresh=30_000)
+    assert big.shape[0] == 30_000 and pool.allocations == 4
+
+
+def test_reading_reuses_buffers_within_and_across_readers(tmp_path, pool):
+    rng = np.random.default_rng(1)
+    records = [rng.bytes(int(n)) for n in rng.integers(0, 3000, 2000)]  # ~3 MB, ~50 chunks of 64 KiB
+    path = write(tmp_path / "x", records)
+    for _ in range(4):  # every pass opens a new reader: it takes the buffers the last one left
+        got = []
+        with tfrx.RecordReader(path, chunk_size=64 << 10) as r:
+            for batch in r.iter_batches():
+                got.extend(batch.to_list())
+                del batch
+        assert got == records
+    assert pool.allocations <= 3
+    for _ in range(3):  # whole batches sized to the batch, across readers too
+        with tfrx.RecordReader(path, chunk_size=64 << 10) as r:
+            assert [x for b in r.iter_batches(256, exact=True) for x in b] == records
+    assert pool.allocations <= 8
+
+
+def test_a_held_batch_keeps_its_buffer_out_of_the_pool(tmp_path, pool):
+    records = [bytes([i % 251]) * 1000 for i in range(400)]
+    path = write(tmp_path / "x", records)
+    kept = []
+    with tfrx.RecordReader(path, chunk_size=8192) as r:
+        for i, batch in enumerate(r.iter_batches()):
+            if i % 3 == 0:
+                kept.append(batch)  # held batches pin their buffers
+    after_first = pool.allocations
+    assert after_first >= len(kept)  # every held batch pinned a buffer of its own
+    with tfrx.RecordReader(path, chunk_size=8192) as r:  # another pass overwrites whatever is free
+        assert [x for b in r.iter_batches() for x in b] == records
+    for b in kept:
+        assert b.to_list() == records[b.first_index : b.first_index + len(b)]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=120),
+    chunk=st.sampled_from([64, 1000, 8192]),
+    hold=st.lists(st.sampled_from(["drop", "batch", "view", "memoryview", "array"]), min_size=1, max_size=8),
+    exact=st.sampled_from([None, 7, 40]),
+)
+def test_nothing_handed_out_is_ever_overwritten(tmp_path_factory, sizes, chunk, hold, exact):
+    records = [bytes([(i * 7 + j) % 251 for j in range(3)]) * (n // 3) for i, n in enumerate(sizes)]
+    path = write(tmp_path_factory.mktemp("b") / "x", records)
+    held = []  # (what the user kept, the records it must still show)
+    for k in range(2):  # a second reader takes whatever the first left free
+        with tfrx.RecordReader(path, chunk_size=chunk) as r:
+            for i, batch in enumerate(r.iter_batches(exact, exact=exact is not None)):
+                want = records[batch.first_index : batch.first_index + len(batch)]
+                how = hold[(i + k) % len(hold)]
+                if how == "batch":
+                    held.append((batch, want))
+                elif how == "view" and len(batch):
+                    s, n = int(batch.starts[0]), int(batch.lengths[0])
+                    held.append((batch.data[s : s + n], want[:1]))
+                elif how == "memoryview":
+                    held.append((memoryview(batch.data), (batch.starts.copy(), batch.lengths.copy(), want)))
+                elif how == "array":
+                    held.append((np.asarray(batch.data)[:], (batch.starts.copy(), batch.lengths.copy(), want)))
+                del batch
+        gc.collect()
+    for obj, want in held:
+        if isinstance(obj, tfrx.RecordBatch):
+            assert obj.to_list() == want
+        elif isinstance(want, list):
+            assert bytes(obj) == want[0]
+        else:
+            starts, lengths, recs = want
+            data = bytes(obj)
+            assert [data[s : s + n] for s, n in zip(starts, lengths)] == recs
