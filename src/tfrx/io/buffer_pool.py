@@ -9,11 +9,11 @@ view or tensor made from it is alive.
 
 A buffer is handed out as a NumPy array over a ``ctypes`` array that
 exports the pooled block's memory: everything made from the buffer keeps
-that exporter alive, and a ``weakref.finalize`` on the exporter returns the
-block once the last of them is gone. No reference count is read, so data
-handed out is never overwritten on any interpreter (free-threaded builds and
-interpreters without ``sys.getrefcount`` included; where objects are not
-freed at once, blocks simply come back later).
+that exporter alive, and the callback of a weak reference to the exporter
+returns the block once the last of them is gone. No reference count is
+read, so data handed out is never overwritten on any interpreter
+(free-threaded builds and interpreters without ``sys.getrefcount``
+included; where objects are not freed at once, blocks come back later).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import ctypes
 import os
 import threading
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,9 @@ class BufferPool:
     def __init__(self, max_bytes: int = 64 << 20) -> None:
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._free: list[np.ndarray] = []
+        self._free: list[tuple[np.ndarray, Any]] = []  # (block, the ctypes array type of its size)
         self._free_bytes = 0
+        self._out: dict[int, tuple[weakref.ref, np.ndarray, Any]] = {}  # id(weakref) -> what it gives back
         self.allocations = 0  # blocks taken afresh from the allocator (reuse keeps this low)
         if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
             os.register_at_fork(after_in_child=self._after_fork)
@@ -56,32 +58,38 @@ class BufferPool:
         The smallest unused block that fits, else a fresh one of ``fresh``
         bytes (default ``nbytes``; more leaves room for sizes that vary).
         """
-        block = self._reuse(nbytes)
-        if block is None:
+        found = self._reuse(nbytes)
+        if found is None:
             block = np.empty(max(nbytes, fresh or 0, 1), np.uint8)
+            found = (block, ctypes.c_uint8 * block.shape[0])
             self.allocations += 1
-        exporter = (ctypes.c_uint8 * block.shape[0]).from_buffer(block)
-        weakref.finalize(exporter, self._give_back, block).atexit = False
-        return np.frombuffer(exporter, np.uint8)
+        block, array_type = found
+        exporter = array_type.from_buffer(block)  # type: ignore[arg-type]  # an ndarray is a buffer
+        ref = weakref.ref(exporter, self._give_back)
+        self._out[id(ref)] = (ref, block, array_type)
+        return np.frombuffer(exporter, np.uint8)  # type: ignore[arg-type]  # a ctypes array is a buffer
 
-    def _reuse(self, nbytes: int) -> np.ndarray | None:
+    def _reuse(self, nbytes: int) -> tuple[np.ndarray, Any] | None:
         with self._lock:
-            fits = [b for b in self._free if b.shape[0] >= nbytes]
-            if not fits:
+            best = -1
+            for i, (block, _) in enumerate(self._free):
+                if block.shape[0] >= nbytes and (best < 0 or block.shape[0] < self._free[best][0].shape[0]):
+                    best = i
+            if best < 0:
                 return None
-            block = min(fits, key=lambda b: b.shape[0])
-            self._free = [b for b in self._free if b is not block]
-            self._free_bytes -= block.shape[0]
-            return block
+            found = self._free.pop(best)
+            self._free_bytes -= found[0].shape[0]
+            return found
 
-    # Never waits for the lock: finalizers run wherever the last reference goes, which may be
+    # Never waits for the lock: weakref callbacks run wherever the last reference goes, which may be
     # inside ``_reuse`` on the same thread (a garbage collection). A busy pool lets the block go.
-    def _give_back(self, block: np.ndarray) -> None:
+    def _give_back(self, ref: weakref.ref) -> None:
+        _, block, array_type = self._out.pop(id(ref))
         if not self._lock.acquire(blocking=False):
             return
         try:
             if self._free_bytes + block.shape[0] <= self.max_bytes:
-                self._free.append(block)
+                self._free.append((block, array_type))
                 self._free_bytes += block.shape[0]
         finally:
             self._lock.release()
