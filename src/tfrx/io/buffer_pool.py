@@ -4,8 +4,10 @@ Fresh memory costs a page fault per 4 KiB, which would halve the read speed,
 and every pass over a dataset and every window of files opens a new reader;
 buffers sized for whole batches of large records (tens of MiB) are also big
 enough for glibc to hand back to the system when freed. So readers take
-their buffers from one pool, and a buffer goes back to it once no batch,
-view or tensor made from it is alive.
+such buffers (those larger than two chunks) from one pool, and a buffer goes
+back to it once no batch, view or tensor made from it is alive. Buffers of
+one or two chunks are taken afresh: malloc keeps those mapped for reuse
+(``tfrx/memory.py``) at less cost than making an exporter.
 
 A buffer is handed out as a NumPy array over a ``ctypes`` array that
 exports the pooled block's memory: everything made from the buffer keeps

@@ -144,7 +144,13 @@ class FileScanner:
             return False
         target = have + extra
         # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
-        new = READ_BUFFERS.take(target, max(target + target // 8, 2 * self._chunk))
+        size = max(target + target // 8, 2 * self._chunk)
+        if target > 2 * self._chunk:
+            new = READ_BUFFERS.take(target, size)  # whole batches: too large for malloc to keep when freed
+        else:
+            # Fresh memory is nobody else's; malloc hands back the buffer freed a chunk ago, with its
+            # pages mapped (tfrx/memory.py), more cheaply than the pool's exporter is made.
+            new = np.empty(size, np.uint8)
         new[:have] = self._buf[self._lo : self._hi]
         view = memoryview(new)[:target]  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
         n = have
