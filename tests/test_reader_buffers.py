@@ -107,6 +107,20 @@ def test_a_held_batch_keeps_its_buffer_out_of_the_pool(tmp_path, pool):
         assert b.to_list() == records[b.first_index : b.first_index + len(b)]
 
 
+@pytest.mark.parametrize("exact", [None, 7])
+def test_held_batches_of_records_larger_than_two_chunks(tmp_path, pool, exact):
+    records = [bytes([i % 251]) * 3000 for i in range(60)]  # every buffer comes from the pool
+    path = write(tmp_path / "x", records)
+    held = []
+    with tfrx.RecordReader(path, chunk_size=64) as r:
+        held.extend(r.iter_batches(exact, exact=exact is not None))
+    gc.collect()
+    with tfrx.RecordReader(path, chunk_size=64) as r:  # a second reader takes whatever is free
+        assert [x for b in r.iter_batches() for x in b] == records
+    assert [x for b in held for x in b] == records
+    assert pool.allocations >= len(held)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     sizes=st.lists(st.integers(0, 5000), min_size=1, max_size=120),
@@ -114,7 +128,7 @@ def test_a_held_batch_keeps_its_buffer_out_of_the_pool(tmp_path, pool):
     hold=st.lists(st.sampled_from(["drop", "batch", "view", "memoryview", "array"]), min_size=1, max_size=8),
     exact=st.sampled_from([None, 7, 40]),
 )
-def test_nothing_handed_out_is_ever_overwritten(tmp_path_factory, sizes, chunk, hold, exact):
+def test_nothing_handed_out_is_ever_overwritten(tmp_path_factory, pool, sizes, chunk, hold, exact):
     records = [bytes([(i * 7 + j) % 251 for j in range(3)]) * (n // 3) for i, n in enumerate(sizes)]
     path = write(tmp_path_factory.mktemp("b") / "x", records)
     held = []  # (what the user kept, the records it must still show)
