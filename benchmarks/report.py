@@ -127,12 +127,37 @@ def versions() -> str:
     return ", ".join(parts)
 
 
+def machine_speed(samples: int = 5) -> float:
+    """GB per CPU-second of CRC-32C over one 64 KiB buffer (cache-resident), the median of ``samples``.
+
+    The same instructions on the same data, so it moves only with the machine
+    (a shared VM's neighbours, clocks): per-CPU-second figures of runs made on
+    different days compare only beside it (docs/benchmarks.md, "Reading").
+    """
+    import statistics
+
+    import numpy as np
+
+    import tfrx
+
+    buf = np.random.default_rng(0).integers(0, 256, 64 << 10, dtype=np.uint8)
+    tfrx.crc32c(buf)
+    rates = []
+    for _ in range(samples):
+        c0 = cpu_seconds()
+        for _ in range(1000):
+            tfrx.crc32c(buf)
+        rates.append(1000 * buf.nbytes / (cpu_seconds() - c0) / 1e9)
+    return statistics.median(rates)
+
+
 def header(size: str, extra: str = "") -> str:
-    """The three comment lines every benchmark run starts with: date, machine, versions."""
+    """The comment lines every benchmark run starts with: date, machine (and its speed now), versions."""
     import datetime
 
     when = f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, size={size}{extra}"
-    return f"# {when}\n# {machine()}\n# {versions()}"
+    speed = f"machine speed: CRC-32C of 64 KiB at {machine_speed():.1f} GB per CPU-second (see report.machine_speed)"
+    return f"# {when}\n# {machine()}\n# {speed}\n# {versions()}"
 
 
 def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "", worker=None) -> int:

@@ -282,29 +282,6 @@ def test_closed_reader_raises(tmp_path):
         r.read_batch()
 
 
-def test_chunks_are_recycled_only_when_no_batch_holds_them(tmp_path):
-    records = [bytes([i % 251]) * 1000 for i in range(400)]
-    path = write(tmp_path / "x", records)
-    kept = []
-    with tfrx.RecordReader(path, chunk_size=8192) as r:
-        for i, batch in enumerate(r.iter_batches()):
-            if i % 3 == 0:
-                kept.append(batch)  # held batches pin their chunks
-        scanner_pool = len(r._scanner._pool) if r._scanner else 0
-    assert scanner_pool <= 3
-    got = {b.first_index: b.to_list() for b in kept}
-    for first, recs in got.items():
-        assert recs == records[first : first + len(recs)]
-    # Dropping batches promptly lets the reader reuse its chunks.
-    with tfrx.RecordReader(path, chunk_size=8192) as r:
-        ids = set()
-        for batch in r.iter_batches():
-            ids.add(id(batch.data.base))
-            assert batch.to_list() == records[batch.first_index : batch.first_index + len(batch)]
-            del batch
-        assert len(ids) <= 3
-
-
 @pytest.mark.parametrize("compression", ["", "GZIP"])
 @pytest.mark.parametrize("chunk", [64, 1000, 8192])
 def test_exact_batches_are_whole_across_chunks(tmp_path, compression, chunk):
