@@ -112,7 +112,7 @@ class ParseDataset(MapDataset):
         parser = getattr(self._fn, "_parser", None)
         if type(parser) is not ExampleParser or parser.bytes_as != "bytes":
             return None
-        fn = copy.copy(self._fn)
+        fn: Any = copy.copy(self._fn)
         fn._parser = ExampleParser(parser.features, num_parallel_calls=parser.num_parallel_calls, bytes_as="views")
         clone = copy.copy(self)
         clone._fn = fn
