@@ -311,7 +311,7 @@ def _slot_bytes(offsets_at: int, values_at: int, shape: tuple) -> np.ndarray:
     owner = _loading.owner
     n = math.prod(shape)
     offsets = np.ndarray((n + 1,), np.int64, buffer=owner, offset=offsets_at)
-    values: np.ndarray = _native.bytes_array(owner, offsets[:-1] + values_at, offsets[1:] - offsets[:-1])  # type: ignore[assignment]
+    values: np.ndarray = _native.bytes_array(owner, offsets[:-1] + values_at, offsets[1:] - offsets[:-1])  # type: ignore[assignment]  # the stub says object
     return values.reshape(shape)
 
 

@@ -109,7 +109,9 @@ class ParseDataset(MapDataset):
         elsewhere (a DataLoader worker's shared-memory handoff: the main process
         makes the objects, the worker never does).
         """
-        parser = getattr(self._fn, "_parser", None)
+        if not isinstance(self._fn, _Parse):
+            return None
+        parser = self._fn._parser
         if type(parser) is not ExampleParser or parser.bytes_as != "bytes":
             return None
         fn: Any = copy.copy(self._fn)
