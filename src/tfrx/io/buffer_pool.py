@@ -32,10 +32,12 @@ __all__ = ["BufferPool", "READ_BUFFERS"]
 
 
 class BufferPool:
-    """Blocks of ``uint8`` memory, at most ``max_bytes`` of them kept while unused."""
+    """Blocks of ``uint8`` memory, at most ``max_bytes`` of them (and at most ``max_blocks`` blocks,
+    where given) kept while unused."""
 
-    def __init__(self, max_bytes: int = 64 << 20) -> None:
+    def __init__(self, max_bytes: int = 64 << 20, max_blocks: int | None = None) -> None:
         self.max_bytes = max_bytes
+        self.max_blocks = max_blocks
         self._lock = threading.Lock()
         self._free: list[tuple[np.ndarray, Any]] = []  # (block, the ctypes array type of its size)
         self._free_bytes = 0
@@ -90,7 +92,8 @@ class BufferPool:
         if not self._lock.acquire(blocking=False):
             return
         try:
-            if self._free_bytes + block.shape[0] <= self.max_bytes:
+            fits = self.max_blocks is None or len(self._free) < self.max_blocks
+            if fits and self._free_bytes + block.shape[0] <= self.max_bytes:
                 self._free.append((block, array_type))
                 self._free_bytes += block.shape[0]
         finally:

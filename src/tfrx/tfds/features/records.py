@@ -48,8 +48,9 @@ class Decoder:
         return {"features": self.features, "skip": self.skip, "raw_unknown": self.raw_unknown}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["features"], skip_decoding=state["skip"],  # type: ignore[misc]  # rebuilds the parser on purpose
-                      unknown="raw" if state["raw_unknown"] else "raise")
+        # Rebuilds the parser on purpose (Decoder's own __init__, whatever the subclass).
+        Decoder.__init__(self, state["features"], skip_decoding=state["skip"],
+                         unknown="raw" if state["raw_unknown"] else "raise")
 
     def decode(self, records, *, where=None) -> list:
         """``records`` decoded; ``where(i)`` names record ``i`` in errors (default: its file and index)."""
