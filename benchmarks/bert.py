@@ -70,8 +70,9 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
     if contender == "reference":
         tok = ref.tokenization.FullTokenizer(vocab_file=vocab, do_lower_case=True)
         rng = random.Random(12345)
-        instances = ref.create_training_instances([corpus], tok, ref.get_processor_text_fn(False, True), 128, 10, 0.1,
-                                                  0.15, 20, rng, False, None)
+        instances = ref.create_training_instances(
+            [corpus], tok, ref.get_processor_text_fn(False, True), 128, 10, 0.1, 0.15, 20, rng, False, None
+        )
         ref.write_instance_to_example_files(instances, tok, 128, 20, [out + ".tfrecord"], False, False)
         n_inst = len(instances)
         n_tok = None
@@ -84,16 +85,27 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
             one = contender.startswith("fast-1")
             if one:
                 os.environ["RAYON_NUM_THREADS"] = "1"
-            r = create_pretraining_data(corpus, vocab, out, mode="fast", metadata=False,
-                                        num_parallel_calls=1 if one else workers,
-                                        tokenizer="hf" if contender.endswith("-hf") else "auto")
+            r = create_pretraining_data(
+                corpus,
+                vocab,
+                out,
+                mode="fast",
+                metadata=False,
+                num_parallel_calls=1 if one else workers,
+                tokenizer="hf" if contender.endswith("-hf") else "auto",
+            )
         n_inst, n_tok = r.num_instances, r.num_tokens
     wall = time.perf_counter() - t0
     usage = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime - cpu0
-    return {"instances": n_inst, "tokens": n_tok, "wall": wall, "cpu": cpu,
-            "peak_rss_mb": max(usage.ru_maxrss, children.ru_maxrss) / 1024}
+    return {
+        "instances": n_inst,
+        "tokens": n_tok,
+        "wall": wall,
+        "cpu": cpu,
+        "peak_rss_mb": max(usage.ru_maxrss, children.ru_maxrss) / 1024,
+    }
 
 
 def main(argv=None) -> int:
@@ -121,9 +133,24 @@ def main(argv=None) -> int:
         results = {}
         tokens = None
         for name in [c for c in args.contenders.split(",") if c]:
-            cmd = [sys.executable, "-m", "benchmarks.bert", "--_run", name, "--corpus", corpus, "--vocab", args.vocab,
-                   "--_out", os.path.join(tmp, name), "--workers", str(args.workers)]
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+            cmd = [
+                sys.executable,
+                "-m",
+                "benchmarks.bert",
+                "--_run",
+                name,
+                "--corpus",
+                corpus,
+                "--vocab",
+                args.vocab,
+                "--_out",
+                os.path.join(tmp, name),
+                "--workers",
+                str(args.workers),
+            ]
+            env = dict(
+                os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+            )
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
             if proc.returncode != 0:
                 last = (proc.stderr.strip().splitlines() or ["?"])[-1]
@@ -133,15 +160,19 @@ def main(argv=None) -> int:
             results[name] = res
             tokens = tokens or res["tokens"]
         base = results.get("reference")
-        print(f"{'contender':<10} {'instances':>10} {'wall s':>8} {'cpu s':>8} {'Mtok/s':>8} {'inst/s':>9} "
-              f"{'inst/cpu-s':>10} {'vs ref':>7} {'per core':>8} {'peak MB':>8}")
+        print(
+            f"{'contender':<10} {'instances':>10} {'wall s':>8} {'cpu s':>8} {'Mtok/s':>8} {'inst/s':>9} "
+            f"{'inst/cpu-s':>10} {'vs ref':>7} {'per core':>8} {'peak MB':>8}"
+        )
         for name, r in results.items():
             tok = r["tokens"] or tokens or 0
             ratio = f"{base['wall'] / r['wall']:.1f}x" if base else "-"
             per_core = f"{base['cpu'] / r['cpu']:.1f}x" if base else "-"
-            print(f"{name:<10} {r['instances']:>10} {r['wall']:>8.2f} {r['cpu']:>8.2f} {tok / r['wall'] / 1e6:>8.3f} "
-                  f"{r['instances'] / r['wall']:>9.0f} {r['instances'] / r['cpu']:>10.0f} {ratio:>7} {per_core:>8} "
-                  f"{r['peak_rss_mb']:>8.0f}")
+            print(
+                f"{name:<10} {r['instances']:>10} {r['wall']:>8.2f} {r['cpu']:>8.2f} {tok / r['wall'] / 1e6:>8.3f} "
+                f"{r['instances'] / r['wall']:>9.0f} {r['instances'] / r['cpu']:>10.0f} {ratio:>7} {per_core:>8} "
+                f"{r['peak_rss_mb']:>8.0f}"
+            )
     return 0
 
 

@@ -31,6 +31,7 @@ import numpy as np
 from benchmarks.report import Result, cpu_seconds, suite_main
 from benchmarks.workloads import DATA_DIR
 
+
 @dataclass
 class RatesResult(Result):
     rates: tuple = ()  # GB per CPU-second, one per round

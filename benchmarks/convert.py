@@ -25,8 +25,18 @@ SIZES = {
     "full": {"images": 2000, "image_side": 256, "csv_rows": 500_000},
 }
 CLASSES = ["airplane", "bird", "cat", "dog"]
-CSV_KINDS = {"id": "int64", "user": "int64", "day": "int64", "price": "float", "score": "float",
-             "lat": "float", "lon": "float", "city": "bytes", "category": "bytes", "comment": "bytes"}
+CSV_KINDS = {
+    "id": "int64",
+    "user": "int64",
+    "day": "int64",
+    "price": "float",
+    "score": "float",
+    "lat": "float",
+    "lon": "float",
+    "city": "bytes",
+    "category": "bytes",
+    "comment": "bytes",
+}
 
 
 # ------------------------------------------------------------------ inputs
@@ -75,9 +85,20 @@ def csv_file(size: str):
         w = csv.writer(f)
         w.writerow(list(CSV_KINDS))
         for i in range(n):
-            w.writerow([i, int(rng.integers(0, 10**6)), int(rng.integers(1, 366)), round(float(rng.random() * 100), 2),
-                        float(rng.random()), round(float(rng.uniform(-90, 90)), 5), round(float(rng.uniform(-180, 180)), 5),
-                        cities[i % 6], cats[i % 4], f"comment number {i} about item {i % 97}"])
+            w.writerow(
+                [
+                    i,
+                    int(rng.integers(0, 10**6)),
+                    int(rng.integers(1, 366)),
+                    round(float(rng.random() * 100), 2),
+                    float(rng.random()),
+                    round(float(rng.uniform(-90, 90)), 5),
+                    round(float(rng.uniform(-180, 180)), 5),
+                    cities[i % 6],
+                    cats[i % 4],
+                    f"comment number {i} about item {i % 97}",
+                ]
+            )
     os.replace(tmp, path)
     return path, n
 
@@ -109,7 +130,9 @@ def tf_images(size, _workers):
     out = workloads.DATA_DIR / "convert-out"
     out.mkdir(parents=True, exist_ok=True)
     num_shards = 4
-    writers = [tf.io.TFRecordWriter(str(out / f"images-tf.tfrecord-{k:05d}-of-{num_shards:05d}")) for k in range(num_shards)]
+    writers = [
+        tf.io.TFRecordWriter(str(out / f"images-tf.tfrecord-{k:05d}-of-{num_shards:05d}")) for k in range(num_shards)
+    ]
     for i, (path, label, cls) in enumerate(files):
         data = tf.io.gfile.GFile(path, "rb").read()
         shape = tf.io.decode_image(data, channels=3).shape
@@ -135,8 +158,15 @@ def tfrx_csv(size, workers):
     path, _ = csv_file(size)
     out = workloads.DATA_DIR / "convert-out" / "csv-tfrx"
     # 1 MB ranges so that the small file, too, is split across processes (the default is 16 MB)
-    return csv_to_tfrecord(path, out, spec=CSV_KINDS, num_shards=4, num_parallel_calls=workers, parallel_chunk_bytes=1 << 20,
-                           progress=False).records
+    return csv_to_tfrecord(
+        path,
+        out,
+        spec=CSV_KINDS,
+        num_shards=4,
+        num_parallel_calls=workers,
+        parallel_chunk_bytes=1 << 20,
+        progress=False,
+    ).records
 
 
 def tf_csv(size, _workers):
@@ -146,7 +176,9 @@ def tf_csv(size, _workers):
     out = workloads.DATA_DIR / "convert-out"
     out.mkdir(parents=True, exist_ok=True)
     num_shards = 4
-    writers = [tf.io.TFRecordWriter(str(out / f"csv-tf.tfrecord-{k:05d}-of-{num_shards:05d}")) for k in range(num_shards)]
+    writers = [
+        tf.io.TFRecordWriter(str(out / f"csv-tf.tfrecord-{k:05d}-of-{num_shards:05d}")) for k in range(num_shards)
+    ]
     n = 0
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
@@ -159,7 +191,9 @@ def tf_csv(size, _workers):
                     feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(value)]))
                 else:
                     feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
-            writers[n % num_shards].write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+            writers[n % num_shards].write(
+                tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+            )
             n += 1
     for w in writers:
         w.close()
@@ -167,10 +201,17 @@ def tf_csv(size, _workers):
 
 
 CONTENDERS = {
-    "images": [("tfrx images_to_tfrecord", tfrx_images, "all"), ("tfrx images_to_tfrecord", tfrx_images, 1),
-               ("tfrx validate=header", tfrx_images_header, "all"), ("TF loop (seeds)", tf_images, 1)],
-    "csv": [("tfrx csv_to_tfrecord", tfrx_csv, "all"), ("tfrx csv_to_tfrecord", tfrx_csv, 1),
-            ("TF loop (seeds)", tf_csv, 1)],
+    "images": [
+        ("tfrx images_to_tfrecord", tfrx_images, "all"),
+        ("tfrx images_to_tfrecord", tfrx_images, 1),
+        ("tfrx validate=header", tfrx_images_header, "all"),
+        ("TF loop (seeds)", tf_images, 1),
+    ],
+    "csv": [
+        ("tfrx csv_to_tfrecord", tfrx_csv, "all"),
+        ("tfrx csv_to_tfrecord", tfrx_csv, 1),
+        ("TF loop (seeds)", tf_csv, 1),
+    ],
 }
 
 
@@ -211,21 +252,30 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
     csv_file(size)
     for workload, contenders in CONTENDERS.items():
         root = image_folder(size)[0] if workload == "images" else csv_file(size)[0]
-        nbytes = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) if workload == "images" else root.stat().st_size
+        nbytes = (
+            sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+            if workload == "images"
+            else root.stat().st_size
+        )
         for index, (name, _fn, _workers) in enumerate(contenders):
             if "TF" in name and not has_tf:
                 log(f"  {workload}: {name} skipped (tensorflow not installed)")
                 continue
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-            proc = subprocess.run([sys.executable, "-m", "benchmarks.convert", workload, str(index), size, str(repeat)],
-                                  capture_output=True, text=True, env=env)
+            proc = subprocess.run(
+                [sys.executable, "-m", "benchmarks.convert", workload, str(index), size, str(repeat)],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             lines = [x for x in proc.stdout.splitlines() if x.startswith("{")]
             if proc.returncode != 0 or not lines:
                 raise RuntimeError(f"{name} on {workload} failed:\n{proc.stderr[-2000:]}")
             out = json.loads(lines[-1])
             unit = "process" if workload == "csv" else "thread"
-            note = f"{out['workers']} {unit}{'es' if unit == 'process' and out['workers'] != 1 else ''}" + \
-                ("s" if unit == "thread" and out["workers"] != 1 else "")
+            note = f"{out['workers']} {unit}{'es' if unit == 'process' and out['workers'] != 1 else ''}" + (
+                "s" if unit == "thread" and out["workers"] != 1 else ""
+            )
             r = Result(workload, name, out["value"], nbytes, out["wall"], out["cpu"], note)
             log(f"  {workload:<8} {name:<26} {note:<10} {r.records_per_s:>10,.0f} rec/s  cpu {r.cpu:.2f}s")
             results.append(r)

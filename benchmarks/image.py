@@ -174,9 +174,13 @@ def main(argv: list[str] | None = None) -> None:
         versions += f", TensorFlow {tf.__version__}"
     except ImportError:
         pass
-    print(f"# {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"# {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print(f"# {versions}")
-    print(f"# {args.count} JPEGs 500x375 q90, mean {np.mean(sizes) / 1000:.0f} KB; best of {args.repeat} interleaved rounds")
+    print(
+        f"# {args.count} JPEGs 500x375 q90, mean {np.mean(sizes) / 1000:.0f} KB; best of {args.repeat} interleaved rounds"
+    )
     print()
     print("| workload | contender | images/s (wall) | images per CPU-second | per core vs TensorFlow |")
     print("|---|---|---:|---:|---:|")

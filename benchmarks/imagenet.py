@@ -77,9 +77,15 @@ def tfrx_pipeline(path):
     import tfrx
     import tfrx.image
 
-    spec = {"image/encoded": tfrx.FixedLenFeature([], tfrx.string), "image/class/label": tfrx.FixedLenFeature([], tfrx.int64)}
+    spec = {
+        "image/encoded": tfrx.FixedLenFeature([], tfrx.string),
+        "image/class/label": tfrx.FixedLenFeature([], tfrx.int64),
+    }
+
     def preprocess(batch):
-        images = tfrx.image.decode_random_crop_and_resize(batch["image/encoded"], SIZE, seed=0, mean=MEAN, std=STD, **CROP)
+        images = tfrx.image.decode_random_crop_and_resize(
+            batch["image/encoded"], SIZE, seed=0, mean=MEAN, std=STD, **CROP
+        )
         return images, batch["image/class/label"]
 
     ds = tfrx.TFRecordDataset(str(path)).batch(BATCH).parse(spec).map(preprocess).prefetch(2)
@@ -97,7 +103,10 @@ def tf_pipeline(path):
     import tensorflow as tf
 
     tf.config.set_visible_devices([], "GPU")
-    spec = {"image/encoded": tf.io.FixedLenFeature([], tf.string), "image/class/label": tf.io.FixedLenFeature([], tf.int64)}
+    spec = {
+        "image/encoded": tf.io.FixedLenFeature([], tf.string),
+        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
+    }
     mean = tf.constant(MEAN, tf.float32)
     std = tf.constant(STD, tf.float32)
     whole = tf.constant([0.0, 0.0, 1.0, 1.0], tf.float32, shape=[1, 1, 4])
@@ -158,16 +167,22 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
             if value != count:
                 raise RuntimeError(f"{contender} delivered {value} images of {path}, expected {count}")
             rounds[contender].append((wall, cpu))
-            log(f"  imagenet {contender:<8} round {k + 1}: {count / wall:>8,.0f} images/s {count / cpu:>8,.0f} images/CPU-s "
-                f"(load {os.getloadavg()[0]:.2f})")
+            log(
+                f"  imagenet {contender:<8} round {k + 1}: {count / wall:>8,.0f} images/s {count / cpu:>8,.0f} images/CPU-s "
+                f"(load {os.getloadavg()[0]:.2f})"
+            )
     results = [Result("imagenet 224", c, count, nbytes, *min(rounds[c], key=lambda wc: wc[1])) for c in contenders]
     if len(contenders) == 2:
         ratios = [other[1] / mine[1] for mine, other in zip(rounds[contenders[0]], rounds[contenders[1]])]
-        log(f"  imagenet tfrx x tf.data (CPU) per round: median {statistics.median(ratios):.2f}, "
-            f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
+        log(
+            f"  imagenet tfrx x tf.data (CPU) per round: median {statistics.median(ratios):.2f}, "
+            f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds"
+        )
         walls = [other[0] / mine[0] for mine, other in zip(rounds[contenders[0]], rounds[contenders[1]])]
-        log(f"  imagenet tfrx x tf.data (wall) per round: median {statistics.median(walls):.2f}, "
-            f"range {min(walls):.2f}-{max(walls):.2f}")
+        log(
+            f"  imagenet tfrx x tf.data (wall) per round: median {statistics.median(walls):.2f}, "
+            f"range {min(walls):.2f}-{max(walls):.2f}"
+        )
     return results
 
 

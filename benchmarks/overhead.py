@@ -175,8 +175,10 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                 continue
             base = rounds["bare, 2 files" if contender == "parallel reads" else "bare"]
             ratios = [b[1] / c[1] for b, c in zip(base, rounds[contender])]
-            log(f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "
-                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
+            log(
+                f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "
+                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds"
+            )
         for buffer in MEMORY_BUFFERS:
             held = buffered_bytes(name, size, buffer)
             for contender in MEMORY:
@@ -184,9 +186,11 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                     continue
                 out = run_worker("benchmarks.overhead", "memory", contender, name, size, str(buffer))
                 added = out["peak"] - out["before"]
-                log(f"  {name:<9} {contender:<15} shuffle({buffer}): peak memory added by a pass: "
+                log(
+                    f"  {name:<9} {contender:<15} shuffle({buffer}): peak memory added by a pass: "
                     f"{added / 2**20:,.0f} MiB ({added / held:.2f}x the {held / 2**20:,.0f} MiB of records "
-                    "in a full buffer)")
+                    "in a full buffer)"
+                )
     return results
 
 

@@ -176,8 +176,9 @@ def upb_numpy_contender(workload: str, records: list[bytes]):
                 features_to_columns(msgs, lambda m: m.context, spec[0])
                 for key, (_, dtype, _) in spec[1].items():
                     steps = [m.feature_lists.feature_list[key].feature for m in msgs]
-                    np.array([x for s in steps for f in s for x in getattr(f, field[dtype]).value],
-                             dtype=np_dtype[dtype])
+                    np.array(
+                        [x for s in steps for f in s for x in getattr(f, field[dtype]).value], dtype=np_dtype[dtype]
+                    )
             else:
                 msgs = [Example.FromString(r) for r in batch]
                 features_to_columns(msgs, lambda m: m.features, spec)
@@ -225,8 +226,10 @@ def run(size: str, names: list[str], repeat: int) -> list[Result]:
                 print(f"# skipped {label} on {workload}: {str(e).splitlines()[0]}", file=sys.stderr)
                 continue
             results.append(Result(workload, label, n, nbytes, wall, cpu))
-            print(f"# {workload:<9} {label:<26} {n / cpu:>12,.0f} records/CPU-s  {nbytes / cpu / 1e9:6.2f} GB/CPU-s",
-                  file=sys.stderr)
+            print(
+                f"# {workload:<9} {label:<26} {n / cpu:>12,.0f} records/CPU-s  {nbytes / cpu / 1e9:6.2f} GB/CPU-s",
+                file=sys.stderr,
+            )
     return results
 
 
@@ -251,7 +254,9 @@ def worker_contender(contender: str, workload: str, size: str):
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.report import suite_main
 
-    return suite_main("python -m benchmarks.parse", __doc__, run, argv, workloads=workloads.WORKLOADS, extra=f", batch={BATCH}")
+    return suite_main(
+        "python -m benchmarks.parse", __doc__, run, argv, workloads=workloads.WORKLOADS, extra=f", batch={BATCH}"
+    )
 
 
 if __name__ == "__main__":

@@ -44,9 +44,22 @@ def _instructions(workload: str, passes: int) -> int:
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
     proc = subprocess.run(
-        ["perf", "stat", "-x,", "-e", "instructions:u", sys.executable, "-m", "benchmarks.parse_instructions",
-         "--loop", workload, str(passes)],
-        capture_output=True, text=True, env=env,
+        [
+            "perf",
+            "stat",
+            "-x,",
+            "-e",
+            "instructions:u",
+            sys.executable,
+            "-m",
+            "benchmarks.parse_instructions",
+            "--loop",
+            workload,
+            str(passes),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     for line in proc.stderr.splitlines():
         fields = line.split(",")

@@ -106,7 +106,10 @@ def _tfrx_parser(name: str):
         context, sequence = SPECS["sequence"]
         return tfrx.SequenceExampleParser(_tfrx_specs(context), _tfrx_specs(sequence))
     if name == "jpeg":
-        return {"image/encoded": tfrx.FixedLenFeature([], tfrx.string), "image/class/label": tfrx.FixedLenFeature([], tfrx.int64)}
+        return {
+            "image/encoded": tfrx.FixedLenFeature([], tfrx.string),
+            "image/class/label": tfrx.FixedLenFeature([], tfrx.int64),
+        }
     return _tfrx_specs(SPECS[name])
 
 
@@ -133,7 +136,14 @@ def tfrx_pipeline(name: str, path):
             images = tfrx.image.decode_batch(batch["image/encoded"], channels=3, size=SIZE, num_parallel_calls=threads)
             return images, batch["image/class/label"]
 
-        ds = tfrx.TFRecordDataset(str(path)).shuffle(SHUFFLE, seed=0).batch(JPEG_BATCH).parse(parser).map(decode).prefetch(2)
+        ds = (
+            tfrx.TFRecordDataset(str(path))
+            .shuffle(SHUFFLE, seed=0)
+            .batch(JPEG_BATCH)
+            .parse(parser)
+            .map(decode)
+            .prefetch(2)
+        )
     else:
         ds = tfrx.TFRecordDataset(str(path)).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser).prefetch(2)
     loader = torch.utils.data.DataLoader(ds.to_torch(), batch_size=None)
@@ -166,7 +176,10 @@ def tf_pipeline(name: str, path):
 
     ds = tf.data.TFRecordDataset(str(path)).shuffle(SHUFFLE)
     if name == "jpeg":
-        spec = {"image/encoded": tf.io.FixedLenFeature([], tf.string), "image/class/label": tf.io.FixedLenFeature([], tf.int64)}
+        spec = {
+            "image/encoded": tf.io.FixedLenFeature([], tf.string),
+            "image/class/label": tf.io.FixedLenFeature([], tf.int64),
+        }
 
         def prep(record):
             x = tf.io.parse_single_example(record, spec)
@@ -177,7 +190,9 @@ def tf_pipeline(name: str, path):
     elif name == "sequence":
         context, sequence = SPECS["sequence"]
         cspec, sspec = _tf_specs(tf, context), _tf_specs(tf, sequence)
-        ds = ds.batch(BATCH).map(lambda r: tf.io.parse_sequence_example(r, cspec, sspec), num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.batch(BATCH).map(
+            lambda r: tf.io.parse_sequence_example(r, cspec, sspec), num_parallel_calls=tf.data.AUTOTUNE
+        )
     else:
         spec = _tf_specs(tf, SPECS[name])
         ds = ds.batch(BATCH).map(lambda r: tf.io.parse_example(r, spec), num_parallel_calls=tf.data.AUTOTUNE)
@@ -293,15 +308,19 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                 if value != count:
                     raise RuntimeError(f"{contender} delivered {value} records of {path}, expected {count}")
                 rounds[contender].append((wall, cpu))
-                log(f"  {label:<12} {contender:<24} round {k + 1}: {count / wall:>10,.0f} rec/s {count / cpu:>10,.0f} rec/CPU-s")
+                log(
+                    f"  {label:<12} {contender:<24} round {k + 1}: {count / wall:>10,.0f} rec/s {count / cpu:>10,.0f} rec/CPU-s"
+                )
         for contender, note in contenders:
             wall, cpu = min(rounds[contender], key=lambda wc: wc[1])
             results.append(Result(label, contender, count, nbytes, wall, cpu, note))
         base = rounds[contenders[0][0]]
         for contender, _ in contenders[1:]:
             ratios = [other[1] / mine[1] for mine, other in zip(base, rounds[contender])]
-            log(f"  {label:<12} tfrx x {contender} (CPU) per round: median {statistics.median(ratios):.2f}, "
-                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds")
+            log(
+                f"  {label:<12} tfrx x {contender} (CPU) per round: median {statistics.median(ratios):.2f}, "
+                f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds"
+            )
     return results
 
 

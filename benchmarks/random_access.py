@@ -191,7 +191,11 @@ def main(argv=None) -> int:
     from benchmarks.report import suite_main, table
 
     return suite_main(
-        "python -m benchmarks.random_access", __doc__, run, argv, render=lambda r: table(r, baseline="sequential batches")
+        "python -m benchmarks.random_access",
+        __doc__,
+        run,
+        argv,
+        render=lambda r: table(r, baseline="sequential batches"),
     )
 
 

@@ -102,8 +102,13 @@ def _examples(paths) -> list:
     out = []
     for record in tfrx.read_records(sorted(paths)):
         d = tfrx.decode_example(record)
-        out.append(tuple(sorted((k, tuple(np.asarray(v).tolist()) if not isinstance(v, list) else tuple(v))
-                                for k, v in d.items())))
+        out.append(
+            tuple(
+                sorted(
+                    (k, tuple(np.asarray(v).tolist()) if not isinstance(v, list) else tuple(v)) for k, v in d.items()
+                )
+            )
+        )
     return sorted(out)
 
 
@@ -165,7 +170,9 @@ def run(size: str, names: list[str], repeat: int) -> list[Result]:
                 results.append(Result(f"{name} write", contender, count, nbytes, wall, cpu, note))
                 print(f"  {name} write {contender}: {wall:.2f} s, {cpu:.2f} CPU s", flush=True)
             if not (same_read and same_write):
-                raise AssertionError(f"{name}: tfrx.ray and Ray's own TFRecord I/O disagree (read {same_read}, write {same_write})")
+                raise AssertionError(
+                    f"{name}: tfrx.ray and Ray's own TFRecord I/O disagree (read {same_read}, write {same_write})"
+                )
     finally:
         ray.shutdown()
     return results

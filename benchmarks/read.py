@@ -139,6 +139,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
             if value != count:
                 raise RuntimeError(f"{contender} read {value} records of {path}, expected {count}")
             r = Result(label, contender, count, nbytes, wall, cpu, note)
-            log(f"  {label:<12} {contender:<26} {r.mb_per_s:>8,.0f} MB/s {r.records_per_s:>11,.0f} rec/s  cpu {cpu:.2f}s")
+            log(
+                f"  {label:<12} {contender:<26} {r.mb_per_s:>8,.0f} MB/s {r.records_per_s:>11,.0f} rec/s  cpu {cpu:.2f}s"
+            )
             results.append(r)
     return results

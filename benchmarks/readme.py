@@ -26,15 +26,40 @@ from benchmarks.report import in_subprocess
 # (README row, unit, how to scale a result into that unit, [(suite, workload, tfrx contender, TensorFlow contender)])
 ROWS = [
     ("read ~85 KB records", "GB/s", "bytes", ("read", "image", "tfrx batches", "tf.data batched")),
-    ("read ~85 KB records, `use_mmap=True`", "GB/s", "bytes", ("read", "image", "tfrx batches, use_mmap", "tf.data batched")),
+    (
+        "read ~85 KB records, `use_mmap=True`",
+        "GB/s",
+        "bytes",
+        ("read", "image", "tfrx batches, use_mmap", "tf.data batched"),
+    ),
     ("read ~750 B records", "M records/s", "records", ("read", "criteo", "tfrx batches", "tf.data batched")),
     ("parse BERT-like records (one thread)", "k/s", "records", ("parse", "bert", "tfrx_1", "tf_data")),
     ("parse Criteo-like records (one thread)", "k/s", "records", ("parse", "criteo", "tfrx_1", "tf_data")),
-    ("parse SequenceExamples (one thread, sparse indices read)", "k/s", "records", ("parse", "sequence", "tfrx_1_indices", "tf_data")),
+    (
+        "parse SequenceExamples (one thread, sparse indices read)",
+        "k/s",
+        "records",
+        ("parse", "sequence", "tfrx_1_indices", "tf_data"),
+    ),
     ("read + shuffle + batch + parse into torch, BERT-like", "k/s", "records", ("pipeline", "bert", "tfrx", "tf.data")),
-    ("read + shuffle + batch + parse into torch, Criteo-like", "k/s", "records", ("pipeline", "criteo", "tfrx", "tf.data")),
-    ("read + shuffle + batch + parse into torch, SequenceExample", "k/s", "records", ("pipeline", "sequence", "tfrx", "tf.data")),
-    ("read + parse + decode + resize JPEG to 224x224 into torch", "images/s", "records", ("pipeline", "jpeg", "tfrx", "tf.data")),
+    (
+        "read + shuffle + batch + parse into torch, Criteo-like",
+        "k/s",
+        "records",
+        ("pipeline", "criteo", "tfrx", "tf.data"),
+    ),
+    (
+        "read + shuffle + batch + parse into torch, SequenceExample",
+        "k/s",
+        "records",
+        ("pipeline", "sequence", "tfrx", "tf.data"),
+    ),
+    (
+        "read + parse + decode + resize JPEG to 224x224 into torch",
+        "images/s",
+        "records",
+        ("pipeline", "jpeg", "tfrx", "tf.data"),
+    ),
 ]
 SCALE = {"GB/s": 1e9, "M records/s": 1e6, "k/s": 1e3, "images/s": 1.0}
 
@@ -92,8 +117,10 @@ def run(size: str = "small", repeat: int = 5, log=print) -> str:
                 got[contender] = (nbytes if per == "bytes" else records) / cpu
                 rates[contender].append(got[contender])
             ratios.append(got[mine] / got[theirs])
-            log(f"  {title}: round {k + 1}: tfrx {got[mine] / SCALE[unit]:,.2f} {unit}, "
-                f"TensorFlow {got[theirs] / SCALE[unit]:,.2f} {unit}, {ratios[-1]:.2f}x")
+            log(
+                f"  {title}: round {k + 1}: tfrx {got[mine] / SCALE[unit]:,.2f} {unit}, "
+                f"TensorFlow {got[theirs] / SCALE[unit]:,.2f} {unit}, {ratios[-1]:.2f}x"
+            )
         ratio = f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f}x)"
         lines.append(f"| {title} | {_fmt(rates[mine], unit)} {unit} | {_fmt(rates[theirs], unit)} {unit} | {ratio} |")
     return "\n".join(lines)

@@ -69,7 +69,9 @@ class _Server:
     def __enter__(self) -> _Server:
         self._proc = subprocess.Popen(
             [sys.executable, "-c", _SERVER.format(tests=str(_TESTS), bucket=BUCKET, latency=self.latency)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.endpoint = self._proc.stdout.readline().strip()
         if not self.endpoint.startswith("http"):
@@ -186,8 +188,11 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         return []
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS] or list(WORKLOADS)
     results = []
-    with tempfile.TemporaryDirectory(prefix="tfrx-remote-bench-") as tmp, _Server() as server, \
-            _Server(LATENCY) as distant:
+    with (
+        tempfile.TemporaryDirectory(prefix="tfrx-remote-bench-") as tmp,
+        _Server() as server,
+        _Server(LATENCY) as distant,
+    ):
         os.environ["TFRX_CACHE_DIR"] = os.path.join(tmp, "index-cache")
         opts, slow_opts = server.storage_options, distant.storage_options
         for name in names:
@@ -209,8 +214,10 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                 if value != count:
                     raise RuntimeError(f"{access} {contender} read {value} records of {name}, expected {count}")
                 r = Result(f"{name} {access}", contender, count, nbytes, wall, cpu)
-                log(f"  {r.workload:<18} {contender:<28} {r.mb_per_s:>8,.1f} MB/s {r.records_per_s:>10,.0f} rec/s "
-                    f"{r.mb_per_cpu_s:>8,.1f} MB/CPU-s")
+                log(
+                    f"  {r.workload:<18} {contender:<28} {r.mb_per_s:>8,.1f} MB/s {r.records_per_s:>10,.0f} rec/s "
+                    f"{r.mb_per_cpu_s:>8,.1f} MB/CPU-s"
+                )
                 results.append(r)
     return results
 

@@ -112,7 +112,11 @@ def versions() -> str:
     import tfrx
     from tfrx.io import decompressor_backend
 
-    parts = [f"Python {sys.version.split()[0]}", f"tfrx {tfrx.__version__} (crc32c {tfrx.crc32c_backend()}, inflate {decompressor_backend()})", f"numpy {numpy.__version__}"]
+    parts = [
+        f"Python {sys.version.split()[0]}",
+        f"tfrx {tfrx.__version__} (crc32c {tfrx.crc32c_backend()}, inflate {decompressor_backend()})",
+        f"numpy {numpy.__version__}",
+    ]
     from importlib.metadata import PackageNotFoundError, version
 
     for label, dists in (("tensorflow", ("tensorflow", "tensorflow-cpu")), ("tfrecord", ("tfrecord",))):
@@ -160,7 +164,9 @@ def header(size: str, extra: str = "") -> str:
     return f"# {when}\n# {machine()}\n# {speed}\n# {versions()}"
 
 
-def suite_main(prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "", worker=None) -> int:
+def suite_main(
+    prog: str, doc: str | None, run, argv=None, *, render=table, workloads=None, extra: str = "", worker=None
+) -> int:
     """``python -m benchmarks.<suite>``: parse --size/--repeat (and --workloads), run, print the table.
 
     With ``worker``, ``--worker ARGS...`` runs ``worker(*ARGS)`` instead (a contender in its own interpreter,
@@ -220,8 +226,10 @@ def in_subprocess(suite: str, contender: str, workload: str, size: str, compress
     and cannot be imported together, and no contender's threads or memory
     linger into another's measurement.
     """
-    out = _run_json(["-m", "benchmarks._worker", suite, contender, workload, size, compression, str(repeat)],
-                    f"{contender} on {workload}")
+    out = _run_json(
+        ["-m", "benchmarks._worker", suite, contender, workload, size, compression, str(repeat)],
+        f"{contender} on {workload}",
+    )
     return out["value"], out["wall"], out["cpu"]
 
 

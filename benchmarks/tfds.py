@@ -87,6 +87,7 @@ def _pass_fn(contender: str, path: str):
             for batch in tfds.as_numpy(builder.as_dataset(split="train").batch(BATCH)):
                 n += len(batch["label"])
             return n
+
     return one_pass
 
 
@@ -118,9 +119,14 @@ class _Worker:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         env.setdefault("CUDA_VISIBLE_DEVICES", "")
-        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.tfds", "--serve", contender, path],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.tfds", "--serve", contender, path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         self._reply()  # ready
 
     def _reply(self) -> dict:
@@ -186,9 +192,11 @@ def _rate(records: int, seconds: list) -> tuple[float, float, float]:
 
 
 def render(rows: list[Row]) -> str:
-    lines = ["| dataset | contender | records | records/s (wall): median [min-max] | "
-             "records/CPU-s: median [min-max] | rounds | tfrx x (wall) | tfrx x (CPU) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| dataset | contender | records | records/s (wall): median [min-max] | "
+        "records/CPU-s: median [min-max] | rounds | tfrx x (wall) | tfrx x (CPU) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     by_kind: dict = {}
     for r in rows:
         by_kind.setdefault(r.kind, []).append(r)
@@ -201,8 +209,10 @@ def render(rows: list[Row]) -> str:
             w, c = _rate(r.records, r.walls), _rate(r.records, r.cpus)
             xw = f"{_rate(base.records, base.walls)[0] / w[0]:.2f}" if base else "-"
             xc = f"{_rate(base.records, base.cpus)[0] / c[0]:.2f}" if base else "-"
-            lines.append(f"| {kind} | {r.contender} | {r.records} | {w[0]:,.0f} [{w[1]:,.0f}-{w[2]:,.0f}] | "
-                         f"{c[0]:,.0f} [{c[1]:,.0f}-{c[2]:,.0f}] | {len(r.walls)} | {xw} | {xc} |")
+            lines.append(
+                f"| {kind} | {r.contender} | {r.records} | {w[0]:,.0f} [{w[1]:,.0f}-{w[2]:,.0f}] | "
+                f"{c[0]:,.0f} [{c[1]:,.0f}-{c[2]:,.0f}] | {len(r.walls)} | {xw} | {xc} |"
+            )
     if len(_LOAD) == 2:
         lines.append(f"\nload average (1 min): {_LOAD[0]:.2f} at the start, {_LOAD[1]:.2f} at the end")
     return "\n".join(lines) + _versions()

@@ -56,13 +56,23 @@ def generate(path: str, gb: float) -> int:
                 k = int(rng.integers(0, 5))
                 xmin = rng.uniform(0, 0.6, k).astype(np.float32)
                 ymin = rng.uniform(0, 0.6, k).astype(np.float32)
-                rows.append(tfrx.make_example({
-                    "image/encoded": images[n % len(images)], "image/format": b"jpeg",
-                    "image/height": 320, "image/width": 320, "image/class/label": n % 1000,
-                    "image/object/bbox/xmin": xmin, "image/object/bbox/ymin": ymin,
-                    "image/object/bbox/xmax": xmin + 0.3, "image/object/bbox/ymax": ymin + 0.3,
-                    "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
-                }, kinds={"image/object/class/text": "bytes"}).SerializeToString())
+                rows.append(
+                    tfrx.make_example(
+                        {
+                            "image/encoded": images[n % len(images)],
+                            "image/format": b"jpeg",
+                            "image/height": 320,
+                            "image/width": 320,
+                            "image/class/label": n % 1000,
+                            "image/object/bbox/xmin": xmin,
+                            "image/object/bbox/ymin": ymin,
+                            "image/object/bbox/xmax": xmin + 0.3,
+                            "image/object/bbox/ymax": ymin + 0.3,
+                            "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
+                        },
+                        kinds={"image/object/class/text": "bytes"},
+                    ).SerializeToString()
+                )
                 n += 1
             w.write_many(rows)
             written += sum(len(r) + 16 for r in rows)
@@ -98,8 +108,11 @@ def main(argv=None) -> int:
     os.makedirs(args.folder, exist_ok=True)
     path = os.path.join(args.folder, "images-00000-of-00001.tfrecord")
     cache = os.path.join(args.folder, "index-cache")
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cores": os.cpu_count(),
-              "load_before": os.getloadavg()}
+    report = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cores": os.cpu_count(),
+        "load_before": os.getloadavg(),
+    }
     try:
         if not os.path.exists(path):
             t0 = time.perf_counter()
@@ -146,8 +159,11 @@ def main(argv=None) -> int:
         base = f"http://127.0.0.1:{port}/"
         _evict(path)
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "tfrx", "view", path, "--no-browser", "--port", str(port),
-                                 "--index-cache", cache], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tfrx", "view", path, "--no-browser", "--port", str(port), "--index-cache", cache],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         try:
             while True:
                 try:
@@ -166,7 +182,9 @@ def main(argv=None) -> int:
             report["jump_near_end_s"] = round(_get(base + f"api/records?start={n - 25}&count=25")[0], 3)
             report["one_record_s"] = round(_get(base + f"api/record?n={n - 1}")[0], 3)
             report["random_page_s"] = round(_get(base + "api/random?count=25&seed=7")[0], 3)
-            report["filtered_page_s"] = round(_get(base + "api/records?count=25&filter=image/class/label%20%3D%3D%20999")[0], 3)
+            report["filtered_page_s"] = round(
+                _get(base + "api/records?count=25&filter=image/class/label%20%3D%3D%20999")[0], 3
+            )
             t1 = time.perf_counter()
             while json.loads(_get(base + "api/stats?mode=sample&records=10000")[1])["status"] == "running":
                 report["page_while_stats_s"] = round(_get(base + f"api/records?start={n // 2}&count=25")[0], 3)
@@ -201,16 +219,25 @@ def _browser(base: str):
         return "chromium not installed"
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.get("about:blank")
         t0 = time.perf_counter()
         driver.get(base)
-        WebDriverWait(driver, 120).until(lambda d: d.execute_script(
-            "const i=[...document.querySelectorAll('#table img.media')].slice(0,8);"
-            "return i.length===8 && i.every(x => x.complete && x.naturalWidth > 0)"))
+        WebDriverWait(driver, 120).until(
+            lambda d: d.execute_script(
+                "const i=[...document.querySelectorAll('#table img.media')].slice(0,8);"
+                "return i.length===8 && i.every(x => x.complete && x.naturalWidth > 0)"
+            )
+        )
         return round(time.perf_counter() - t0, 3)
     finally:
         driver.quit()

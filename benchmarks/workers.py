@@ -72,14 +72,18 @@ def _tfrx(name: str, size: str, workers: int, shared_memory: bool, device: str =
     extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
     if device != "cpu":
         extra["pin_memory"] = True
-    loader = torch.utils.data.DataLoader(ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=workers, **extra)
+    loader = torch.utils.data.DataLoader(
+        ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=workers, **extra
+    )
 
     def run():
         n = 0
         for epoch in range(EPOCHS):
             for batch in loader:
                 if device != "cpu":  # what a training step sees: every tensor on the GPU
-                    batch = {k: v.to(device, non_blocking=True) for k, v in batch.items() if isinstance(v, torch.Tensor)}
+                    batch = {
+                        k: v.to(device, non_blocking=True) for k, v in batch.items() if isinstance(v, torch.Tensor)
+                    }
                 n += pipeline._count(batch)
         if device != "cpu":
             torch.cuda.synchronize()
@@ -141,7 +145,9 @@ def _tfrecord(name: str, size: str, workers: int):
     # With an index, the package splits one file's records between workers.
     ds = TFRecordDataset(path, index, kinds, shuffle_queue_size=pipeline.SHUFFLE)
     extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
-    loader = torch.utils.data.DataLoader(ds, batch_size=pipeline.BATCH, collate_fn=pipeline._collate, num_workers=workers, **extra)
+    loader = torch.utils.data.DataLoader(
+        ds, batch_size=pipeline.BATCH, collate_fn=pipeline._collate, num_workers=workers, **extra
+    )
 
     def run():
         n = 0
@@ -201,7 +207,9 @@ def _in_subprocess(contender: str, name: str, size: str, workers: int):
 
 
 def _cuda_available() -> bool:
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.is_available())"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.cuda.is_available())"], capture_output=True, text=True
+    )
     return probe.stdout.strip() == "True"
 
 
@@ -218,7 +226,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
     if find_spec("tfrecord") is not None:
         runs += [("tfrecord", k) for k in counts]
     if os.environ.get(BASELINE_ENV):
-        runs = [r for pair in zip(runs, [("tfrx (baseline)", k) for k in counts]) for r in pair] + runs[len(counts):]
+        runs = [r for pair in zip(runs, [("tfrx (baseline)", k) for k in counts]) for r in pair] + runs[len(counts) :]
     runs += [("handoff only", k) for k in counts]
     runs = [r for r in runs if r[0] not in skip]
     results = []
@@ -229,8 +237,10 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
         for k in range(max(1, repeat)):
             for contender, workers in runs if k % 2 == 0 else runs[::-1]:
                 out = _in_subprocess(contender, name, size, workers)
-                log(f"    round {k + 1}: {name} {contender}, {workers} workers: {out['value'] / out['cpu']:,.0f} rec/CPU-s, "
-                    f"{out['value'] / out['wall']:,.0f} rec/s")
+                log(
+                    f"    round {k + 1}: {name} {contender}, {workers} workers: {out['value'] / out['cpu']:,.0f} rec/CPU-s, "
+                    f"{out['value'] / out['wall']:,.0f} rec/s"
+                )
                 if out["value"] != (batches * pipeline.BATCH if contender == "handoff only" else expected):
                     raise RuntimeError(f"{contender} delivered {out['value']} records, expected {expected}")
                 rounds[(contender, workers)].append(out)
@@ -239,9 +249,11 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
             per_s = [o["value"] / o["wall"] for o in outs]
             label = f"{contender}, {workers} workers" if contender != "tf.data" else "tf.data (in-process threads)"
             per_batch = [o["cpu"] / batches * 1e6 for o in outs]
-            log(f"  {name:<8} {label:<36} {statistics.median(per_cpu):>10,.0f} rec/CPU-s "
+            log(
+                f"  {name:<8} {label:<36} {statistics.median(per_cpu):>10,.0f} rec/CPU-s "
                 f"({min(per_cpu):,.0f}-{max(per_cpu):,.0f})  {statistics.median(per_s):>10,.0f} rec/s "
-                f"({min(per_s):,.0f}-{max(per_s):,.0f})  {statistics.median(per_batch):>6,.0f} CPU-us/batch")
+                f"({min(per_s):,.0f}-{max(per_s):,.0f})  {statistics.median(per_batch):>6,.0f} CPU-us/batch"
+            )
             mid = sorted(outs, key=lambda o: o["cpu"])[len(outs) // 2]
             results.append(Result(name, label, expected, 0, mid["wall"], mid["cpu"], ""))
     return results
@@ -258,24 +270,30 @@ def main(argv=None) -> int:
     if "--workers" in argv:  # e.g. --workers 0,1,2,4,8,16 on a machine with more cores
         at = argv.index("--workers")
         counts = [int(k) for k in argv[at + 1].split(",")]
-        del argv[at:at + 2]
+        del argv[at : at + 2]
 
     if "--baseline" in argv:  # another tfrx (a src folder with its built extension) as "tfrx (baseline)"
         at = argv.index("--baseline")
         os.environ[BASELINE_ENV] = os.path.abspath(argv[at + 1])
-        del argv[at:at + 2]
+        del argv[at : at + 2]
 
     skip = ()
     if "--skip" in argv:  # contenders to leave out, e.g. --skip tfrecord
         at = argv.index("--skip")
         skip = tuple(argv[at + 1].split(","))
-        del argv[at:at + 2]
+        del argv[at : at + 2]
 
     def run_counts(size, names, repeat):
         return run(size, names, repeat, workers=counts, skip=skip)
 
-    return suite_main("python -m benchmarks.workers", __doc__, run_counts, argv, workloads=WORKLOADS,
-                      extra=", workers: " + ",".join(map(str, counts or WORKERS)))
+    return suite_main(
+        "python -m benchmarks.workers",
+        __doc__,
+        run_counts,
+        argv,
+        workloads=WORKLOADS,
+        extra=", workers: " + ",".join(map(str, counts or WORKERS)),
+    )
 
 
 if __name__ == "__main__":

@@ -134,6 +134,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                     raise RuntimeError(f"{contender} wrote different bytes than tfrx for {label}")
             path.unlink()
             r = Result(label, contender, value, nbytes, wall, cpu, note)
-            log(f"  {label:<12} {contender:<26} {r.mb_per_s:>8,.0f} MB/s {r.records_per_s:>11,.0f} rec/s  cpu {cpu:.2f}s")
+            log(
+                f"  {label:<12} {contender:<26} {r.mb_per_s:>8,.0f} MB/s {r.records_per_s:>11,.0f} rec/s  cpu {cpu:.2f}s"
+            )
             results.append(r)
     return results

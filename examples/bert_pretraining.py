@@ -43,8 +43,9 @@ def build_vocab(corpus: Path, path: Path, *, min_count: int = 2) -> None:
     """Special tokens, every lower-cased word seen ``min_count`` times, letters/digits alone and as ``##`` pieces,
     and a few suffixes: small, but WordPiece still splits the rarer words into pieces."""
     basic = BasicTokenizer(do_lower_case=True)
-    counts = collections.Counter(w for line in corpus.read_text(encoding="utf-8").splitlines()
-                                 for w in basic.tokenize(line))
+    counts = collections.Counter(
+        w for line in corpus.read_text(encoding="utf-8").splitlines() for w in basic.tokenize(line)
+    )
     chars = sorted({c for w in counts for c in w} | set(string.ascii_lowercase + string.digits))
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + chars + ["##" + c for c in chars if c.isalnum()]
     tokens += ["##s", "##ed", "##ing", "##er", "##ly", "##es", "##tion"]
@@ -56,12 +57,16 @@ def describe(instance: dict, vocab: Vocab) -> str:
     n = int(instance["input_mask"].sum())
     tokens = vocab.convert_ids_to_tokens(instance["input_ids"][:n])
     k = int(instance["masked_lm_weights"].sum())
-    preds = [f"{int(p)}:{t}" for p, t in zip(instance["masked_lm_positions"][:k],
-                                             vocab.convert_ids_to_tokens(instance["masked_lm_ids"][:k]))]
-    return (f"tokens ({n}): {' '.join(tokens)}\n"
-            f"segment_ids: {' '.join(map(str, instance['segment_ids'][:n]))}\n"
-            f"predictions (position:original): {' '.join(preds)}\n"
-            f"next_sentence_label: {int(instance['next_sentence_labels'][0])} (1 = random next segment)")
+    preds = [
+        f"{int(p)}:{t}"
+        for p, t in zip(instance["masked_lm_positions"][:k], vocab.convert_ids_to_tokens(instance["masked_lm_ids"][:k]))
+    ]
+    return (
+        f"tokens ({n}): {' '.join(tokens)}\n"
+        f"segment_ids: {' '.join(map(str, instance['segment_ids'][:n]))}\n"
+        f"predictions (position:original): {' '.join(preds)}\n"
+        f"next_sentence_label: {int(instance['next_sentence_labels'][0])} (1 = random next segment)"
+    )
 
 
 def tiny_bert(vocab_size: int, seq_len: int, hidden: int = 32):
@@ -112,14 +117,29 @@ def train_step(batch: dict, vocab_size: int, seq_len: int) -> dict:
     return {"loss_before": float(before.detach()), "loss_after": float(after)}
 
 
-def run(workdir: str, *, seq_len: int = 64, max_predictions: int = 10, dupe_factor: int = 5,
-        batch_size: int = 32, shards: int = 2) -> dict:
+def run(
+    workdir: str,
+    *,
+    seq_len: int = 64,
+    max_predictions: int = 10,
+    dupe_factor: int = 5,
+    batch_size: int = 32,
+    shards: int = 2,
+) -> dict:
     vocab = Vocab.from_file(VOCAB)
-    result = create_pretraining_data(CORPUS, vocab, os.path.join(workdir, "bert"), num_shards=shards,
-                                     max_seq_length=seq_len, max_predictions_per_seq=max_predictions,
-                                     dupe_factor=dupe_factor)
-    print(f"{result.num_instances} instances from {result.num_documents} documents ({result.num_tokens} word pieces) "
-          f"in {len(result.paths)} shards; metadata {os.path.basename(result.metadata_path)}")
+    result = create_pretraining_data(
+        CORPUS,
+        vocab,
+        os.path.join(workdir, "bert"),
+        num_shards=shards,
+        max_seq_length=seq_len,
+        max_predictions_per_seq=max_predictions,
+        dupe_factor=dupe_factor,
+    )
+    print(
+        f"{result.num_instances} instances from {result.num_documents} documents ({result.num_tokens} word pieces) "
+        f"in {len(result.paths)} shards; metadata {os.path.basename(result.metadata_path)}"
+    )
     # sizes and layout come from the metadata file written beside the shards
     first = next(iter(read(result.paths)))
     print(describe(first, vocab))
@@ -134,7 +154,9 @@ def run(workdir: str, *, seq_len: int = 64, max_predictions: int = 10, dupe_fact
         print("PyTorch is not installed: skipping the training step")
         return out
     losses = train_step(batches[0], len(vocab), seq_len)
-    print(f"one SGD step of a tiny BERT: loss {losses['loss_before']:.3f} -> {losses['loss_after']:.3f} on the same batch")
+    print(
+        f"one SGD step of a tiny BERT: loss {losses['loss_before']:.3f} -> {losses['loss_after']:.3f} on the same batch"
+    )
     out.update(losses)
     return out
 

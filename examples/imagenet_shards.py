@@ -49,14 +49,20 @@ def write_shards(workdir: str, records: int, shards: int, seed: int = 0) -> dict
         jpegs = [tfrx.image.encode_jpeg(rng.integers(0, 256, (48, 64, 3), dtype=np.uint8), quality=85) for _ in ids]
         path = os.path.join(workdir, f"train-{s:05d}-of-{shards:05d}")
         with tfrx.TFRecordWriter(path) as w:
-            w.write_many(tfrx.encode_examples({"image/encoded": jpegs, "image/class/label": labels, "image/filename": names}))
+            w.write_many(
+                tfrx.encode_examples({"image/encoded": jpegs, "image/class/label": labels, "image/filename": names})
+            )
         truth.update(zip(names, labels.tolist()))
     return truth
 
 
 def decode(batch: dict):
     images = tfrx.image.decode_batch(batch["image/encoded"], channels=3, size=(SIZE, SIZE))
-    return {"image": tfrx.image.normalize(images / 255.0, 0.5, 0.5), "label": batch["image/class/label"] - 1, "filename": batch["image/filename"]}
+    return {
+        "image": tfrx.image.normalize(images / 255.0, 0.5, 0.5),
+        "label": batch["image/class/label"] - 1,
+        "filename": batch["image/filename"],
+    }
 
 
 def input_pipeline(workdir: str, batch_size: int, seed: int = 0):
@@ -80,9 +86,19 @@ def run(records: int, shards: int, batch_size: int, workdir: str) -> dict:
             labels_ok &= truth[name] - 1 == int(label)
     seconds = time.perf_counter() - t0
     exactly_once = set(seen) == set(truth) and all(c == 1 for c in seen.values())
-    print(f"read {sum(seen.values())} records in {batches} batches of up to {batch_size} ({sum(seen.values()) / seconds:,.0f} images/s decoded and resized to {SIZE}x{SIZE})")
-    print(f"every record exactly once: {exactly_once}; labels match: {labels_ok}; images {SIZE}x{SIZE}x3 float32: {shapes_ok}")
-    return {"count": sum(seen.values()), "exactly_once": exactly_once, "labels_ok": labels_ok, "shapes_ok": shapes_ok, "batches": batches}
+    print(
+        f"read {sum(seen.values())} records in {batches} batches of up to {batch_size} ({sum(seen.values()) / seconds:,.0f} images/s decoded and resized to {SIZE}x{SIZE})"
+    )
+    print(
+        f"every record exactly once: {exactly_once}; labels match: {labels_ok}; images {SIZE}x{SIZE}x3 float32: {shapes_ok}"
+    )
+    return {
+        "count": sum(seen.values()),
+        "exactly_once": exactly_once,
+        "labels_ok": labels_ok,
+        "shapes_ok": shapes_ok,
+        "batches": batches,
+    }
 
 
 def main(argv=None) -> int:

@@ -90,18 +90,28 @@ def run(records: int, size: int, workdir: str, batch: int = 32) -> dict:
     originals = make_images(records)
     labels = np.arange(records) % 10
     jpeg_bytes = write(path, originals, labels)
-    print(f"wrote {records} JPEGs ({originals.shape[2]}x{originals.shape[1]}, {jpeg_bytes / records / 1e3:.1f} KB each) to {os.path.basename(path)}")
+    print(
+        f"wrote {records} JPEGs ({originals.shape[2]}x{originals.shape[1]}, {jpeg_bytes / records / 1e3:.1f} KB each) to {os.path.basename(path)}"
+    )
 
     a_images, a_labels, a_s = _collect(per_image_pipeline(path, size, batch))
     b_images, b_labels, b_s = _collect(batched_pipeline(path, size, batch))
-    print(f"per-image map:  {len(a_labels)} images -> {a_images.shape[1:]} {a_images.dtype} in {a_s:.2f}s ({len(a_labels) / a_s:,.0f} images/s)")
-    print(f"decode_batch:   {len(b_labels)} images -> {b_images.shape[1:]} {b_images.dtype} in {b_s:.2f}s ({len(b_labels) / b_s:,.0f} images/s)")
+    print(
+        f"per-image map:  {len(a_labels)} images -> {a_images.shape[1:]} {a_images.dtype} in {a_s:.2f}s ({len(a_labels) / a_s:,.0f} images/s)"
+    )
+    print(
+        f"decode_batch:   {len(b_labels)} images -> {b_images.shape[1:]} {b_images.dtype} in {b_s:.2f}s ({len(b_labels) / b_s:,.0f} images/s)"
+    )
 
     # JPEG is lossy: compare decoded pixels with the originals at full size.
-    decoded = np.stack([tfrx.image.decode_jpeg(r["image/encoded"], channels=3) for r in tfrx.TFRecordDataset(path).parse(FEATURES)])
+    decoded = np.stack(
+        [tfrx.image.decode_jpeg(r["image/encoded"], channels=3) for r in tfrx.TFRecordDataset(path).parse(FEATURES)]
+    )
     mean_abs_error = float(np.abs(decoded.astype(np.int16) - originals).mean())
     forms_agree = float(np.abs(a_images - b_images).max())
-    print(f"decoded pixels vs originals: mean absolute error {mean_abs_error:.2f} (of 255); per-image vs batched max difference {forms_agree:.2g}")
+    print(
+        f"decoded pixels vs originals: mean absolute error {mean_abs_error:.2f} (of 255); per-image vs batched max difference {forms_agree:.2g}"
+    )
     print(f"normalised batch: mean {b_images.mean():+.3f}, std {b_images.std():.3f}")
     return {
         "labels_equal": bool(np.array_equal(a_labels, labels) and np.array_equal(b_labels, labels)),

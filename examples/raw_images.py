@@ -94,9 +94,16 @@ def run(records: int, workdir: str) -> dict:
         and np.array_equal(batch_images, images)
         and np.array_equal(batch_labels, labels)
     )
-    print(f"wrote {records} images of 32x32x3 uint8 as raw bytes to {os.path.basename(path)} ({os.path.getsize(path):,} bytes)")
-    print(f"read back {len(one_labels)} one by one and {len(batch_labels)} in batches: pixels and labels {'equal' if ok else 'DIFFER'}")
-    print("first record:", {k: v for k, v in tfrx.decode_example(next(iter(tfrx.read_records(path)))).items() if k != "image_raw"})
+    print(
+        f"wrote {records} images of 32x32x3 uint8 as raw bytes to {os.path.basename(path)} ({os.path.getsize(path):,} bytes)"
+    )
+    print(
+        f"read back {len(one_labels)} one by one and {len(batch_labels)} in batches: pixels and labels {'equal' if ok else 'DIFFER'}"
+    )
+    print(
+        "first record:",
+        {k: v for k, v in tfrx.decode_example(next(iter(tfrx.read_records(path)))).items() if k != "image_raw"},
+    )
     return {"path": path, "images": batch_images, "labels": batch_labels, "equal": ok}
 
 

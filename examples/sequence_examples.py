@@ -40,12 +40,14 @@ def make_sequences(n: int, seed: int = 0) -> list[dict]:
     out = []
     for i in range(n):
         steps = int(rng.integers(1, 30))
-        out.append({
-            "id": f"clip-{i:05d}".encode(),
-            "label": int(rng.integers(0, 5)),
-            "frames": rng.normal(size=(steps, FRAME)).astype(np.float32),
-            "tokens": [rng.integers(0, 10_000, int(rng.integers(0, 6))).tolist() for _ in range(steps)],
-        })
+        out.append(
+            {
+                "id": f"clip-{i:05d}".encode(),
+                "label": int(rng.integers(0, 5)),
+                "frames": rng.normal(size=(steps, FRAME)).astype(np.float32),
+                "tokens": [rng.integers(0, 10_000, int(rng.integers(0, 6))).tolist() for _ in range(steps)],
+            }
+        )
     return out
 
 
@@ -62,7 +64,10 @@ def write(path: str, sequences: list[dict]) -> None:
 
 def check_one_by_one(path: str, sequences: list[dict]) -> bool:
     ok = True
-    sequence_features = {"frames": tfrx.FixedLenSequenceFeature([FRAME], tfrx.float32), "tokens": tfrx.VarLenFeature(tfrx.int64)}
+    sequence_features = {
+        "frames": tfrx.FixedLenSequenceFeature([FRAME], tfrx.float32),
+        "tokens": tfrx.VarLenFeature(tfrx.int64),
+    }
     for record, s in zip(tfrx.TFRecordDataset(path), sequences, strict=True):
         context, lists = tfrx.parse_single_sequence_example(record, CONTEXT, sequence_features)
         tokens = lists["tokens"]  # SparseArray: indices (step, position), values
@@ -109,7 +114,9 @@ def run(records: int, batch_size: int, workdir: str) -> dict:
     single = check_one_by_one(path, sequences)
     print(f"parse_single_sequence_example, one by one: values equal: {single}")
     batched, batches = check_batched(path, sequences, batch_size)
-    print(f"SequenceExampleParser in {batches} batches of up to {batch_size} (frames padded, tokens ragged): values equal: {batched}")
+    print(
+        f"SequenceExampleParser in {batches} batches of up to {batch_size} (frames padded, tokens ragged): values equal: {batched}"
+    )
     context, sequence = tfrx.infer_features(path)
     print(f"inferred schema: context {sorted(context)}, feature lists {sorted(sequence)}")
     return {"single": single, "batched": batched, "inferred": (sorted(context), sorted(sequence))}

@@ -39,8 +39,14 @@ def make_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Class k: a bright band whose orientation and position depend on k, plus noise."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:SIDE, 0:SIDE].astype(np.float32) / SIDE
-    patterns = np.stack([np.exp(-((x - 0.3) ** 2) * 40), np.exp(-((y - 0.3) ** 2) * 40),
-                         np.exp(-((x - 0.7) ** 2) * 40), np.exp(-((x + y - 1.0) ** 2) * 20)])
+    patterns = np.stack(
+        [
+            np.exp(-((x - 0.3) ** 2) * 40),
+            np.exp(-((y - 0.3) ** 2) * 40),
+            np.exp(-((x - 0.7) ** 2) * 40),
+            np.exp(-((x + y - 1.0) ** 2) * 20),
+        ]
+    )
     labels = rng.integers(0, CLASSES, n)
     images = patterns[labels] + rng.normal(0, 2.0, (n, SIDE, SIDE)).astype(np.float32)
     return images.astype(np.float32), labels
@@ -91,8 +97,14 @@ def train_keras(train_path: str, test_path: str, epochs: int, batch_size: int) -
     # running out of data and says so once; that is the intended behaviour here.
     warnings.filterwarnings("ignore", message="Your input ran out of data")
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((SIDE * SIDE,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(CLASSES)])
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model = keras.Sequential(
+        [keras.Input((SIDE * SIDE,)), keras.layers.Dense(64, activation="relu"), keras.layers.Dense(CLASSES)]
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     history = model.fit(pipeline(train_path, batch_size, shuffle=True).to_keras(), epochs=epochs, verbose=0)
     losses = [float(v) for v in history.history["loss"]]
     for i, v in enumerate(losses):
@@ -106,11 +118,15 @@ def run(framework: str, records: int, epochs: int, batch_size: int, workdir: str
     write(train_path, *make_data(records, seed=1))
     write(test_path, *make_data(max(records // 4, batch_size), seed=2))
     label = framework if framework == "torch" else f"keras ({os.environ.get('KERAS_BACKEND', 'default')} backend)"
-    print(f"wrote {records} training and {max(records // 4, batch_size)} test images of {SIDE}x{SIDE} float32; training with {label}")
+    print(
+        f"wrote {records} training and {max(records // 4, batch_size)} test images of {SIDE}x{SIDE} float32; training with {label}"
+    )
     t0 = time.perf_counter()
     losses, accuracy = (train_torch if framework == "torch" else train_keras)(train_path, test_path, epochs, batch_size)
     seconds = time.perf_counter() - t0
-    print(f"trained {epochs} epochs in {seconds:.1f}s ({records * epochs / seconds:,.0f} images/s); test accuracy {accuracy:.3f}")
+    print(
+        f"trained {epochs} epochs in {seconds:.1f}s ({records * epochs / seconds:,.0f} images/s); test accuracy {accuracy:.3f}"
+    )
     return {"losses": losses, "accuracy": accuracy}
 
 

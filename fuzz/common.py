@@ -132,12 +132,12 @@ def draw_spec(data: bytes, sequence: bool = False) -> tuple[dict, int, list[byte
     pos = 1
     features = {}
     for _ in range(n):
-        key_b, kind, param = (data[pos:pos + 3] + b"\0\0\0")[:3]
+        key_b, kind, param = (data[pos : pos + 3] + b"\0\0\0")[:3]
         pos += 3
         key = KEYS[key_b % len(KEYS)]
         features[key] = _feature(kind, param, key, sequence and bool(key_b & 0x80))
     options = data[pos] if pos < len(data) else 0
-    records = data[pos + 1:].split(RECORD_SEP)
+    records = data[pos + 1 :].split(RECORD_SEP)
     return features, options, records
 
 
@@ -171,8 +171,9 @@ def run_parser(data: bytes, make_parser, sequence: bool = False) -> None:
         pass
 
 
-def write_parse_seeds(out_dir: str, corpus_dir: str | None, specs: list, records: list[bytes],
-                      single: bytes | None = None) -> int:
+def write_parse_seeds(
+    out_dir: str, corpus_dir: str | None, specs: list, records: list[bytes], single: bytes | None = None
+) -> int:
     """Seeds for a parse target: each spec over ``records`` as a batch (and over ``single`` alone),
     then two records of each corpus file under the specs in turn. Returns the number written."""
     n = 0

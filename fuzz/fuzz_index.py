@@ -35,8 +35,9 @@ _FORMATS = [None, "tfrx", "dali"]
 
 def _with_header(body: bytes, size: int) -> bytes:
     body = body[: len(body) // 8 * 8]
-    header = index_mod._HEADER.pack(index_mod.MAGIC, index_mod.VERSION, index_mod.HEADER_SIZE, len(body) // 8,
-                                    size, 0, 0, tfrx.crc32c(body))
+    header = index_mod._HEADER.pack(
+        index_mod.MAGIC, index_mod.VERSION, index_mod.HEADER_SIZE, len(body) // 8, size, 0, 0, tfrx.crc32c(body)
+    )
     return header + body
 
 

@@ -22,8 +22,11 @@ _SPECS = [
 
 
 def _parser(features: dict, num_threads: int):
-    seq = {k: v for k, v in features.items() if isinstance(v, tfrx.FixedLenSequenceFeature)
-           or k in ("b", "c") and not isinstance(v, tfrx.FixedLenFeature)}
+    seq = {
+        k: v
+        for k, v in features.items()
+        if isinstance(v, tfrx.FixedLenSequenceFeature) or k in ("b", "c") and not isinstance(v, tfrx.FixedLenFeature)
+    }
     ctx = {k: v for k, v in features.items() if k not in seq}
     return tfrx.SequenceExampleParser(ctx, seq, num_parallel_calls=num_threads)
 

@@ -49,8 +49,9 @@ def TestOneInput(data: bytes) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            reader = tfrx.RecordReader(io.BytesIO(payload), compression=compression, verify=verify,
-                                       on_error=on_error, chunk_size=chunk)
+            reader = tfrx.RecordReader(
+                io.BytesIO(payload), compression=compression, verify=verify, on_error=on_error, chunk_size=chunk
+            )
             total = 0
             for batch in reader.iter_batches(max_records=3):
                 for record in batch:

@@ -19,11 +19,15 @@ import tfrx
 
 
 def main(corpus: str | None) -> None:
-    cols = {"id": np.arange(50, dtype=np.int64), "x": np.linspace(0, 1, 150, dtype=np.float32).reshape(50, 3),
-            "s": [b"v%d" % i for i in range(50)]}
+    cols = {
+        "id": np.arange(50, dtype=np.int64),
+        "x": np.linspace(0, 1, 150, dtype=np.float32).reshape(50, 3),
+        "s": [b"v%d" % i for i in range(50)],
+    }
     records = tfrx.encode_examples(cols)
-    seqs = tfrx.encode_sequence_examples({"id": np.arange(4, dtype=np.int64)},
-                                         {"f": [[[1, 2], [3]], [[4]], [], [[5, 6, 7]]]})
+    seqs = tfrx.encode_sequence_examples(
+        {"id": np.arange(4, dtype=np.int64)}, {"f": [[[1, 2], [3]], [[4]], [], [[5, 6, 7]]]}
+    )
     with tempfile.TemporaryDirectory() as d:
         for compression in ("", "GZIP", "ZLIB"):
             path = os.path.join(d, f"r{compression}.tfrecord")
@@ -34,21 +38,29 @@ def main(corpus: str | None) -> None:
         damaged = bytearray(open(os.path.join(d, "r.tfrecord"), "rb").read())
         damaged[300] ^= 0xFF
         list(tfrx.RecordReader(io.BytesIO(bytes(damaged)), on_error="skip", chunk_size=128))
-    spec = {"id": tfrx.FixedLenFeature((), tfrx.int64), "x": tfrx.FixedLenFeature((3,), tfrx.float32),
-            "s": tfrx.VarLenFeature(tfrx.string), "m": tfrx.RaggedFeature(tfrx.int64)}
+    spec = {
+        "id": tfrx.FixedLenFeature((), tfrx.int64),
+        "x": tfrx.FixedLenFeature((3,), tfrx.float32),
+        "s": tfrx.VarLenFeature(tfrx.string),
+        "m": tfrx.RaggedFeature(tfrx.int64),
+    }
     out = tfrx.parse_example(records, spec, num_parallel_calls=2)
     assert out["id"].tolist() == list(range(50))
     for r in records[:5]:
         tfrx.decode_example(r)
     ctx, lists, lengths = tfrx.parse_sequence_example(
-        seqs, {"id": tfrx.FixedLenFeature((), tfrx.int64)}, {"f": tfrx.RaggedFeature(tfrx.int64)})
+        seqs, {"id": tfrx.FixedLenFeature((), tfrx.int64)}, {"f": tfrx.RaggedFeature(tfrx.int64)}
+    )
     tfrx.decode_sequence_example(seqs[0])
     # malformed input: every path must reject it cleanly
     rng = np.random.default_rng(0)
     bad = [r[: len(r) // 2] for r in records[:5]] + [rng.bytes(64) for _ in range(20)]
     for b in bad:
-        for call in (lambda: tfrx.decode_example(b), lambda: tfrx.decode_sequence_example(b),
-                     lambda: tfrx.parse_example([b], spec)):
+        for call in (
+            lambda: tfrx.decode_example(b),
+            lambda: tfrx.decode_sequence_example(b),
+            lambda: tfrx.parse_example([b], spec),
+        ):
             try:
                 call()
             except ValueError:

@@ -42,18 +42,36 @@ def make_seeds(target: str, corpus: str | None, out_dir: str) -> int:
     return module.seeds(corpus, out_dir)
 
 
-def run(target: str, seconds: int, corpus: str | None, keep: str | None, artifacts: str,
-        max_len: int = 1 << 16, quiet: bool = False) -> dict:
+def run(
+    target: str,
+    seconds: int,
+    corpus: str | None,
+    keep: str | None,
+    artifacts: str,
+    max_len: int = 1 << 16,
+    quiet: bool = False,
+) -> dict:
     work = keep or tempfile.mkdtemp(prefix=f"tfrx-fuzz-{target}-")
     os.makedirs(work, exist_ok=True)
     try:
         # Seeds in a child so that atheris instruments tfrx in the fuzzing process only.
-        subprocess.run([sys.executable, __file__, "--seeds-only", "--target", target, "--into", work]
-                       + (["--corpus", corpus] if corpus else []), check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--seeds-only", "--target", target, "--into", work]
+            + (["--corpus", corpus] if corpus else []),
+            check=True,
+        )
         seeds = len(os.listdir(work))
-        cmd = [sys.executable, os.path.join(HERE, TARGETS[target] + ".py"), work,
-               f"-max_total_time={seconds}", f"-max_len={max_len}", "-timeout=20", "-rss_limit_mb=4096",
-               f"-artifact_prefix={os.path.join(os.path.abspath(artifacts), '')}", "-print_final_stats=1"]
+        cmd = [
+            sys.executable,
+            os.path.join(HERE, TARGETS[target] + ".py"),
+            work,
+            f"-max_total_time={seconds}",
+            f"-max_len={max_len}",
+            "-timeout=20",
+            "-rss_limit_mb=4096",
+            f"-artifact_prefix={os.path.join(os.path.abspath(artifacts), '')}",
+            "-print_final_stats=1",
+        ]
         env = dict(os.environ)
         # A PYTHONPATH given by the caller (e.g. a sanitizer build of tfrx) wins over src/, and src/
         # only counts where the extension is built in place (`make dev`); otherwise the installed
@@ -63,8 +81,9 @@ def run(target: str, seconds: int, corpus: str | None, keep: str | None, artifac
         parts = [HERE, env.get("PYTHONPATH", ""), src if built else ""]
         env["PYTHONPATH"] = os.pathsep.join(p for p in parts if p)
         started = time.monotonic()
-        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
+        proc = subprocess.run(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+        )
         elapsed = time.monotonic() - started
         out = proc.stdout
         stats = _STATS.findall(out)
@@ -102,16 +121,26 @@ def main(argv=None) -> int:
     if args.seeds_only:
         sys.path.append(os.path.join(os.path.dirname(HERE), "src"))
         import tfrx  # noqa: F401  (imported here, the target's import does not instrument it: seeding needs no coverage)
+
         make_seeds(args.target, args.corpus, args.into)
         return 0
     targets = sorted(TARGETS) if args.target == "all" else [args.target]
     status = 0
     for t in targets:
-        r = run(t, args.seconds, args.corpus, None if args.keep is None else os.path.join(args.keep, t),
-                args.artifacts, args.max_len)
-        print(f"{r['target']}: {r['executions']} executions in {r['seconds']} s, coverage {r['coverage']} "
-              f"edges / {r['features']} features, corpus {r['seeds']} seeds -> {r['corpus']} inputs, "
-              f"{'no finding' if r['returncode'] == 0 else 'FINDING (exit %d)' % r['returncode']}", flush=True)
+        r = run(
+            t,
+            args.seconds,
+            args.corpus,
+            None if args.keep is None else os.path.join(args.keep, t),
+            args.artifacts,
+            args.max_len,
+        )
+        print(
+            f"{r['target']}: {r['executions']} executions in {r['seconds']} s, coverage {r['coverage']} "
+            f"edges / {r['features']} features, corpus {r['seeds']} seeds -> {r['corpus']} inputs, "
+            f"{'no finding' if r['returncode'] == 0 else 'FINDING (exit %d)' % r['returncode']}",
+            flush=True,
+        )
         status = status or r["returncode"]
     return status
 

@@ -32,7 +32,14 @@ FILES = {
 }
 
 # (channels, fancy_upscaling, dct_method, ratio) decoded for every window.
-OPTIONS = [(0, True, "", 1), (3, True, "", 1), (1, True, "", 1), (3, False, "", 1), (3, True, "INTEGER_ACCURATE", 1), (3, True, "", 2)]
+OPTIONS = [
+    (0, True, "", 1),
+    (3, True, "", 1),
+    (1, True, "", 1),
+    (3, False, "", 1),
+    (3, True, "INTEGER_ACCURATE", 1),
+    (3, True, "", 2),
+]
 
 
 def make_jpeg(name: str) -> bytes:
@@ -43,7 +50,11 @@ def make_jpeg(name: str) -> bytes:
     rng = np.random.default_rng(sum(name.encode()))
     y, x = np.mgrid[0:h, 0:w]
     channels = 4 if mode == "CMYK" else 3
-    img = 128 + 70 * np.sin(x[..., None] / (3.0 + np.arange(channels)) + y[..., None] / 5.0) + rng.normal(0, 35, (h, w, channels))
+    img = (
+        128
+        + 70 * np.sin(x[..., None] / (3.0 + np.arange(channels)) + y[..., None] / 5.0)
+        + rng.normal(0, 35, (h, w, channels))
+    )
     pixels = np.clip(img, 0, 255).astype(np.uint8)
     if mode == "CMYK":
         pil = Image.frombytes("CMYK", (w, h), pixels.tobytes())

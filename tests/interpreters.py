@@ -150,7 +150,9 @@ class _TensorFlowInterpreter:
         args += _passed_through(config.invocation_params.args)
         args += paths
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(args, cwd=str(config.rootpath), env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            args, cwd=str(config.rootpath), env=env, stdout=self._log, stderr=subprocess.STDOUT
+        )
 
     def _poll(self) -> None:
         with self.reports_path.open("rb") as f:
@@ -205,7 +207,9 @@ class _TensorFlowInterpreter:
         code = self.proc.returncode
         how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
         if running:
-            what = f"the TensorFlow test interpreter {how} while running this test (the tests after it ran in a new one)"
+            what = (
+                f"the TensorFlow test interpreter {how} while running this test (the tests after it ran in a new one)"
+            )
         else:
             what = f"the TensorFlow test interpreter {how} without running this test (was it collected there?)"
         self._log.flush()
@@ -227,7 +231,10 @@ def _passed_through(args) -> list[str]:
     """The options of the main run that change how tests behave (not which are selected)."""
     out, it = [], iter(args)
     for a in it:
-        if a.startswith(("--hypothesis-", "--timeout", "-W", "--tb", "--showlocals", "-l")) or a in ("-s", "--capture=no"):
+        if a.startswith(("--hypothesis-", "--timeout", "-W", "--tb", "--showlocals", "-l")) or a in (
+            "-s",
+            "--capture=no",
+        ):
             out.append(a)
             if a in ("-W", "--tb", "--timeout", "--hypothesis-seed", "--hypothesis-profile") and "=" not in a:
                 out.append(next(it, ""))
@@ -263,8 +270,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
         item.ihook.pytest_runtest_logreport(report=report)
     if failure is not None and not any(d.get("when") == "call" or d.get("outcome") != "passed" for d in data):
         report = pytest.TestReport(
-            nodeid=item.nodeid, location=item.location, keywords={}, outcome="failed",
-            longrepr=failure, when="call", duration=0.0,
+            nodeid=item.nodeid,
+            location=item.location,
+            keywords={},
+            outcome="failed",
+            longrepr=failure,
+            when="call",
+            duration=0.0,
         )
         item.ihook.pytest_runtest_logreport(report=report)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

@@ -41,8 +41,20 @@ _CLASSES = {
 # float32 bit patterns a default may hold: signalling and quiet NaNs with
 # payloads, zeros, subnormals, infinities, extremes.
 SPECIAL_FLOAT_BITS = (
-    0x7F800001, 0xFF800001, 0x7FA00000, 0x7FC00000, 0x7FC12345, 0xFFFFFFFF, 0x80000000, 0x00000000,
-    0x00000001, 0x807FFFFF, 0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x3F800000,
+    0x7F800001,
+    0xFF800001,
+    0x7FA00000,
+    0x7FC00000,
+    0x7FC12345,
+    0xFFFFFFFF,
+    0x80000000,
+    0x00000000,
+    0x00000001,
+    0x807FFFFF,
+    0x7F800000,
+    0xFF800000,
+    0x7F7FFFFF,
+    0x3F800000,
 )
 
 
@@ -71,8 +83,9 @@ def build_specs(lib, descs: dict) -> dict:
         if kind == "fixed":
             out[key] = io.FixedLenFeature(list(d[1]), _dtype(lib, d[2]), default_value=_default(d[2], d[3]))
         elif kind == "fls":
-            out[key] = io.FixedLenSequenceFeature(list(d[1]), _dtype(lib, d[2]), allow_missing=True,
-                                                  default_value=_default(d[2], d[3]))
+            out[key] = io.FixedLenSequenceFeature(
+                list(d[1]), _dtype(lib, d[2]), allow_missing=True, default_value=_default(d[2], d[3])
+            )
         elif kind == "varlen":
             out[key] = io.VarLenFeature(_dtype(lib, d[1]))
         elif kind == "ragged":
@@ -80,8 +93,13 @@ def build_specs(lib, descs: dict) -> dict:
             R = io.RaggedFeature
             partitions = [getattr(R, _CLASSES[k])(v) for k, v in parts]
             splits_dtype = splits if lib.__name__ == "tfrx" else _dtype(lib, splits)
-            out[key] = R(_dtype(lib, dtype), value_key=value_key, partitions=partitions,
-                         row_splits_dtype=splits_dtype, validate=validate)
+            out[key] = R(
+                _dtype(lib, dtype),
+                value_key=value_key,
+                partitions=partitions,
+                row_splits_dtype=splits_dtype,
+                validate=validate,
+            )
         else:
             raise ValueError(f"unknown spec tuple {d!r}")
     return out
@@ -129,9 +147,11 @@ def tf_parse_example(tf, records: list, descs: dict):
 
 
 def tf_parse_sequence(tf, records: list, context: dict, sequence: dict):
-    _, lists, _ = tf.io.parse_sequence_example(tf.constant(records, dtype=tf.string),
-                                               context_features=build_specs(tf, context) or None,
-                                               sequence_features=build_specs(tf, sequence))
+    _, lists, _ = tf.io.parse_sequence_example(
+        tf.constant(records, dtype=tf.string),
+        context_features=build_specs(tf, context) or None,
+        sequence_features=build_specs(tf, sequence),
+    )
     return canon(lists)
 
 
@@ -144,9 +164,11 @@ def rx_parse_example(records: list, descs: dict):
 def rx_parse_sequence(records: list, context: dict, sequence: dict):
     import tfrx
 
-    return rx_outcome(lambda: tfrx.parse_sequence_example(
-        records, context_features=build_specs(tfrx, context) or None,
-        sequence_features=build_specs(tfrx, sequence))[1])
+    return rx_outcome(
+        lambda: tfrx.parse_sequence_example(
+            records, context_features=build_specs(tfrx, context) or None, sequence_features=build_specs(tfrx, sequence)
+        )[1]
+    )
 
 
 def tf_answer(answer) -> tuple:
@@ -337,7 +359,10 @@ def _step_mismatch(records: list, specs: dict) -> bool:
     for rec in records:
         lists = tfrx.train.SequenceExample.FromString(rec).feature_lists.feature_list
         for d in specs.values():
-            steps = {len(lists[k].feature) if k in lists else 0 for k in [d[2]] + [a for kind, a in d[3] if kind != "uniform"]}
+            steps = {
+                len(lists[k].feature) if k in lists else 0
+                for k in [d[2]] + [a for kind, a in d[3] if kind != "uniform"]
+            }
             if len(steps) > 1:
                 return True
     return False
@@ -404,8 +429,13 @@ def _splits(lib, name):
 
 
 def _ragged(lib, dtype, parts, *, splits="int32", validate=False, value_key="v"):
-    return _R(lib)(getattr(lib, dtype), value_key=value_key, partitions=parts,
-                   row_splits_dtype=_splits(lib, splits), validate=validate)
+    return _R(lib)(
+        getattr(lib, dtype),
+        value_key=value_key,
+        partitions=parts,
+        row_splits_dtype=_splits(lib, splits),
+        validate=validate,
+    )
 
 
 def _pe(lib, records, specs):
@@ -437,7 +467,10 @@ def t_value_rowids_many_rows(lib):
 
 
 def t_value_rowids_unsorted(lib):
-    recs = [example({"v": ("f", [1.0, 2.0, 3.0]), "i": ("i", [2, 0, 1])}), example({"v": ("f", [4.0]), "i": ("i", [1])})]
+    recs = [
+        example({"v": ("f", [1.0, 2.0, 3.0]), "i": ("i", [2, 0, 1])}),
+        example({"v": ("f", [4.0]), "i": ("i", [1])}),
+    ]
     return _pe(lib, recs, {"r": _ragged(lib, "float32", [_R(lib).ValueRowIds("i")])})
 
 
@@ -483,8 +516,14 @@ def t_partition_key_empty(lib):
 
 def t_conflicting_splits_dtype(lib):
     recs = [example({"v": ("f", [1.0, 2.0]), "l": ("i", [1, 1])})]
-    return _pe(lib, recs, {"r": _ragged(lib, "float32", [_R(lib).RowLengths("l")]),
-                           "s": _ragged(lib, "int64", [], splits="int64", value_key="l")})
+    return _pe(
+        lib,
+        recs,
+        {
+            "r": _ragged(lib, "float32", [_R(lib).RowLengths("l")]),
+            "s": _ragged(lib, "int64", [], splits="int64", value_key="l"),
+        },
+    )
 
 
 def t_row_starts_no_rows_validate(lib):
@@ -509,8 +548,14 @@ def t_snan_default(lib):
     p = np.frombuffer(_bits([0x7FA00001]), "<f4").copy()
     io = _io(lib)
     recs = [example({"b": ("f", [1.0])}), example({"b": ("f", [1.0, 2.0, 3.0])})]
-    return _pe(lib, recs, {"a": io.FixedLenFeature([2], lib.float32, default_value=d),
-                           "b": io.FixedLenSequenceFeature([], lib.float32, allow_missing=True, default_value=p)})
+    return _pe(
+        lib,
+        recs,
+        {
+            "a": io.FixedLenFeature([2], lib.float32, default_value=d),
+            "b": io.FixedLenSequenceFeature([], lib.float32, allow_missing=True, default_value=p),
+        },
+    )
 
 
 def t_fixed_zero_size_empty_default(lib):
@@ -616,8 +661,10 @@ def quirk_files() -> dict:
 
     import tfrx
 
-    framed = b"".join(bytes(tfrx._native.record_framing(r)[0]) + r + bytes(tfrx._native.record_framing(r)[1])
-                      for r in (b"one", b"two"))
+    framed = b"".join(
+        bytes(tfrx._native.record_framing(r)[0]) + r + bytes(tfrx._native.record_framing(r)[1])
+        for r in (b"one", b"two")
+    )
     z = _zlib.compressobj(6, _zlib.DEFLATED, 15, 9)
     zstream = z.compress(framed) + z.flush()
     g = _zlib.compressobj(6, _zlib.DEFLATED, 31, 9)

@@ -91,7 +91,8 @@ class S3Server:
                     hit.failed += 1
             if hit is not None:
                 start_response(
-                    f"{hit.status} Fault", [("Content-Type", "application/xml"), ("Content-Length", str(len(_FAULT_BODY)))]
+                    f"{hit.status} Fault",
+                    [("Content-Type", "application/xml"), ("Content-Length", str(len(_FAULT_BODY)))],
                 )
                 return [_FAULT_BODY]
             if self.latency:
@@ -138,8 +139,12 @@ class S3Server:
         """Fails the next ``remaining`` matching requests; ``range_starts`` (``"bytes=1024-"``)
         picks range requests by where they start."""
         fault = Fault(
-            method=method, path_contains=path_contains, range_starts=range_starts, remaining=remaining,
-            status=status, after=after,
+            method=method,
+            path_contains=path_contains,
+            range_starts=range_starts,
+            remaining=remaining,
+            status=status,
+            after=after,
         )
         with self._lock:
             self.faults.append(fault)

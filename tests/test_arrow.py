@@ -81,19 +81,24 @@ def test_round_trip_through_examples():
 
 
 def test_nulls_become_missing_features():
-    table = pa.table({
-        "x": pa.array([1, None, 3], pa.int64()),
-        "v": pa.array([[1.5], None, []], pa.list_(pa.float32())),
-        "s": pa.array(["a", None, "c"]),
-    })
+    table = pa.table(
+        {
+            "x": pa.array([1, None, 3], pa.int64()),
+            "v": pa.array([[1.5], None, []], pa.list_(pa.float32())),
+            "s": pa.array(["a", None, "c"]),
+        }
+    )
     records = ta.to_examples(table)
     rows = [tfrx.decode_example(r) for r in records]
     assert sorted(rows[0]) == ["s", "v", "x"] and "x" not in rows[1] and "s" not in rows[1]
-    parsed = tfrx.parse_example(records, {
-        "x": tfrx.FixedLenFeature([], tfrx.int64, default_value=-1),
-        "v": tfrx.VarLenFeature(tfrx.float32),
-        "s": tfrx.FixedLenFeature([], tfrx.string, default_value=b"?"),
-    })
+    parsed = tfrx.parse_example(
+        records,
+        {
+            "x": tfrx.FixedLenFeature([], tfrx.int64, default_value=-1),
+            "v": tfrx.VarLenFeature(tfrx.float32),
+            "s": tfrx.FixedLenFeature([], tfrx.string, default_value=b"?"),
+        },
+    )
     assert parsed["x"].tolist() == [1, -1, 3]
     assert parsed["s"].tolist() == [b"a", b"?", b"c"]
     assert ta.to_record_batch(parsed).column("v").to_pylist() == [[1.5], [], []]
@@ -158,10 +163,14 @@ def test_corpus_file_reads_into_arrow(corpus_dir, row):
 
 
 def test_fixed_shape_strings_and_zero_sizes():
-    records = tfrx.encode_examples({"pair": [[b"a", b"b"], [b"c", b"d"]], "n": np.arange(2, dtype=np.int64),
-                                    "none": np.zeros((2, 0), np.float32)})
-    spec = {"pair": tfrx.FixedLenFeature([2], tfrx.string), "none": tfrx.FixedLenFeature([0], tfrx.float32),
-            "n": tfrx.FixedLenFeature([], tfrx.int64)}
+    records = tfrx.encode_examples(
+        {"pair": [[b"a", b"b"], [b"c", b"d"]], "n": np.arange(2, dtype=np.int64), "none": np.zeros((2, 0), np.float32)}
+    )
+    spec = {
+        "pair": tfrx.FixedLenFeature([2], tfrx.string),
+        "none": tfrx.FixedLenFeature([0], tfrx.float32),
+        "n": tfrx.FixedLenFeature([], tfrx.int64),
+    }
     batch = ta.to_record_batch(tfrx.parse_example(records, spec))
     assert batch.column("pair").type == pa.list_(pa.binary(), 2)
     assert batch.column("pair").to_pylist() == [[b"a", b"b"], [b"c", b"d"]]
@@ -237,8 +246,12 @@ def test_sequence_examples_to_arrow_match_tensorflow(tf):
 
 def test_sequence_examples_round_trip_through_arrow(tf):
     records, _, _ = _sequence_records(9, seed=2)
-    table = ta.to_table([tfrx.parse_sequence_example(records[:4], SEQ_CONTEXT, SEQ_LISTS),
-                         tfrx.parse_sequence_example(records[4:], SEQ_CONTEXT, SEQ_LISTS)])
+    table = ta.to_table(
+        [
+            tfrx.parse_sequence_example(records[:4], SEQ_CONTEXT, SEQ_LISTS),
+            tfrx.parse_sequence_example(records[4:], SEQ_CONTEXT, SEQ_LISTS),
+        ]
+    )
     again = ta.to_sequence_examples(table)
     assert again == records  # the same bytes: deterministic serialization of the same message
     assert _tf_sequence_rows(tf, again) == _tf_sequence_rows(tf, records)
@@ -287,10 +300,12 @@ def test_read_tfrecord_sequence_examples(tmp_path, tf):
 
 
 def test_context_and_feature_list_with_one_name():
-    records = tfrx.encode_sequence_examples({"x": np.arange(2, dtype=np.int64)},
-                                            {"x": [[[1]], [[2], [3]]]}, kinds={"x": "int64"})
-    parsed = tfrx.parse_sequence_example(records, {"x": tfrx.FixedLenFeature([], tfrx.int64)},
-                                         {"x": tfrx.RaggedFeature(tfrx.int64)})
+    records = tfrx.encode_sequence_examples(
+        {"x": np.arange(2, dtype=np.int64)}, {"x": [[[1]], [[2], [3]]]}, kinds={"x": "int64"}
+    )
+    parsed = tfrx.parse_sequence_example(
+        records, {"x": tfrx.FixedLenFeature([], tfrx.int64)}, {"x": tfrx.RaggedFeature(tfrx.int64)}
+    )
     with pytest.raises(ValueError, match="both context features and feature lists"):
         ta.to_record_batch(parsed)
 
@@ -311,9 +326,11 @@ def test_to_table_of_any_number_of_batches(batches):
 
 
 def test_read_tfrecord_of_other_payloads_says_what_they_are(corpus_dir):
-    for name, looks in [("guild__events.out.tfevents.1548797801.omaha", "TensorBoard Event"),
-                        ("grain__morris_sequence_first_5.tfrecord", "plain text"),
-                        ("ranking__eval_elwc.tfrecord", "another protocol buffer message")]:
+    for name, looks in [
+        ("guild__events.out.tfevents.1548797801.omaha", "TensorBoard Event"),
+        ("grain__morris_sequence_first_5.tfrecord", "plain text"),
+        ("ranking__eval_elwc.tfrecord", "another protocol buffer message"),
+    ]:
         path = str(corpus_dir / name)
         with pytest.raises(tfrx.DecodeError, match=rf"record 0 at byte 0 is not a tf.train.Example.*{looks}"):
             ta.read_tfrecord(path)

@@ -22,8 +22,9 @@ def corpus(tmp_path_factory):
     words = [w for w in VOCAB.read_text(encoding="utf-8").split("\n") if w and not w.startswith(("[", "##"))]
     docs = []
     for _ in range(400):
-        docs.append("\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(1, 25)))
-                              for _ in range(rng.randint(1, 12))))
+        docs.append(
+            "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(1, 25))) for _ in range(rng.randint(1, 12)))
+        )
     path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
     path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
     return path
@@ -54,11 +55,13 @@ def _stats(paths, vocab: Vocab, **sizes) -> dict:
 @pytest.mark.parametrize("whole_word", [False, True])
 def test_fast_mode_is_statistically_equivalent_to_exact(corpus, tmp_path, whole_word):
     vocab = Vocab.from_file(VOCAB)
-    flags = dict(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3, short_seq_prob=0.2,
-                 do_whole_word_mask=whole_word)
+    flags = dict(
+        max_seq_length=64, max_predictions_per_seq=10, dupe_factor=3, short_seq_prob=0.2, do_whole_word_mask=whole_word
+    )
     exact = create_pretraining_data(corpus, vocab, str(tmp_path / "e"), **flags)
-    fast = create_pretraining_data(corpus, vocab, str(tmp_path / "f"), mode="fast", chunk_documents=150,
-                                   shuffle_buffer=500, **flags)
+    fast = create_pretraining_data(
+        corpus, vocab, str(tmp_path / "f"), mode="fast", chunk_documents=150, shuffle_buffer=500, **flags
+    )
     assert exact.num_tokens == fast.num_tokens and exact.num_documents == fast.num_documents
     sizes = {"max_seq_length": 64, "max_predictions_per_seq": 10}
     e, f = _stats(exact.paths, vocab, **sizes), _stats(fast.paths, vocab, **sizes)
@@ -76,13 +79,27 @@ def test_fast_mode_is_statistically_equivalent_to_exact(corpus, tmp_path, whole_
 
 def test_fast_records_are_well_formed(corpus, tmp_path):
     vocab = Vocab.from_file(VOCAB)
-    r = create_pretraining_data(corpus, vocab, str(tmp_path / "f"), mode="fast", max_seq_length=32,
-                                max_predictions_per_seq=5, dupe_factor=1, do_whole_word_mask=True)
+    r = create_pretraining_data(
+        corpus,
+        vocab,
+        str(tmp_path / "f"),
+        mode="fast",
+        max_seq_length=32,
+        max_predictions_per_seq=5,
+        dupe_factor=1,
+        do_whole_word_mask=True,
+    )
     b = list(read(r.paths, batch_size=1_000_000))[0]
     cont = np.array([t.startswith("##") for t in vocab.tokens])
     cls, sep = vocab.id("[CLS]"), vocab.id("[SEP]")
-    for ids, mask, seg, pos, lab, w in zip(b["input_ids"], b["input_mask"], b["segment_ids"],
-                                           b["masked_lm_positions"], b["masked_lm_ids"], b["masked_lm_weights"]):
+    for ids, mask, seg, pos, lab, w in zip(
+        b["input_ids"],
+        b["input_mask"],
+        b["segment_ids"],
+        b["masked_lm_positions"],
+        b["masked_lm_ids"],
+        b["masked_lm_weights"],
+    ):
         n = int(mask.sum())
         k = int(w.sum())
         orig = ids.copy()
@@ -133,8 +150,16 @@ def test_tokenizer_choices_give_the_same_records_on_the_test_corpora(tmp_path):
     inputs = [GOLDEN / "corpus_a.txt", GOLDEN / "corpus_b.txt", GOLDEN / "corpus_c.txt"]  # accents, CJK, NBSP, ZWSP
     out = {}
     for choice in ("auto", "hf", "reference"):
-        r = create_pretraining_data(inputs, VOCAB, str(tmp_path / choice), mode="fast", tokenizer=choice,
-                                    max_seq_length=32, max_predictions_per_seq=5, dupe_factor=2)
+        r = create_pretraining_data(
+            inputs,
+            VOCAB,
+            str(tmp_path / choice),
+            mode="fast",
+            tokenizer=choice,
+            max_seq_length=32,
+            max_predictions_per_seq=5,
+            dupe_factor=2,
+        )
         out[choice] = next(iter(read(r.paths, batch_size=1_000_000)))
     for choice in ("hf", "reference"):
         for k in out["auto"]:
@@ -178,7 +203,9 @@ def test_ray_tasks_give_the_same_records(corpus, tmp_path):
     flags = dict(max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1, chunk_documents=150, mode="fast")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        on_ray = create_pretraining_data(corpus, vocab, str(tmp_path / "ray"), use_ray=True, num_parallel_calls=2, **flags)
+        on_ray = create_pretraining_data(
+            corpus, vocab, str(tmp_path / "ray"), use_ray=True, num_parallel_calls=2, **flags
+        )
     finally:
         ray.shutdown()
     local = create_pretraining_data(corpus, vocab, str(tmp_path / "local"), **flags)
@@ -201,15 +228,40 @@ def test_cli_with_worker_processes(corpus, tmp_path):
     src = str(Path(tfrx.__file__).resolve().parent.parent)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
     out = tmp_path / "cli"
-    proc = subprocess.run([sys.executable, "-m", "tfrx", "bert-data", str(corpus), "--vocab_file", str(VOCAB),
-                           "-o", str(out), "--mode", "fast", "--workers", "2", "--num-shards", "2",
-                           "--max_seq_length", "32", "--dupe_factor", "1"],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tfrx",
+            "bert-data",
+            str(corpus),
+            "--vocab_file",
+            str(VOCAB),
+            "-o",
+            str(out),
+            "--mode",
+            "fast",
+            "--workers",
+            "2",
+            "--num-shards",
+            "2",
+            "--max_seq_length",
+            "32",
+            "--dupe_factor",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     paths = proc.stdout.split()
     assert len(paths) == 2
-    local = create_pretraining_data(corpus, VOCAB, str(tmp_path / "local"), mode="fast", num_shards=2,
-                                    max_seq_length=32, dupe_factor=1)
+    local = create_pretraining_data(
+        corpus, VOCAB, str(tmp_path / "local"), mode="fast", num_shards=2, max_seq_length=32, dupe_factor=1
+    )
     for a, b in zip(paths, local.paths):
         x = next(iter(read([a], batch_size=1_000_000, max_seq_length=32)))
         y = next(iter(read([b], batch_size=1_000_000, max_seq_length=32)))

@@ -33,8 +33,13 @@ def test_golden_files_are_what_the_reference_writes(reference, name, tmp_path):
     case = CASES[name]
     flags = make_golden.case_flags(case)
     outs = make_golden.output_names(name, case)
-    reference.run_reference([str(GOLDEN / p) for p in case["inputs"]], str(VOCAB), [str(tmp_path / o) for o in outs],
-                            flags, bool(case.get("gzip")))
+    reference.run_reference(
+        [str(GOLDEN / p) for p in case["inputs"]],
+        str(VOCAB),
+        [str(tmp_path / o) for o in outs],
+        flags,
+        bool(case.get("gzip")),
+    )
     for o in outs:
         assert_same_records(GOLDEN / o, tmp_path / o, flags)
 

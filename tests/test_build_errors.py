@@ -51,10 +51,14 @@ def test_make_dev_without_nanobind_says_what_to_install(tmp_path):
     blocker.mkdir()
     (blocker / "nanobind.py").write_text("raise ImportError('not installed')\n")
     python = tmp_path / "python"
-    python.write_text(f"#!/bin/sh\nPYTHONPATH={blocker} exec {sys.executable} \"$@\"\n")
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={blocker} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
-    done = subprocess.run(["make", "-C", str(REPO), "dev", f"PYTHON={python}", f"BUILD={tmp_path / 'build'}"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["make", "-C", str(REPO), "dev", f"PYTHON={python}", f"BUILD={tmp_path / 'build'}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0
     assert "nanobind is not installed" in done.stderr and "-m pip install 'nanobind>=2.4' cmake ninja" in done.stderr
     assert not (tmp_path / "build").exists()  # stopped before CMake

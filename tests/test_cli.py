@@ -109,8 +109,13 @@ def test_inspect_many_files_and_raw(capsys, tmp_path, examples_file):
 def test_inspect_stdin_subprocess(examples_file):
     env = dict(os.environ, PYTHONPATH=SRC)
     data = examples_file.read_bytes()
-    p = subprocess.run([sys.executable, "-m", "tfrx", "inspect", "--json", "-n", "1", "-"], input=data,
-                       capture_output=True, env=env, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "tfrx", "inspect", "--json", "-n", "1", "-"],
+        input=data,
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == {"id": [0], "name": ["item 0"], "score": [0.0, 1.0]}
 
@@ -182,22 +187,30 @@ def test_verify_lists_each_corruption(capsys, tmp_path, examples_file):
     assert lines[0].startswith("DAMAGED\t28 readable records, 2 damaged regions")
     assert f"data_crc at byte {offsets[3]} (record 3)" in lines[1]
     assert f"data_crc at byte {offsets[20]} " in lines[2]
-    assert 'on_error' not in out
+    assert "on_error" not in out
 
 
 def test_verify_subprocess_exit_status(tmp_path, examples_file):
     env = dict(os.environ, PYTHONPATH=SRC)
-    good = subprocess.run([sys.executable, "-m", "tfrx", "verify", str(examples_file)], capture_output=True, env=env, timeout=60)
+    good = subprocess.run(
+        [sys.executable, "-m", "tfrx", "verify", str(examples_file)], capture_output=True, env=env, timeout=60
+    )
     assert good.returncode == 0
     data = examples_file.read_bytes()
     (tmp_path / "cut.tfrecord").write_bytes(data[:-5])
-    bad = subprocess.run([sys.executable, "-m", "tfrx", "verify", str(tmp_path / "cut.tfrecord")],
-                         capture_output=True, env=env, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "tfrx", "verify", str(tmp_path / "cut.tfrecord")],
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     assert bad.returncode == 1 and b"truncated" in bad.stdout and not bad.stderr
 
 
 # ------------------------------------------------------------------ reshard
-@pytest.mark.parametrize("how", [["--num-shards", "4"], ["--max-records-per-shard", "7"], ["--max-bytes-per-shard", "300"]])
+@pytest.mark.parametrize(
+    "how", [["--num-shards", "4"], ["--max-records-per-shard", "7"], ["--max-bytes-per-shard", "300"]]
+)
 def test_reshard_round_trip(capsys, tmp_path, examples_file, how):
     first = tmp_path / "first"
     status, out, err = run(capsys, "reshard", examples_file, "-o", first, *how, "--output-compression", "gzip")
@@ -212,8 +225,9 @@ def test_reshard_round_trip(capsys, tmp_path, examples_file, how):
 
 
 def test_reshard_rejects_two_limits(capsys, tmp_path, examples_file):
-    status, out, err = run(capsys, "reshard", examples_file, "-o", tmp_path / "x", "--num-shards", "2",
-                           "--max-records-per-shard", "3")
+    status, out, err = run(
+        capsys, "reshard", examples_file, "-o", tmp_path / "x", "--num-shards", "2", "--max-records-per-shard", "3"
+    )
     assert status == 2 and "not both" in err
 
 
@@ -235,8 +249,9 @@ def test_convert_images_then_preview(capsys, tmp_path, image_folder):
     (image_folder / "bee" / "bad.jpg").write_bytes(b"\xff\xd8 not really")
     status, out, err = run(capsys, "convert", image_folder, tmp_path / "out" / "photos-train", "--num-shards", "2")
     assert status == 2 and "bad.jpg" in err and err.count("\n") == 1
-    status, out, err = run(capsys, "convert", image_folder, tmp_path / "out" / "photos-train", "--num-shards", "2",
-                           "--on-error", "skip")
+    status, out, err = run(
+        capsys, "convert", image_folder, tmp_path / "out" / "photos-train", "--num-shards", "2", "--on-error", "skip"
+    )
     assert status == 0, err
     assert "6 records written to 2 file(s), 1 inputs skipped" in err and "bad.jpg" in err
     shards = out.split()
@@ -264,7 +279,9 @@ def test_convert_csv_and_back(capsys, tmp_path):
     status, out, err = run(capsys, "convert", *out.split(), tmp_path / "t.jsonl")
     assert status == 0
     assert [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()] == [
-        {"a": [1], "b": ["x"]}, {"a": [2], "b": ["y"]}]
+        {"a": [1], "b": ["x"]},
+        {"a": [2], "b": ["y"]},
+    ]
     status, out, err = run(capsys, "convert", tmp_path / "t.jsonl", tmp_path / "u", "--spec", '{"a": "float"}')
     assert status == 0
     assert tfrx.decode_example(next(iter(tfrx.read_records(out.split()))))["a"].dtype == np.float32

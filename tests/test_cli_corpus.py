@@ -120,7 +120,9 @@ def test_event_files_are_named_as_such(corpus_dir, capsys):
     status, out, err = run(capsys, "schema", corpus_dir / "lingvo__events.out.tfevents.test")
     assert status == 2
     assert "TensorBoard Event" in err
-    status, out, err = run(capsys, "inspect", "--raw", "--hex", corpus_dir / "grain__morris_sequence_first_5.tfrecord", "-n", "2")
+    status, out, err = run(
+        capsys, "inspect", "--raw", "--hex", corpus_dir / "grain__morris_sequence_first_5.tfrecord", "-n", "2"
+    )
     assert status == 0
     assert out.splitlines()[:2] == ["record 0: 1 bytes", "  00000000  31" + " " * 47 + "1"]
 
@@ -135,5 +137,10 @@ def test_verify_all_files_at_once(corpus_dir, capsys):
     # Bytes were deleted all through this file (CRLF -> LF): the first record whose
     # length and data CRCs both verify again starts at byte 165555.
     assert corrupted["errors"][0] == {
-        "kind": "data_crc", "record": 0, "offset": 0, "message": corrupted["errors"][0]["message"],
-        "end": 165555, "records": 1}
+        "kind": "data_crc",
+        "record": 0,
+        "offset": 0,
+        "message": corrupted["errors"][0]["message"],
+        "end": 165555,
+        "records": 1,
+    }

@@ -78,7 +78,11 @@ def test_reshard_help_names_the_output_flag(capsys):
 @pytest.mark.parametrize(
     ("message", "command", "expected"),
     [
-        ('bad; pass on_error="skip" to skip corrupt records', "count", "bad; pass --on-error skip to skip corrupt records"),
+        (
+            'bad; pass on_error="skip" to skip corrupt records',
+            "count",
+            "bad; pass --on-error skip to skip corrupt records",
+        ),
         ("use on_error='warn'", "stats", "use --on-error warn"),
         ("pass raw=True to keep bytes", "convert", "pass --raw to keep bytes"),
         ("(`tfrx reshard --compression none`, or", "index", "(`tfrx reshard --output-compression none`, or"),
@@ -96,10 +100,17 @@ def test_warnings_are_one_line_with_flags(damaged):
     import subprocess
     import sys
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(tfrx.__path__[0]),
-                                                                     os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-m", "tfrx", "stats", "--on-error", "warn", damaged],
-                          capture_output=True, text=True, env=env, timeout=120)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [os.path.dirname(tfrx.__path__[0]), os.environ.get("PYTHONPATH")])),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "tfrx", "stats", "--on-error", "warn", damaged],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0 and done.stdout.startswith("4 records")
     assert done.stderr.startswith("tfrx stats: warning: data CRC mismatch")
     assert len(done.stderr.splitlines()) == 1 and "on_error=" not in done.stderr

@@ -54,14 +54,27 @@ def test_image_folder(tmp_path, image_folder):
     summary = images_to_tfrecord(image_folder, tmp_path / "out" / "photos-train", num_shards=2, num_parallel_calls=2)
     assert summary.records == 5 and summary.skipped == 0
     assert [os.path.basename(p) for p in summary.paths] == [
-        "photos-train.tfrecord-00000-of-00002", "photos-train.tfrecord-00001-of-00002"]
+        "photos-train.tfrecord-00000-of-00002",
+        "photos-train.tfrecord-00001-of-00002",
+    ]
     rows = sorted(_examples(summary.paths), key=lambda d: d["image/filename"][0])
-    assert [d["image/filename"][0] for d in rows] == [b"cat/0.jpg", b"cat/1.png", b"dog/0.jpg", b"dog/1.jpg", b"dog/2.png"]
+    assert [d["image/filename"][0] for d in rows] == [
+        b"cat/0.jpg",
+        b"cat/1.png",
+        b"dog/0.jpg",
+        b"dog/1.jpg",
+        b"dog/2.png",
+    ]
     assert [int(d["image/class/label"][0]) for d in rows] == [0, 0, 1, 1, 1]
     assert [d["image/class/text"][0] for d in rows] == [b"cat", b"cat", b"dog", b"dog", b"dog"]
     assert [d["image/format"][0] for d in rows] == [b"jpeg", b"png", b"jpeg", b"jpeg", b"png"]
     assert [(int(d["image/height"][0]), int(d["image/width"][0])) for d in rows] == [
-        (20, 30), (25, 15), (10, 10), (12, 40), (8, 9)]
+        (20, 30),
+        (25, 15),
+        (10, 10),
+        (12, 40),
+        (8, 9),
+    ]
     assert rows[1]["image/encoded"][0] == (image_folder / "cat" / "1.png").read_bytes()
 
 
@@ -116,7 +129,7 @@ def test_image_folder_without_classes(tmp_path):
 # ------------------------------------------------------------------ CSV
 def test_csv_inferred_spec(tmp_path, tf):
     src = tmp_path / "t.csv"
-    src.write_text("id,price,name,maybe\n1,2.5,apple,\n2,3,pear,7\n3,-1e3,\"fig, dried\",8\n")
+    src.write_text('id,price,name,maybe\n1,2.5,apple,\n2,3,pear,7\n3,-1e3,"fig, dried",8\n')
     summary = csv_to_tfrecord(src, tmp_path / "t", num_shards=2)
     assert summary.spec == {"id": "int64", "price": "float", "name": "bytes", "maybe": "int64"}
     assert summary.records == 3
@@ -153,9 +166,11 @@ def test_csv_given_spec_as_features(tmp_path):
 # ------------------------------------------------------------------ JSON Lines
 def test_jsonl_round_trip(tmp_path):
     src = tmp_path / "r.jsonl"
-    lines = [{"id": 1, "tags": ["a", "b"], "v": [1.5, 2], "ok": True},
-             {"id": 2, "tags": [], "v": [0.25], "ok": False, "blob": {"base64": "AAE="}},
-             {"id": 3, "tags": ["c"], "v": None}]
+    lines = [
+        {"id": 1, "tags": ["a", "b"], "v": [1.5, 2], "ok": True},
+        {"id": 2, "tags": [], "v": [0.25], "ok": False, "blob": {"base64": "AAE="}},
+        {"id": 3, "tags": ["c"], "v": None},
+    ]
     src.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")
     summary = jsonl_to_tfrecord(src, tmp_path / "r")
     assert summary.spec == {"id": "int64", "tags": "bytes", "v": "float", "ok": "int64", "blob": "bytes"}
@@ -185,13 +200,15 @@ def test_jsonl_bad_lines(tmp_path):
 def test_parquet_round_trip(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    table = pa.table({
-        "i": pa.array([1, 2, None, 4], pa.int32()),
-        "f": pa.array([0.5, 1.5, 2.5, 3.5], pa.float64()),
-        "s": pa.array(["a", None, "c", "d"]),
-        "l": pa.array([[1, 2], [], None, [3]], pa.list_(pa.int64())),
-        "b": pa.array([True, False, True, True]),
-    })
+    table = pa.table(
+        {
+            "i": pa.array([1, 2, None, 4], pa.int32()),
+            "f": pa.array([0.5, 1.5, 2.5, 3.5], pa.float64()),
+            "s": pa.array(["a", None, "c", "d"]),
+            "l": pa.array([[1, 2], [], None, [3]], pa.list_(pa.int64())),
+            "b": pa.array([True, False, True, True]),
+        }
+    )
     src = tmp_path / "t.parquet"
     pq.write_table(table, src)
     summary = parquet_to_tfrecord(src, tmp_path / "t", max_records_per_shard=3)
@@ -237,8 +254,15 @@ def test_csv_split_across_processes_keeps_order_and_quotes(tmp_path, workers):
         lines.append(f"{i},{text},{x}")
     src.write_text("\n".join(lines) + "\n")
     spec = {"id": "int64", "text": "bytes", "x": "float"}
-    summary = csv_to_tfrecord(src, tmp_path / "o", spec=spec, num_parallel_calls=workers, parallel_chunk_bytes=4096,
-                              chunk_rows=100, on_error="skip")
+    summary = csv_to_tfrecord(
+        src,
+        tmp_path / "o",
+        spec=spec,
+        num_parallel_calls=workers,
+        parallel_chunk_bytes=4096,
+        chunk_rows=100,
+        on_error="skip",
+    )
     assert summary.skipped == 2 and summary.records == 2998
     assert sorted(e.split(": ")[1] for e in summary.errors) == ["line 1413", "line 3317"]  # where the row starts
     rows = _examples(summary.paths)

@@ -77,8 +77,11 @@ def test_sequence_examples_to_jsonl_as_nested_lists_and_back(tmp_path):
     lines = [json.loads(line) for line in (tmp_path / "seq.jsonl").read_text().splitlines()]
     assert lines[0] == {
         "context": {"id": [1], "name": ["first"]},
-        "feature_lists": {"tokens": [[1, 2], [], [3]], "scores": [[0.5], [1.5, 2.5]],
-                          "words": [["a"], ["b", {"base64": base64.b64encode(b"\xff").decode()}]]},
+        "feature_lists": {
+            "tokens": [[1, 2], [], [3]],
+            "scores": [[0.5], [1.5, 2.5]],
+            "words": [["a"], ["b", {"base64": base64.b64encode(b"\xff").decode()}]],
+        },
     }
     assert lines[1]["feature_lists"] == {"tokens": [], "scores": [[3.25]], "words": [None, ["c"]]}
     back = jsonl_to_tfrecord(tmp_path / "seq.jsonl", tmp_path / "back")
@@ -148,7 +151,9 @@ def test_sequence_examples_round_trip_through_tables(tmp_path_factory, records, 
         assume(any(decode_sequence_example(r) != ({}, {}) for r in records))
     tmp = tmp_path_factory.mktemp("rt")
     src = _write(tmp / "in.tfrecord", records)
-    to_table, back = (tfrecord_to_jsonl, jsonl_to_tfrecord) if fmt == "jsonl" else (tfrecord_to_parquet, parquet_to_tfrecord)
+    to_table, back = (
+        (tfrecord_to_jsonl, jsonl_to_tfrecord) if fmt == "jsonl" else (tfrecord_to_parquet, parquet_to_tfrecord)
+    )
     assert to_table(src, tmp / f"t.{fmt}").records == len(records)
     # every feature list of these records is named in a spec, so kinds need not be inferred from the values
     out = back(tmp / f"t.{fmt}", tmp / "out", **({"spec": _KINDS} if fmt == "jsonl" else {}))
@@ -244,7 +249,9 @@ def test_corpus_sequence_examples_round_trip(tmp_path, corpus_dir, corpus_source
         pytest.importorskip("pyarrow")
     files = _corpus_sequence_files(corpus_dir, corpus_sources)
     assert len(files) >= 3
-    to_table, back = (tfrecord_to_jsonl, jsonl_to_tfrecord) if fmt == "jsonl" else (tfrecord_to_parquet, parquet_to_tfrecord)
+    to_table, back = (
+        (tfrecord_to_jsonl, jsonl_to_tfrecord) if fmt == "jsonl" else (tfrecord_to_parquet, parquet_to_tfrecord)
+    )
     converted = 0
     for i, path in enumerate(files):
         original = [_norm(decode_sequence_example(r)) for r in tfrx.read_records(path, on_error="skip")]

@@ -42,8 +42,11 @@ def test_corpus_file_parses_like_tensorflow(tf, corpus_dir, row):
         expected = tf.io.parse_example(tf.constant(records), to_tf_spec(tf, spec))
         assert_same(tf, expected, tfrx.parse_example(batch, spec))
         assert_same(tf, expected, tfrx.parse_example(records, spec, num_parallel_calls=2))
-        assert_same(tf, tf.io.parse_single_example(records[-1], to_tf_spec(tf, spec)),
-                    tfrx.parse_single_example(records[-1], spec))
+        assert_same(
+            tf,
+            tf.io.parse_single_example(records[-1], to_tf_spec(tf, spec)),
+            tfrx.parse_single_example(records[-1], spec),
+        )
 
 
 def test_corpus_has_example_files(corpus_dir):

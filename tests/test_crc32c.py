@@ -73,7 +73,9 @@ def test_backend_is_named():
     assert tfrx.crc32c_backend() in {"sse4.2", "armv8-crc", "portable"}
 
 
-@pytest.mark.parametrize("size", [767, 768, 769, 1535, 1536, 24575, 24576, 24577, 49152 + 771, 3 * 8192 * 5 + 3 * 256 * 2 + 13])
+@pytest.mark.parametrize(
+    "size", [767, 768, 769, 1535, 1536, 24575, 24576, 24577, 49152 + 771, 3 * 8192 * 5 + 3 * 256 * 2 + 13]
+)
 def test_interleaved_streams_at_block_boundaries(size):
     # The hardware path splits buffers of 3 x 256 B and 3 x 8 KiB into three
     # interleaved streams; every split point and tail must agree with the

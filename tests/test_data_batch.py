@@ -8,7 +8,10 @@ from tfrx.data import Dataset
 
 @pytest.mark.parametrize("n,size,drop", [(10, 3, False), (10, 3, True), (9, 3, True), (2, 5, False), (2, 5, True)])
 def test_batch_matches_tf(tf, n, size, drop):
-    data = {"x": np.arange(n * 2, dtype=np.float32).reshape(n, 2), "s": np.array([b"r%d" % i for i in range(n)], dtype=object)}
+    data = {
+        "x": np.arange(n * 2, dtype=np.float32).reshape(n, 2),
+        "s": np.array([b"r%d" % i for i in range(n)], dtype=object),
+    }
     ours = Dataset.from_tensor_slices(data).batch(size, drop_remainder=drop)
     theirs = tf.data.Dataset.from_tensor_slices(data).batch(size, drop_remainder=drop)
     a, b = list(ours), list(theirs.as_numpy_iterator())
@@ -19,7 +22,7 @@ def test_batch_matches_tf(tf, n, size, drop):
 
 
 def test_batch_of_tuples_and_scalars():
-    (a, b), = list(Dataset.range(3).map(lambda x: (x, b"k")).batch(3))
+    ((a, b),) = list(Dataset.range(3).map(lambda x: (x, b"k")).batch(3))
     assert a.dtype == np.int64 and a.tolist() == [0, 1, 2]
     assert b.dtype == object and b.tolist() == [b"k"] * 3
 

@@ -24,9 +24,7 @@ def test_bucket_resumes_exactly(name):
 
 
 def test_bucket_batches_hold_lengths_of_their_bucket_only():
-    ds = Dataset.range(40).map(lambda i: np.ones(i % 9 + 1, np.int32)).bucket_by_sequence_length(
-        len, [3, 6], [4, 4, 4]
-    )
+    ds = Dataset.range(40).map(lambda i: np.ones(i % 9 + 1, np.int32)).bucket_by_sequence_length(len, [3, 6], [4, 4, 4])
     for batch in ds:
         lengths = (batch != 0).sum(axis=1)
         buckets = np.searchsorted([3, 6], lengths, side="right")
@@ -34,8 +32,10 @@ def test_bucket_batches_hold_lengths_of_their_bucket_only():
 
 
 def test_bucket_pad_to_boundary_rejects_the_last_bucket():
-    ds = Dataset.range(5).map(lambda i: np.ones(i + 1)).bucket_by_sequence_length(
-        len, [3], [2, 2], pad_to_bucket_boundary=True
+    ds = (
+        Dataset.range(5)
+        .map(lambda i: np.ones(i + 1))
+        .bucket_by_sequence_length(len, [3], [2, 2], pad_to_bucket_boundary=True)
     )
     with pytest.raises(ValueError, match="max\\(bucket_boundaries\\)"):
         list(ds)

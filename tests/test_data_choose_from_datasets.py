@@ -35,7 +35,9 @@ def test_choose_ends_when_every_dataset_is_exhausted():
 
 
 def test_choose_restores_into_an_iterator_whose_input_has_ended_since():
-    ds = Dataset.choose_from_datasets([Dataset.range(2), Dataset.range(10, 13)], Dataset.from_tensor_slices([0, 1, 0, 0, 1, 1]))
+    ds = Dataset.choose_from_datasets(
+        [Dataset.range(2), Dataset.range(10, 13)], Dataset.from_tensor_slices([0, 1, 0, 0, 1, 1])
+    )
     it = iter(ds)
     assert int(next(it)) == 0
     saved = it.get_state()

@@ -1,6 +1,5 @@
 """TFRecordDataset over every readable file of the real corpus, against tf.data."""
 
-
 import pytest
 
 from tfrx.testing import assert_resumes_exactly
@@ -42,6 +41,7 @@ def test_parallel_reads_over_the_uncompressed_corpus_match_tf(tf, readable):
 def test_resume_over_corpus_files(readable):
     files = [(p, c) for p, c, recs in readable if 0 < len(recs) <= 400]
     paths = [p for p, c in files if not c][:6]
+
     def first_steps(make, k):
         return range(min(k, sum(1 for _ in make())) + 1)
 
@@ -51,5 +51,3 @@ def test_resume_over_corpus_files(readable):
     if gz:
         batched = lambda: TFRecordDataset(gz, compression_type="GZIP").batch(7)  # noqa: E731
         assert_resumes_exactly(batched, steps=first_steps(batched, 20))
-
-

@@ -47,14 +47,19 @@ def test_pipeline_matches_tf(tf, tmp_path):
     }
     ours = list(TFRecordDataset(paths, num_parallel_reads=2).batch(32).map(lambda b: tfrx.parse_example(b, _spec())))
     theirs = list(
-        tf.data.TFRecordDataset(paths, num_parallel_reads=2).batch(32).map(lambda b: tf.io.parse_example(b, spec_tf)).as_numpy_iterator()
+        tf.data.TFRecordDataset(paths, num_parallel_reads=2)
+        .batch(32)
+        .map(lambda b: tf.io.parse_example(b, spec_tf))
+        .as_numpy_iterator()
     )
     assert len(ours) == len(theirs) == 5
     for a, b in zip(ours, theirs):
         for k in spec_tf:
             np.testing.assert_array_equal(a[k], b[k])
     fast = list(TFRecordDataset(paths).batch(32).parse(_spec()))
-    slow = list(tf.data.TFRecordDataset(paths).batch(32).map(lambda b: tf.io.parse_example(b, spec_tf)).as_numpy_iterator())
+    slow = list(
+        tf.data.TFRecordDataset(paths).batch(32).map(lambda b: tf.io.parse_example(b, spec_tf)).as_numpy_iterator()
+    )
     for a, b in zip(fast, slow):
         np.testing.assert_array_equal(a["id"], b["id"])
 

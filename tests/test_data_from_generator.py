@@ -36,7 +36,9 @@ def test_output_signature_dict_converts_dtypes():
 
 
 def test_output_types_and_shapes_are_the_older_form():
-    out = list(Dataset.from_generator(gen, output_types={"x": np.int32, "y": np.float64}, output_shapes={"x": [None], "y": []}))
+    out = list(
+        Dataset.from_generator(gen, output_types={"x": np.int32, "y": np.float64}, output_shapes={"x": [None], "y": []})
+    )
     assert out[2]["x"].tolist() == [2, 2] and out[2]["x"].dtype == np.int32
 
 

@@ -32,8 +32,12 @@ def test_group_by_window_keeps_every_element_once():
 
 
 def test_group_by_window_resumes_with_variable_shapes():
-    make = lambda: Dataset.range(15).map(lambda i: np.arange(i % 4)).group_by_window(  # noqa: E731
-        lambda x: len(x) % 2, lambda k, g: g.padded_batch(2), window_size=3
+    make = lambda: (
+        Dataset.range(15)
+        .map(lambda i: np.arange(i % 4))
+        .group_by_window(  # noqa: E731
+            lambda x: len(x) % 2, lambda k, g: g.padded_batch(2), window_size=3
+        )
     )
     assert_resumes_exactly(make)
 

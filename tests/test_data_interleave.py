@@ -8,7 +8,10 @@ from tfrx.data import Dataset
 
 def _ours(cycle, block, parallel=None):
     return Dataset.range(1, 7).interleave(
-        lambda x: Dataset.from_tensors(x).repeat(int(x)), cycle_length=cycle, block_length=block, num_parallel_calls=parallel
+        lambda x: Dataset.from_tensors(x).repeat(int(x)),
+        cycle_length=cycle,
+        block_length=block,
+        num_parallel_calls=parallel,
     )
 
 
@@ -54,7 +57,9 @@ def test_nondeterministic_interleave_skips_a_slow_slot():
 
         return Dataset.from_generator(gen)
 
-    out = to_py(list(Dataset.range(3).interleave(slow_first, cycle_length=3, num_parallel_calls=3, deterministic=False)))
+    out = to_py(
+        list(Dataset.range(3).interleave(slow_first, cycle_length=3, num_parallel_calls=3, deterministic=False))
+    )
     assert sorted(out) == [0, 1, 2, 10, 11, 12, 20, 21, 22]
     assert out.index(0) > out.index(10)
     det = to_py(list(Dataset.range(3).interleave(slow_first, cycle_length=3, num_parallel_calls=3)))

@@ -19,7 +19,11 @@ def test_with_options_sets_nondeterminism_upstream():
 
 
 def test_explicit_argument_wins_over_options():
-    ds = Dataset.range(8).map(_slow_first, num_parallel_calls=4, deterministic=True).with_options(Options(deterministic=False))
+    ds = (
+        Dataset.range(8)
+        .map(_slow_first, num_parallel_calls=4, deterministic=True)
+        .with_options(Options(deterministic=False))
+    )
     assert to_py(list(ds)) == list(range(8))
 
 

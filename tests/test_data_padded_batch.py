@@ -32,7 +32,11 @@ def test_padded_shapes_and_values_match_tf(tf):
 
 def test_padded_batch_dicts_with_drop_remainder(tf):
     ours = Dataset.range(1, 6).map(lambda x: {"v": np.ones((int(x), 2))}).padded_batch(2, drop_remainder=True)
-    theirs = tf.data.Dataset.range(1, 6).map(lambda x: {"v": tf.ones((x, 2), tf.float64)}).padded_batch(2, drop_remainder=True)
+    theirs = (
+        tf.data.Dataset.range(1, 6)
+        .map(lambda x: {"v": tf.ones((x, 2), tf.float64)})
+        .padded_batch(2, drop_remainder=True)
+    )
     assert to_py(list(ours)) == to_py(list(theirs.as_numpy_iterator()))
     assert ours.cardinality() == int(theirs.cardinality()) == 2
 

@@ -48,8 +48,13 @@ def _raw_batches(ds, epoch=0):
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 128])
-@pytest.mark.parametrize("buffer_size,batch_size,drop", [(1, 4, False), (3, 5, False), (7, 2, True), (4, 12, False), (100, 3, False), (5, 1, False)])
-def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(files, monkeypatch, chunk, buffer_size, batch_size, drop):
+@pytest.mark.parametrize(
+    "buffer_size,batch_size,drop",
+    [(1, 4, False), (3, 5, False), (7, 2, True), (4, 12, False), (100, 3, False), (5, 1, False)],
+)
+def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(
+    files, monkeypatch, chunk, buffer_size, batch_size, drop
+):
     import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
@@ -65,7 +70,9 @@ def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypa
     import tfrx.data.shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 2)
-    assert_resumes_exactly(lambda: TFRecordDataset(files).shuffle(5, seed=9).batch(3).parse(RecordingParser()).prefetch(2), epoch=1)
+    assert_resumes_exactly(
+        lambda: TFRecordDataset(files).shuffle(5, seed=9).batch(3).parse(RecordingParser()).prefetch(2), epoch=1
+    )
     fast = TFRecordDataset(files).shuffle(5, seed=9).batch(3).parse(RecordingParser(), num_parallel_calls=None)
     slow = TFRecordDataset(files).shuffle(5, seed=9).batch(3).map(RecordingParser().parse)
     for k in range(5):
@@ -97,7 +104,15 @@ def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(fi
     fast = TFRecordDataset(files, num_parallel_reads=parallel).batch(5).parse(parser)
     assert _raw_batches(fast) == _raw_batches(TFRecordDataset(files, num_parallel_reads=parallel).batch(5))
     assert set(parser.inputs) == {tfrx.RecordBatch}
-    assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).batch(5).parse(RecordingParser()).prefetch(2))
+    assert_resumes_exactly(
+        lambda: (
+            TFRecordDataset(files, num_parallel_reads=parallel)
+            .shuffle(4, seed=1)
+            .batch(5)
+            .parse(RecordingParser())
+            .prefetch(2)
+        )
+    )
 
 
 def test_parse_single_records(files):
@@ -139,9 +154,16 @@ def test_parse_with_spec_matches_tf(tf):
     ]
     spec = {"x": tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.FixedLenFeature([], tfrx.string)}
     ours = list(Dataset.from_tensor_slices(np.array(examples, dtype=object)).batch(4).parse(spec))
-    theirs = list(tf.data.Dataset.from_tensor_slices(examples).batch(4).map(lambda x: tf.io.parse_example(x, spec_tf)).as_numpy_iterator())
+    theirs = list(
+        tf.data.Dataset.from_tensor_slices(examples)
+        .batch(4)
+        .map(lambda x: tf.io.parse_example(x, spec_tf))
+        .as_numpy_iterator()
+    )
     assert to_py(ours) == to_py(theirs)
-    mapped = list(Dataset.from_tensor_slices(np.array(examples, dtype=object)).batch(4).map(lambda x: tfrx.parse_example(x, spec)))
+    mapped = list(
+        Dataset.from_tensor_slices(np.array(examples, dtype=object)).batch(4).map(lambda x: tfrx.parse_example(x, spec))
+    )
     assert to_py(mapped) == to_py(theirs)
 
 
@@ -162,9 +184,12 @@ def test_shuffle_batch_parse_over_real_files_matches_shuffle(tmp_path):
 def _example_files(tmp_path, counts):
     paths, records = [], []
     for f, n in enumerate(counts):
-        recs = [tfrx.make_example({"id": [f * 1000 + i], "w": [float(i)] * (i % 3), "s": [b"r%d" % i]},
-                                  kinds={"w": "float"}).SerializeToString()
-                for i in range(n)]
+        recs = [
+            tfrx.make_example(
+                {"id": [f * 1000 + i], "w": [float(i)] * (i % 3), "s": [b"r%d" % i]}, kinds={"w": "float"}
+            ).SerializeToString()
+            for i in range(n)
+        ]
         paths.append(str(tmp_path / f"ex-{f}.tfrecord"))
         tfrx.write_records(paths[-1], recs)
         records += recs
@@ -173,8 +198,11 @@ def _example_files(tmp_path, counts):
 
 def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path):
     paths, _ = _example_files(tmp_path, [130, 0, 77, 301])
-    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "w": tfrx.VarLenFeature(tfrx.float32),
-            "s": tfrx.FixedLenFeature([], tfrx.string)}
+    spec = {
+        "id": tfrx.FixedLenFeature([], tfrx.int64),
+        "w": tfrx.VarLenFeature(tfrx.float32),
+        "s": tfrx.FixedLenFeature([], tfrx.string),
+    }
     expected = [tfrx.parse_example(b, spec) for b in TFRecordDataset(paths).shuffle(100, seed=4).batch(32)]
     assert to_py(list(TFRecordDataset(paths).shuffle(100, seed=4).batch(32).parse(spec))) == to_py(expected)
     seq = tfrx.SequenceExampleParser({"id": tfrx.FixedLenFeature([], tfrx.int64)})
@@ -208,8 +236,12 @@ def test_batch_native_shuffle_holds_exactly_the_buffered_records(tmp_path, monke
     assert it._store.count == 0
     assert sorted(r for b in seen for r in b) == sorted(records)
     assert seen == _raw_batches(ds)  # the order is shuffle's
-    assert_resumes_exactly(lambda: TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser()),
-                           steps=[0, 1, 17, 40])
+    assert_resumes_exactly(
+        lambda: (
+            TFRecordDataset(paths, buffer_size=4096).shuffle(buffer_size, seed=7).batch(25).parse(RecordingParser())
+        ),
+        steps=[0, 1, 17, 40],
+    )
 
 
 def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
@@ -227,8 +259,11 @@ def test_explain_shows_the_batch_native_plan_and_why_not(files, capsys):
 @pytest.mark.parametrize("bytes_as", ["bytes", "views"])
 def test_the_parser_reads_a_shuffled_batch_where_its_records_lie(tmp_path, bytes_as):
     paths, records = _example_files(tmp_path, [130, 0, 77])
-    spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "w": tfrx.VarLenFeature(tfrx.float32),
-            "s": tfrx.FixedLenFeature([], tfrx.string)}
+    spec = {
+        "id": tfrx.FixedLenFeature([], tfrx.int64),
+        "w": tfrx.VarLenFeature(tfrx.float32),
+        "s": tfrx.FixedLenFeature([], tfrx.string),
+    }
     parser = tfrx.ExampleParser(spec, bytes_as=bytes_as)
     batches = list(TFRecordDataset(paths).shuffle(50, seed=8)._record_batches(16, False))
     assert all(type(b) is ScatteredRecordBatch for b in batches)

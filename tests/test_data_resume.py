@@ -7,21 +7,27 @@ from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset
 
 CHAINS = {
-    "shuffle-map-batch-prefetch": lambda: Dataset.range(30).shuffle(7, seed=1).map(lambda x: x * x).batch(4).prefetch(2),
-    "parallel-map-shuffle-batch": lambda: Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3).shuffle(5, seed=2).batch(3),
+    "shuffle-map-batch-prefetch": lambda: (
+        Dataset.range(30).shuffle(7, seed=1).map(lambda x: x * x).batch(4).prefetch(2)
+    ),
+    "parallel-map-shuffle-batch": lambda: (
+        Dataset.range(30).map(lambda x: x + 1, num_parallel_calls=3).shuffle(5, seed=2).batch(3)
+    ),
     "repeat-shuffle": lambda: Dataset.range(8).repeat(3).shuffle(4, seed=3),
     "shuffle-repeat-take": lambda: Dataset.range(8).shuffle(4, seed=3).repeat().take(20),
-    "interleave-shuffle-batch-prefetch": lambda: Dataset.range(5)
-    .interleave(lambda x: Dataset.range(int(x) * 2), cycle_length=2, block_length=2, num_parallel_calls=2)
-    .shuffle(3, seed=4)
-    .batch(2)
-    .prefetch(1),
-    "filter-padded_batch-unbatch": lambda: Dataset.range(20)
-    .filter(lambda x: x % 3 != 0)
-    .map(lambda x: np.arange(int(x) % 4))
-    .padded_batch(3)
-    .unbatch(),
-    "zip-enumerate-skip": lambda: Dataset.zip((Dataset.range(12), Dataset.range(12).shuffle(4, seed=5))).enumerate().skip(3),
+    "interleave-shuffle-batch-prefetch": lambda: (
+        Dataset.range(5)
+        .interleave(lambda x: Dataset.range(int(x) * 2), cycle_length=2, block_length=2, num_parallel_calls=2)
+        .shuffle(3, seed=4)
+        .batch(2)
+        .prefetch(1)
+    ),
+    "filter-padded_batch-unbatch": lambda: (
+        Dataset.range(20).filter(lambda x: x % 3 != 0).map(lambda x: np.arange(int(x) % 4)).padded_batch(3).unbatch()
+    ),
+    "zip-enumerate-skip": lambda: (
+        Dataset.zip((Dataset.range(12), Dataset.range(12).shuffle(4, seed=5))).enumerate().skip(3)
+    ),
     "generator-cache-shuffle": lambda: Dataset.from_generator(lambda: iter(range(10))).cache().shuffle(3, seed=6),
 }
 
@@ -38,7 +44,14 @@ def test_resume_in_a_later_epoch():
 def test_state_is_small_and_json():
     import json
 
-    it = Dataset.range(10**6).shuffle(1000, seed=1).map(lambda x: x, num_parallel_calls=2).batch(64).prefetch(4).iterator()
+    it = (
+        Dataset.range(10**6)
+        .shuffle(1000, seed=1)
+        .map(lambda x: x, num_parallel_calls=2)
+        .batch(64)
+        .prefetch(4)
+        .iterator()
+    )
     for _ in range(50):
         next(it)
     assert len(json.dumps(it.state_dict())) < 500

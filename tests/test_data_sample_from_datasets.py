@@ -36,7 +36,9 @@ def test_sample_is_deterministic_per_seed_and_differs_between_seeds():
 
 def test_sample_keeps_each_dataset_in_order_and_produces_everything():
     out = [int(x) for x in _mix(7)]
-    assert sorted(out) == sorted(list(range(400)) + list(range(BASE, BASE + 400)) + list(range(2 * BASE, 2 * BASE + 400)))
+    assert sorted(out) == sorted(
+        list(range(400)) + list(range(BASE, BASE + 400)) + list(range(2 * BASE, 2 * BASE + 400))
+    )
     for i in range(3):
         mine = [x for x in out if x // BASE == i]
         assert mine == sorted(mine)
@@ -92,7 +94,26 @@ def test_sample_order_for_a_seed_is_pinned():
         [Dataset.range(0, 100), Dataset.range(100, 200), Dataset.range(200, 300)], weights=[0.5, 0.3, 0.2], seed=42
     )
     assert [int(x) for x in ds.take(20)] == [
-        100, 0, 200, 101, 1, 201, 102, 103, 2, 3, 4, 202, 104, 203, 5, 6, 105, 7, 204, 106,
+        100,
+        0,
+        200,
+        101,
+        1,
+        201,
+        102,
+        103,
+        2,
+        3,
+        4,
+        202,
+        104,
+        203,
+        5,
+        6,
+        105,
+        7,
+        204,
+        106,
     ]
 
 

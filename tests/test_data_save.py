@@ -35,7 +35,11 @@ def _same(a, b):
         return isinstance(b, tuple) and len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, bytes):
         return type(b) is bytes and a == b
-    return type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype and elements_equal(np.asarray(a), np.asarray(b))
+    return (
+        type(a) is type(b)
+        and np.asarray(a).dtype == np.asarray(b).dtype
+        and elements_equal(np.asarray(a), np.asarray(b))
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -56,7 +60,9 @@ def test_element_encoding_rejects_cut_or_extended_bytes(x, data):
 
 
 def _elements():
-    return Dataset.range(23).map(lambda i: {"ids": np.arange(i % 5, dtype=np.int32), "text": b"t%d" % i, "w": np.float32(i) / 3})
+    return Dataset.range(23).map(
+        lambda i: {"ids": np.arange(i % 5, dtype=np.int32), "text": b"t%d" % i, "w": np.float32(i) / 3}
+    )
 
 
 @pytest.mark.parametrize("compression", [None, "GZIP"])
@@ -71,10 +77,16 @@ def test_save_then_load_gives_the_elements_back(tmp_path, compression):
 
 def test_save_shard_func_splits_and_load_reads_shards_in_order(tmp_path):
     Dataset.range(10).save(tmp_path, shard_func=lambda x: x % 3)
-    assert sorted(os.listdir(tmp_path)) == ["dataset_spec.json", "shard-00000.tfrecord", "shard-00001.tfrecord", "shard-00002.tfrecord"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "dataset_spec.json",
+        "shard-00000.tfrecord",
+        "shard-00001.tfrecord",
+        "shard-00002.tfrecord",
+    ]
     assert [int(x) for x in Dataset.load(tmp_path)] == [0, 3, 6, 9, 1, 4, 7, 2, 5, 8]
-    reversed_order = Dataset.load(tmp_path, reader_func=lambda shards: Dataset.range(3).flat_map(
-        lambda i: list(shards)[2 - int(i)]))
+    reversed_order = Dataset.load(
+        tmp_path, reader_func=lambda shards: Dataset.range(3).flat_map(lambda i: list(shards)[2 - int(i)])
+    )
     assert [int(x) for x in reversed_order] == [2, 5, 8, 1, 4, 7, 0, 3, 6, 9]
 
 

@@ -49,7 +49,13 @@ def test_resume_at_every_step(tmp_path, fake_reader, parallel):
     files = write_fake_files(tmp_path, [4, 0, 3, 5])
     assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel))
     assert_resumes_exactly(
-        lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=1).map(lambda r: r.upper()).batch(3).prefetch(2)
+        lambda: (
+            TFRecordDataset(files, num_parallel_reads=parallel)
+            .shuffle(4, seed=1)
+            .map(lambda r: r.upper())
+            .batch(3)
+            .prefetch(2)
+        )
     )
 
 
@@ -99,7 +105,9 @@ def test_parallel_record_batches_follow_the_record_interleave(tmp_path, fake_rea
     monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)  # pieces end inside batches and rounds
     files = write_fake_files(tmp_path, sizes)
     # The reference: interleave over the files record by record (checked against tf.data in test_data_interleave).
-    expected = list(Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=parallel, block_length=1))
+    expected = list(
+        Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=parallel, block_length=1)
+    )
     assert list(TFRecordDataset(files, num_parallel_reads=parallel)) == expected
     for size in (1, 3, 4, 100):
         batches = list(TFRecordDataset(files, num_parallel_reads=parallel).record_batches(size))
@@ -115,10 +123,14 @@ def test_parallel_record_batches_resume(tmp_path, fake_reader, monkeypatch, para
     monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
     files = write_fake_files(tmp_path, [4, 0, 3, 5, 1])
     assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).record_batches(3).map(list))
-    assert_resumes_exactly(lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=2).batch(3).map(list))
+    assert_resumes_exactly(
+        lambda: TFRecordDataset(files, num_parallel_reads=parallel).shuffle(4, seed=2).batch(3).map(list)
+    )
 
 
-@pytest.mark.parametrize("sizes,shards", [([3, 1, 4, 1, 5], 2), ([3, 1, 4, 1, 5], 4), ([7], 3), ([2, 2], 4), ([5, 0, 3], 3)])
+@pytest.mark.parametrize(
+    "sizes,shards", [([3, 1, 4, 1, 5], 2), ([3, 1, 4, 1, 5], 4), ([7], 3), ([2, 2], 4), ([5, 0, 3], 3)]
+)
 def test_sharding_partitions_records(tmp_path, fake_reader, sizes, shards):
     files = write_fake_files(tmp_path, sizes)
     ds = TFRecordDataset(files).map(lambda r: r)
@@ -163,7 +175,9 @@ def _write_tf_files(tf, tmp_path, sizes, compression=None):
 def test_real_files_match_tf(tf, tmp_path, parallel, compression):
     paths = _write_tf_files(tf, tmp_path, [5, 0, 7, 3], compression)
     ours = list(TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel))
-    theirs = list(tf.data.TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel).as_numpy_iterator())
+    theirs = list(
+        tf.data.TFRecordDataset(paths, compression_type=compression, num_parallel_reads=parallel).as_numpy_iterator()
+    )
     assert ours == theirs
 
 
@@ -234,5 +248,7 @@ def test_parallel_interleave_of_tfrecord_datasets_resumes(tmp_path, fake_reader)
             lambda f: TFRecordDataset(f), cycle_length=3, block_length=2, num_parallel_calls=3
         )
     )
-    sloppy = Dataset.from_tensor_slices(files).interleave(lambda f: TFRecordDataset(f), cycle_length=3, num_parallel_calls=3, deterministic=False)
+    sloppy = Dataset.from_tensor_slices(files).interleave(
+        lambda f: TFRecordDataset(f), cycle_length=3, num_parallel_calls=3, deterministic=False
+    )
     assert sorted(sloppy) == sorted(f"{f}-{r}".encode() for f, n in enumerate([7, 0, 5, 9]) for r in range(n))

@@ -33,7 +33,14 @@ def test_window_yields_datasets_per_component():
 
 @pytest.mark.parametrize(
     ("n", "size", "shift", "stride", "drop"),
-    [(0, 2, 1, 1, False), (7, 3, 2, 1, False), (7, 3, 2, 2, True), (10, 4, 3, 1, True), (10, 2, 5, 3, False), (3, 5, 1, 1, True)],
+    [
+        (0, 2, 1, 1, False),
+        (7, 3, 2, 1, False),
+        (7, 3, 2, 2, True),
+        (10, 4, 3, 1, True),
+        (10, 2, 5, 3, False),
+        (3, 5, 1, 1, True),
+    ],
 )
 def test_window_cardinality_is_the_count(n, size, shift, stride, drop):
     ds = Dataset.range(n).window(size, shift, stride, drop_remainder=drop)
@@ -59,7 +66,9 @@ def _model(n, size, shift, stride, drop):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(0, 25), size=st.integers(1, 5), shift=st.integers(1, 6), stride=st.integers(1, 4), drop=st.booleans())
+@given(
+    n=st.integers(0, 25), size=st.integers(1, 5), shift=st.integers(1, 6), stride=st.integers(1, 4), drop=st.booleans()
+)
 def test_window_equals_the_definition(n, size, shift, stride, drop):
     ds = Dataset.range(n).window(size, shift, stride, drop_remainder=drop)
     got = [[int(x) for x in w] for w in ds]
@@ -73,7 +82,10 @@ def test_window_over_a_shuffle_under_repeat_resumes_exactly():
     )
 
 
-@pytest.mark.parametrize(("n", "size", "shift", "stride", "drop"), [(13, 3, 2, 2, False), (13, 2, 5, 3, True), (9, 4, 1, 1, False), (10, 1, 3, 1, False)])
+@pytest.mark.parametrize(
+    ("n", "size", "shift", "stride", "drop"),
+    [(13, 3, 2, 2, False), (13, 2, 5, 3, True), (9, 4, 1, 1, False), (10, 1, 3, 1, False)],
+)
 def test_window_resumes_exactly_for_gaps_and_overlaps(n, size, shift, stride, drop):
     assert_resumes_exactly(
         lambda: Dataset.range(n).shuffle(3, seed=1).window(size, shift, stride, drop).flat_map(lambda w: w.batch(size))

@@ -11,7 +11,10 @@ def test_zip_matches_tf(tf):
 
 
 def test_zip_dict_and_varargs():
-    assert to_py(list(Dataset.zip({"a": Dataset.range(2), "b": Dataset.range(5)}))) == [{"a": 0, "b": 0}, {"a": 1, "b": 1}]
+    assert to_py(list(Dataset.zip({"a": Dataset.range(2), "b": Dataset.range(5)}))) == [
+        {"a": 0, "b": 0},
+        {"a": 1, "b": 1},
+    ]
     assert to_py(list(Dataset.zip(Dataset.range(2), Dataset.range(2)))) == [[0, 0], [1, 1]]
 
 

@@ -218,7 +218,9 @@ def oracle(message: train.Example) -> dict:
         kind = feature.WhichOneof("kind")
         if kind is not None:
             values = list(getattr(feature, kind).value)
-            out[name] = values if kind == "bytes_list" else np.array(values, np.float32 if kind == "float_list" else np.int64)
+            out[name] = (
+                values if kind == "bytes_list" else np.array(values, np.float32 if kind == "float_list" else np.int64)
+            )
     return out
 
 
@@ -314,7 +316,11 @@ def agree_sequence(data: bytes):
                 if e is None or isinstance(g, list):
                     assert g == e
                 else:
-                    assert np.array_equal(np.isnan(g), np.isnan(np.asarray(e, g.dtype))) if g.dtype == np.float32 else g.tolist() == e
+                    assert (
+                        np.array_equal(np.isnan(g), np.isnan(np.asarray(e, g.dtype)))
+                        if g.dtype == np.float32
+                        else g.tolist() == e
+                    )
 
 
 @settings(max_examples=30, deadline=None)

@@ -33,7 +33,16 @@ def test_main_in_process_numpy(tmp_path, capsys):
 
 
 def test_run_reports_what_it_did(tmp_path):
-    out = demo.run(records=300, shards=3, epochs=4, batch_size=32, image_size=12, framework="numpy", workdir=str(tmp_path), log=lambda *a: None)
+    out = demo.run(
+        records=300,
+        shards=3,
+        epochs=4,
+        batch_size=32,
+        image_size=12,
+        framework="numpy",
+        workdir=str(tmp_path),
+        log=lambda *a: None,
+    )
     assert out["verified"] == 300
     assert out["read"] == 200  # the last shard is held out
     assert out["losses"][-1] < out["losses"][0]
@@ -55,12 +64,23 @@ def test_bad_sizes_exit_2(capsys):
 
 
 def test_shards_are_tensorflow_readable(tmp_path, tf):
-    out = demo.run(records=120, shards=2, epochs=1, batch_size=32, image_size=8, framework="numpy", workdir=str(tmp_path), log=lambda *a: None)
+    out = demo.run(
+        records=120,
+        shards=2,
+        epochs=1,
+        batch_size=32,
+        image_size=8,
+        framework="numpy",
+        workdir=str(tmp_path),
+        log=lambda *a: None,
+    )
     images, labels = demo.make_images(120, 8, 0)
     spec = {"image_raw": tf.io.FixedLenFeature([], tf.string), "label": tf.io.FixedLenFeature([], tf.int64)}
     got = [tf.io.parse_single_example(r, spec) for r in tf.data.TFRecordDataset(out["paths"])]
     assert len(got) == 120
-    np.testing.assert_array_equal(np.stack([tf.io.decode_raw(g["image_raw"], tf.uint8).numpy() for g in got]), images.reshape(120, -1))
+    np.testing.assert_array_equal(
+        np.stack([tf.io.decode_raw(g["image_raw"], tf.uint8).numpy() for g in got]), images.reshape(120, -1)
+    )
     np.testing.assert_array_equal([int(g["label"]) for g in got], labels)
 
 
@@ -70,7 +90,9 @@ def test_softmax_regression_learns():
     y = rng.integers(0, demo.CLASSES, 2000)
     x = centres[y] + rng.normal(0, 1, (2000, 5)).astype(np.float32)
     batches = [(x[i : i + 100], y[i : i + 100]) for i in range(0, 1600, 100)]
-    losses, accuracy = demo.softmax_regression(lambda epoch: batches, lambda: [(x[1600:], y[1600:])], 5, 5, log=lambda *a: None)
+    losses, accuracy = demo.softmax_regression(
+        lambda epoch: batches, lambda: [(x[1600:], y[1600:])], 5, 5, log=lambda *a: None
+    )
     assert losses[-1] < losses[0]
     assert accuracy > 0.8
 
@@ -79,23 +101,50 @@ def test_softmax_regression_learns():
 @pytest.mark.parametrize("framework", ["torch", "jax"])
 def test_frameworks(framework, tmp_path):
     pytest.importorskip(framework)
-    out = demo.run(records=240, shards=3, epochs=3, batch_size=32, image_size=8, framework=framework, workdir=str(tmp_path), log=lambda *a: None)
+    out = demo.run(
+        records=240,
+        shards=3,
+        epochs=3,
+        batch_size=32,
+        image_size=8,
+        framework=framework,
+        workdir=str(tmp_path),
+        log=lambda *a: None,
+    )
     assert out["framework"] == framework
     assert out["losses"][-1] < out["losses"][0]
 
 
 def test_python_dash_m(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "tfrx.demo", *SMALL, "--framework", "numpy"], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tfrx.demo", *SMALL, "--framework", "numpy"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "6. train" in proc.stdout and "held-out accuracy" in proc.stdout
 
 
 def test_shards_hold_contiguous_runs_in_order(tmp_path):
     lines = []
-    out = demo.run(records=200, shards=2, epochs=1, batch_size=32, image_size=8, framework="numpy", seed=3,
-                   workdir=str(tmp_path), log=lines.append)
-    assert [os.path.basename(p) for p in out["paths"]] == ["images.tfrecord-00000-of-00002", "images.tfrecord-00001-of-00002"]
+    out = demo.run(
+        records=200,
+        shards=2,
+        epochs=1,
+        batch_size=32,
+        image_size=8,
+        framework="numpy",
+        seed=3,
+        workdir=str(tmp_path),
+        log=lines.append,
+    )
+    assert [os.path.basename(p) for p in out["paths"]] == [
+        "images.tfrecord-00000-of-00002",
+        "images.tfrecord-00001-of-00002",
+    ]
     _, labels = demo.make_images(200, 8, seed=3)
     got = [int(tfrx.decode_example(r)["label"][0]) for r in tfrx.read_records(out["paths"])]
     assert got == labels.tolist()

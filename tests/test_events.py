@@ -73,7 +73,11 @@ def test_kinds_fields_and_pandas():
     assert ev.tags() == {"scalars": ["lr"], "histograms": ["hist"], "images": ["picture"]}
     pd = pytest.importorskip("pandas")
     frames = ev.to_pandas()
-    assert isinstance(frames["scalars"], pd.DataFrame) and frames["scalars"]["value"].round(3).tolist() == [0.1, 0.2, 0.3]
+    assert isinstance(frames["scalars"], pd.DataFrame) and frames["scalars"]["value"].round(3).tolist() == [
+        0.1,
+        0.2,
+        0.3,
+    ]
 
 
 def test_a_folder_of_runs(tmp_path):

@@ -138,7 +138,14 @@ def test_encode_examples_input_forms_match_builders():
         {"dense": [8, 9, 10, 11], "flags": [1], "ragged": [2], "ragged2d": [1.0, 1.0],
          "nested": [b"b", b"c"], "texts": [b""], "objs": [b"z"], "lists": [3], "masked": [3]},
     ]  # fmt: skip
-    kinds = {"scalar": "float", "ragged2d": "float", "nested": "bytes", "texts": "bytes", "objs": "bytes", "ragged": "int64"}
+    kinds = {
+        "scalar": "float",
+        "ragged2d": "float",
+        "nested": "bytes",
+        "texts": "bytes",
+        "objs": "bytes",
+        "ragged": "int64",
+    }
     for data, row in zip(encoded, expected_rows):
         assert data == tfrx.make_example(row, kinds=kinds).SerializeToString(deterministic=True)
 
@@ -168,16 +175,31 @@ def test_native_encoder_rejects_inconsistent_columns():
     vals = np.arange(3, dtype=np.int64)
 
     def int64_column(splits, steps=None):
-        return EncodeColumn("a", FeatureKind.INT64, values=vals, splits=np.array(splits, np.int64),
-                            steps=None if steps is None else np.array(steps, np.int64))
+        return EncodeColumn(
+            "a",
+            FeatureKind.INT64,
+            values=vals,
+            splits=np.array(splits, np.int64),
+            steps=None if steps is None else np.array(steps, np.int64),
+        )
 
     with pytest.raises(ValueError, match="row splits"):
         encode_examples([int64_column([0, 5])], 1)
     with pytest.raises(ValueError, match="row splits"):
         encode_examples([int64_column([2, 1])], 1)
     with pytest.raises(ValueError, match="offsets"):
-        encode_examples([EncodeColumn("a", FeatureKind.BYTES, values=b"ab", offsets=np.array([0, 9], np.int64),
-                                      splits=np.array([0, 1], np.int64))], 1)
+        encode_examples(
+            [
+                EncodeColumn(
+                    "a",
+                    FeatureKind.BYTES,
+                    values=b"ab",
+                    offsets=np.array([0, 9], np.int64),
+                    splits=np.array([0, 1], np.int64),
+                )
+            ],
+            1,
+        )
     with pytest.raises(ValueError, match="step"):
         encode_sequence_examples([], [int64_column([0, 3], steps=[0, 2])], 1)
     with pytest.raises(ValueError, match="unknown kind"):

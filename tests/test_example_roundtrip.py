@@ -18,9 +18,7 @@ values_of = {
     "float": st.lists(
         st.floats(width=32) | st.sampled_from([float("nan"), float("inf"), -float("inf"), -0.0]), max_size=4
     ),
-    "int64": st.lists(
-        st.integers(-(2**63), 2**63 - 1) | st.sampled_from([-(2**63), 2**63 - 1, -1, 0]), max_size=4
-    ),
+    "int64": st.lists(st.integers(-(2**63), 2**63 - 1) | st.sampled_from([-(2**63), 2**63 - 1, -1, 0]), max_size=4),
 }
 
 
@@ -39,7 +37,9 @@ def same_values(a, b) -> bool:
         return False
     if a.dtype == np.float32:
         nan = np.isnan(a)
-        return bool(np.array_equal(nan, np.isnan(b)) and np.array_equal(a.view(np.uint32)[~nan], b.view(np.uint32)[~nan]))
+        return bool(
+            np.array_equal(nan, np.isnan(b)) and np.array_equal(a.view(np.uint32)[~nan], b.view(np.uint32)[~nan])
+        )
     return bool(np.array_equal(a, b))
 
 
@@ -86,7 +86,9 @@ def test_example_message_builder_encoder_decoder_agree(features):
     expected = {k: expected_value(kind, v) for k, (kind, v) in features.items()}
     assert same_dict(tfrx.decode_example(data), expected)
     assert same_dict(tfrx.decode_example(message), expected)
-    built = tfrx.make_example({k: v for k, (_, v) in features.items()}, kinds={k: kind for k, (kind, _) in features.items()})
+    built = tfrx.make_example(
+        {k: v for k, (_, v) in features.items()}, kinds={k: kind for k, (kind, _) in features.items()}
+    )
     assert built == message or data == built.SerializeToString(deterministic=True)
     columns = {k: [v] for k, (_, v) in features.items()}
     encoded = tfrx.encode_examples(columns, kinds={k: kind for k, (kind, _) in features.items()})
@@ -98,9 +100,7 @@ def example_table(draw):
     """A schema and rows: each row maps a subset of the names to values of the name's kind."""
     schema = draw(st.dictionaries(keys, st.sampled_from(KINDS), min_size=1, max_size=4))
     n = draw(st.integers(0, 4))
-    rows = [
-        {k: draw(values_of[kind]) for k, kind in schema.items() if draw(st.booleans())} for _ in range(n)
-    ]
+    rows = [{k: draw(values_of[kind]) for k, kind in schema.items() if draw(st.booleans())} for _ in range(n)]
     return schema, rows
 
 
@@ -130,9 +130,7 @@ def sequence_table(draw):
     rows = []
     for _ in range(n):
         ctx = {k: draw(values_of[kind]) for k, kind in ctx_schema.items() if draw(st.booleans())}
-        fl = {
-            k: draw(st.lists(values_of[kind], max_size=3)) for k, kind in fl_schema.items() if draw(st.booleans())
-        }
+        fl = {k: draw(st.lists(values_of[kind], max_size=3)) for k, kind in fl_schema.items() if draw(st.booleans())}
         rows.append((ctx, fl))
     return ctx_schema, fl_schema, rows
 
@@ -206,7 +204,12 @@ def tf_parse(tf):
 def test_tf_io_parses_our_encoding(tf):
     ids = np.arange(12, dtype=np.int64).reshape(3, 4)
     data = tfrx.encode_examples(
-        {"ids": ids, "w": np.linspace(0, 1, 3), "s": ["a", "bé", ""], "r": tfrx.Ragged([b"x", b"y"], row_lengths=[0, 2, 0])}
+        {
+            "ids": ids,
+            "w": np.linspace(0, 1, 3),
+            "s": ["a", "bé", ""],
+            "r": tfrx.Ragged([b"x", b"y"], row_lengths=[0, 2, 0]),
+        }
     )
     spec = {
         "ids": tf.io.FixedLenFeature([4], tf.int64),

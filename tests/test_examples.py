@@ -39,7 +39,9 @@ def test_raw_images_round_trip(tmp_path, capsys):
 def test_raw_images_readable_by_tensorflow(tmp_path, tf):
     ex = load("raw_images")
     out = ex.run(8, str(tmp_path))
-    spec = {k: tf.io.FixedLenFeature([], tf.string if k == "image_raw" else tf.int64) for k in ex.IMAGE_FEATURE_DESCRIPTION}
+    spec = {
+        k: tf.io.FixedLenFeature([], tf.string if k == "image_raw" else tf.int64) for k in ex.IMAGE_FEATURE_DESCRIPTION
+    }
     for i, record in enumerate(tf.data.TFRecordDataset(out["path"])):
         x = tf.io.parse_single_example(record, spec)
         image = tf.reshape(tf.io.decode_raw(x["image_raw"], tf.uint8), (x["height"], x["width"], x["depth"]))
@@ -72,10 +74,23 @@ def test_train_classifier_keras(backend, tmp_path):
     for module in ("keras", backend):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed")
-    env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ, KERAS_BACKEND=backend, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
+    )
     proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / "train_classifier.py"), "--framework", "keras", "--small", "--workdir", str(tmp_path)],
-        capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            str(EXAMPLES / "train_classifier.py"),
+            "--framework",
+            "keras",
+            "--small",
+            "--workdir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     losses = [float(line.split("loss")[1]) for line in proc.stdout.splitlines() if line.startswith("epoch")]
@@ -98,7 +113,10 @@ def test_bert_pretraining(tmp_path, capsys):
     ex = load("bert_pretraining")
     out = ex.run(str(tmp_path), seq_len=48, max_predictions=8, dupe_factor=2, batch_size=16)
     assert out["count"] == out["instances"] > 0 and out["batches"] == -(-out["count"] // 16)
-    assert out["shapes"]["input_ids"] == ((16, 48), "int64") and out["shapes"]["masked_lm_weights"] == ((16, 8), "float32")
+    assert out["shapes"]["input_ids"] == ((16, 48), "int64") and out["shapes"]["masked_lm_weights"] == (
+        (16, 8),
+        "float32",
+    )
     assert np.isfinite(out["loss_before"]) and out["loss_after"] < out["loss_before"]
     printed = capsys.readouterr().out
     assert "[CLS]" in printed and "[SEP]" in printed and "[MASK]" in printed
@@ -136,6 +154,8 @@ def test_sequence_examples_match_tensorflow(tmp_path, tf):
 @pytest.mark.parametrize("name", ["raw_images", "sequence_examples"])
 def test_scripts_run_as_programs(name):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), "--small"], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), "--small"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("wrote ")

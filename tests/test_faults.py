@@ -92,7 +92,8 @@ def test_read_error_in_compressed_stream_surfaces_and_keeps_a_prefix(compression
     tfrx.write_records(path, RECORDS, compression=compression)
     data = path.read_bytes()
     got, err = _read_until_error(
-        tfrx.RecordReader(FailingReader(data, len(data) // 2), compression=compression, chunk_size=256))
+        tfrx.RecordReader(FailingReader(data, len(data) // 2), compression=compression, chunk_size=256)
+    )
     assert isinstance(err, (OSError, tfrx.TfrxError))
     assert got == RECORDS[: len(got)]
 
@@ -257,8 +258,12 @@ def test_writer_process_killed_mid_shard_leaves_no_complete_looking_shard(tmp_pa
             if i == 120:
                 print("ready", flush=True)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
     try:
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(0.2)

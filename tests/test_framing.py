@@ -15,18 +15,22 @@ def oracle_frame(record: bytes) -> bytes:
     """TFRecord framing written out from the format's definition."""
     length = struct.pack("<Q", len(record))
     return (
-        length
-        + struct.pack("<I", tfrx.masked_crc32c(length))
-        + record
-        + struct.pack("<I", tfrx.masked_crc32c(record))
+        length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
     )
 
 
 def scan(buf, **kw):
     r = _native.scan_records(buf, **kw)
     return dict(
-        starts=r.starts.tolist(), lengths=r.lengths.tolist(), consumed=r.consumed, status=r.status,
-        offset=r.offset, need=r.need, length=r.length, expected=r.expected, actual=r.actual,
+        starts=r.starts.tolist(),
+        lengths=r.lengths.tolist(),
+        consumed=r.consumed,
+        status=r.status,
+        offset=r.offset,
+        need=r.need,
+        length=r.length,
+        expected=r.expected,
+        actual=r.actual,
     )
 
 
@@ -68,8 +72,10 @@ def test_scan_stops_at_any_cut_with_exact_need(records, data):
         assert r["status"] == _native.ScanStatus.NEED_MORE
         # Supplying exactly `need` more bytes completes the next step (header or record).
         r2 = scan(buf[: cut + r["need"]])
-        assert r2["consumed"] > r["consumed"] or r2["status"] != _native.ScanStatus.NEED_MORE or (
-            r2["offset"] == r["offset"] and r2["need"] > 0
+        assert (
+            r2["consumed"] > r["consumed"]
+            or r2["status"] != _native.ScanStatus.NEED_MORE
+            or (r2["offset"] == r["offset"] and r2["need"] > 0)
         )
 
 
@@ -148,8 +154,11 @@ def test_find_header_passes_lengths_no_record_can_have():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 300), st.integers(0, (1 << 48) + 5)), max_size=4),
-       st.integers(0, 300))
+@given(
+    st.binary(max_size=300),
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, (1 << 48) + 5)), max_size=4),
+    st.integers(0, 300),
+)
 def test_find_header_matches_a_byte_by_byte_search(noise, planted, start):
     from framing_oracle import header_length
 
@@ -158,8 +167,9 @@ def test_find_header_matches_a_byte_by_byte_search(noise, planted, start):
         raw = struct.pack("<Q", length)
         buf[at : at + 12] = raw + struct.pack("<I", tfrx.masked_crc32c(raw))
     buf = bytes(buf)
-    want = next((p for p in range(start, len(buf) - 11)
-                 if (n := header_length(buf, p)) is not None and n < 1 << 48), -1)
+    want = next(
+        (p for p in range(start, len(buf) - 11) if (n := header_length(buf, p)) is not None and n < 1 << 48), -1
+    )
     assert _native.find_header(buf, start) == want
 
 

@@ -14,8 +14,9 @@ from tfrx import index as index_mod
 
 def _tfrx_index(offsets: list[int], file_size: int) -> bytes:
     body = np.asarray(offsets, dtype="<u8").tobytes()
-    header = index_mod._HEADER.pack(index_mod.MAGIC, index_mod.VERSION, index_mod.HEADER_SIZE, len(offsets),
-                                    file_size, 0, 0, tfrx.crc32c(body))
+    header = index_mod._HEADER.pack(
+        index_mod.MAGIC, index_mod.VERSION, index_mod.HEADER_SIZE, len(offsets), file_size, 0, 0, tfrx.crc32c(body)
+    )
     return header + body
 
 
@@ -55,7 +56,9 @@ def test_load_index_rebuilds_over_a_cached_index_with_an_absurd_size(tmp_path):
 def test_missing_fixed_len_feature_of_zero_size_takes_its_empty_default(dtype):
     # Found by the parse target under UBSan: copying the empty default passed a null pointer to memcpy.
     records = [tfrx.make_example({"other": [1]}).SerializeToString()] * 3
-    spec = {"a": tfrx.FixedLenFeature((0,), dtype, default_value=[]),
-            "b": tfrx.FixedLenFeature((2, 0), dtype, default_value=[])}
+    spec = {
+        "a": tfrx.FixedLenFeature((0,), dtype, default_value=[]),
+        "b": tfrx.FixedLenFeature((2, 0), dtype, default_value=[]),
+    }
     out = tfrx.parse_example(records, spec)
     assert out["a"].shape == (3, 0) and out["b"].shape == (3, 2, 0)

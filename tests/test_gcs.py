@@ -125,7 +125,13 @@ def test_cli_with_storage_options(gcs, prefix, capsys):
 
     opts = {"endpoint_url": gcs, "token": "anon"}
     tfrx.write_examples(f"{prefix}/d", {"id": np.arange(10, dtype=np.int64)}, num_shards=2, storage_options=opts)
-    argv = ["count", f"{prefix}/d.tfrecord-*", "--storage-option", f"endpoint_url={gcs}",
-            "--storage-options", json.dumps({"token": "anon"})]
+    argv = [
+        "count",
+        f"{prefix}/d.tfrecord-*",
+        "--storage-option",
+        f"endpoint_url={gcs}",
+        "--storage-options",
+        json.dumps({"token": "anon"}),
+    ]
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "10\ttotal"

@@ -21,7 +21,9 @@ DIGESTS = json.loads(GOLDEN.read_text())["digests"]
 
 
 def _crop(name, window, channels=0, fancy=True, dct="", ratio=1):
-    return timg.decode_and_crop_jpeg(jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio)
+    return timg.decode_and_crop_jpeg(
+        jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio
+    )
 
 
 # ------------------------------------------------------------------ decode_and_crop_jpeg
@@ -42,8 +44,12 @@ def test_decode_and_crop_jpeg_equals_tensorflow(tf, name):
         if name.startswith("cmyk") and channels == 1:
             continue
         for window in windows(-(-h // ratio), -(-w // ratio)):
-            want = tf.io.decode_and_crop_jpeg(jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio)
-            np.testing.assert_array_equal(_crop(name, window, channels, fancy, dct, ratio), want.numpy(), err_msg=f"{name} {window}")
+            want = tf.io.decode_and_crop_jpeg(
+                jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio
+            )
+            np.testing.assert_array_equal(
+                _crop(name, window, channels, fancy, dct, ratio), want.numpy(), err_msg=f"{name} {window}"
+            )
 
 
 @needs_libjpeg
@@ -78,13 +84,24 @@ def test_decode_and_crop_jpeg_matches_full_decode_away_from_the_window_edges(nam
         np.testing.assert_array_equal(got, full)
     else:
         np.testing.assert_array_equal(got[:, 1:-1], full[:, 1:-1])
-        np.testing.assert_array_equal(_crop(name, window, 3, fancy=False), timg.decode_jpeg(jpeg(name), channels=3, fancy_upscaling=False)[y : y + window[2], x : x + window[3]])
+        np.testing.assert_array_equal(
+            _crop(name, window, 3, fancy=False),
+            timg.decode_jpeg(jpeg(name), channels=3, fancy_upscaling=False)[y : y + window[2], x : x + window[3]],
+        )
 
 
 @needs_libjpeg
 def test_decode_and_crop_jpeg_rejects_windows_outside_the_image():
     name = "420_37x53.jpg"
-    for window in ([0, 0, 38, 10], [0, 0, 10, 54], [-1, 0, 5, 5], [0, -1, 5, 5], [0, 0, 0, 5], [0, 0, 5, 0], [36, 52, 2, 1]):
+    for window in (
+        [0, 0, 38, 10],
+        [0, 0, 10, 54],
+        [-1, 0, 5, 5],
+        [0, -1, 5, 5],
+        [0, 0, 0, 5],
+        [0, 0, 5, 0],
+        [36, 52, 2, 1],
+    ):
         with pytest.raises(ValueError, match="not inside the image of size \\[37, 53\\]"):
             _crop(name, window)
     with pytest.raises(ValueError, match="not inside the image of size \\[19, 27\\]"):
@@ -123,7 +140,9 @@ def test_decode_and_crop_jpeg_rejects_bad_data_and_arguments(tf):
 def test_decode_and_crop_jpeg_recovers_truncated_data_as_tensorflow(tf):
     data = jpeg("420_progressive_61x83.jpg")[:-600]
     want = tf.io.decode_and_crop_jpeg(data, [5, 7, 40, 50], channels=3, try_recover_truncated=True).numpy()
-    np.testing.assert_array_equal(timg.decode_and_crop_jpeg(data, [5, 7, 40, 50], channels=3, try_recover_truncated=True), want)
+    np.testing.assert_array_equal(
+        timg.decode_and_crop_jpeg(data, [5, 7, 40, 50], channels=3, try_recover_truncated=True), want
+    )
 
 
 def test_decode_and_crop_jpeg_without_libjpeg_falls_back_to_a_whole_decode(monkeypatch):
@@ -157,7 +176,9 @@ def test_libraries_that_cannot_decode_windows_are_refused():
         "print(_native.jpeg_library_loaded())"
     )
     env = {**__import__("os").environ, "PYTHONPATH": __import__("os").pathsep.join(sys.path)}
-    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout.splitlines()
+    lines = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.splitlines()
     assert "nonexistent" in lines[0]
     assert lines[1] == "libm.so.6 is not a libjpeg library"
     assert lines[2] == "False"
@@ -197,16 +218,27 @@ def _sample(h, w, n, seed, **kw):
         begin, size, bbox = timg.sample_distorted_bounding_box([h, w, 3], seed=seed, **kw)
         out.append((int(begin[0]), int(begin[1]), int(size[0]), int(size[1])))
         assert begin[2] == 0 and size[2] == -1 and bbox.shape == (1, 1, 4) and bbox.dtype == np.float32
-        np.testing.assert_allclose(bbox[0, 0], [begin[0] / h, begin[1] / w, (begin[0] + size[0]) / h, (begin[1] + size[1]) / w], rtol=1e-6)
+        np.testing.assert_allclose(
+            bbox[0, 0], [begin[0] / h, begin[1] / w, (begin[0] + size[0]) / h, (begin[1] + size[1]) / w], rtol=1e-6
+        )
     return out
 
 
-@given(st.integers(1, 600), st.integers(1, 600), st.floats(0.01, 1.0), st.floats(0.01, 1.0), st.floats(0.2, 5.0), st.floats(0.2, 5.0))
+@given(
+    st.integers(1, 600),
+    st.integers(1, 600),
+    st.floats(0.01, 1.0),
+    st.floats(0.01, 1.0),
+    st.floats(0.2, 5.0),
+    st.floats(0.2, 5.0),
+)
 @settings(max_examples=60, deadline=None)
 def test_sampled_boxes_respect_the_constraints(h, w, a0, a1, r0, r1):
     area = (min(a0, a1), max(a0, a1))
     aspect = (min(r0, r1), max(r0, r1))
-    for y, x, bh, bw in _sample(h, w, 5, 7, area_range=area, aspect_ratio_range=aspect, max_attempts=20, min_object_covered=0.0):
+    for y, x, bh, bw in _sample(
+        h, w, 5, 7, area_range=area, aspect_ratio_range=aspect, max_attempts=20, min_object_covered=0.0
+    ):
         assert 0 <= y and 0 <= x and bh >= 1 and bw >= 1 and y + bh <= h and x + bw <= w
         if (bh, bw) != (h, w):  # a sampled crop, not the whole-image fallback
             assert area[0] * h * w * (1 - 1e-6) <= bh * bw <= area[1] * h * w * (1 + 1e-6)
@@ -225,7 +257,13 @@ def test_sample_distorted_bounding_box_seeds_and_errors():
     assert len(set(_sample(300, 400, 50, 11))) > 40
     with pytest.raises(ValueError, match="use_image_if_no_bounding_boxes"):
         timg.sample_distorted_bounding_box([10, 10, 3])
-    for bad in ({"area_range": (0.5, 0.1)}, {"area_range": (0, 1)}, {"area_range": (0.5, 1.5)}, {"aspect_ratio_range": (0, 1)}, {"max_attempts": 0}):
+    for bad in (
+        {"area_range": (0.5, 0.1)},
+        {"area_range": (0, 1)},
+        {"area_range": (0.5, 1.5)},
+        {"aspect_ratio_range": (0, 1)},
+        {"max_attempts": 0},
+    ):
         with pytest.raises(ValueError):
             timg.sample_distorted_bounding_box([10, 10, 3], use_image_if_no_bounding_boxes=True, **bad)
     with pytest.raises(ValueError, match="in \\[0.0, 1.0\\]"):
@@ -263,8 +301,10 @@ def _float32_crop(width, height, min_frac, max_frac, aspect, rng):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-(2.0**60), max_value=2.0**60),
-       st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=2.0**-60, max_value=2.0**60))
+@given(
+    st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-(2.0**60), max_value=2.0**60),
+    st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=2.0**-60, max_value=2.0**60),
+)
 def test_float32_rounding_of_double_results_equals_float32_arithmetic(a, b):
     from tfrx.image._boxes import _f32
 
@@ -277,8 +317,12 @@ def test_float32_rounding_of_double_results_equals_float32_arithmetic(a, b):
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.integers(1, 5000), st.integers(1, 5000), st.floats(0.001, 1.0), st.floats(0.0, 1.0),
-    st.floats(0.0625, 4.0, width=32), st.integers(0, 2**32),
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.floats(0.001, 1.0),
+    st.floats(0.0, 1.0),
+    st.floats(0.0625, 4.0, width=32),
+    st.integers(0, 2**32),
 )
 def test_sampler_float32_steps_equal_numpy_float32(height, width, min_frac, more, aspect, seed):
     # The sampler follows TensorFlow's float32 arithmetic with Python floats rounded to float32 at each step.
@@ -293,15 +337,24 @@ def test_sampler_float32_steps_equal_numpy_float32(height, width, min_frac, more
     assert ours.random() == theirs.random()  # the same draws were taken
 
 
-@pytest.mark.parametrize("shape, area, aspect", [((375, 500), (0.05, 1.0), (0.75, 1.33)), ((100, 60), (0.3, 0.6), (0.5, 2.0))])
+@pytest.mark.parametrize(
+    "shape, area, aspect", [((375, 500), (0.05, 1.0), (0.75, 1.33)), ((100, 60), (0.3, 0.6), (0.5, 2.0))]
+)
 def test_sampled_box_distribution_matches_tensorflow(tf, shape, area, aspect):
     """Same algorithm, other random streams: the crops' heights, widths and offsets agree in distribution."""
     h, w = shape
-    kw = {"area_range": area, "aspect_ratio_range": aspect, "min_object_covered": 0.1, "use_image_if_no_bounding_boxes": True}
+    kw = {
+        "area_range": area,
+        "aspect_ratio_range": aspect,
+        "min_object_covered": 0.1,
+        "use_image_if_no_bounding_boxes": True,
+    }
     ours = np.array(_sample(h, w, 2000, 1, **kw), np.float64)
     theirs = []
     for i in range(2000):
-        begin, size, _ = tf.image.stateless_sample_distorted_bounding_box([h, w, 3], tf.zeros([1, 0, 4]), seed=[i, 7], **kw)
+        begin, size, _ = tf.image.stateless_sample_distorted_bounding_box(
+            [h, w, 3], tf.zeros([1, 0, 4]), seed=[i, 7], **kw
+        )
         theirs.append((int(begin[0]), int(begin[1]), int(size[0]), int(size[1])))
     theirs = np.array(theirs, np.float64)
     for column in range(4):
@@ -317,7 +370,9 @@ def test_sampled_box_distribution_matches_tensorflow(tf, shape, area, aspect):
 def _photo(h=120, w=160, seed=0):
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:h, 0:w]
-    img = 128 + 60 * np.sin(x[..., None] / 9.0 + np.arange(3)) * np.cos(y[..., None] / 7.0) + rng.normal(0, 8, (h, w, 3))
+    img = (
+        128 + 60 * np.sin(x[..., None] / 9.0 + np.arange(3)) * np.cos(y[..., None] / 7.0) + rng.normal(0, 8, (h, w, 3))
+    )
     return timg.encode_jpeg(np.clip(img, 0, 255).astype(np.uint8), quality=90)
 
 
@@ -328,7 +383,9 @@ def test_decode_crop_and_resize_without_dct_scaling_is_crop_then_resize(window, 
     data = _photo()
     want = timg.resize(timg.decode_and_crop_jpeg(data, window, channels=3), size)
     np.testing.assert_array_equal(timg.decode_crop_and_resize(data, window, size, dct_scaling=False), want)
-    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, window, size, dct_scaling=False, flip=True), want[:, ::-1])
+    np.testing.assert_array_equal(
+        timg.decode_crop_and_resize(data, window, size, dct_scaling=False, flip=True), want[:, ::-1]
+    )
     gray = timg.resize(timg.decode_and_crop_jpeg(data, window, channels=1), size)
     np.testing.assert_array_equal(timg.decode_crop_and_resize(data, window, size, channels=1, dct_scaling=False), gray)
 
@@ -338,7 +395,9 @@ def test_decode_crop_and_resize_equals_tensorflow(tf):
     data = _photo()
     for window in ([0, 0, 120, 160], [10, 17, 50, 61]):
         want = tf.image.resize(tf.io.decode_and_crop_jpeg(data, window, channels=3), (32, 48)).numpy()
-        np.testing.assert_allclose(timg.decode_crop_and_resize(data, window, (32, 48), dct_scaling=False), want, atol=1e-3)
+        np.testing.assert_allclose(
+            timg.decode_crop_and_resize(data, window, (32, 48), dct_scaling=False), want, atol=1e-3
+        )
 
 
 @pytest.mark.parametrize("window", [[0, 0, 120, 160], [5, 9, 100, 140], [1, 3, 61, 97]])
@@ -361,7 +420,9 @@ def test_fused_normalisation_equals_numpy():
         fused = timg.decode_crop_and_resize(data, [4, 6, 90, 100], size, flip=[False, True, False], mean=mean, std=std)
         np.testing.assert_array_equal(fused, (plain - mean) / std)
     plain = timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24))
-    np.testing.assert_array_equal(timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=100.0), plain - np.float32(100))
+    np.testing.assert_array_equal(
+        timg.decode_crop_and_resize(data, [4, 6, 90, 100], (20, 24), mean=100.0), plain - np.float32(100)
+    )
     with pytest.raises(ValueError, match="std must be non-zero"):
         timg.decode_random_crop_and_resize(data, (8, 8), std=[1, 0, 1])
 
@@ -429,7 +490,9 @@ def test_decode_random_crop_and_resize_uses_the_sampler_and_flips():
 
     data = [_photo(seed=i) for i in range(4)]
     _random._generators.pop(77, None)
-    got = timg.decode_random_crop_and_resize(data, (20, 20), seed=77, area_range=(0.2, 0.9), max_attempts=5, num_parallel_calls=1)
+    got = timg.decode_random_crop_and_resize(
+        data, (20, 20), seed=77, area_range=(0.2, 0.9), max_attempts=5, num_parallel_calls=1
+    )
     _random._generators.pop(77, None)
     rng = _random._rng(77)
     for i in range(4):

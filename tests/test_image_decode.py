@@ -38,7 +38,13 @@ def raw_png(pixels: np.ndarray, color_type: int, bit_depth: int, extra: bytes = 
         rows = [pixels[y].astype(">u2" if bit_depth == 16 else np.uint8).tobytes() for y in range(h)]
     raw = b"".join(b"\x00" + r for r in rows)
     ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, color_type, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + extra + _chunk(b"IDAT", zlib.compress(raw)) + _chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", ihdr)
+        + extra
+        + _chunk(b"IDAT", zlib.compress(raw))
+        + _chunk(b"IEND", b"")
+    )
 
 
 def pil_encode(img, fmt: str = "PNG", **options) -> bytes:
@@ -51,7 +57,9 @@ def smooth_rgb(h: int, w: int, seed: int = 0) -> np.ndarray:
     """Smooth gradients plus mild noise: compresses like a photograph, not like noise."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:h, 0:w].astype(np.float32)
-    base = np.stack([128 + 100 * np.sin(x / 23 + seed), 128 + 100 * np.cos(y / 31), 128 + 90 * np.sin((x + y) / 47)], -1)
+    base = np.stack(
+        [128 + 100 * np.sin(x / 23 + seed), 128 + 100 * np.cos(y / 31), 128 + 90 * np.sin((x + y) / 47)], -1
+    )
     return np.clip(base + rng.normal(0, 6, base.shape), 0, 255).astype(np.uint8)
 
 
@@ -95,7 +103,15 @@ def _interlaced_png(pixels: np.ndarray, bit_depth: int) -> bytes:
     h, w, c = pixels.shape
     c = c * bit_depth // 8  # bytes per pixel
     out = b""
-    for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)):
+    for x0, y0, dx, dy in (
+        (0, 0, 8, 8),
+        (4, 0, 8, 8),
+        (0, 4, 4, 8),
+        (2, 0, 4, 4),
+        (0, 2, 2, 4),
+        (1, 0, 2, 2),
+        (0, 1, 1, 2),
+    ):
         sub = pixels[y0::dy, x0::dx]
         if sub.size == 0:
             continue
@@ -161,12 +177,17 @@ def test_decode_png_rgb_to_gray_with_gamma_chunks(tf, gamma, channels):
     rgb[0, :3] = [[7, 7, 7], [255, 0, 0], [0, 0, 0]]
     chunk = _chunk(b"sRGB", b"\x00") if gamma == "sRGB" else _chunk(b"gAMA", struct.pack(">I", gamma))
     data = raw_png(rgb, 2, 8, chunk)
-    np.testing.assert_array_equal(timg.decode_png(data, channels=channels), tf.io.decode_png(data, channels=channels).numpy())
+    np.testing.assert_array_equal(
+        timg.decode_png(data, channels=channels), tf.io.decode_png(data, channels=channels).numpy()
+    )
 
 
 def test_decode_png_real_corpus_matches_tensorflow(tf, corpus_dir):
     n = 0
-    for name in ("tfmodels_vendored__fsns-00000-of-00001", "tfmodels_vendored__deeplab_pascal_voc_seg_val-00000-of-00001.tfrecord"):
+    for name in (
+        "tfmodels_vendored__fsns-00000-of-00001",
+        "tfmodels_vendored__deeplab_pascal_voc_seg_val-00000-of-00001.tfrecord",
+    ):
         for record in tf.data.TFRecordDataset(str(corpus_dir / name)).take(4):
             ex = tf.train.Example.FromString(record.numpy())
             for key in ("image/encoded", "image/segmentation/class/encoded"):
@@ -272,7 +293,9 @@ def test_decode_jpeg_real_corpus(tf, corpus_dir):
 
 
 def _gif(frames: int) -> bytes:
-    imgs = [PIL_Image.fromarray(smooth_rgb(24, 32, i)).quantize(64, dither=PIL_Image.Dither.NONE) for i in range(frames)]
+    imgs = [
+        PIL_Image.fromarray(smooth_rgb(24, 32, i)).quantize(64, dither=PIL_Image.Dither.NONE) for i in range(frames)
+    ]
     return pil_encode(imgs[0], "GIF", save_all=frames > 1, append_images=imgs[1:], duration=50, disposal=1)
 
 
@@ -440,7 +463,9 @@ def test_decode_batch_resizes_into_the_batch_as_resize_does(channels, dtype):
     assert out.dtype == np.float32 and out.shape == (4, 19, 7, channels)
     np.testing.assert_array_equal(out, expected)
     with pytest.raises(tfrx.DecodeError, match="image 2 of the batch"):
-        timg.decode_batch([JPEG_RGB, JPEG_RGB, b"not an image", JPEG_RGB], channels=3, size=(8, 8), num_parallel_calls=2)
+        timg.decode_batch(
+            [JPEG_RGB, JPEG_RGB, b"not an image", JPEG_RGB], channels=3, size=(8, 8), num_parallel_calls=2
+        )
     with pytest.raises(ValueError, match="positive"):
         timg.decode_batch([JPEG_RGB], channels=3, size=(0, 8))
 
@@ -477,7 +502,11 @@ def test_encode_jpeg_is_readable_by_tensorflow(tf, channels):
 
 def test_importing_tfrx_does_not_import_pillow():
     code = "import sys, tfrx; assert 'PIL' not in sys.modules and 'simplejpeg' not in sys.modules; from tfrx import image; assert 'PIL' not in sys.modules"
-    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(__import__("pathlib").Path(tfrx.__file__).parent.parent)})
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        env={"PYTHONPATH": str(__import__("pathlib").Path(tfrx.__file__).parent.parent)},
+    )
 
 
 # ----------------------------------------------------------------- property: PNG round trips

@@ -90,7 +90,6 @@ def test_resize_property_matches_tensorflow(tf, src, dst, method, antialias):
     np.testing.assert_allclose(got, expected, rtol=0, atol=tolerance)
 
 
-
 @settings(max_examples=150, deadline=None)
 @given(
     src=st.tuples(st.integers(1, 40), st.integers(1, 40)),
@@ -109,7 +108,6 @@ def test_native_bilinear_equals_numpy_reference(src, dst, channels, dtype, batch
     got = _resize._resize_bilinear_native(img, *dst)
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, expected)
-
 
 
 @settings(max_examples=60, deadline=None)
@@ -145,6 +143,7 @@ def test_native_nearest_checks_indices():
     with pytest.raises(ValueError, match="row out of range"):
         _native.resize_nearest(img, np.empty((1, 2, 6), np.uint8), 3, np.array([0, 4], np.int64), cols)
 
+
 def test_native_bilinear_checks_shapes_and_plans():
     from tfrx import _native
     from tfrx.image import _resize
@@ -164,6 +163,7 @@ def test_native_bilinear_checks_shapes_and_plans():
     bad_rows[-1] = 6
     with pytest.raises(ValueError, match="out of range"):
         _native.resize_bilinear(img, np.empty((1, 4, 4, 3), np.float32), rows_lo, bad_rows, ly, left, right, lx)
+
 
 # ----------------------------------------------------------------- convert_image_dtype
 
@@ -195,7 +195,9 @@ def test_convert_image_dtype_matches_tensorflow(tf, src, dst, saturate):
 
 def test_convert_image_dtype_uint8_to_float32_is_exactly_tensorflows(tf):
     x = np.arange(256, dtype=np.uint8)
-    np.testing.assert_array_equal(timg.convert_image_dtype(x, np.float32), tf.image.convert_image_dtype(x, tf.float32).numpy())
+    np.testing.assert_array_equal(
+        timg.convert_image_dtype(x, np.float32), tf.image.convert_image_dtype(x, tf.float32).numpy()
+    )
     back = timg.convert_image_dtype(timg.convert_image_dtype(x, np.float32), np.uint8)
     np.testing.assert_array_equal(back, x)
 

@@ -198,7 +198,10 @@ def _tfrecord_interop(data: str, ours: str, theirs: str) -> list[bytes]:
         pytest.skip("the tfrecord package is not installed")
     out = subprocess.run(
         [sys.executable, "-c", _TFRECORD_INTEROP, data, ours, theirs],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     line = out.stdout.strip()
     return [bytes.fromhex(h) for h in line.split(",")] if line else []

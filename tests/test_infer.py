@@ -11,11 +11,23 @@ import tfrx
 
 def test_example_inference():
     recs = [
-        enc_example([("id", enc_feature("int64", [1])), ("emb", enc_feature("float", [1, 2, 3])),
-                     ("tags", enc_feature("bytes", [b"a"])), ("opt", enc_feature("int64", [4])),
-                     ("gone", enc_feature(None, []))]),
-        enc_example([("id", enc_feature("int64", [2])), ("emb", enc_feature("float", [4, 5, 6], packed=False)),
-                     ("tags", enc_feature("bytes", [b"b", b"c"])), ("opt", enc_feature(None, []))]),
+        enc_example(
+            [
+                ("id", enc_feature("int64", [1])),
+                ("emb", enc_feature("float", [1, 2, 3])),
+                ("tags", enc_feature("bytes", [b"a"])),
+                ("opt", enc_feature("int64", [4])),
+                ("gone", enc_feature(None, [])),
+            ]
+        ),
+        enc_example(
+            [
+                ("id", enc_feature("int64", [2])),
+                ("emb", enc_feature("float", [4, 5, 6], packed=False)),
+                ("tags", enc_feature("bytes", [b"b", b"c"])),
+                ("opt", enc_feature(None, [])),
+            ]
+        ),
     ]
     spec = tfrx.infer_features(recs)
     assert spec == {
@@ -34,16 +46,21 @@ def test_example_inference():
 
 def test_sequence_inference():
     recs = [
-        enc_sequence_example([("id", enc_feature("bytes", [b"x"])), ("n", enc_feature(None, []))],
-                             [("f", [enc_feature("float", [1, 2]), enc_feature("float", [3, 4])]),
-                              ("w", [enc_feature("bytes", [b"a"]), enc_feature("bytes", [])])]),
-        enc_sequence_example([("id", enc_feature("bytes", [b"y"])), ("n", enc_feature("int64", [3]))],
-                             [("w", [])]),
+        enc_sequence_example(
+            [("id", enc_feature("bytes", [b"x"])), ("n", enc_feature(None, []))],
+            [
+                ("f", [enc_feature("float", [1, 2]), enc_feature("float", [3, 4])]),
+                ("w", [enc_feature("bytes", [b"a"]), enc_feature("bytes", [])]),
+            ],
+        ),
+        enc_sequence_example([("id", enc_feature("bytes", [b"y"])), ("n", enc_feature("int64", [3]))], [("w", [])]),
     ]
     ctx, seq = tfrx.infer_features(recs)
     assert ctx == {"id": tfrx.FixedLenFeature([], tfrx.string), "n": tfrx.VarLenFeature(tfrx.int64)}
-    assert seq == {"f": tfrx.FixedLenSequenceFeature([2], tfrx.float32, allow_missing=True),
-                   "w": tfrx.VarLenFeature(tfrx.string)}
+    assert seq == {
+        "f": tfrx.FixedLenSequenceFeature([2], tfrx.float32, allow_missing=True),
+        "w": tfrx.VarLenFeature(tfrx.string),
+    }
     c, f, lengths = tfrx.parse_sequence_example(recs, ctx, seq)
     assert lengths["f"].tolist() == [2, 0]
     assert tfrx.features_from_json(tfrx.features_to_json((ctx, seq))) == (ctx, seq)

@@ -82,7 +82,12 @@ _inputs = st.lists(st.lists(st.integers(0, 7), max_size=5), max_size=7)
 
 
 @settings(max_examples=300, deadline=None)
-@given(inputs=_inputs, cycle=st.integers(1, 5), block=st.integers(1, 6), limits=st.lists(st.integers(1, 20), min_size=1, max_size=8))
+@given(
+    inputs=_inputs,
+    cycle=st.integers(1, 5),
+    block=st.integers(1, 6),
+    limits=st.lists(st.integers(1, 20), min_size=1, max_size=8),
+)
 def test_planned_turns_give_the_per_element_order(inputs, cycle, block, limits):
     expected = _reference(inputs, cycle, block)
     assert _per_element(inputs, cycle, block) == expected
@@ -113,12 +118,17 @@ def pool(tmp_path_factory):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), cycle=st.integers(1, 4), block=st.integers(1, 5), size=st.integers(1, 30), piece=st.integers(1, 9))
+@given(
+    data=st.data(), cycle=st.integers(1, 4), block=st.integers(1, 5), size=st.integers(1, 30), piece=st.integers(1, 9)
+)
 def test_batch_native_interleave_gives_the_per_record_order(pool, monkeypatch, data, cycle, block, size, piece):
     files = data.draw(st.lists(st.sampled_from(pool), max_size=6))
     monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", piece)  # pieces end inside runs and batches
-    per_record = Dataset.from_tensor_slices(files or [""]).take(len(files)).interleave(
-        TFRecordDataset, cycle_length=cycle, block_length=block)
+    per_record = (
+        Dataset.from_tensor_slices(files or [""])
+        .take(len(files))
+        .interleave(TFRecordDataset, cycle_length=cycle, block_length=block)
+    )
     expected = list(per_record)
     native = per_record.batch(size)._natively_batched()
     assert native is not None
@@ -145,9 +155,16 @@ def test_batch_native_interleave_resumes(tmp_path, monkeypatch, cycle, block, si
 def test_explain_names_the_batch_native_interleave(tmp_path):
     files = write_fake_files(tmp_path, [3, 3])
     spec = {"x": tfrx.FixedLenFeature([], "int64", default_value=0)}
-    native = Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=2, block_length=4).batch(8).parse(spec)
+    native = (
+        Dataset.from_tensor_slices(files)
+        .interleave(TFRecordDataset, cycle_length=2, block_length=4)
+        .batch(8)
+        .parse(spec)
+    )
     assert "interleave(TFRecordDataset, cycle_length=2, block_length=4)" in native._plan()
-    per_record = Dataset.from_tensor_slices(files).interleave(lambda f: TFRecordDataset(f), cycle_length=2).batch(8).parse(spec)
+    per_record = (
+        Dataset.from_tensor_slices(files).interleave(lambda f: TFRecordDataset(f), cycle_length=2).batch(8).parse(spec)
+    )
     assert "map_func is not TFRecordDataset" in per_record._plan()
     reads = TFRecordDataset(files, num_parallel_reads=2).batch(8).parse(spec)._plan()
     assert "2 files at a time in runs of records" in reads and "filled whole by the reader" not in reads

@@ -19,7 +19,7 @@ import tfrx  # noqa: E402
 
 SRC = str(Path(tfrx.__file__).resolve().parent.parent)  # wherever the tested tfrx is installed
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json
 import numpy as np
 import jax
@@ -49,7 +49,7 @@ again = ds2.to_jax()
 again.load_state_dict(state)
 assert [np.asarray(b[0]).tolist() for b in again] == rest == [[2, 3], [4, 5]]
 print("ok")
-'''
+"""
 
 
 def test_jax_adapter():

@@ -93,6 +93,8 @@ def test_fit_with_backend(backend, tmp_path):
         pytest.skip(f"{backend} is not installed")
     env = dict(os.environ, KERAS_BACKEND=backend, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     env.setdefault("CUDA_VISIBLE_DEVICES", "")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-1] == "48"  # 42 steps above + 6 batches

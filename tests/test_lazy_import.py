@@ -16,21 +16,38 @@ import tfrx
 
 SRC = Path(tfrx.__file__).resolve().parent.parent
 # Optional extras, frameworks, and the runtime dependencies that dominate start-up (NumPy, protobuf).
-HEAVY = ("numpy", "google.protobuf", "pyarrow", "fsspec", "PIL", "simplejpeg", "soundfile", "torch", "jax",
-         "tensorflow", "grain", "ray", "isal", "zlib_ng")
+HEAVY = (
+    "numpy",
+    "google.protobuf",
+    "pyarrow",
+    "fsspec",
+    "PIL",
+    "simplejpeg",
+    "soundfile",
+    "torch",
+    "jax",
+    "tensorflow",
+    "grain",
+    "ray",
+    "isal",
+    "zlib_ng",
+)
 
 
 def fresh(code: str) -> str:
     """``code``'s standard output in a new interpreter that imports this checkout's tfrx."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
-                          check=True).stdout
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True
+    ).stdout
 
 
 def loaded_after(statement: str) -> dict:
-    out = fresh(f"import json, sys\n{statement}\n"
-                f"print(json.dumps({{'heavy': [m for m in {HEAVY!r} if m in sys.modules], "
-                "'tfrx': sorted(m for m in sys.modules if m.startswith('tfrx'))}))")
+    out = fresh(
+        f"import json, sys\n{statement}\n"
+        f"print(json.dumps({{'heavy': [m for m in {HEAVY!r} if m in sys.modules], "
+        "'tfrx': sorted(m for m in sys.modules if m.startswith('tfrx'))}))"
+    )
     return json.loads(out.splitlines()[-1])
 
 
@@ -49,10 +66,12 @@ def test_cli_help_loads_no_command_and_a_command_loads_only_its_own():
 
 
 def test_every_name_in_all_resolves_in_a_fresh_interpreter():
-    out = fresh("import tfrx\n"
-                "missing = [n for n in tfrx.__all__ if getattr(tfrx, n, None) is None]\n"
-                "ns = {}\nexec('from tfrx import *', ns)\n"
-                "print(missing, sorted(set(tfrx.__all__) - set(ns)))")
+    out = fresh(
+        "import tfrx\n"
+        "missing = [n for n in tfrx.__all__ if getattr(tfrx, n, None) is None]\n"
+        "ns = {}\nexec('from tfrx import *', ns)\n"
+        "print(missing, sorted(set(tfrx.__all__) - set(ns)))"
+    )
     assert out.strip() == "[] []"
 
 
@@ -85,7 +104,9 @@ def test_every_submodule_is_an_attribute():
     for name in ("data", "io", "tfds", "tools"):
         assert getattr(tfrx, name).__name__ == f"tfrx.{name}"
     assert fresh("import tfrx; print(tfrx.data.Dataset.__module__, tfrx.tfds.features.Image.__name__)").split() == [
-        "tfrx.data.dataset", "Image"]
+        "tfrx.data.dataset",
+        "Image",
+    ]
     assert public | set(tfrx.__all__) <= set(dir(tfrx))
 
 

@@ -65,7 +65,9 @@ def test_import_tunes_malloc_and_batches_stop_faulting():
     ],
 )
 def test_settings_chosen_by_the_process_are_left_alone(env):
-    assert _run("import json, tfrx; print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))", **env) == {"tuned": False}
+    assert _run("import json, tfrx; print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))", **env) == {
+        "tuned": False
+    }
 
 
 def test_chosen_elsewhere_reasons():

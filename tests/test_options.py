@@ -65,10 +65,21 @@ def test_read_tfrecord_takes_on_error(tmp_path):
 
 
 # ---------------------------------------------------------------- compression
-@pytest.mark.parametrize("value,expected", [
-    (None, ""), ("", ""), ("none", ""), ("NONE", ""), ("gzip", "GZIP"), ("GZIP", "GZIP"), ("gz", "GZIP"),
-    ("zlib", "ZLIB"), ("ZLIB", "ZLIB"), (tfrx.TFRecordOptions("gzip"), "GZIP"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        (None, ""),
+        ("", ""),
+        ("none", ""),
+        ("NONE", ""),
+        ("gzip", "GZIP"),
+        ("GZIP", "GZIP"),
+        ("gz", "GZIP"),
+        ("zlib", "ZLIB"),
+        ("ZLIB", "ZLIB"),
+        (tfrx.TFRecordOptions("gzip"), "GZIP"),
+    ],
+)
 def test_compression_names(value, expected):
     assert options.normalize_compression(value) == expected
     assert options.normalize_compression(value, allow_auto=True) == expected
@@ -89,10 +100,12 @@ def test_auto_only_where_reading_and_bad_names_list_the_choices():
 def test_none_means_no_compression_everywhere(plain_and_gzip):
     plain, gz = plain_and_gzip
     assert tfrx.TFRecordOptions(None).compression_type == ""
-    for read in (lambda c: list(tfrx.RecordReader(gz, compression=c)),
-                 lambda c: list(tfrx.read_records(gz, compression=c)),
-                 lambda c: list(tfrx.TFRecordDataset(gz, compression_type=c)),
-                 lambda c: list(tfrx.TFRecordDataset(gz, compression=c))):
+    for read in (
+        lambda c: list(tfrx.RecordReader(gz, compression=c)),
+        lambda c: list(tfrx.read_records(gz, compression=c)),
+        lambda c: list(tfrx.TFRecordDataset(gz, compression_type=c)),
+        lambda c: list(tfrx.TFRecordDataset(gz, compression=c)),
+    ):
         with pytest.raises(tfrx.CorruptRecordError, match="GZIP") as e:
             read(None)
         assert e.value.kind == "compressed"

@@ -85,8 +85,10 @@ def test_tensorflow_crashes_are_recorded_and_the_worker_recovers(tf_worker):
 
 def test_pinned_values_of_documented_differences():
     # A FixedLenSequenceFeature of zero-size rows: TensorFlow dies (SIGFPE); tfrx gives the empty rows.
-    s = tfrx.parse_sequence_example([pc.sequence_example({"s": ("i", [[], []])})],
-                                    sequence_features={"s": tfrx.FixedLenSequenceFeature([0], tfrx.int64)})[1]["s"]
+    s = tfrx.parse_sequence_example(
+        [pc.sequence_example({"s": ("i", [[], []])})],
+        sequence_features={"s": tfrx.FixedLenSequenceFeature([0], tfrx.int64)},
+    )[1]["s"]
     assert s.shape == (1, 2, 0)
     # Duplicate SparseFeature indices keep the records' order (TensorFlow's order is unstable).
     sp = pc.t_sparse_duplicate_indices(tfrx)["sp"]
@@ -115,8 +117,11 @@ def test_level0_stream_matches_tensorflow_golden(tmp_path, case):
 
 
 @settings(max_examples=8, deadline=None)
-@given(st.lists(st.sampled_from([0, 1, 12, 5000, 33_000, 70_000, 270_000]), min_size=1, max_size=8),
-       st.sampled_from(["GZIP", "ZLIB"]), st.lists(st.integers(0, 7), max_size=2))
+@given(
+    st.lists(st.sampled_from([0, 1, 12, 5000, 33_000, 70_000, 270_000]), min_size=1, max_size=8),
+    st.sampled_from(["GZIP", "ZLIB"]),
+    st.lists(st.integers(0, 7), max_size=2),
+)
 def test_level0_stream_matches_tensorflow(tf, tmp_path_factory, sizes, compression, flush_after):
     d = tmp_path_factory.mktemp("l0")
     recs = [bytes((i * 13 + n) & 0xFF for i in range(n)) for n in sizes]
@@ -236,8 +241,12 @@ def test_encoder_zero_and_few_rows_match_protobuf(rows, rnd):
 
 def test_encoder_zero_row_sequence_arrays():
     assert tfrx.encode_sequence_examples(feature_lists={"a": np.zeros((0, 2, 3), "U2")}) == []
-    assert tfrx.encode_sequence_examples(context={"c": np.zeros((0, 2), "S1")},
-                                         feature_lists={"a": np.zeros((0, 4), np.float32)}) == []
+    assert (
+        tfrx.encode_sequence_examples(
+            context={"c": np.zeros((0, 2), "S1")}, feature_lists={"a": np.zeros((0, 4), np.float32)}
+        )
+        == []
+    )
 
 
 # ------------------------------------------------------------------ decoder against protobuf's FromString
@@ -277,7 +286,11 @@ def damaged_examples(draw):
         elif kind == "f":
             feat = _ld(0x12, _ld(0x0A, b"\x00\x00\x80\x3f" * draw(st.integers(0, 2)), width()), width())
         else:
-            feat = _ld(0x0A, b"".join(_ld(0x0A, v, width()) for v in draw(st.lists(st.binary(max_size=3), max_size=2))), width())
+            feat = _ld(
+                0x0A,
+                b"".join(_ld(0x0A, v, width()) for v in draw(st.lists(st.binary(max_size=3), max_size=2))),
+                width(),
+            )
         entry = _ld(0x0A, key, width()) + _ld(0x12, feat, width())
         if draw(st.booleans()) and draw(st.booleans()):
             entry += draw(st.sampled_from([b"\x18\x01", b"\x22\x00", b"\x2d\x00\x00\x00\x00"]))  # unknown fields

@@ -13,10 +13,16 @@ import tfrx
 
 def _records():
     return [
-        enc_example([("v", enc_feature("int64", [1, 2, 3])), ("l", enc_feature("int64", [2, 1])),
-                     ("s", enc_feature("bytes", [b"a", b"b"]))]),
-        enc_example([("v", enc_feature("int64", [])), ("l", enc_feature("int64", [])),
-                     ("s", enc_feature("bytes", [b"c"]))]),
+        enc_example(
+            [
+                ("v", enc_feature("int64", [1, 2, 3])),
+                ("l", enc_feature("int64", [2, 1])),
+                ("s", enc_feature("bytes", [b"a", b"b"])),
+            ]
+        ),
+        enc_example(
+            [("v", enc_feature("int64", [])), ("l", enc_feature("int64", [])), ("s", enc_feature("bytes", [b"c"]))]
+        ),
         enc_example([("v", enc_feature("int64", [4])), ("l", enc_feature("int64", [0, 1]))]),
     ]
 
@@ -42,15 +48,23 @@ def test_sparse_to_scipy_and_torch():
 
 def test_ragged_lists_dense_and_splits(tf):
     R = tfrx.RaggedFeature
-    spec = {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], row_splits_dtype="int64"),
-            "flat": R(tfrx.int64, value_key="v", row_splits_dtype="int64")}
+    spec = {
+        "r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], row_splits_dtype="int64"),
+        "flat": R(tfrx.int64, value_key="v", row_splits_dtype="int64"),
+    }
     out = tfrx.parse_example(_records(), spec)
     r = out["r"]
     assert r.to_list() == [[[1, 2], [3]], [], [[], [4]]]
     assert r.ragged_rank == 2 and len(r) == 3 and r.bounding_shape() == (3, 2, 2)
     assert [s.tolist() for s in r.nested_row_splits] == [[0, 2, 2, 4], [0, 2, 3, 3, 4]]
-    expected = tf.io.parse_example(tf.constant(_records()), {"r": tf.io.RaggedFeature(
-        tf.int64, value_key="v", partitions=[tf.io.RaggedFeature.RowLengths("l")], row_splits_dtype=tf.int64)})
+    expected = tf.io.parse_example(
+        tf.constant(_records()),
+        {
+            "r": tf.io.RaggedFeature(
+                tf.int64, value_key="v", partitions=[tf.io.RaggedFeature.RowLengths("l")], row_splits_dtype=tf.int64
+            )
+        },
+    )
     np.testing.assert_array_equal(r.to_dense(), expected["r"].to_tensor().numpy())
     np.testing.assert_array_equal(out["flat"].to_dense(-7), [[1, 2, 3], [-7, -7, -7], [4, -7, -7]])
     assert out["flat"][2].tolist() == [4]
@@ -59,8 +73,9 @@ def test_ragged_lists_dense_and_splits(tf):
 
 def test_ragged_to_torch_nested():
     torch = pytest.importorskip("torch")
-    flat = tfrx.parse_example(_records(), {"f": tfrx.RaggedFeature(tfrx.int64, value_key="v",
-                                                                   row_splits_dtype="int64")})["f"]
+    flat = tfrx.parse_example(
+        _records(), {"f": tfrx.RaggedFeature(tfrx.int64, value_key="v", row_splits_dtype="int64")}
+    )["f"]
     nt = flat.to_torch()
     assert isinstance(nt, torch.Tensor) and nt.is_nested
     assert [t.tolist() for t in nt.unbind()] == flat.to_list()
@@ -81,13 +96,17 @@ def test_varlen_indices_are_computed_from_row_splits_on_first_use(tf):
 def test_sequence_varlen_indices_from_row_splits(tf):
     from test_parse_sequence import enc_sequence_example as enc_seq  # noqa: PLC0415
 
-    recs = [enc_seq([], [("t", [enc_feature("int64", [1, 2]), enc_feature("int64", []), enc_feature("int64", [3])])]),
-            enc_seq([], []),
-            enc_seq([], [("t", [enc_feature("int64", [4, 5, 6])])])]
+    recs = [
+        enc_seq([], [("t", [enc_feature("int64", [1, 2]), enc_feature("int64", []), enc_feature("int64", [3])])]),
+        enc_seq([], []),
+        enc_seq([], [("t", [enc_feature("int64", [4, 5, 6])])]),
+    ]
     _, lists, _ = tfrx.parse_sequence_example(recs, sequence_features={"t": tfrx.VarLenFeature(tfrx.int64)})
     t = lists["t"]
     assert t._indices is None and len(t.nested_row_splits) == 2
-    _, expected, _ = tf.io.parse_sequence_example(tf.constant(recs), sequence_features={"t": tf.io.VarLenFeature(tf.int64)})
+    _, expected, _ = tf.io.parse_sequence_example(
+        tf.constant(recs), sequence_features={"t": tf.io.VarLenFeature(tf.int64)}
+    )
     e = expected["t"]
     np.testing.assert_array_equal(t.dense_shape, e.dense_shape.numpy())
     np.testing.assert_array_equal(t.indices, e.indices.numpy())
@@ -147,7 +166,6 @@ def test_native_sparse_indices_checks_splits_before_writing(outer, inner):
 
     with pytest.raises(ValueError):
         _native.sparse_indices(np.array(outer, np.int64), None if inner is None else np.array(inner, np.int64))
-
 
 
 def _splits(lengths):

@@ -59,12 +59,23 @@ def _has_views(value) -> bool:
 
 RECORDS = [
     tfrx.make_example(
-        {"s": [b"ab", b"a value longer than twelve bytes"], "t": [b"q"] * i, "d": [b"x" * i],
-         "pair": [b"p%d" % i, b""], "n": [i], "part": [1, 1], "idx": [i % 3]},
+        {
+            "s": [b"ab", b"a value longer than twelve bytes"],
+            "t": [b"q"] * i,
+            "d": [b"x" * i],
+            "pair": [b"p%d" % i, b""],
+            "n": [i],
+            "part": [1, 1],
+            "idx": [i % 3],
+        },
         kinds={"t": "bytes"},
     ).SerializeToString()
     for i in range(5)
-] + [tfrx.make_example({"s": [], "n": [9], "part": [], "idx": []}, kinds={"s": "bytes", "part": "int64", "idx": "int64"}).SerializeToString()]
+] + [
+    tfrx.make_example(
+        {"s": [], "n": [9], "part": [], "idx": []}, kinds={"s": "bytes", "part": "int64", "idx": "int64"}
+    ).SerializeToString()
+]
 
 SPEC = {
     "s": tfrx.VarLenFeature(tfrx.string),
@@ -100,8 +111,9 @@ def test_sparse_feature_values_reordered_as_views():
 
 def test_views_of_a_record_batch_share_its_buffer():
     batch = _batch(RECORDS[:5])
-    got = tfrx.ExampleParser({"s": tfrx.VarLenFeature(tfrx.string), "d": tfrx.FixedLenFeature([], tfrx.string)},
-                             bytes_as="views").parse(batch)
+    got = tfrx.ExampleParser(
+        {"s": tfrx.VarLenFeature(tfrx.string), "d": tfrx.FixedLenFeature([], tfrx.string)}, bytes_as="views"
+    ).parse(batch)
     assert got["s"].values.data is batch.data
     assert got["d"].data is batch.data
     assert got["d"].tolist() == [b"x" * i for i in range(5)]

@@ -129,7 +129,9 @@ def to_tf_spec(tf, spec):
         )
     if isinstance(spec, tfrx.FixedLenSequenceFeature):
         return tf.io.FixedLenSequenceFeature(
-            list(spec.shape), dt[spec.dtype.name], spec.allow_missing,
+            list(spec.shape),
+            dt[spec.dtype.name],
+            spec.allow_missing,
             _tf_default(spec.default_value, spec.dtype.name),
         )
     if isinstance(spec, tfrx.VarLenFeature):
@@ -161,7 +163,8 @@ def run_both(tf, fn_tf, fn_tfrx):
 def check_batch(tf, records, spec, single=True):
     tf_spec = to_tf_spec(tf, spec)
     expected, actual = run_both(
-        tf, lambda: tf.io.parse_example(tf.constant(records, dtype=tf.string), tf_spec),
+        tf,
+        lambda: tf.io.parse_example(tf.constant(records, dtype=tf.string), tf_spec),
         lambda: tfrx.parse_example(records, spec, num_parallel_calls=1),
     )
     if actual is not None:
@@ -437,8 +440,11 @@ def odd_batches(draw):
             for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2, 3]))):  # duplicate keys are common here
                 f = draw(odd_feature(kind, count, odds))
                 s = spec.get(n)
-                if (isinstance(s, tfrx.FixedLenFeature) and s.dtype is tfrx.float32
-                        and leading_unpacked_floats(f) > int(np.prod(s.shape, dtype=np.int64))):
+                if (
+                    isinstance(s, tfrx.FixedLenFeature)
+                    and s.dtype is tfrx.float32
+                    and leading_unpacked_floats(f) > int(np.prod(s.shape, dtype=np.int64))
+                ):
                     f = b""  # TensorFlow would write past its output row (see tf_overflows)
                 entries.append(draw(odd_entry(n.encode(), f, odds)))
         entries = _maybe_insert(draw, draw(st.permutations(entries)), UNKNOWN_FIELDS, 4 * odds)  # no entry
@@ -480,13 +486,21 @@ def test_unpacked_float_overflow_raises(batch):
 
 def test_basic_kinds_defaults_and_shapes(tf):
     records = [
-        enc_example([("i", enc_feature("int64", [1, -2, 2**63 - 1, -(2**63)])),
-                     ("f", enc_feature("float", [math.nan, math.inf, -0.0, 1e-45])),
-                     ("b", enc_feature("bytes", [b"a\x00b", b""])),
-                     ("s", enc_feature("int64", [5]))]),
-        enc_example([("i", enc_feature("int64", [3, 4, 5, 6], packed=False)),
-                     ("f", enc_feature("float", [1, 2, 3, 4], packed=False)),
-                     ("b", enc_feature("bytes", [b"x", b"y"]))]),
+        enc_example(
+            [
+                ("i", enc_feature("int64", [1, -2, 2**63 - 1, -(2**63)])),
+                ("f", enc_feature("float", [math.nan, math.inf, -0.0, 1e-45])),
+                ("b", enc_feature("bytes", [b"a\x00b", b""])),
+                ("s", enc_feature("int64", [5])),
+            ]
+        ),
+        enc_example(
+            [
+                ("i", enc_feature("int64", [3, 4, 5, 6], packed=False)),
+                ("f", enc_feature("float", [1, 2, 3, 4], packed=False)),
+                ("b", enc_feature("bytes", [b"x", b"y"])),
+            ]
+        ),
     ]
     spec = {
         "i": tfrx.FixedLenFeature([2, 2], tfrx.int64),
@@ -533,18 +547,27 @@ def test_duplicate_keys_last_wins(tf):
     a1, a2 = enc_feature("int64", [1]), enc_feature("int64", [2, 3])
     # two entries in one Features message, and two Features messages in one Example
     recs = [enc_example([("a", a1), ("a", a2)]), enc_example([("a", a2)]) + enc_example([("a", a1)])]
-    for spec in (tfrx.VarLenFeature(tfrx.int64), tfrx.FixedLenFeature([], tfrx.int64, default_value=0),
-                 tfrx.RaggedFeature(tfrx.int64)):
+    for spec in (
+        tfrx.VarLenFeature(tfrx.int64),
+        tfrx.FixedLenFeature([], tfrx.int64, default_value=0),
+        tfrx.RaggedFeature(tfrx.int64),
+    ):
         for r in recs:
             check_batch(tf, [r], {"a": spec})
 
 
 def test_sparse_feature(tf):
     recs = [
-        enc_example([("i", enc_feature("int64", [5, 1, 2])), ("v", enc_feature("float", [1, 2, 3])),
-                     ("j", enc_feature("int64", [0, 3, 1]))]),
-        enc_example([("i", enc_feature("int64", [0])), ("v", enc_feature("float", [7])),
-                     ("j", enc_feature("int64", [2]))]),
+        enc_example(
+            [
+                ("i", enc_feature("int64", [5, 1, 2])),
+                ("v", enc_feature("float", [1, 2, 3])),
+                ("j", enc_feature("int64", [0, 3, 1])),
+            ]
+        ),
+        enc_example(
+            [("i", enc_feature("int64", [0])), ("v", enc_feature("float", [7])), ("j", enc_feature("int64", [2]))]
+        ),
         enc_example([]),
     ]
     for spec in (
@@ -561,14 +584,28 @@ def test_sparse_feature(tf):
 def test_ragged_partitions(tf, splits_dtype):
     R = tfrx.RaggedFeature
     recs = [
-        enc_example([("v", enc_feature("int64", [1, 2, 3, 4, 5, 6])), ("len", enc_feature("int64", [2, 1])),
-                     ("spl", enc_feature("int64", [0, 4, 6])), ("sta", enc_feature("int64", [0, 1, 3])),
-                     ("lim", enc_feature("int64", [2, 6])), ("ids", enc_feature("int64", [0, 0, 2, 2, 2, 3])),
-                     ("len3", enc_feature("int64", [3, 0]))]),
-        enc_example([("v", enc_feature("int64", [7, 8])), ("len", enc_feature("int64", [0, 1])),
-                     ("spl", enc_feature("int64", [0, 0, 2])), ("sta", enc_feature("int64", [0])),
-                     ("lim", enc_feature("int64", [1, 2])), ("ids", enc_feature("int64", [1, 1])),
-                     ("len3", enc_feature("int64", [1]))]),
+        enc_example(
+            [
+                ("v", enc_feature("int64", [1, 2, 3, 4, 5, 6])),
+                ("len", enc_feature("int64", [2, 1])),
+                ("spl", enc_feature("int64", [0, 4, 6])),
+                ("sta", enc_feature("int64", [0, 1, 3])),
+                ("lim", enc_feature("int64", [2, 6])),
+                ("ids", enc_feature("int64", [0, 0, 2, 2, 2, 3])),
+                ("len3", enc_feature("int64", [3, 0])),
+            ]
+        ),
+        enc_example(
+            [
+                ("v", enc_feature("int64", [7, 8])),
+                ("len", enc_feature("int64", [0, 1])),
+                ("spl", enc_feature("int64", [0, 0, 2])),
+                ("sta", enc_feature("int64", [0])),
+                ("lim", enc_feature("int64", [1, 2])),
+                ("ids", enc_feature("int64", [1, 1])),
+                ("len3", enc_feature("int64", [1])),
+            ]
+        ),
         enc_example([("spl", enc_feature("int64", [0]))]),
     ]
     specs = {
@@ -582,8 +619,12 @@ def test_ragged_partitions(tf, splits_dtype):
     }
     for name, spec in specs.items():
         check_batch(tf, recs[:2], {name: spec})
-    nested = R(tfrx.int64, value_key="v", partitions=[R.RowLengths("len3"), R.UniformRowLength(2)],
-               row_splits_dtype=splits_dtype)
+    nested = R(
+        tfrx.int64,
+        value_key="v",
+        partitions=[R.RowLengths("len3"), R.UniformRowLength(2)],
+        row_splits_dtype=splits_dtype,
+    )
     check_batch(tf, recs[:2], {"nested": nested})
     check_batch(tf, recs, {"splits": specs["splits"], "plain": specs["plain"]})
 
@@ -591,8 +632,9 @@ def test_ragged_partitions(tf, splits_dtype):
 def test_ragged_validate_raises_where_tensorflow_does(tf):
     R = tfrx.RaggedFeature
     recs = [enc_example([("v", enc_feature("int64", [1, 2, 3])), ("l", enc_feature("int64", [2, 2]))])]
-    check_batch(tf, recs, {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], validate=True)},
-                single=False)
+    check_batch(
+        tf, recs, {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], validate=True)}, single=False
+    )
 
 
 def test_empty_batch(tf):
@@ -626,14 +668,14 @@ def test_malformed_records_raise(tf, record):
 # or a Features message whose length runs past what holds it is read to that
 # end. A bytes value must fit. (Feature, spec, values; None: an error.)
 LENGTHS_PAST_THEIR_MESSAGE = [
-        (b"\x1a\x03\x0a\x05\x01", tfrx.VarLenFeature(tfrx.int64), [1]),
-        (b"\x1a\x05\x0a\x01", tfrx.VarLenFeature(tfrx.int64), []),
-        (b"\x1a\x05\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),
-        (b"\x1a\x05", tfrx.VarLenFeature(tfrx.int64), []),
-        (b"\x12\x05", tfrx.VarLenFeature(tfrx.float32), []),
-        (b"\x0a\x05", tfrx.VarLenFeature(tfrx.string), []),
-        (b"\x0a\x03\x0a\x05a", tfrx.VarLenFeature(tfrx.string), None),  # a bytes value past its list
-        (b"\x12\x06\x0a\x08\x00\x00\x80\x3f", tfrx.VarLenFeature(tfrx.float32), None),  # 2 floats declared, 1 held
+    (b"\x1a\x03\x0a\x05\x01", tfrx.VarLenFeature(tfrx.int64), [1]),
+    (b"\x1a\x05\x0a\x01", tfrx.VarLenFeature(tfrx.int64), []),
+    (b"\x1a\x05\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),
+    (b"\x1a\x05", tfrx.VarLenFeature(tfrx.int64), []),
+    (b"\x12\x05", tfrx.VarLenFeature(tfrx.float32), []),
+    (b"\x0a\x05", tfrx.VarLenFeature(tfrx.string), []),
+    (b"\x0a\x03\x0a\x05a", tfrx.VarLenFeature(tfrx.string), None),  # a bytes value past its list
+    (b"\x12\x06\x0a\x08\x00\x00\x80\x3f", tfrx.VarLenFeature(tfrx.float32), None),  # 2 floats declared, 1 held
     (b"\x1a\x83\x80\x80\x80\x10\x0a\x01\x05", tfrx.VarLenFeature(tfrx.int64), [5]),  # lengths are 32-bit
 ]
 _ENTRY_A7 = ld(1, b"a") + ld(2, enc_feature("int64", [7]))
@@ -852,13 +894,19 @@ def test_long_packed_int64_runs(tf, seed):
     rng = np.random.default_rng(seed)
     lengths = [0, 1, 15, 16, 17, 31, 32, 33, 64, 100, 257, 600]
     values = [_mixed_width_int64s(rng, n) for n in lengths]
-    records = [enc_example([("v", enc_feature("int64", v)), ("d", enc_feature("int64", v[:16] + [0] * (16 - len(v[:16]))))])
-               for v in values]
-    out = tfrx.parse_example(records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
-                             num_parallel_calls=1)
+    records = [
+        enc_example([("v", enc_feature("int64", v)), ("d", enc_feature("int64", v[:16] + [0] * (16 - len(v[:16]))))])
+        for v in values
+    ]
+    out = tfrx.parse_example(
+        records,
+        {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
+        num_parallel_calls=1,
+    )
     np.testing.assert_array_equal(out["v"].values, np.array([x for v in values for x in v], np.int64))
-    check_batch(tf, records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)},
-                single=False)
+    check_batch(
+        tf, records, {"v": tfrx.VarLenFeature(tfrx.int64), "d": tfrx.FixedLenFeature([16], tfrx.int64)}, single=False
+    )
     for n in (32, 100, 600):
         same = [r for r, v in zip(records, values) if len(v) == n]
         dense = tfrx.parse_example(same, {"v": tfrx.FixedLenFeature([n], tfrx.int64)})["v"]
@@ -889,8 +937,9 @@ def test_short_bytes_values_repeat_across_batches():
         else:
             cs = [bytes(rng.integers(0, 256, int(rng.integers(0, 10)), dtype=np.uint8)) for _ in range(64)]
         vs = [cs[i : i + int(rng.integers(0, 4))] for i in range(64)]
-        out = parser.parse([enc_example([("c", enc_feature("bytes", [c])), ("v", enc_feature("bytes", v))])
-                            for c, v in zip(cs, vs)])
+        out = parser.parse(
+            [enc_example([("c", enc_feature("bytes", [c])), ("v", enc_feature("bytes", v))]) for c, v in zip(cs, vs)]
+        )
         assert out["c"].tolist() == cs
         assert out["v"].values.tolist() == [x for v in vs for x in v]
 
@@ -917,13 +966,17 @@ def _mixed_records(n: int) -> list[bytes]:
     out = []
     for i in range(n):
         k = int(rng.integers(0, 5))
-        out.append(enc_example([
-            ("id", enc_feature("int64", [i])),
-            ("emb", enc_feature("float", rng.standard_normal(8).astype(np.float32).tolist())),
-            ("tok", enc_feature("int64", rng.integers(-5, 1000, k).tolist(), packed=bool(i % 2))),
-            ("txt", enc_feature("bytes", [b"r%d" % i] * (k % 3))),
-            ("pad", b"\x0a\x00" * 200),  # unrequested; makes batches big enough to split
-        ]))
+        out.append(
+            enc_example(
+                [
+                    ("id", enc_feature("int64", [i])),
+                    ("emb", enc_feature("float", rng.standard_normal(8).astype(np.float32).tolist())),
+                    ("tok", enc_feature("int64", rng.integers(-5, 1000, k).tolist(), packed=bool(i % 2))),
+                    ("txt", enc_feature("bytes", [b"r%d" % i] * (k % 3))),
+                    ("pad", b"\x0a\x00" * 200),  # unrequested; makes batches big enough to split
+                ]
+            )
+        )
     return out
 
 
@@ -1068,16 +1121,26 @@ def _odd_layouts(key: str, kind: str, values: list) -> list[bytes]:
     return [enc_feature(kind, values), enc_feature(kind, values, packed=False)]
 
 
-@pytest.mark.parametrize("key", ["a", "label", "thirteen_char", "fourteen_chars", "a_key_much_longer_than_sixteen_bytes"])
+@pytest.mark.parametrize(
+    "key", ["a", "label", "thirteen_char", "fourteen_chars", "a_key_much_longer_than_sixteen_bytes"]
+)
 def test_fast_paths_keys_layouts_and_duplicates(tf, key):
-    spec = {key: tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.FixedLenFeature([], tfrx.string),
-            "f": tfrx.FixedLenFeature([2], tfrx.float32), "v": tfrx.FixedLenFeature([3], tfrx.int64)}
+    spec = {
+        key: tfrx.FixedLenFeature([], tfrx.int64),
+        "s": tfrx.FixedLenFeature([], tfrx.string),
+        "f": tfrx.FixedLenFeature([2], tfrx.float32),
+        "v": tfrx.FixedLenFeature([3], tfrx.int64),
+    }
     scalars = [0, 1, 127, 128, 300, 16383, 16384, 70000, -1, -(2**63), 2**63 - 1]
     records = []
     for i, x in enumerate(scalars):
         for layout in _odd_layouts(key, "int64", [x]):
-            entries = [(key, layout), ("s", enc_feature("bytes", [b"s%d" % i])), ("f", enc_feature("float", [1.5, -i])),
-                       ("v", enc_feature("int64", [i, 2**40, -i]))]
+            entries = [
+                (key, layout),
+                ("s", enc_feature("bytes", [b"s%d" % i])),
+                ("f", enc_feature("float", [1.5, -i])),
+                ("v", enc_feature("int64", [i, 2**40, -i])),
+            ]
             if i % 3 == 1:
                 entries.reverse()  # a different key order than the record before
             if i % 4 == 2:

@@ -158,8 +158,19 @@ def test_generated_sequence_examples_match_tensorflow(tf, case):
 def odd_step(draw, kind: str, count: int | None, odds: int, safe: bool):
     """One step of a FeatureList (its field 1), often laid out unusually."""
     if rare(draw, odds):
-        return draw(st.sampled_from([b"\x0a\x00", b"\x0a\x01\x00", b"\x0a\x02\x1a\x00", b"\x0a\x02\x12\x00",
-                                     b"\x0a\x02\x0a\x00", b"\x0a\x02\x08\x01", b"\x0a\x02\x1a\x80\x00"]))
+        return draw(
+            st.sampled_from(
+                [
+                    b"\x0a\x00",
+                    b"\x0a\x01\x00",
+                    b"\x0a\x02\x1a\x00",
+                    b"\x0a\x02\x12\x00",
+                    b"\x0a\x02\x0a\x00",
+                    b"\x0a\x02\x08\x01",
+                    b"\x0a\x02\x1a\x80\x00",
+                ]
+            )
+        )
     feature = draw(odd_feature(kind, count, odds, cut=safe, extra=safe))
     if safe and rare(draw, odds):  # bytes after the step's values: read as the list's next fields
         feature += draw(st.sampled_from([b"\x0a\x00", b"\x0a\x02\x1a\x00", b"\x12\x00", b"\x0a\x00\x0a\x00"]))
@@ -214,8 +225,10 @@ def test_sequence_basics(tf):
     recs = [
         enc_sequence_example(
             [("id", enc_feature("bytes", [b"v1"])), ("label", enc_feature("int64", [3, 4]))],
-            [("frames", [enc_feature("float", [1, 2]), enc_feature("float", [3, 4])]),
-             ("words", [enc_feature("bytes", [b"a", b"b"]), enc_feature(None, []), enc_feature("bytes", [])])],
+            [
+                ("frames", [enc_feature("float", [1, 2]), enc_feature("float", [3, 4])]),
+                ("words", [enc_feature("bytes", [b"a", b"b"]), enc_feature(None, []), enc_feature("bytes", [])]),
+            ],
         ),
         enc_sequence_example([("id", enc_feature("bytes", [b"v2"]))], [("frames", [])]),
         enc_sequence_example([("id", enc_feature("bytes", [b"v3"]))], [("words", [enc_feature("bytes", [b"z"])])]),
@@ -239,8 +252,10 @@ def test_sequence_basics(tf):
     [
         ([], tfrx.FixedLenSequenceFeature([], tfrx.int64)),  # required list missing
         ([("s", [enc_feature("int64", [1]), enc_feature(None, [])])], tfrx.FixedLenSequenceFeature([], tfrx.int64)),
-        ([("s", [enc_feature("int64", [1]), enc_feature("int64", [2, 3, 4])])],
-         tfrx.FixedLenSequenceFeature([2], tfrx.int64)),
+        (
+            [("s", [enc_feature("int64", [1]), enc_feature("int64", [2, 3, 4])])],
+            tfrx.FixedLenSequenceFeature([2], tfrx.int64),
+        ),
         ([("s", [enc_feature("int64", [1]), enc_feature("float", [])])], tfrx.VarLenFeature(tfrx.int64)),
         ([("s", [])], tfrx.FixedLenSequenceFeature([], tfrx.int64)),  # present, zero steps
     ],
@@ -257,13 +272,17 @@ def _packed_steps(kind: str, n: int, start: int = 0) -> list[bytes]:
     "steps,spec",
     [
         # numeric steps in the usual layout, then others, then the usual one again
-        (_packed_steps("int64", 5) + [enc_feature("int64", [7, 8], packed=False)] + _packed_steps("int64", 3, 9),
-         tfrx.VarLenFeature(tfrx.int64)),
+        (
+            _packed_steps("int64", 5) + [enc_feature("int64", [7, 8], packed=False)] + _packed_steps("int64", 3, 9),
+            tfrx.VarLenFeature(tfrx.int64),
+        ),
         ([enc_feature(None, [])] + _packed_steps("float", 4), tfrx.VarLenFeature(tfrx.float32)),
         (_packed_steps("float", 3) + [enc_feature("float", [1.5], packed=False)], tfrx.RaggedFeature(tfrx.float32)),
         (_packed_steps("int64", 3), tfrx.FixedLenSequenceFeature([2], tfrx.int64)),  # wrong count on step 0
-        ([enc_feature("int64", [1, 2])] * 3 + [enc_feature("int64", [1, 2, 3])],
-         tfrx.FixedLenSequenceFeature([2], tfrx.int64)),  # wrong count on step 3
+        (
+            [enc_feature("int64", [1, 2])] * 3 + [enc_feature("int64", [1, 2, 3])],
+            tfrx.FixedLenSequenceFeature([2], tfrx.int64),
+        ),  # wrong count on step 3
         (_packed_steps("int64", 2) + [enc_feature("float", [1.0])], tfrx.VarLenFeature(tfrx.int64)),  # kind
         (_packed_steps("int64", 2) + [b"\x1a\x03\x0a\x01\x80"], tfrx.VarLenFeature(tfrx.int64)),  # cut varint
         (_packed_steps("float", 2) + [b"\x12\x05\x0a\x03\x00\x00\x80"], tfrx.VarLenFeature(tfrx.float32)),  # 3 bytes
@@ -302,8 +321,7 @@ def _values(out) -> list:
 
 UNUSUAL_SEQUENCES: list = [
     # context: the first list of the Feature only; its first byte must be the wanted kind's tag
-    (_context(("c", ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")))), {"c": tfrx.VarLenFeature(I64)}, {},
-     [1, 2]),
+    (_context(("c", ld(3, ld(1, b"\x01\x02")) + ld(3, ld(1, b"\x03")))), {"c": tfrx.VarLenFeature(I64)}, {}, [1, 2]),
     (_context(("c", ld(1, ld(1, b"zz")) + enc_feature("int64", [5]))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
     (_context(("c", ld(3, ld(1, b"\x07") + b"\x08\x09"))), {"c": tfrx.VarLenFeature(I64)}, {}, [7]),
     (_context(("c", ld(3, b"\x08\x09" + ld(1, b"\x07")))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
@@ -315,17 +333,19 @@ UNUSUAL_SEQUENCES: list = [
     (_context(("c", ld(2, ld(1, FLOAT_1 + b"\x01")))), {"c": tfrx.VarLenFeature(F32)}, {}, None),
     (_context(("c", ld(2, b"\x0d" + FLOAT_1))), {"c": tfrx.VarLenFeature(F32)}, {}, [1.0]),
     # the last occurrence of a key counts, empty or not, and only it is read
-    (_context(("c", enc_feature("int64", [5])), ("c", b"")), {"c": tfrx.FixedLenFeature([], I64, default_value=1)},
-     {}, None),
+    (
+        _context(("c", enc_feature("int64", [5])), ("c", b"")),
+        {"c": tfrx.FixedLenFeature([], I64, default_value=1)},
+        {},
+        None,
+    ),
     (_context(("c", enc_feature("int64", [5])), ("c", b"")), {"c": tfrx.VarLenFeature(I64)}, {}, []),
-    (_context(("c", b"\x08\x01"), ("c", enc_feature("int64", [7]))), {"c": tfrx.FixedLenFeature([], I64)}, {},
-     [7]),
+    (_context(("c", b"\x08\x01"), ("c", enc_feature("int64", [7]))), {"c": tfrx.FixedLenFeature([], I64)}, {}, [7]),
     # map entries: the key, then the value, nothing else
     (ld(1, ld(1, ld(2, enc_feature("int64", [7])) + ld(1, b"c"))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
     (ld(1, ld(1, ld(1, b"c"))), {"c": tfrx.VarLenFeature(I64)}, {}, None),
     (ld(1, b"\x10\x01"), {"c": tfrx.VarLenFeature(I64)}, {}, None),
-    (b"\x1a\x80\x80\x80\x80\x08" + _context(("c", enc_feature("int64", [7]))), {"c": tfrx.VarLenFeature(I64)}, {},
-     [7]),
+    (b"\x1a\x80\x80\x80\x80\x08" + _context(("c", enc_feature("int64", [7]))), {"c": tfrx.VarLenFeature(I64)}, {}, [7]),
     # feature lists: one stream of fields; what follows a step's values is read as the next steps
     (_lists(ld(1, enc_feature("int64", [5]) + b"\x0a\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, [[5], []]),
     (_lists(ld(1, b"\x1a\x00\x0a\x00")), {}, {"s": tfrx.RaggedFeature(I64)}, [[], []]),
@@ -338,8 +358,12 @@ UNUSUAL_SEQUENCES: list = [
     (_lists(b"\x10\x01" + ld(1, enc_feature("int64", [5]))), {}, {"s": tfrx.RaggedFeature(I64)}, None),
     (_lists(b"\x0a\x7f" + enc_feature("int64", [5])), {}, {"s": tfrx.RaggedFeature(I64)}, [[5]]),
     (_lists(ld(1, ld(2, ld(1, FLOAT_1 + b"\x01")))), {}, {"s": tfrx.RaggedFeature(F32)}, None),
-    (_lists(ld(1, enc_feature("int64", [5]) + b"\x0a\x00")), {},
-     {"s": tfrx.FixedLenSequenceFeature([], I64, allow_missing=True)}, None),
+    (
+        _lists(ld(1, enc_feature("int64", [5]) + b"\x0a\x00")),
+        {},
+        {"s": tfrx.FixedLenSequenceFeature([], I64, allow_missing=True)},
+        None,
+    ),
 ]
 
 
@@ -379,10 +403,13 @@ def test_empty_context_feature_counts_as_present(tf, feature, spec):
 def test_ragged_sequence_partitions(tf):
     R = tfrx.RaggedFeature
     recs = [
-        enc_sequence_example([], [
-            ("v", [enc_feature("int64", [1, 2, 3]), enc_feature("int64", [4])]),
-            ("l", [enc_feature("int64", [2, 1]), enc_feature("int64", [1])]),
-        ]),
+        enc_sequence_example(
+            [],
+            [
+                ("v", [enc_feature("int64", [1, 2, 3]), enc_feature("int64", [4])]),
+                ("l", [enc_feature("int64", [2, 1]), enc_feature("int64", [1])]),
+            ],
+        ),
         enc_sequence_example([], [("v", [enc_feature("int64", [])]), ("l", [enc_feature("int64", [])])]),
     ]
     check_sequence(tf, recs, {}, {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")])})
@@ -393,8 +420,9 @@ def test_spec_errors():
     with pytest.raises(tfrx.SpecError):
         tfrx.parse_sequence_example([], None, None)
     with pytest.raises(tfrx.SpecError, match="default_value must be None"):
-        tfrx.SequenceExampleParser(sequence_features={"s": tfrx.FixedLenSequenceFeature([], tfrx.int64,
-                                                                                         default_value=1)})
+        tfrx.SequenceExampleParser(
+            sequence_features={"s": tfrx.FixedLenSequenceFeature([], tfrx.int64, default_value=1)}
+        )
     with pytest.raises(tfrx.SpecError, match="unsupported FixedLenSequenceFeature"):
         tfrx.SequenceExampleParser({"s": tfrx.FixedLenSequenceFeature([], tfrx.int64, allow_missing=True)})
     with pytest.raises(tfrx.SpecError, match="unsupported SparseFeature"):
@@ -406,11 +434,16 @@ def test_sequence_threads_identical_and_errors_name_step():
     recs = []
     for i in range(2000):
         steps = int(rng.integers(0, 6))
-        recs.append(enc_sequence_example(
-            [("id", enc_feature("int64", [i]))],
-            [("f", [enc_feature("float", rng.standard_normal(3).tolist()) for _ in range(steps)]),
-             ("w", [enc_feature("bytes", [b"x"] * int(rng.integers(0, 3))) for _ in range(steps)])],
-        ) + ld(3, b"unknown field" * 40))  # skipped; makes the batch big enough to split
+        recs.append(
+            enc_sequence_example(
+                [("id", enc_feature("int64", [i]))],
+                [
+                    ("f", [enc_feature("float", rng.standard_normal(3).tolist()) for _ in range(steps)]),
+                    ("w", [enc_feature("bytes", [b"x"] * int(rng.integers(0, 3))) for _ in range(steps)]),
+                ],
+            )
+            + ld(3, b"unknown field" * 40)
+        )  # skipped; makes the batch big enough to split
     parser = tfrx.SequenceExampleParser(
         {"id": tfrx.FixedLenFeature([], tfrx.int64)},
         {"f": tfrx.FixedLenSequenceFeature([3], tfrx.float32), "w": tfrx.RaggedFeature(tfrx.string)},
@@ -421,8 +454,9 @@ def test_sequence_threads_identical_and_errors_name_step():
     np.testing.assert_array_equal(one[1]["f"], four[1]["f"])
     np.testing.assert_array_equal(one[2]["f"], four[2]["f"])
     assert one[1]["w"] == four[1]["w"]
-    recs[1500] = enc_sequence_example([("id", enc_feature("int64", [0]))],
-                                      [("f", [enc_feature("float", [1, 2, 3]), enc_feature("float", [1])])])
+    recs[1500] = enc_sequence_example(
+        [("id", enc_feature("int64", [0]))], [("f", [enc_feature("float", [1, 2, 3]), enc_feature("float", [1])])]
+    )
     with pytest.raises(tfrx.ParseError, match=r"feature list 'f' in record 1500, step 1: expected 3 values") as info:
         parser.parse(recs, num_parallel_calls=4)
     assert info.value.feature == "f" and info.value.record_index == 1500

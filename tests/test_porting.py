@@ -41,7 +41,14 @@ def run_script(script: Path, tmp: Path, *, with_tfrx: bool) -> dict:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     src = str(Path(tfrx.__file__).resolve().parent.parent)  # the tfrx under test, installed or built in place
     env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
-    proc = subprocess.run([sys.executable, str(source), str(out), str(workdir)], env=env, capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(source), str(out), str(workdir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, f"{source.name} failed:\n{proc.stderr[-4000:]}"
     with open(out, "rb") as f:
         return pickle.load(f)
@@ -54,7 +61,9 @@ def assert_same(name: str, got, want) -> None:
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"{name}: shape {got.shape} != {want.shape}"
     if want.dtype == object or want.dtype.kind in "SU":
-        assert [bytes(v) for v in got.reshape(-1)] == [bytes(v) for v in want.reshape(-1)], f"{name}: {got!r} != {want!r}"
+        assert [bytes(v) for v in got.reshape(-1)] == [bytes(v) for v in want.reshape(-1)], (
+            f"{name}: {got!r} != {want!r}"
+        )
         return
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} != {want.dtype}"
     if name.startswith("resized") and want.dtype.kind == "f":
@@ -64,7 +73,9 @@ def assert_same(name: str, got, want) -> None:
 
 
 def assert_results_equal(got: dict, want: dict) -> None:
-    assert sorted(got) == sorted(want), f"different values recorded: only tfrx {sorted(set(got) - set(want))}, only TensorFlow {sorted(set(want) - set(got))}"
+    assert sorted(got) == sorted(want), (
+        f"different values recorded: only tfrx {sorted(set(got) - set(want))}, only TensorFlow {sorted(set(want) - set(got))}"
+    )
     for name in sorted(want):
         assert_same(name, got[name], want[name])
 

@@ -65,7 +65,9 @@ def test_with_index_and_transform(two_files):
 
 def test_features_parse(tmp_path):
     path = str(tmp_path / "ex.tfrecord")
-    tfrx.write_records(path, [tfrx.make_example({"x": [i, i + 1], "s": b"k%d" % i}).SerializeToString() for i in range(8)])
+    tfrx.write_records(
+        path, [tfrx.make_example({"x": [i, i + 1], "s": b"k%d" % i}).SerializeToString() for i in range(8)]
+    )
     spec = {"x": tfrx.FixedLenFeature([2], tfrx.int64), "s": tfrx.FixedLenFeature([], tfrx.string)}
     ds = tfrx.RandomAccessDataset([path], features=spec)
     one = ds[3]

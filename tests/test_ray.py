@@ -289,12 +289,16 @@ def test_csv_converter_on_ray_equals_the_local_conversion(cluster, tmp_path):
     src = tmp_path / "t.csv"
     rows = ["id,text,x"] + [f'{i},"r{i}, ""q""",{"bad" if i == 700 else i / 4}' for i in range(1500)]
     src.write_text("\n".join(rows) + "\n")
-    args = dict(spec={"id": "int64", "text": "bytes", "x": "float"}, parallel_chunk_bytes=4096, num_shards=3,
-                on_error="skip")
+    args = dict(
+        spec={"id": "int64", "text": "bytes", "x": "float"}, parallel_chunk_bytes=4096, num_shards=3, on_error="skip"
+    )
     local = csv_to_tfrecord(src, tmp_path / "local" / "t", num_parallel_calls=1, **args)
     remote = csv_to_tfrecord(src, tmp_path / "ray" / "t", engine="ray", **args)
-    assert (remote.records, remote.skipped, remote.errors) == (local.records, local.skipped, local.errors) == (
-        1499, 1, [f"{src}: line 702: column 'x': 'bad' is not float"])
+    assert (
+        (remote.records, remote.skipped, remote.errors)
+        == (local.records, local.skipped, local.errors)
+        == (1499, 1, [f"{src}: line 702: column 'x': 'bad' is not float"])
+    )
     assert [_records(p) for p in remote.paths] == [_records(p) for p in local.paths]
 
 
@@ -321,9 +325,16 @@ def test_parquet_converter_on_ray_equals_the_local_conversion(cluster, tmp_path)
     from tfrx.tools.convert import parquet_to_tfrecord
 
     n = 1000
-    table = pa.table({"a": np.arange(n), "b": [None if i % 9 == 0 else f"{i / 2}" for i in range(n)],
-                      "c": [[i, i + 1] for i in range(n)]})
-    table = table.set_column(1, "b", pa.array([("x" if i == 333 else v) for i, v in enumerate(table.column("b").to_pylist())]))
+    table = pa.table(
+        {
+            "a": np.arange(n),
+            "b": [None if i % 9 == 0 else f"{i / 2}" for i in range(n)],
+            "c": [[i, i + 1] for i in range(n)],
+        }
+    )
+    table = table.set_column(
+        1, "b", pa.array([("x" if i == 333 else v) for i, v in enumerate(table.column("b").to_pylist())])
+    )
     pq.write_table(table, tmp_path / "t.parquet", row_group_size=300)
     args = dict(spec={"b": "float"}, max_records_per_shard=400, on_error="skip", batch_rows=128)
     local = parquet_to_tfrecord(tmp_path / "t.parquet", tmp_path / "local" / "p", **args)
@@ -350,11 +361,13 @@ def test_read_and_write_on_s3(cluster, s3, files):
     # a file split into byte ranges read over HTTP range requests
     source = tray.TFRecordDatasource(f"{prefix}/in/train-1.tfrecord", SPEC, storage_options=opts, min_split_bytes=1)
     assert len(source.get_read_tasks(3)) == 3
-    ds = tray.read_tfrecords(f"{prefix}/in/train-1.tfrecord", SPEC, storage_options=opts, min_split_bytes=1,
-                             override_num_blocks=3)
+    ds = tray.read_tfrecords(
+        f"{prefix}/in/train-1.tfrecord", SPEC, storage_options=opts, min_split_bytes=1, override_num_blocks=3
+    )
     _assert_same(_table(ds), read_tfrecord(files["shards"][1], SPEC))
-    out = tray.write_tfrecords(tray.read_tfrecords(files["shards"], SPEC), f"{prefix}/out/train", num_shards=2,
-                               storage_options=opts)
+    out = tray.write_tfrecords(
+        tray.read_tfrecords(files["shards"], SPEC), f"{prefix}/out/train", num_shards=2, storage_options=opts
+    )
     assert out == [f"{prefix}/out/train.tfrecord-0000{i}-of-00002" for i in range(2)]
     names = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{S3_BUCKET}/ray/out", detail=False))
     assert names == [".tfrx", "train.tfrecord-00000-of-00002", "train.tfrecord-00001-of-00002"]
@@ -394,8 +407,10 @@ def test_sequence_examples_read_and_write_back(cluster, tmp_path):
     expected = read_tfrecord(paths, spec)
     _assert_same(_table(tray.read_tfrecords(paths, spec)), expected)
     # a file split into byte ranges
-    _assert_same(_table(tray.read_tfrecords(paths[0], spec, min_split_bytes=1, override_num_blocks=3)),
-                 read_tfrecord(paths[0], spec))
+    _assert_same(
+        _table(tray.read_tfrecords(paths[0], spec, min_split_bytes=1, override_num_blocks=3)),
+        read_tfrecord(paths[0], spec),
+    )
     # recognised and inferred as read_tfrecord does
     _assert_same(_table(tray.read_tfrecords(paths)), read_tfrecord(paths))
     # written back as SequenceExamples (the feature lists named by the schema, or by the spec)

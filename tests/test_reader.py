@@ -19,7 +19,9 @@ from tfrx.io.compression import decompressor_backend
 
 def frame(record: bytes) -> bytes:
     length = struct.pack("<Q", len(record))
-    return length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
+    return (
+        length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
+    )
 
 
 def write(path, records, compression=None):

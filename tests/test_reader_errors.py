@@ -17,7 +17,9 @@ from tfrx.io import CorruptRecordWarning
 
 def frame(record: bytes) -> bytes:
     length = struct.pack("<Q", len(record))
-    return length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
+    return (
+        length + struct.pack("<I", tfrx.masked_crc32c(length)) + record + struct.pack("<I", tfrx.masked_crc32c(record))
+    )
 
 
 GOOD = [b"alpha" * 10, b"beta" * 20, b"gamma" * 30]

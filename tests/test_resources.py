@@ -32,11 +32,13 @@ def _rss() -> int:
 
 
 def _records(n: int = 64) -> list[bytes]:
-    return tfrx.encode_examples({
-        "id": np.arange(n, dtype=np.int64),
-        "x": np.random.default_rng(0).random((n, 8), dtype=np.float32),
-        "tag": [b"t%d" % i for i in range(n)],
-    })
+    return tfrx.encode_examples(
+        {
+            "id": np.arange(n, dtype=np.int64),
+            "x": np.random.default_rng(0).random((n, 8), dtype=np.float32),
+            "tag": [b"t%d" % i for i in range(n)],
+        }
+    )
 
 
 SPEC = {
@@ -99,9 +101,11 @@ def _flat(name: str, fn, calls: int, segments: int = 5) -> None:
         tracemalloc.stop()
     cpu = time.process_time() - cpu
     d_traced, d_rss = np.diff(traced), np.diff(rss)
-    print(f"\n{name}: {per * segments} calls in {cpu:.1f} CPU s, {per_call} B per call; growth per segment of "
-          f"{per}: traced {d_traced.tolist()} B, RSS {(d_rss >> 10).tolist()} KiB; "
-          f"RSS {rss[0] / MiB:.1f} -> {rss[-1] / MiB:.1f} MiB")
+    print(
+        f"\n{name}: {per * segments} calls in {cpu:.1f} CPU s, {per_call} B per call; growth per segment of "
+        f"{per}: traced {d_traced.tolist()} B, RSS {(d_rss >> 10).tolist()} KiB; "
+        f"RSS {rss[0] / MiB:.1f} -> {rss[-1] / MiB:.1f} MiB"
+    )
     assert np.median(d_traced) <= per * per_call / 1000, f"traced allocations grew by {d_traced.tolist()} B"
     assert np.median(d_rss) <= per * per_call / 100, f"RSS grew by {d_rss.tolist()} B"
 
@@ -122,8 +126,10 @@ def test_parse_calls_do_not_grow_memory():
 def test_sequence_parse_and_encode_do_not_grow_memory():
     seq = tfrx.make_sequence_example({"id": [1]}, {"f": [[1, 2], [3]], "g": [[b"a"], [b"b", b"c"]]})
     blob = seq.SerializeToString()
-    parser = tfrx.SequenceExampleParser({"id": tfrx.FixedLenFeature((), tfrx.int64)},
-                                        {"f": tfrx.VarLenFeature(tfrx.int64), "g": tfrx.RaggedFeature(tfrx.string)})
+    parser = tfrx.SequenceExampleParser(
+        {"id": tfrx.FixedLenFeature((), tfrx.int64)},
+        {"f": tfrx.VarLenFeature(tfrx.int64), "g": tfrx.RaggedFeature(tfrx.string)},
+    )
     cols = {"a": np.arange(32, dtype=np.int64), "b": [b"v"] * 32}
 
     def work():
@@ -140,8 +146,11 @@ def test_malformed_input_errors_do_not_leak():
     def work():
         errors = []
         for b in bad:
-            for call in (lambda: tfrx.decode_example(b), lambda: tfrx.parse_example([b], spec),
-                         lambda: tfrx.decode_sequence_example(b)):
+            for call in (
+                lambda: tfrx.decode_example(b),
+                lambda: tfrx.parse_example([b], spec),
+                lambda: tfrx.decode_sequence_example(b),
+            ):
                 try:
                     call()
                 except ValueError as e:
@@ -172,8 +181,13 @@ def test_dataset_creation_and_abandonment_is_flat(record_file):
     baseline = threading.active_count()
 
     def work():
-        ds = (tfrx.TFRecordDataset(record_file).shuffle(64, seed=1)
-              .map(lambda r: len(r), num_parallel_calls=2).batch(8).prefetch(2))
+        ds = (
+            tfrx.TFRecordDataset(record_file)
+            .shuffle(64, seed=1)
+            .map(lambda r: len(r), num_parallel_calls=2)
+            .batch(8)
+            .prefetch(2)
+        )
         it = iter(ds)
         next(it)
         next(it)
@@ -187,8 +201,12 @@ def test_dataset_creation_and_abandonment_is_flat(record_file):
 def test_reader_and_parser_threads_return_to_baseline(record_file):
     baseline = threading.active_count()
     for _ in range(10):
-        ds = tfrx.TFRecordDataset(record_file).batch(32).map(
-            lambda b: tfrx.parse_example(b, SPEC, num_parallel_calls=4), num_parallel_calls=4).prefetch(4)
+        ds = (
+            tfrx.TFRecordDataset(record_file)
+            .batch(32)
+            .map(lambda b: tfrx.parse_example(b, SPEC, num_parallel_calls=4), num_parallel_calls=4)
+            .prefetch(4)
+        )
         for _batch in ds:
             pass
         del ds
@@ -242,8 +260,18 @@ def test_a_record_claiming_huge_length_costs_no_memory(tmp_path, length, how):
     assert _peak(read) < 32 * MiB
     assert got == [good]
     skipped = []
-    assert _peak(lambda: skipped.extend(tfrx.RecordReader(path if how == "path" else io.BytesIO(
-        data if how == "stream" else gzip.compress(data)), compression="auto", on_error="skip"))) < 32 * MiB
+    assert (
+        _peak(
+            lambda: skipped.extend(
+                tfrx.RecordReader(
+                    path if how == "path" else io.BytesIO(data if how == "stream" else gzip.compress(data)),
+                    compression="auto",
+                    on_error="skip",
+                )
+            )
+        )
+        < 32 * MiB
+    )
     assert skipped == [good]
 
 

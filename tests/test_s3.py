@@ -227,8 +227,9 @@ def test_random_access_fetches_all_shards_of_a_batch_in_one_call(s3, opts, prefi
         got = ds.read_batch(idx)
         assert [bytes(r) for r in got] == [expected[i] for i in idx]
         assert [bytes(r) for r in got] == [bytes(r) for r in local_ds.read_batch(idx)]
-        assert len(calls) == 1 and len(calls[0]) == len({int(np.searchsorted(np.cumsum(counts), i, "right"))
-                                                             for i in idx})
+        assert len(calls) == 1 and len(calls[0]) == len(
+            {int(np.searchsorted(np.cumsum(counts), i, "right")) for i in idx}
+        )
         # small shards: one range request per shard touched, as when they were fetched one after another
         assert all(s3.log.count("GET", f"part-{k}") <= 1 for k in range(len(counts)))
         assert sum(s3.log.count("GET", f"part-{k}") for k in range(len(counts))) == len(calls[0])
@@ -475,10 +476,14 @@ def _cli_options(s3) -> list[str]:
     import json
 
     return [
-        "--storage-options", json.dumps({"key": s3.key, "secret": s3.secret}),
-        "--storage-option", f"client_kwargs.endpoint_url={s3.endpoint}",
-        "--storage-option", "client_kwargs.region_name=us-east-1",
-        "--storage-option", "config_kwargs.retries.max_attempts=3",
+        "--storage-options",
+        json.dumps({"key": s3.key, "secret": s3.secret}),
+        "--storage-option",
+        f"client_kwargs.endpoint_url={s3.endpoint}",
+        "--storage-option",
+        "client_kwargs.region_name=us-east-1",
+        "--storage-option",
+        "config_kwargs.retries.max_attempts=3",
     ]
 
 

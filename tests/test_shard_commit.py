@@ -32,8 +32,11 @@ def _readers(pattern, **opts):
         "read_records": lambda: list(tfrx.read_records(pattern, **opts)),
         "RecordReader": lambda: list(tfrx.RecordReader(pattern, **opts)),
         "TFRecordDataset": lambda: list(tfrx.data.TFRecordDataset(pattern, **opts).as_numpy_iterator()),
-        "list_files": lambda: list(tfrx.data.Dataset.list_files(pattern, shuffle=False, **opts)
-                                   .flat_map(tfrx.data.TFRecordDataset).as_numpy_iterator()),
+        "list_files": lambda: list(
+            tfrx.data.Dataset.list_files(pattern, shuffle=False, **opts)
+            .flat_map(tfrx.data.TFRecordDataset)
+            .as_numpy_iterator()
+        ),
         "RandomAccessDataset": lambda: _all_items(tfrx.RandomAccessDataset(pattern, **opts)),
         "count_records": lambda: [None] * tfrx.count_records(pattern, **opts),
     }
@@ -115,8 +118,13 @@ _KILL_SCRIPT = textwrap.dedent(
 def _run(folder, naming, stop):
     src = os.path.dirname(os.path.dirname(os.path.abspath(tfrx.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-c", _KILL_SCRIPT, str(folder), naming, str(stop)],
-                          capture_output=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", _KILL_SCRIPT, str(folder), naming, str(stop)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def _check_every_reader(patterns, new, old, *, step, **opts):
@@ -160,8 +168,9 @@ def test_writer_killed_at_each_step_of_close(tmp_path, naming):
         proc = _run(folder, naming, stop)
         assert proc.returncode == 17, proc.stderr.decode()
         patterns = [str(folder / "train*")]
-        patterns += [str(folder / "*-of-*"), str(folder / "*.tfrecord*")] if naming == "tfds" else [
-            str(folder / "*.tfrecord")]
+        patterns += (
+            [str(folder / "*-of-*"), str(folder / "*.tfrecord*")] if naming == "tfds" else [str(folder / "*.tfrecord")]
+        )
         seen.append(_check_every_reader(patterns, new, old, step=stop))
     # killed before the old set is cleared: the old set, whole; after: nothing, then refused while shards
     # move, then the new set, whole (only the index, the manifest or the journal's removal missing)
@@ -193,6 +202,9 @@ def test_writer_killed_during_an_s3_commit(s3, tmp_path, monkeypatch):
                 w.write_many(expected)
         monkeypatch.undo()
         monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
-        seen.append(_check_every_reader([f"{prefix}/train*", f"{prefix}/*-of-*"], expected, expected, step=stop,
-                                        storage_options=opts))
+        seen.append(
+            _check_every_reader(
+                [f"{prefix}/train*", f"{prefix}/*-of-*"], expected, expected, step=stop, storage_options=opts
+            )
+        )
     assert seen == ["nothing"] * 3 + ["refused"] * (N_SHARDS - 1) + ["complete"] * 3

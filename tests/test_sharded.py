@@ -174,7 +174,10 @@ def test_index_sidecars(tmp_path):
         w.write_many(_records(4))
     assert sorted(os.listdir(tmp_path)) == [".tfrx", "m.tfrecord-00000-of-00002", "m.tfrecord-00001-of-00002"]
     assert sorted(os.listdir(tmp_path / ".tfrx")) == [
-        "m.manifest.json", "m.tfrecord-00000-of-00002.tfrxidx", "m.tfrecord-00001-of-00002.tfrxidx"]
+        "m.manifest.json",
+        "m.tfrecord-00000-of-00002.tfrxidx",
+        "m.tfrecord-00001-of-00002.tfrxidx",
+    ]
     # the usual patterns read the shards only, and the indexes are found
     assert list(tfrx.read_records(str(tmp_path / "m*"))) == list(tfrx.read_records(w.paths))
     assert tfrx.count_records(str(tmp_path / "*-of-*")) == 4
@@ -182,8 +185,11 @@ def test_index_sidecars(tmp_path):
 
 # ------------------------------------------------------------------ write_examples
 def test_write_examples_columns_sharded(tmp_path):
-    cols = {"id": np.arange(100), "x": np.random.default_rng(0).random((100, 3)).astype(np.float32),
-            "name": [b"n%d" % i for i in range(100)]}
+    cols = {
+        "id": np.arange(100),
+        "x": np.random.default_rng(0).random((100, 3)).astype(np.float32),
+        "name": [b"n%d" % i for i in range(100)],
+    }
     paths = write_examples(tmp_path / "cols", cols, num_shards=4)
     assert len(paths) == 4
     rows = [tfrx.decode_example(r) for r in tfrx.read_records(paths)]
@@ -231,8 +237,9 @@ _CRASH_SCRIPT = textwrap.dedent(
 def test_killed_writer_leaves_no_complete_looking_shard(tmp_path):
     src = os.path.dirname(os.path.dirname(os.path.abspath(tfrx.__file__)))  # wherever the tested tfrx is installed
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-c", _CRASH_SCRIPT, str(tmp_path / "crash-train")],
-                            stdout=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CRASH_SCRIPT, str(tmp_path / "crash-train")], stdout=subprocess.PIPE, env=env
+    )
     try:
         assert proc.stdout.readline().strip() == b"ready"
         os.kill(proc.pid, signal.SIGKILL)

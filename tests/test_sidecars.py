@@ -60,7 +60,8 @@ def test_readers_read_exactly_the_shards(indexed):
         assert sorted(tfrx.read_records(glob)) == recs, pattern
         assert sorted(tfrx.data.TFRecordDataset(glob).as_numpy_iterator()) == recs, pattern
         assert sorted(tfrx.data.Dataset.list_files(glob, shuffle=False).as_numpy_iterator()) == sorted(
-            p.encode() for p in paths), pattern
+            p.encode() for p in paths
+        ), pattern
         assert tfrx.count_records(glob) == 30, pattern
         ds = tfrx.RandomAccessDataset(glob)
         assert sorted(ds[i] for i in range(len(ds))) == recs, pattern
@@ -94,9 +95,14 @@ def test_a_sidecar_named_explicitly_says_what_it_is(indexed, which):
     if which.startswith("legacy"):
         shutil.copy(os.path.join(folder, ".tfrx", os.path.basename(side)), side)
     kind = which.split()[-1] if which != "folder" else "sidecar directory"
-    for read in (lambda: list(tfrx.read_records(side)), lambda: tfrx.RecordReader(side),
-                 lambda: tfrx.data.TFRecordDataset(side), lambda: tfrx.data.Dataset.list_files(side),
-                 lambda: tfrx.RandomAccessDataset(side), lambda: tfrx.count_records([paths[1], side])):
+    for read in (
+        lambda: list(tfrx.read_records(side)),
+        lambda: tfrx.RecordReader(side),
+        lambda: tfrx.data.TFRecordDataset(side),
+        lambda: tfrx.data.Dataset.list_files(side),
+        lambda: tfrx.RandomAccessDataset(side),
+        lambda: tfrx.count_records([paths[1], side]),
+    ):
         with pytest.raises(tfrx.SidecarFileError, match="is not a TFRecord file") as e:
             read()
         assert e.value.kind == kind and e.value.path == side

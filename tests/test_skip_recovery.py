@@ -104,8 +104,13 @@ payloads = st.lists(st.binary(min_size=0, max_size=120), min_size=1, max_size=12
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(records=payloads, edit_list=st.lists(edits, min_size=1, max_size=3),
-       chunk=st.sampled_from([64, 100, 1 << 20]), use_mmap=st.booleans(), compressed=st.booleans())
+@given(
+    records=payloads,
+    edit_list=st.lists(edits, min_size=1, max_size=3),
+    chunk=st.sampled_from([64, 100, 1 << 20]),
+    use_mmap=st.booleans(),
+    compressed=st.booleans(),
+)
 def test_skip_matches_the_reference_parser(tmp_path, records, edit_list, chunk, use_mmap, compressed):
     buf, new_offsets = damaged_file(records, edit_list)
     path = tmp_path / "damaged.tfrecord"

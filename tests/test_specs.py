@@ -19,9 +19,20 @@ SPECS = {
     "e": tfrx.VarLenFeature(tfrx.string),
     "f": tfrx.SparseFeature(["i", "j"], "v", tfrx.float32, [10, 4], already_sorted=True),
     "g": tfrx.SparseFeature("i", "v", tfrx.float32, 10),
-    "h": R(tfrx.int64, value_key="v2", partitions=[R.RowLengths("l"), R.UniformRowLength(2), R.RowSplits("s"),
-                                                    R.RowStarts("t"), R.RowLimits("u"), R.ValueRowIds("w")],
-           row_splits_dtype="int64", validate=True),
+    "h": R(
+        tfrx.int64,
+        value_key="v2",
+        partitions=[
+            R.RowLengths("l"),
+            R.UniformRowLength(2),
+            R.RowSplits("s"),
+            R.RowStarts("t"),
+            R.RowLimits("u"),
+            R.ValueRowIds("w"),
+        ],
+        row_splits_dtype="int64",
+        validate=True,
+    ),
     "k": R(tfrx.float32),
 }
 

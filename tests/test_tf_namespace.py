@@ -34,12 +34,36 @@ import tfrx.tf as rtf
 
 GOLDEN = json.loads((Path(__file__).parent / "golden" / "tf_namespace.json").read_text())
 
-DTYPE_NAMES = ["bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "string"]
+DTYPE_NAMES = [
+    "bool",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "string",
+]
 
 
 # ------------------------------------------------------------------ names
 def test_issue_names_exist_on_tfrx_io_and_tfrx():
-    for name in ["parse_single_example", "parse_example", "FixedLenFeature", "VarLenFeature", "decode_raw", "decode_jpeg", "serialize_tensor", "parse_tensor", "read_file"]:
+    for name in [
+        "parse_single_example",
+        "parse_example",
+        "FixedLenFeature",
+        "VarLenFeature",
+        "decode_raw",
+        "decode_jpeg",
+        "serialize_tensor",
+        "parse_tensor",
+        "read_file",
+    ]:
         assert callable(getattr(tfrx.io, name)), name
     assert tfrx.io.FixedLenFeature is tfrx.FixedLenFeature
     assert tfrx.io.gfile.glob is rtf.io.gfile.glob
@@ -53,10 +77,24 @@ def test_importing_the_namespace_imports_no_framework_or_optional_package():
         "import sys, tfrx, tfrx.tf as tf; tf.io.parse_single_example; tf.image.resize_with_crop_or_pad; "
         "print(sorted(m for m in ('tensorflow', 'torch', 'jax', 'PIL', 'simplejpeg', 'fsspec') if m in sys.modules))"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip() == "[]"
-    assert "tfrx.tf" not in subprocess.run([sys.executable, "-c", "import sys, tfrx; print(list(sys.modules))"], capture_output=True, text=True, env=env, check=True).stdout
+    assert (
+        "tfrx.tf"
+        not in subprocess.run(
+            [sys.executable, "-c", "import sys, tfrx; print(list(sys.modules))"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        ).stdout
+    )
 
 
 def test_namespace_re_exports_tfrx_implementations():
@@ -73,9 +111,60 @@ def test_namespace_re_exports_tfrx_implementations():
 
 def test_names_match_tensorflow(tf):
     modules = {
-        "io": ["TFRecordWriter", "TFRecordOptions", "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature", "RaggedFeature", "parse_example", "parse_single_example", "parse_sequence_example", "parse_single_sequence_example", "decode_raw", "decode_jpeg", "decode_png", "decode_image", "encode_jpeg", "encode_png", "serialize_tensor", "parse_tensor", "read_file", "write_file", "decode_and_crop_jpeg", "extract_jpeg_shape"],
-        "image": ["resize", "resize_with_crop_or_pad", "central_crop", "random_crop", "random_flip_left_right", "random_flip_up_down", "flip_left_right", "flip_up_down", "convert_image_dtype", "per_image_standardization", "decode_and_crop_jpeg", "crop_to_bounding_box", "pad_to_bounding_box", "rgb_to_grayscale", "extract_jpeg_shape", "sample_distorted_bounding_box"],
-        "train": ["Example", "Features", "Feature", "BytesList", "FloatList", "Int64List", "SequenceExample", "FeatureList", "FeatureLists"],
+        "io": [
+            "TFRecordWriter",
+            "TFRecordOptions",
+            "FixedLenFeature",
+            "FixedLenSequenceFeature",
+            "VarLenFeature",
+            "SparseFeature",
+            "RaggedFeature",
+            "parse_example",
+            "parse_single_example",
+            "parse_sequence_example",
+            "parse_single_sequence_example",
+            "decode_raw",
+            "decode_jpeg",
+            "decode_png",
+            "decode_image",
+            "encode_jpeg",
+            "encode_png",
+            "serialize_tensor",
+            "parse_tensor",
+            "read_file",
+            "write_file",
+            "decode_and_crop_jpeg",
+            "extract_jpeg_shape",
+        ],
+        "image": [
+            "resize",
+            "resize_with_crop_or_pad",
+            "central_crop",
+            "random_crop",
+            "random_flip_left_right",
+            "random_flip_up_down",
+            "flip_left_right",
+            "flip_up_down",
+            "convert_image_dtype",
+            "per_image_standardization",
+            "decode_and_crop_jpeg",
+            "crop_to_bounding_box",
+            "pad_to_bounding_box",
+            "rgb_to_grayscale",
+            "extract_jpeg_shape",
+            "sample_distorted_bounding_box",
+        ],
+        "train": [
+            "Example",
+            "Features",
+            "Feature",
+            "BytesList",
+            "FloatList",
+            "Int64List",
+            "SequenceExample",
+            "FeatureList",
+            "FeatureLists",
+        ],
         "data": ["Dataset", "TFRecordDataset", "AUTOTUNE", "Options"],
     }
     for module, names in modules.items():
@@ -106,7 +195,9 @@ def test_dtypes_pickle_and_compare():
 
 def test_feature_specs_reject_types_a_feature_cannot_hold():
     with pytest.raises(tfrx.SpecError, match="only int64, float32 and bytes"):
-        tfrx.parse_single_example(tfrx.make_example({"x": [1]}).SerializeToString(), {"x": rtf.io.FixedLenFeature([], rtf.int32)})
+        tfrx.parse_single_example(
+            tfrx.make_example({"x": [1]}).SerializeToString(), {"x": rtf.io.FixedLenFeature([], rtf.int32)}
+        )
 
 
 def test_array_helpers_match_tensorflow(tf):
@@ -208,7 +299,9 @@ def test_parse_tensor_errors():
 @settings(max_examples=60, deadline=None)
 @given(
     hnp.arrays(
-        st.sampled_from([np.uint8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64, np.bool_, np.uint64]),
+        st.sampled_from(
+            [np.uint8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64, np.bool_, np.uint64]
+        ),
         hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
     )
 )
@@ -229,27 +322,47 @@ def test_parse_tensor_damage_raises_cleanly(data):
 
 # ------------------------------------------------------------------ tf.image crops and flips
 def test_crops_equal_golden():
-    assert [digest(rtf.image.resize_with_crop_or_pad(image(s), h, w)) for s, h, w in CROP_OR_PAD] == GOLDEN["resize_with_crop_or_pad"]
+    assert [digest(rtf.image.resize_with_crop_or_pad(image(s), h, w)) for s, h, w in CROP_OR_PAD] == GOLDEN[
+        "resize_with_crop_or_pad"
+    ]
     assert [digest(rtf.image.central_crop(image(s), f)) for s, f in CENTRAL] == GOLDEN["central_crop"]
 
 
 def test_decode_and_crop_jpeg_equals_golden():
     pytest.importorskip("simplejpeg")
-    assert [digest(rtf.io.decode_and_crop_jpeg(JPEG, w, channels=c, fancy_upscaling=f)) for w, c, f in JPEG_WINDOWS] == GOLDEN["decode_and_crop_jpeg"]
+    assert [
+        digest(rtf.io.decode_and_crop_jpeg(JPEG, w, channels=c, fancy_upscaling=f)) for w, c, f in JPEG_WINDOWS
+    ] == GOLDEN["decode_and_crop_jpeg"]
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 9), st.integers(1, 9), st.integers(1, 3), st.integers(1, 12), st.integers(1, 12), st.integers(0, 8), st.integers(0, 8))
+@given(
+    st.integers(1, 9),
+    st.integers(1, 9),
+    st.integers(1, 3),
+    st.integers(1, 12),
+    st.integers(1, 12),
+    st.integers(0, 8),
+    st.integers(0, 8),
+)
 def test_crop_and_pad_ops_equal_tensorflow(tf, h, w, c, th, tw, oh, ow):
     img = image((h, w, c))
-    np.testing.assert_array_equal(rtf.image.resize_with_crop_or_pad(img, th, tw), tf.image.resize_with_crop_or_pad(img, th, tw).numpy())
+    np.testing.assert_array_equal(
+        rtf.image.resize_with_crop_or_pad(img, th, tw), tf.image.resize_with_crop_or_pad(img, th, tw).numpy()
+    )
     np.testing.assert_array_equal(rtf.image.flip_left_right(img), tf.image.flip_left_right(img).numpy())
     np.testing.assert_array_equal(rtf.image.flip_up_down(img), tf.image.flip_up_down(img).numpy())
     if oh + h <= th and ow + w <= tw:
-        np.testing.assert_array_equal(rtf.image.pad_to_bounding_box(img, oh, ow, th, tw), tf.image.pad_to_bounding_box(img, oh, ow, th, tw).numpy())
+        np.testing.assert_array_equal(
+            rtf.image.pad_to_bounding_box(img, oh, ow, th, tw),
+            tf.image.pad_to_bounding_box(img, oh, ow, th, tw).numpy(),
+        )
     if oh < h and ow < w:
         ch, cw = h - oh, w - ow
-        np.testing.assert_array_equal(rtf.image.crop_to_bounding_box(img, oh, ow, ch, cw), tf.image.crop_to_bounding_box(img, oh, ow, ch, cw).numpy())
+        np.testing.assert_array_equal(
+            rtf.image.crop_to_bounding_box(img, oh, ow, ch, cw),
+            tf.image.crop_to_bounding_box(img, oh, ow, ch, cw).numpy(),
+        )
 
 
 @settings(max_examples=40, deadline=None)
@@ -295,8 +408,16 @@ def test_random_crop_and_flip_draw_valid_reproducible_sequences():
     assert all(np.array_equal(f, img) or np.array_equal(f, img[:, ::-1]) for f in flips)
     assert 5 < flipped < 35
     code = "import numpy as np, tfrx.tf as tf; img = np.arange(48).reshape(6, 8, 1); print([tf.image.random_crop(img, [3, 3, 1], seed=3)[0, 0, 0] for _ in range(5)])"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
-    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout for _ in range(2)}
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(Path(tfrx.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
+    runs = {
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+        for _ in range(2)
+    }
     assert len(runs) == 1, "a seed gives the same sequence in a new process"
     with pytest.raises(ValueError, match="within the shape"):
         rtf.image.random_crop(img, [7, 5, 3])
@@ -312,7 +433,9 @@ def _tree(root: Path) -> None:
 
 def _gfile_results(gfile, root: Path) -> dict:
     return {
-        "glob": sorted(os.path.relpath(p, root) for p in gfile.glob(str(root / "a" / "*.tfrecord"))),  # TensorFlow: directory order
+        "glob": sorted(
+            os.path.relpath(p, root) for p in gfile.glob(str(root / "a" / "*.tfrecord"))
+        ),  # TensorFlow: directory order
         "exists": [gfile.exists(str(root / "a")), gfile.exists(str(root / "nope"))],
         "isdir": [gfile.isdir(str(root / "a")), gfile.isdir(str(root / "a" / "x.tfrecord"))],
         "listdir": sorted(gfile.listdir(str(root / "a"))),
@@ -348,7 +471,10 @@ def test_gfile_local(tmp_path):
 def test_gfile_equals_tensorflow(tf, tmp_path):
     _tree(tmp_path)
     assert _gfile_results(rtf.io.gfile, tmp_path) == _gfile_results(tf.io.gfile, tmp_path)
-    assert rtf.io.read_file(str(tmp_path / "a" / "y.tfrecord")) == tf.io.read_file(str(tmp_path / "a" / "y.tfrecord")).numpy()
+    assert (
+        rtf.io.read_file(str(tmp_path / "a" / "y.tfrecord"))
+        == tf.io.read_file(str(tmp_path / "a" / "y.tfrecord")).numpy()
+    )
 
 
 def test_gfile_on_fsspec_memory():
@@ -365,7 +491,9 @@ def test_gfile_on_fsspec_memory():
 def test_tf_record_iterator_and_experimental_writer(tmp_path):
     path = str(tmp_path / "r.tfrecord")
     records = [b"", b"a", b"\x00" * 100]
-    rtf.data.experimental.TFRecordWriter(path).write(rtf.data.Dataset.from_tensor_slices(np.array(records, dtype=object)))
+    rtf.data.experimental.TFRecordWriter(path).write(
+        rtf.data.Dataset.from_tensor_slices(np.array(records, dtype=object))
+    )
     assert list(rtf.compat.v1.python_io.tf_record_iterator(path)) == records
     gz = str(tmp_path / "r.tfrecord.gz")
     with rtf.compat.v1.python_io.TFRecordWriter(gz, rtf.io.TFRecordOptions(compression_type="GZIP")) as w:
@@ -381,7 +509,11 @@ def test_tf_record_iterator_equals_tensorflow(tf, tmp_path):
     with tf.io.TFRecordWriter(path) as w:
         for r in records:
             w.write(r)
-    assert list(rtf.compat.v1.python_io.tf_record_iterator(path)) == list(tf.compat.v1.python_io.tf_record_iterator(path)) == records
+    assert (
+        list(rtf.compat.v1.python_io.tf_record_iterator(path))
+        == list(tf.compat.v1.python_io.tf_record_iterator(path))
+        == records
+    )
 
 
 def test_experimental_aliases_call_dataset_methods_or_say_what_is_missing():

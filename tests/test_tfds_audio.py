@@ -53,21 +53,29 @@ def test_channel_conversion_and_dtype():
         audio.decode(_wav(bytes(6), 2, 3), "wav", 2, np.dtype(np.int64))
 
 
-@pytest.mark.parametrize("bad,match", [
-    (b"not a wav file at all", "RIFF"),
-    (_wav(bytes(4), 2, 1)[:30], "fmt"),
-    (_wav(bytes(4), 2, 1).replace(b"data", b"junk"), "data"),
-    (_wav(bytes(4), 2, 1)[:20] + struct.pack("<H", 3) + _wav(bytes(4), 2, 1)[22:], "not PCM"),
-    (_wav(bytes(4), 2, 1)[:-1], "whole number"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (b"not a wav file at all", "RIFF"),
+        (_wav(bytes(4), 2, 1)[:30], "fmt"),
+        (_wav(bytes(4), 2, 1).replace(b"data", b"junk"), "data"),
+        (_wav(bytes(4), 2, 1)[:20] + struct.pack("<H", 3) + _wav(bytes(4), 2, 1)[22:], "not PCM"),
+        (_wav(bytes(4), 2, 1)[:-1], "whole number"),
+    ],
+)
 def test_bad_wav_files_raise(bad, match):
     with pytest.raises(ValueError, match=match):
         audio.read_wav(bad)
 
 
 @settings(max_examples=60, deadline=None)
-@given(width=st.sampled_from([1, 2, 3, 4]), channels=st.sampled_from([1, 2]), want=st.sampled_from([1, 2]),
-       frames=st.integers(0, 40), data=st.data())
+@given(
+    width=st.sampled_from([1, 2, 3, 4]),
+    channels=st.sampled_from([1, 2]),
+    want=st.sampled_from([1, 2]),
+    frames=st.integers(0, 40),
+    data=st.data(),
+)
 def test_wav_equals_pydub(width, channels, want, frames, data):
     """pydub (what TFDS decodes WAV with) gives the same samples for random files."""
     with warnings.catch_warnings():
@@ -87,12 +95,14 @@ def test_wav_equals_pydub(width, channels, want, frames, data):
 
 def test_flac_through_soundfile(tmp_path):
     soundfile = pytest.importorskip("soundfile")
-    samples = np.random.default_rng(0).integers(-2**15, 2**15, size=(50, 2)).astype(np.int16)
+    samples = np.random.default_rng(0).integers(-(2**15), 2**15, size=(50, 2)).astype(np.int16)
     buf = io.BytesIO()
     soundfile.write(buf, samples, 8000, format="FLAC", subtype="PCM_16")
-    d = tt.write(tmp_path / "a" / "1.0.0", features={"a": tt.Audio(file_format="flac", shape=(None, 2),
-                                                                   dtype=np.int16, lazy_decode=True)},
-                 splits={"train": [{"a": io.BytesIO(buf.getvalue())}]})
+    d = tt.write(
+        tmp_path / "a" / "1.0.0",
+        features={"a": tt.Audio(file_format="flac", shape=(None, 2), dtype=np.int16, lazy_decode=True)},
+        splits={"train": [{"a": io.BytesIO(buf.getvalue())}]},
+    )
     got = tt.builder(d).as_data_source("train")[0]["a"]
     assert got.dtype == np.int16
     np.testing.assert_array_equal(got, samples)  # FLAC is lossless: the 16-bit samples
@@ -110,8 +120,11 @@ def test_lazy_audio_in_a_dataset(tmp_path):
     path = tmp_path / "clip.wav"
     path.write_bytes(blob)
     feats = {"eager": tt.Audio(file_format="wav"), "lazy": tt.Audio(file_format="wav", lazy_decode=True)}
-    d = tt.write(tmp_path / "ds" / "1.0.0", features=feats,
-                 splits={"train": [{"eager": str(path), "lazy": path}, {"eager": [7], "lazy": blob[:40]}]})
+    d = tt.write(
+        tmp_path / "ds" / "1.0.0",
+        features=feats,
+        splits={"train": [{"eager": str(path), "lazy": path}, {"eager": [7], "lazy": blob[:40]}]},
+    )
     b = tt.builder(d)
     assert repr(b.info.features["lazy"]) == "Audio(shape=(None,), dtype=int64, file_format=wav, lazy_decode=True)"
     src = b.as_data_source("train")

@@ -31,9 +31,11 @@ def test_tfrx_contender_reads_every_example(bench, kind, count, shards):
 
 
 def test_table_gives_medians_and_ranges(bench):
-    rows = [bench.Row("tabular", "tfrx", 100, [1.0, 2.0, 4.0], [0.5, 0.5, 1.0]),
-            bench.Row("tabular", "tfds", 100, [2.0, 4.0, 8.0], [2.0, 2.0, 2.0]),
-            bench.Row("image", "tfds", note="skipped: no module named tensorflow_datasets")]
+    rows = [
+        bench.Row("tabular", "tfrx", 100, [1.0, 2.0, 4.0], [0.5, 0.5, 1.0]),
+        bench.Row("tabular", "tfds", 100, [2.0, 4.0, 8.0], [2.0, 2.0, 2.0]),
+        bench.Row("image", "tfds", note="skipped: no module named tensorflow_datasets"),
+    ]
     text = bench.render(rows)
     assert "| tabular | tfrx | 100 | 50 [25-100] | 200 [100-200] | 3 | 1.00 | 1.00 |" in text
     assert "| tabular | tfds | 100 | 25 [12-50] | 50 [50-50] | 3 | 2.00 | 4.00 |" in text

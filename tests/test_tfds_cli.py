@@ -36,8 +36,9 @@ def test_inspect_a_shard_names_its_split_and_labels(capsys):
     assert "  label: 0 (a)" in out or "  label: 1 (b)" in out
     assert "video: uint8[" in out
     status, out, _ = _run(capsys, "inspect", "--json", shard, "-n", "1")
-    assert sorted(json.loads(out.splitlines()[0])) == sorted(["audio", "audio_2ch", "audio_f", "cmap", "f32", "gray",
-                                                              "jpeg", "label", "rgb", "rgba", "u16", "video"])
+    assert sorted(json.loads(out.splitlines()[0])) == sorted(
+        ["audio", "audio_2ch", "audio_f", "cmap", "f32", "gray", "jpeg", "label", "rgb", "rgba", "u16", "video"]
+    )
     assert not [f for f in os.listdir(golden_dir("tfrx_images")) if f.endswith("idx")]
 
 

@@ -38,8 +38,19 @@ def test_every_connector_equals_tfds(tfds, name, tmp_path):
         assert_same(_tfrx_values(d, split, str(tmp_path)), _tfds_values(tfds, d, split))
 
 
-@pytest.mark.parametrize("split", ["train[:10%]", "train[:50%]+test", "train[1:4]", "train[-3:]", "train[33%:67%]",
-                                   "test[0shard]", "train[:-5]", "all"])
+@pytest.mark.parametrize(
+    "split",
+    [
+        "train[:10%]",
+        "train[:50%]+test",
+        "train[1:4]",
+        "train[-3:]",
+        "train[33%:67%]",
+        "test[0shard]",
+        "train[:-5]",
+        "all",
+    ],
+)
 def test_split_strings_equal_tfds(tfds, split, tmp_path):
     d = golden_dir("tfrx_tensors")
     assert_same(_tfrx_values(d, split, str(tmp_path)), _tfds_values(tfds, d, split))
@@ -65,9 +76,13 @@ def test_percent_rounding_equals_tfds(tfds, tmp_path):
 
 @pytest.mark.slow
 def test_tfds_loads_what_tfrx_writes(tfds, tmp_path):
-    d = tt.write(tmp_path / "written" / "1.0.0", features=features(),
-                 splits={"train": iter(examples(0, 5)), "test": examples(1, 3), "empty": []}, shard_size=2,
-                 supervised_keys=("rgb", "label"))
+    d = tt.write(
+        tmp_path / "written" / "1.0.0",
+        features=features(),
+        splits={"train": iter(examples(0, 5)), "test": examples(1, 3), "empty": []},
+        shard_size=2,
+        supervised_keys=("rgb", "label"),
+    )
     b = tfds.builder_from_directory(str(d))
     assert b.info.splits["empty"].num_examples == 0
     assert b.info.splits["train"].num_examples == 5 and b.info.features["label"].names == ["cat", "dog", "bird"]
@@ -75,8 +90,12 @@ def test_tfds_loads_what_tfrx_writes(tfds, tmp_path):
         assert_same(_tfrx_values(str(d), split, str(tmp_path)), _tfds_values(tfds, str(d), split))
 
 
-_BOUND = st.one_of(st.none(), st.integers(-20, 20).map(str), st.integers(-100, 100).map(lambda p: f"{p}%"),
-                   st.decimals(-100, 100, places=1, allow_nan=False).map(lambda p: f"{p}%"))
+_BOUND = st.one_of(
+    st.none(),
+    st.integers(-20, 20).map(str),
+    st.integers(-100, 100).map(lambda p: f"{p}%"),
+    st.decimals(-100, 100, places=1, allow_nan=False).map(lambda p: f"{p}%"),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -103,7 +122,9 @@ def test_split_arithmetic_equals_tfds(tfds, data):
         with pytest.raises(ValueError):
             resolve(spec, {k: v.shard_lengths for k, v in ours_b.info.splits.items()})
         return
-    lengths = {os.path.basename(f): n for si in ours_b.info.splits.values() for f, n in zip(si.filenames, si.shard_lengths)}
+    lengths = {
+        os.path.basename(f): n for si in ours_b.info.splits.values() for f, n in zip(si.filenames, si.shard_lengths)
+    }
     if any(t < -1 for _, _, t in theirs):  # TFDS fails when reading such a split
         with pytest.raises(ValueError, match="ends before it starts"):
             ours_b.as_data_source(spec)
@@ -112,5 +133,7 @@ def test_split_arithmetic_equals_tfds(tfds, data):
     ours = []
     for name, start, stop in resolve(spec, {k: v.shard_lengths for k, v in ours_b.info.splits.items()}):
         si = ours_b.info.splits[name]
-        ours += [(os.path.basename(f), s, t) for f, s, t in file_instructions(start, stop, si.filenames, si.shard_lengths)]
+        ours += [
+            (os.path.basename(f), s, t) for f, s, t in file_instructions(start, stop, si.filenames, si.shard_lengths)
+        ]
     assert ours == theirs, spec

@@ -45,16 +45,19 @@ def test_pipeline_equals_random_access(tmp_path):
     assert fresh.cardinality() == 8 and len(fresh.shuffle(4).batch(3)) == 3  # no shard read, no index built
 
 
-@pytest.mark.parametrize("split,expected", [
-    ("train[:10%]", [0]),           # round(0.7) = 1
-    ("train[:50%]", [0, 1, 2, 3]),  # round(3.5) = 4 (half to even)
-    ("train[2:5]", [2, 3, 4]),
-    ("train[-2:]", [5, 6]),
-    ("train[:-5]", [0, 1]),
-    ("train[0shard]", [0, 1, 2, 3, 4, 5, 6]),
-    ("train[1shard]", []),          # past the only shard: empty, as in TFDS
-    ("train[:8]", None),            # more than the split holds
-])
+@pytest.mark.parametrize(
+    "split,expected",
+    [
+        ("train[:10%]", [0]),  # round(0.7) = 1
+        ("train[:50%]", [0, 1, 2, 3]),  # round(3.5) = 4 (half to even)
+        ("train[2:5]", [2, 3, 4]),
+        ("train[-2:]", [5, 6]),
+        ("train[:-5]", [0, 1]),
+        ("train[0shard]", [0, 1, 2, 3, 4, 5, 6]),
+        ("train[1shard]", []),  # past the only shard: empty, as in TFDS
+        ("train[:8]", None),  # more than the split holds
+    ],
+)
 def test_split_slices_pick_the_tfds_examples(split, expected, tmp_path):
     b = tt.builder(golden_dir("tfrx_tensors"))
     full = list(b.as_data_source("train", cache_dir=str(tmp_path)))
@@ -85,8 +88,9 @@ def test_plus_and_even_splits(tmp_path):
 
 def test_skip_decoding_keeps_image_bytes(tmp_path):
     b = tt.builder(golden_dir("tfrx_images"))
-    ex = b.as_data_source("train", decoders={"rgb": tt.SkipDecoding(), "video": tt.SkipDecoding()},
-                          cache_dir=str(tmp_path))[0]
+    ex = b.as_data_source(
+        "train", decoders={"rgb": tt.SkipDecoding(), "video": tt.SkipDecoding()}, cache_dir=str(tmp_path)
+    )[0]
     assert isinstance(ex["rgb"], bytes) and ex["rgb"][:4] == b"\x89PNG"
     assert ex["video"].dtype == object and all(v[:4] == b"\x89PNG" for v in ex["video"])
     assert ex["gray"].dtype == np.uint8
@@ -119,8 +123,12 @@ def test_as_supervised_and_labels(tmp_path):
 def test_info_is_printable(tmp_path):
     info = tt.builder(golden_dir("tfrx_tensors")).info
     text = repr(info)
-    for needle in ("'label': ClassLabel(shape=(), dtype=int64, num_classes=3)", "'train': <SplitInfo num_examples=7",
-                   "Translation(languages=['de', 'en'])", "supervised_keys=('f32', 'label')"):
+    for needle in (
+        "'label': ClassLabel(shape=(), dtype=int64, num_classes=3)",
+        "'train': <SplitInfo num_examples=7",
+        "Translation(languages=['de', 'en'])",
+        "supervised_keys=('f32', 'label')",
+    ):
         assert needle in text, needle
     assert info.splits["test"].num_examples == 4
     assert info.splits["train"].filenames[0].endswith("tfrx_tensors-train.tfrecord-00000-of-00001")
@@ -130,8 +138,9 @@ def test_load_finds_the_version_and_accepts_a_shard(tmp_path):
     root = os.path.join(GOLDEN, "data", "tfrx_rlds")
     ds, info = tt.load(root, split="train", with_info=True, cache_dir=str(tmp_path))
     assert info.version == "1.0.0" and len(list(ds)) == 4
-    by_name = tt.load("tfrx_rlds:1.0.0", data_dir=os.path.join(GOLDEN, "data"), split="train[:2]",
-                      cache_dir=str(tmp_path))
+    by_name = tt.load(
+        "tfrx_rlds:1.0.0", data_dir=os.path.join(GOLDEN, "data"), split="train[:2]", cache_dir=str(tmp_path)
+    )
     assert by_name.cardinality() == 2
     assert tt.load("dummy_mnist", data_dir=os.path.join(GOLDEN, "data"), split="test").cardinality() == 20
     shard = info.splits["train"].filenames[0]
@@ -171,11 +180,19 @@ def test_legacy_features_json_layout(tmp_path):
     """The older ``{"type": ..., "content": ...}`` layout (TFDS < 4) reads to the same values."""
     d = tmp_path / "ds"
     shutil.copytree(golden_dir("dummy_mnist"), d)
-    legacy = {"type": "tensorflow_datasets.core.features.features_dict.FeaturesDict", "content": {
-        "image": {"type": "tensorflow_datasets.core.features.image_feature.Image",
-                  "content": {"shape": [28, 28, 1], "dtype": "uint8", "encoding_format": "png"}},
-        "label": {"type": "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
-                  "content": {"num_classes": 10}}}}
+    legacy = {
+        "type": "tensorflow_datasets.core.features.features_dict.FeaturesDict",
+        "content": {
+            "image": {
+                "type": "tensorflow_datasets.core.features.image_feature.Image",
+                "content": {"shape": [28, 28, 1], "dtype": "uint8", "encoding_format": "png"},
+            },
+            "label": {
+                "type": "tensorflow_datasets.core.features.class_label_feature.ClassLabel",
+                "content": {"num_classes": 10},
+            },
+        },
+    }
     (d / "features.json").write_text(json.dumps(legacy))
     ours = flatten(list(tt.builder(str(d)).as_data_source("test")), "", {})
     ref = flatten(list(tt.builder(golden_dir("dummy_mnist")).as_data_source("test", cache_dir=str(tmp_path))), "", {})
@@ -193,10 +210,15 @@ def test_fsspec_url_reads_and_writes(tmp_path):
     b = tt.builder(f"memory://{root}/tfrx_tensors/1.0.0")
     assert b.info.splits["train"].num_examples == 7
     split = "train[:50%]+test"
-    assert_same(flatten(list(b.as_data_source(split)), "", {}),
-                flatten(list(tt.builder(d).as_data_source(split, cache_dir=str(tmp_path))), "", {}))
-    out = tt.write(f"memory://{root}/w/1.0.0", features={"x": tt.Tensor((2,), np.int64), "t": tt.Text()},
-                   splits={"train": [{"x": [i, -i], "t": f"t{i}"} for i in range(3)]})
+    assert_same(
+        flatten(list(b.as_data_source(split)), "", {}),
+        flatten(list(tt.builder(d).as_data_source(split, cache_dir=str(tmp_path))), "", {}),
+    )
+    out = tt.write(
+        f"memory://{root}/w/1.0.0",
+        features={"x": tt.Tensor((2,), np.int64), "t": tt.Text()},
+        splits={"train": [{"x": [i, -i], "t": f"t{i}"} for i in range(3)]},
+    )
     got = list(tt.builder(out).as_data_source("train"))
     assert [g["t"] for g in got] == [b"t0", b"t1", b"t2"] and got[2]["x"].tolist() == [2, -2]
 
@@ -255,10 +277,12 @@ def test_reading_needs_no_optional_module(tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys, tfrx.tfds as tt; "
-            f"src = tt.builder({golden_dir('tfrx_tensors')!r}).as_data_source('train', cache_dir={str(tmp_path)!r}); "
-            "list(src); "
-            "print(sorted(m for m in ('tensorflow', 'torch', 'PIL', 'fsspec', 'tensorflow_datasets') if m in sys.modules))")
+    code = (
+        "import sys, tfrx.tfds as tt; "
+        f"src = tt.builder({golden_dir('tfrx_tensors')!r}).as_data_source('train', cache_dir={str(tmp_path)!r}); "
+        "list(src); "
+        "print(sorted(m for m in ('tensorflow', 'torch', 'PIL', 'fsspec', 'tensorflow_datasets') if m in sys.modules))"
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
@@ -268,12 +292,22 @@ def test_bad_image_names_its_record(tmp_path):
     """An image that does not decode is reported with the file, record and byte offset of its example."""
     pytest.importorskip("PIL")
     good = np.zeros((2, 2, 1), np.uint8)
-    d = tt.write(tmp_path / "bad" / "1.0.0", features={"img": tt.Image((2, 2, 1)), "frames": tt.Video((None, 2, 2, 1))},
-                 splits={"train": [{"img": good, "frames": [good]}, {"img": b"\x89PNG\r\n\x1a\nbroken", "frames": [good]},
-                                   {"img": good, "frames": [good, b"not an image"]}]})
+    d = tt.write(
+        tmp_path / "bad" / "1.0.0",
+        features={"img": tt.Image((2, 2, 1)), "frames": tt.Video((None, 2, 2, 1))},
+        splits={
+            "train": [
+                {"img": good, "frames": [good]},
+                {"img": b"\x89PNG\r\n\x1a\nbroken", "frames": [good]},
+                {"img": good, "frames": [good, b"not an image"]},
+            ]
+        },
+    )
     src = tt.builder(d).as_data_source("train")
     assert src[0]["img"].shape == (2, 2, 1)
-    with pytest.raises(TfrxError, match=r"bad-train\.tfrecord-00000-of-00001', record 1 at byte \d+ .*image feature 'img'"):
+    with pytest.raises(
+        TfrxError, match=r"bad-train\.tfrecord-00000-of-00001', record 1 at byte \d+ .*image feature 'img'"
+    ):
         src[[0, 1]]
     with pytest.raises(TfrxError, match=r"record 2 at byte \d+ .*image feature 'frames'"):
         src[2]

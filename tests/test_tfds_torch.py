@@ -32,8 +32,9 @@ def test_every_example_once_across_ranks_and_workers(workers, tmp_path):
 def test_map_style_dataset_in_a_dataloader(tmp_path):
     src = tt.builder(golden_dir("dummy_mnist")).as_data_source("test", cache_dir=str(tmp_path))
     src[[0, 1]]  # images decoded on tfrx.image's thread pool before the workers fork: they need their own
-    loader = torch.utils.data.DataLoader(src, batch_size=5, shuffle=True, num_workers=2, timeout=300,
-                                         generator=torch.Generator().manual_seed(0))
+    loader = torch.utils.data.DataLoader(
+        src, batch_size=5, shuffle=True, num_workers=2, timeout=300, generator=torch.Generator().manual_seed(0)
+    )
     n = 0
     for batch in loader:
         assert batch["image"].shape[1:] == (28, 28, 1) and batch["image"].dtype == torch.uint8
@@ -57,5 +58,7 @@ def test_into_jax(tmp_path):
     batches = list(ds.map(lambda ex: {"f32": ex["f32"], "label": ex["label"]}).batch(3).to_jax())
     assert [b["label"].shape[0] for b in batches] == [3, 3, 1]
     assert isinstance(batches[0]["f32"], jax.Array) and batches[0]["f32"].shape == (3, 2, 3)
-    want = [ex["label"] for ex in tt.builder(golden_dir("tfrx_tensors")).as_data_source("train", cache_dir=str(tmp_path))]
+    want = [
+        ex["label"] for ex in tt.builder(golden_dir("tfrx_tensors")).as_data_source("train", cache_dir=str(tmp_path))
+    ]
     assert [int(x) for b in batches for x in b["label"]] == [int(x) for x in want]

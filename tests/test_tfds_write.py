@@ -28,15 +28,22 @@ def _eq(a, b, path=""):
         if isinstance(b, str):
             b = b.encode()
         elif isinstance(b, list):
-            b = np.asarray([x.encode() if isinstance(x, str) else x for x in b], dtype=object if b and isinstance(
-                b[0], str) else None)
+            b = np.asarray(
+                [x.encode() if isinstance(x, str) else x for x in b],
+                dtype=object if b and isinstance(b[0], str) else None,
+            )
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=path)
 
 
 def test_write_then_read_every_connector(tmp_path):
-    d = tt.write(tmp_path / "my_ds" / "1.0.0", features=features(),
-                 splits={"train": examples(0, 5), "test": examples(1, 3)}, shard_size=2,
-                 supervised_keys=("rgb", "label"), description="written by tfrx")
+    d = tt.write(
+        tmp_path / "my_ds" / "1.0.0",
+        features=features(),
+        splits={"train": examples(0, 5), "test": examples(1, 3)},
+        shard_size=2,
+        supervised_keys=("rgb", "label"),
+        description="written by tfrx",
+    )
     b = tt.builder(tmp_path / "my_ds")
     assert b.info.name == "my_ds" and b.info.splits["train"].shard_lengths == [2, 2, 1]
     assert sorted(os.listdir(d))[:3] == ["dataset_info.json", "features.json", "label.labels.txt"]
@@ -50,9 +57,34 @@ def test_write_then_read_every_connector(tmp_path):
             pairs = sorted((lang, t) for lang, ts in want["tvl"].items() for t in ([ts] if isinstance(ts, str) else ts))
             assert list(ex["tvl"]["language"]) == [p[0].encode() for p in pairs]
             assert list(ex["tvl"]["translation"]) == [p[1].encode() for p in pairs]
-            for k in ("f32", "i8", "u64", "b", "s", "ss", "var2", "varvar", "enc_bytes", "enc_zlib", "label_n",
-                      "text", "translation", "bbox", "seq_int", "seq_fixed", "seq_seq", "seq_seq_seq", "nested",
-                      "rgb", "gray", "u16", "fimg", "video", "audio", "steps"):
+            for k in (
+                "f32",
+                "i8",
+                "u64",
+                "b",
+                "s",
+                "ss",
+                "var2",
+                "varvar",
+                "enc_bytes",
+                "enc_zlib",
+                "label_n",
+                "text",
+                "translation",
+                "bbox",
+                "seq_int",
+                "seq_fixed",
+                "seq_seq",
+                "seq_seq_seq",
+                "nested",
+                "rgb",
+                "gray",
+                "u16",
+                "fimg",
+                "video",
+                "audio",
+                "steps",
+            ):
                 _eq(ex[k], want[k], k)
             c = ex["seq_dict"]
             assert list(c["c"]) == [s["c"] for s in want["seq_dict"]] and c["a"].dtype == np.int32
@@ -62,8 +94,11 @@ def test_write_then_read_every_connector(tmp_path):
 
 
 def test_written_features_json_is_tfds_layout(tmp_path):
-    tt.write(tmp_path / "x" / "1.0.0", features={"image": tt.Image((2, 2, 1)), "label": tt.ClassLabel(names=["a"])},
-             splits={"train": [{"image": np.zeros((2, 2, 1), np.uint8), "label": "a"}]})
+    tt.write(
+        tmp_path / "x" / "1.0.0",
+        features={"image": tt.Image((2, 2, 1)), "label": tt.ClassLabel(names=["a"])},
+        splits={"train": [{"image": np.zeros((2, 2, 1), np.uint8), "label": "a"}]},
+    )
     feats = json.loads((tmp_path / "x" / "1.0.0" / "features.json").read_text())
     assert feats["pythonClassName"] == "tensorflow_datasets.core.features.features_dict.FeaturesDict"
     img = feats["featuresDict"]["features"]["image"]
@@ -116,9 +151,14 @@ def test_streamed_write_of_a_generator_and_an_empty_split(tmp_path):
     d = tmp_path / "g" / "1.0.0"
     gen = ({"x": np.int64(i)} for i in range(5))
     tt.write(d, features={"x": np.int64}, splits={"train": gen, "empty": []}, shard_size=2)
-    assert sorted(os.listdir(d)) == ["dataset_info.json", "features.json", "g-empty.tfrecord-00000-of-00001",
-                                     "g-train.tfrecord-00000-of-00003", "g-train.tfrecord-00001-of-00003",
-                                     "g-train.tfrecord-00002-of-00003"]
+    assert sorted(os.listdir(d)) == [
+        "dataset_info.json",
+        "features.json",
+        "g-empty.tfrecord-00000-of-00001",
+        "g-train.tfrecord-00000-of-00003",
+        "g-train.tfrecord-00001-of-00003",
+        "g-train.tfrecord-00002-of-00003",
+    ]
     b = tt.builder(d)
     assert [int(ex["x"]) for ex in b.as_data_source("train")] == [0, 1, 2, 3, 4]
     assert len(b.as_data_source("empty")) == 0 and b.info.splits["empty"].shard_lengths == [0]

@@ -49,7 +49,13 @@ def test_list_files_shuffle_with_different_seeds_per_rank_is_still_exactly_once(
     seen = []
     for rank in range(2):  # each rank builds its own pipeline with its own random seed
         ds = TFRecordDataset(Dataset.list_files(str(tmp_path / "*.tfrecord"))).map(lambda r: np.frombuffer(r, np.uint8))
-        loader = DataLoader(ds.to_torch(rank=rank, world_size=2), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60)
+        loader = DataLoader(
+            ds.to_torch(rank=rank, world_size=2),
+            batch_size=None,
+            num_workers=2,
+            multiprocessing_context="fork",
+            timeout=60,
+        )
         seen += [bytes(x.numpy()) for x in loader]
     assert len(seen) == len(set(seen)) == 33
 
@@ -136,7 +142,9 @@ def test_state_dict_round_trip_in_process():
     assert [to_py(x) for x in resumed] == rest and len(first + rest) == 5
 
 
-needs_reader = pytest.mark.skipif(not hasattr(__import__("tfrx").io, "RecordReader"), reason="the record reader is not in this build")
+needs_reader = pytest.mark.skipif(
+    not hasattr(__import__("tfrx").io, "RecordReader"), reason="the record reader is not in this build"
+)
 
 
 @needs_reader
@@ -184,14 +192,22 @@ def test_stateful_dataloader_resumes_exactly(num_workers):
 
 
 def _parsed_pipeline(tmp_path, files=3, per_file=40):
-    spec = {"x": tfrx.FixedLenFeature([5], tfrx.float32), "id": tfrx.FixedLenFeature([], tfrx.int64), "s": tfrx.VarLenFeature(tfrx.string),
-            "name": tfrx.FixedLenFeature([], tfrx.string)}
+    spec = {
+        "x": tfrx.FixedLenFeature([5], tfrx.float32),
+        "id": tfrx.FixedLenFeature([], tfrx.int64),
+        "s": tfrx.VarLenFeature(tfrx.string),
+        "name": tfrx.FixedLenFeature([], tfrx.string),
+    }
     paths = []
     for f in range(files):
         p = str(tmp_path / f"shm-{f}.tfrecord")
         ids = np.arange(f * 1000, f * 1000 + per_file)
-        cols = {"x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32), "id": ids, "s": [[b"v%d" % i] for i in ids],
-                "name": [b"n%d" % i for i in ids]}
+        cols = {
+            "x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32),
+            "id": ids,
+            "s": [[b"v%d" % i] for i in ids],
+            "name": [b"n%d" % i for i in ids],
+        }
         with tfrx.TFRecordWriter(p) as w:
             w.write_many(tfrx.encode_examples(cols))
         paths.append(p)
@@ -203,8 +219,13 @@ def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_
     ds = _parsed_pipeline(tmp_path)
 
     def batches(shared_memory):
-        loader = DataLoader(ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=num_workers,
-                            multiprocessing_context="fork", timeout=60)
+        loader = DataLoader(
+            ds.to_torch(shared_memory=shared_memory),
+            batch_size=None,
+            num_workers=num_workers,
+            multiprocessing_context="fork",
+            timeout=60,
+        )
         return list(loader)  # every batch held at once: slots run out and later batches travel the ordinary way
 
     from tfrx import shm_ring
@@ -232,7 +253,9 @@ def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_
 def test_shared_memory_slots_are_reused_and_leave_nothing_behind(tmp_path):
     before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
     ds = _parsed_pipeline(tmp_path, files=2, per_file=200)
-    loader = DataLoader(ds.to_torch(shared_memory_slots=2), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60)
+    loader = DataLoader(
+        ds.to_torch(shared_memory_slots=2), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60
+    )
     for _ in range(2):
         seen = []
         for b in loader:  # each batch released before the next: two slots a worker suffice
@@ -254,8 +277,12 @@ def test_loader_workers_share_the_cores_between_them(num_workers, monkeypatch):
     from tfrx.parsing.parser import _threads
 
     monkeypatch.setattr(tfrx.options, "_affinity", lambda: 12)
-    ds = Dataset.from_tensor_slices(np.arange(num_workers * 4)).map(lambda x: (x, tfrx.options.usable_cores(), _threads(None)))
-    loader = DataLoader(ds.to_torch(), batch_size=None, num_workers=num_workers, multiprocessing_context="fork", timeout=60)
+    ds = Dataset.from_tensor_slices(np.arange(num_workers * 4)).map(
+        lambda x: (x, tfrx.options.usable_cores(), _threads(None))
+    )
+    loader = DataLoader(
+        ds.to_torch(), batch_size=None, num_workers=num_workers, multiprocessing_context="fork", timeout=60
+    )
     seen = {(int(c), int(d)) for _, c, d in loader}
     assert seen == {(12 // num_workers, 12 // num_workers)}
     assert tfrx.options.usable_cores() == 12  # the main process keeps all of them

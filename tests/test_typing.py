@@ -75,8 +75,10 @@ def test_declared_signatures_match_the_implementations() -> None:
         is_static = any(ast.unparse(d) == "staticmethod" for d in decl.decorator_list)
         want, got = _signature(impl, static=static), _signature(decl, static=is_static)
         if is_static != static or want != got:
-            mismatched.append(f"{name}: declared {'@staticmethod ' if is_static else ''}{got}, "
-                              f"implemented {'@staticmethod ' if static else ''}{want}")
+            mismatched.append(
+                f"{name}: declared {'@staticmethod ' if is_static else ''}{got}, "
+                f"implemented {'@staticmethod ' if static else ''}{want}"
+            )
     assert not mismatched, "\n".join(mismatched)
 
 

@@ -55,16 +55,23 @@ def _detection_records(n=30, masks=False):
         k = i % 4
         xmin = rng.uniform(0, 0.5, k).astype(np.float32)
         ymin = rng.uniform(0, 0.5, k).astype(np.float32)
-        rows.append(tfrx.make_example({
-            "image/encoded": _png((i * 8 % 256, 40, 90)),
-            "image/format": b"png",
-            "image/object/bbox/xmin": xmin, "image/object/bbox/ymin": ymin,
-            "image/object/bbox/xmax": xmin + 0.3, "image/object/bbox/ymax": ymin + 0.3,
-            "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
-            "label": i % 5,
-            "score": rng.normal(size=20).astype(np.float32),
-            **({"image/object/mask": [_mask() for _ in range(k)]} if masks else {}),
-        }, kinds={"image/object/class/text": "bytes", "image/object/mask": "bytes"}).SerializeToString())
+        rows.append(
+            tfrx.make_example(
+                {
+                    "image/encoded": _png((i * 8 % 256, 40, 90)),
+                    "image/format": b"png",
+                    "image/object/bbox/xmin": xmin,
+                    "image/object/bbox/ymin": ymin,
+                    "image/object/bbox/xmax": xmin + 0.3,
+                    "image/object/bbox/ymax": ymin + 0.3,
+                    "image/object/class/text": [b"cat" if j % 2 else b"dog" for j in range(k)],
+                    "label": i % 5,
+                    "score": rng.normal(size=20).astype(np.float32),
+                    **({"image/object/mask": [_mask() for _ in range(k)]} if masks else {}),
+                },
+                kinds={"image/object/class/text": "bytes", "image/object/mask": "bytes"},
+            ).SerializeToString()
+        )
     return rows
 
 
@@ -76,12 +83,17 @@ def files(tmp_path_factory):
         w.write_many(det[:20])
     with tfrx.TFRecordWriter(str(d / "det-00001-of-00002.tfrecord"), "GZIP") as w:
         w.write_many(det[20:])
-    seq = [tfrx.make_sequence_example({"id": i}, {"tokens": [[j, j + 1] for j in range(i + 1)]}).SerializeToString() for i in range(5)]
+    seq = [
+        tfrx.make_sequence_example({"id": i}, {"tokens": [[j, j + 1] for j in range(i + 1)]}).SerializeToString()
+        for i in range(5)
+    ]
     with tfrx.TFRecordWriter(str(d / "seq.tfrecord")) as w:
         w.write_many(seq)
     raw = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
     with tfrx.TFRecordWriter(str(d / "raw.tfrecord")) as w:
-        w.write(tfrx.make_example({"image_raw": raw.tobytes(), "height": 4, "width": 5, "depth": 3}).SerializeToString())
+        w.write(
+            tfrx.make_example({"image_raw": raw.tobytes(), "height": 4, "width": 5, "depth": 3}).SerializeToString()
+        )
     # A damaged file: the second of three records loses a payload byte.
     good = [tfrx.make_example({"i": i}).SerializeToString() for i in range(3)]
     blob = io.BytesIO()
@@ -180,9 +192,15 @@ def test_raw_arrays_with_shape_features_show_as_png(files):
 
 
 def test_filter_matches_what_python_computes(det, files):
-    expected = [i for i, r in enumerate(files["det"])
-                if (lambda f: int(f["label"][0]) in (1, 3) and len(f["image/object/bbox/xmin"]) > 1)(tfrx.decode_example(r))]
-    page = det.json("/api/records?start=0&count=200&filter=" + urllib.parse.quote("label in [1, 3] and len(image/object/bbox/xmin) > 1"))
+    expected = [
+        i
+        for i, r in enumerate(files["det"])
+        if (lambda f: int(f["label"][0]) in (1, 3) and len(f["image/object/bbox/xmin"]) > 1)(tfrx.decode_example(r))
+    ]
+    page = det.json(
+        "/api/records?start=0&count=200&filter="
+        + urllib.parse.quote("label in [1, 3] and len(image/object/bbox/xmin) > 1")
+    )
     assert [r["n"] for r in page["records"]] == expected and page["scanned"] == 30
     text = det.json("/api/records?count=200&filter=" + urllib.parse.quote('"cat" in image/object/class/text'))
     assert [r["n"] for r in text["records"]] == [i for i in range(30) if i % 4 >= 2]
@@ -279,8 +297,19 @@ def test_every_corpus_file_opens(corpus_dir, tmp_path):
 def test_missing_file_and_cli_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         ViewSource(str(tmp_path / "nothing-*.tfrecord"))
-    proc = subprocess.run([sys.executable, "-c", "import sys, tfrx.cli; sys.exit(tfrx.cli.main())", "view", str(tmp_path / "missing.tfrecord"), "--no-browser"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, tfrx.cli; sys.exit(tfrx.cli.main())",
+            "view",
+            str(tmp_path / "missing.tfrecord"),
+            "--no-browser",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "missing.tfrecord" in proc.stderr
 
 
@@ -308,9 +337,12 @@ def _mixed_records(n=300, seed=3):
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
-        feats = {"label": int(rng.integers(0, 6)), "score": rng.normal(size=int(rng.integers(1, 5))).astype(np.float32),
-                 "text": [b"cat" if rng.random() < 0.5 else b"dog" for _ in range(int(rng.integers(0, 3)))],
-                 "ids": rng.integers(0, 3, int(rng.integers(0, 4)))}
+        feats = {
+            "label": int(rng.integers(0, 6)),
+            "score": rng.normal(size=int(rng.integers(1, 5))).astype(np.float32),
+            "text": [b"cat" if rng.random() < 0.5 else b"dog" for _ in range(int(rng.integers(0, 3)))],
+            "ids": rng.integers(0, 3, int(rng.integers(0, 4))),
+        }
         if i % 7 == 0:
             feats["rare"] = 1
         out.append(tfrx.make_example(feats, kinds={"text": "bytes", "ids": "int64"}).SerializeToString())
@@ -408,8 +440,10 @@ def test_filter_errors_say_what_is_wrong():
 
 
 def test_filter_on_sequence_examples_reads_context_and_feature_lists():
-    records = [tfrx.make_sequence_example({"id": i}, {"tokens": [[j, j + 1] for j in range(i)]}).SerializeToString()
-               for i in range(8)]
+    records = [
+        tfrx.make_sequence_example({"id": i}, {"tokens": [[j, j + 1] for j in range(i)]}).SerializeToString()
+        for i in range(8)
+    ]
     f = Filter("len(tokens) > 3 and id != 6 and 5 in tokens", {"id": "int64"}, sequence_kinds={"tokens": "int64"})
     assert np.flatnonzero(f.matches(records, sequence=True)).tolist() == [5, 7]
 
@@ -445,7 +479,8 @@ def test_stats_over_every_record_agree_with_tools_stats(files):
             have = got[name]
             assert have["kind"] == want["kind"], name
             assert have["present"] == want["present"] - (want["num_values"]["min"] == 0) * sum(
-                1 for r in records if name in tfrx.decode_example(r) and len(tfrx.decode_example(r)[name]) == 0), name
+                1 for r in records if name in tfrx.decode_example(r) and len(tfrx.decode_example(r)[name]) == 0
+            ), name
             if "values" in want:
                 assert have["values"]["min"] == pytest.approx(want["values"]["min"])
                 assert have["values"]["max"] == pytest.approx(want["values"]["max"])
@@ -515,9 +550,19 @@ def test_export_to_parquet_and_jsonl_goes_through_the_converters(det, files, tmp
 
 
 # ---------------------------------------------------------------------- bad input, endpoint by endpoint
-_ENDPOINTS = ["/api/info", "/api/records?count=5", "/api/records?count=5&filter=len(x)>0", "/api/record?n=0",
-              "/api/random?count=3", "/api/media?n=0&feature=x&j=0", "/api/stats", "/api/health",
-              "/api/export?format=tfrecord", "/api/export?format=jsonl", "/api/export?format=parquet"]
+_ENDPOINTS = [
+    "/api/info",
+    "/api/records?count=5",
+    "/api/records?count=5&filter=len(x)>0",
+    "/api/record?n=0",
+    "/api/random?count=3",
+    "/api/media?n=0&feature=x&j=0",
+    "/api/stats",
+    "/api/health",
+    "/api/export?format=tfrecord",
+    "/api/export?format=jsonl",
+    "/api/export?format=parquet",
+]
 
 
 def _answers(served):
@@ -630,16 +675,24 @@ def test_index_build_reports_progress_in_steps(tmp_path, monkeypatch):
         w.write_many(records)
     monkeypatch.setattr(index_module, "_PROGRESS_STEP", 100_000)  # steps that split records
     seen = []
-    index = tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "c"),
-                             progress=lambda done, size: seen.append((done, size)))
+    index = tfrx.build_index(
+        str(tmp_path / "a.tfrecord"),
+        cache_dir=str(tmp_path / "c"),
+        progress=lambda done, size: seen.append((done, size)),
+    )
     size = (tmp_path / "a.tfrecord").stat().st_size
     assert len(seen) > 5 and seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)
-    assert np.array_equal(index.offsets, tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "d")).offsets)
+    assert np.array_equal(
+        index.offsets, tfrx.build_index(str(tmp_path / "a.tfrecord"), cache_dir=str(tmp_path / "d")).offsets
+    )
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=st.lists(st.lists(st.integers(-5, 5), max_size=4), min_size=1, max_size=30), v=st.integers(-5, 5),
-       k=st.integers(0, 4))
+@given(
+    rows=st.lists(st.lists(st.integers(-5, 5), max_size=4), min_size=1, max_size=30),
+    v=st.integers(-5, 5),
+    k=st.integers(0, 4),
+)
 def test_filter_property_vectorised_equals_per_record(rows, v, k):
     records = [tfrx.make_example({"x": np.array(r, np.int64)} if r else {"y": 1}).SerializeToString() for r in rows]
     cases = {
@@ -657,8 +710,10 @@ def test_filter_property_vectorised_equals_per_record(rows, v, k):
 def test_stats_with_infinities_and_nans_stay_valid_json(tmp_path):
     path = tmp_path / "inf.tfrecord"
     with tfrx.TFRecordWriter(str(path)) as w:
-        w.write_many(tfrx.make_example({"v": np.array([np.inf, -1.0, np.nan, 2.0], np.float32)}).SerializeToString()
-                     for _ in range(3))
+        w.write_many(
+            tfrx.make_example({"v": np.array([np.inf, -1.0, np.nan, 2.0], np.float32)}).SerializeToString()
+            for _ in range(3)
+        )
     served = _Served(str(path))
     try:
         values = served.poll("/api/stats?mode=all")["result"]["features"][0]["values"]
@@ -687,8 +742,12 @@ def test_urls_plain_and_gzip_read_by_batches_and_numbers(tmp_path):
         assert got == [(40, 7), (47, 3), (50, 7), (57, 7), (64, 1)]
         assert b"".join(b"".join(b.to_list()) for _, b in src.batches(40, 65, 7)) == b"".join((records * 2)[40:65])
         picked = src.read_numbers([3, 49, 50, 99])
-        assert [(n, i, r) for n, _, i, r in picked] == [(3, 3, records[3]), (49, 49, records[49]), (50, 0, records[0]),
-                                                        (99, 49, records[49])]
+        assert [(n, i, r) for n, _, i, r in picked] == [
+            (3, 3, records[3]),
+            (49, 49, records[49]),
+            (50, 0, records[0]),
+            (99, 49, records[49]),
+        ]
     finally:
         fs.rm("/viewer-test", recursive=True)
 
@@ -697,8 +756,12 @@ def test_a_tfds_directory_opens_as_its_shards_with_its_class_names(tmp_path):
     from tfrx import tfds
 
     root = tmp_path / "toy" / "1.0.0"
-    tfds.write(root, features={"label": tfds.ClassLabel(names=["cat", "dog", "eel"]), "x": np.int64},
-               splits={"train": [{"label": i % 3, "x": i} for i in range(10)]}, shard_size=4)
+    tfds.write(
+        root,
+        features={"label": tfds.ClassLabel(names=["cat", "dog", "eel"]), "x": np.int64},
+        splits={"train": [{"label": i % 3, "x": i} for i in range(10)]},
+        shard_size=4,
+    )
     served = _Served(str(tmp_path / "toy"))
     try:
         info = served.json("/api/info")

@@ -31,9 +31,13 @@ from tfrx.viewer.server import ViewerServer  # noqa: E402
 from tfrx.viewer.source import ViewSource  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-DRIVER = shutil.which("chromedriver") or (os.path.exists("/usr/lib/chromium/chromedriver") and "/usr/lib/chromium/chromedriver")
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="headless Chromium and chromedriver are not installed "
-                                "(Debian: apt-get install chromium chromium-driver)")
+DRIVER = shutil.which("chromedriver") or (
+    os.path.exists("/usr/lib/chromium/chromedriver") and "/usr/lib/chromium/chromedriver"
+)
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="headless Chromium and chromedriver are not installed (Debian: apt-get install chromium chromium-driver)",
+)
 SHOTS = os.environ.get("TFRX_VIEWER_SCREENSHOTS")
 WAIT = 60
 
@@ -44,7 +48,13 @@ def browser():
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1400,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.set_page_load_timeout(WAIT)
@@ -72,7 +82,9 @@ def _copy(corpus_dir, name, tmp_path):
 
 
 def _numbers(driver):
-    return driver.execute_script("return [...document.querySelectorAll('#table tbody td.n')].map(td => +td.textContent)")
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#table tbody td.n')].map(td => +td.textContent)"
+    )
 
 
 def _wait(driver, condition, timeout=WAIT):
@@ -86,7 +98,9 @@ def _wait_rows(driver, first):
 def _thumbnails_decoded(driver, count):
     return driver.execute_script(
         "const i = [...document.querySelectorAll('#table img.media')].slice(0, arguments[0]);"
-        "return i.length === arguments[0] && i.every(x => x.complete && x.naturalWidth > 0)", count)
+        "return i.length === arguments[0] && i.every(x => x.complete && x.naturalWidth > 0)",
+        count,
+    )
 
 
 def _tab(driver, name):
@@ -125,7 +139,9 @@ def test_a_corpus_file_pages_jumps_samples_filters_and_exports(browser, corpus_d
         browser.find_element(By.ID, "go").click()
         _wait_rows(browser, 37)
         assert _numbers(browser) == list(range(37, len(records)))
-        cell = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"37\"] td:nth-child(2)').textContent")
+        cell = browser.execute_script(
+            "return document.querySelector('#table tbody tr[data-n=\"37\"] td:nth-child(2)').textContent"
+        )
         assert cell == str(int(features[37]["feature0"][0]))
 
         browser.find_element(By.ID, "random").click()
@@ -135,7 +151,9 @@ def test_a_corpus_file_pages_jumps_samples_filters_and_exports(browser, corpus_d
         assert all(0 <= n < len(records) for n in picked) and picked != list(range(25))
 
         threshold = float(np.median([f["feature1"][0] for f in features]))
-        expected = [i for i, f in enumerate(features) if f["feature1"][0] > threshold and int(f["feature0"][0]) % 2 == 0]
+        expected = [
+            i for i, f in enumerate(features) if f["feature1"][0] > threshold and int(f["feature0"][0]) % 2 == 0
+        ]
         box = browser.find_element(By.ID, "filter")
         box.send_keys(f"feature1 > {threshold} and feature0 % 2 == 0")
         browser.find_element(By.ID, "apply").click()
@@ -164,11 +182,18 @@ def test_object_detection_boxes_over_a_real_image_and_the_damage_of_its_file(bro
         _wait_rows(browser, 0)
         assert "damaged" in browser.find_element(By.ID, "summary").text
         _wait(browser, lambda d: _thumbnails_decoded(d, 1))
-        rects = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"0\"]').querySelectorAll('svg rect').length")
+        rects = browser.execute_script(
+            "return document.querySelector('#table tbody tr[data-n=\"0\"]').querySelectorAll('svg rect').length"
+        )
         assert rects == boxes > 0
         browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="0"]').click()
         WebDriverWait(browser, WAIT).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#detail .big img")))
-        _wait(browser, lambda d: d.execute_script("const i = document.querySelector('#detail .big img'); return i.complete && i.naturalWidth > 0"))
+        _wait(
+            browser,
+            lambda d: d.execute_script(
+                "const i = document.querySelector('#detail .big img'); return i.complete && i.naturalWidth > 0"
+            ),
+        )
         detail = browser.find_element(By.ID, "detail")
         label = tfrx.decode_example(first)["image/object/class/text"][0].decode()
         assert f"{boxes} boxes: {label}" in detail.text
@@ -202,8 +227,10 @@ def test_a_sequence_example_shows_its_steps_as_a_timeline(browser, corpus_dir, t
 def _photos(corpus_dir):
     """(class name, JPEG/PNG bytes) of the real photographs in the corpus."""
     out = []
-    for name, cls in [("tfmodels_vendored__pets_examples.CORRUPTED.record", "image/object/class/text"),
-                      ("tfmodels_vendored__fsns-00000-of-00001", "street sign")]:
+    for name, cls in [
+        ("tfmodels_vendored__pets_examples.CORRUPTED.record", "image/object/class/text"),
+        ("tfmodels_vendored__fsns-00000-of-00001", "street sign"),
+    ]:
         with tfrx.RecordReader(str(corpus_dir / name), on_error="skip") as reader:
             for rec in reader:
                 f = tfrx.decode_example(rec)
@@ -218,20 +245,28 @@ def test_a_tfds_image_set_with_its_statistics(browser, corpus_dir, tmp_path):
     photos = _photos(corpus_dir)
     classes = sorted({c for c, _ in photos})
     root = tmp_path / "pets_voc_fsns" / "1.0.0"
-    tfds.write(root, features={"image": tfds.Image(), "label": tfds.ClassLabel(names=classes)},
-               splits={"train": [{"image": _decoded(b), "label": c} for c, b in photos * 4]}, shard_size=16)
+    tfds.write(
+        root,
+        features={"image": tfds.Image(), "label": tfds.ClassLabel(names=classes)},
+        splits={"train": [{"image": _decoded(b), "label": c} for c, b in photos * 4]},
+        shard_size=16,
+    )
     with _served(str(tmp_path / "pets_voc_fsns"), tmp_path) as server:
         browser.get(server.url)
         _wait_rows(browser, 0)
         assert f"{len(photos) * 4} records" in browser.find_element(By.ID, "summary").text
         _wait(browser, lambda d: _thumbnails_decoded(d, 8))
-        label = browser.execute_script("return document.querySelector('#table tbody tr[data-n=\"0\"] td:nth-child(3)').textContent")
+        label = browser.execute_script(
+            "return document.querySelector('#table tbody tr[data-n=\"0\"] td:nth-child(3)').textContent"
+        )
         assert label == f"{classes.index(photos[0][0])} {photos[0][0]}"  # the ClassLabel's name beside its number
         _shot(browser, "viewer-records.png")
         _tab(browser, "stats")
         _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text)
         row = browser.find_element(By.CSS_SELECTOR, '#stats-table tr[data-feature="label"]')
-        assert len(row.find_elements(By.CSS_SELECTOR, "td:nth-child(9) svg.hist rect")) == len(classes)  # one bar a class
+        assert len(row.find_elements(By.CSS_SELECTOR, "td:nth-child(9) svg.hist rect")) == len(
+            classes
+        )  # one bar a class
         browser.find_element(By.ID, "stats-mode").send_keys("every record")
         browser.find_element(By.ID, "stats-run").click()
         _wait(browser, lambda d: "(every record)" in d.find_element(By.ID, "stats-body").text)
@@ -269,12 +304,19 @@ def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_
         _wait(browser, lambda d: _numbers(d) == expected)
         _wait(browser, lambda d: _thumbnails_decoded(d, len(expected)))
         for n in expected:
-            rects = browser.execute_script(f"return document.querySelector('#table tbody tr[data-n=\"{n}\"]').querySelectorAll('svg rect').length")
+            rects = browser.execute_script(
+                f"return document.querySelector('#table tbody tr[data-n=\"{n}\"]').querySelectorAll('svg rect').length"
+            )
             assert rects == n % 4
         browser.find_element(By.CSS_SELECTOR, f'#table tbody tr[data-n="{expected[0]}"]').click()
-        _wait(browser, lambda d: d.execute_script(
-            "const m = [...document.querySelectorAll('#detail .big img.mask')];"
-            "return m.length === arguments[0] && m.every(x => x.complete && x.naturalWidth > 0)", expected[0] % 4))
+        _wait(
+            browser,
+            lambda d: d.execute_script(
+                "const m = [...document.querySelectorAll('#detail .big img.mask')];"
+                "return m.length === arguments[0] && m.every(x => x.complete && x.naturalWidth > 0)",
+                expected[0] % 4,
+            ),
+        )
         parquet = _get(browser.find_element(By.ID, "export-parquet").get_attribute("href"))
         pq = pytest.importorskip("pyarrow.parquet")
         assert pq.read_table(io.BytesIO(parquet)).column("label").to_pylist() == [[2]] * len(expected)
@@ -294,8 +336,13 @@ def test_every_corpus_file_shows_its_records_schema_statistics_and_damage(browse
         (check,) = verify_files(str(path))
         with _served(str(path), folder) as server:
             browser.get(server.url)
-            _wait(browser, lambda d: "records" in d.find_element(By.ID, "status").text
-                  or "error" in d.find_element(By.ID, "status").get_attribute("class"))
+            _wait(
+                browser,
+                lambda d: (
+                    "records" in d.find_element(By.ID, "status").text
+                    or "error" in d.find_element(By.ID, "status").get_attribute("class")
+                ),
+            )
             summary = browser.find_element(By.ID, "summary").text
             assert f"{check.records:,} records" in summary, (name, summary)
             if check.records:
@@ -303,12 +350,21 @@ def test_every_corpus_file_shows_its_records_schema_statistics_and_damage(browse
             payload = server.schema(sampled=False)["payload"]
             _tab(browser, "schema")
             schema = browser.find_element(By.ID, "schema-code").text
-            assert ("tfrx." in schema) if payload in (["Example"], ["SequenceExample"]) else schema.startswith("#"), name
+            assert ("tfrx." in schema) if payload in (["Example"], ["SequenceExample"]) else schema.startswith("#"), (
+                name
+            )
             _tab(browser, "stats")
-            _wait(browser, lambda d: "records read" in d.find_element(By.ID, "stats-body").text
-                  or d.find_elements(By.CSS_SELECTOR, "#stats-body .error"))
+            _wait(
+                browser,
+                lambda d: (
+                    "records read" in d.find_element(By.ID, "stats-body").text
+                    or d.find_elements(By.CSS_SELECTOR, "#stats-body .error")
+                ),
+            )
             if payload in (["Example"], ["SequenceExample"]):
-                assert f"{min(check.records, 10_000):,} records read" in browser.find_element(By.ID, "stats-body").text, name
+                assert (
+                    f"{min(check.records, 10_000):,} records read" in browser.find_element(By.ID, "stats-body").text
+                ), name
             _tab(browser, "health")
             _wait(browser, lambda d: d.find_elements(By.ID, "health-table"))
             damage = len(browser.find_elements(By.CSS_SELECTOR, "#health-table tr.damage"))

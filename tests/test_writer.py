@@ -139,12 +139,19 @@ def test_write_accepts_messages_serialized_deterministically(tmp_path):
     encoded = tfrx.encode_examples({"b": [[1, 2]], "a": [[b"x"]], "c": [[0.5]]})[0]
     assert encoded == example.SerializeToString(deterministic=True)
     assert list(tfrx.read_records(tmp_path / "x")) == [
-        encoded, b"raw", sequence.SerializeToString(deterministic=True), encoded]
+        encoded,
+        b"raw",
+        sequence.SerializeToString(deterministic=True),
+        encoded,
+    ]
 
 
 def test_write_accepts_tensorflow_messages(tmp_path, tf):
-    example = tf.train.Example(features=tf.train.Features(feature={
-        name: tf.train.Feature(int64_list=tf.train.Int64List(value=[i])) for i, name in enumerate("zyxw")}))
+    example = tf.train.Example(
+        features=tf.train.Features(
+            feature={name: tf.train.Feature(int64_list=tf.train.Int64List(value=[i])) for i, name in enumerate("zyxw")}
+        )
+    )
     # TensorFlow's own writer takes only bytes; tfrx's also takes the message itself.
     with tf.io.TFRecordWriter(str(tmp_path / "tf")) as w, pytest.raises(TypeError):
         w.write(example)

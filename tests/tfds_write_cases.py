@@ -66,41 +66,49 @@ def examples(seed: int, n: int):
     for i in range(n):
         k = int(rng.integers(0, 4))
         t = int(rng.integers(1, 4))
-        out.append({
-            "f32": rng.normal(size=(2, 3)).astype(np.float32),
-            "f64": rng.normal(size=3) * 1e10,
-            "i8": int(rng.integers(-128, 128)),
-            "u64": np.array([2**64 - 1 - i, i], dtype=np.uint64),
-            "b": rng.integers(0, 2, size=3).astype(bool),
-            "s": f"s{i}é",
-            "ss": [f"w{j}" for j in range(k)],
-            "var2": rng.normal(size=(k, 2)).astype(np.float32),
-            "varvar": rng.integers(-9, 9, size=(k, i % 3)),
-            "enc_bytes": rng.normal(size=(2, 2)),
-            "enc_zlib": rng.integers(-300, 300, size=(k, 3)).astype(np.int16),
-            "label": ["cat", "dog", "bird"][i % 3],
-            "label_n": i % 5 if i != 2 else -1,  # -1: no label
-            "text": "héllo " * (i % 3),
-            "translation": {"de": f"hallo {i}", "en": f"hello {i}"},
-            "tvl": {"en": [f"a{i}", "b"], "de": f"c{i}"} if i % 2 else {"fr": "d"},
-            "bbox": np.array([0.1, 0.2, 0.5, 0.6], np.float32),
-            "seq_int": list(range(k)),
-            "seq_fixed": rng.normal(size=(3, 2)).astype(np.float32),
-            "seq_dict": [{"a": j, "b": f"t{j}", "c": j % 2} for j in range(k)],
-            "seq_seq": [list(range(j)) for j in range(k)],
-            "seq_seq_seq": [[[float(a + b)] * (b % 2 + 1) for b in range(j)] for a, j in enumerate(range(k))],
-            "nested": {"x": float(i), "inner": {"y": [i, -i], "t": f"in{i}"}},
-            "rgb": rng.integers(0, 256, size=(int(rng.integers(1, 5)), int(rng.integers(1, 5)), 3), dtype=np.uint8),
-            "gray": rng.integers(0, 256, size=(4, 5, 1), dtype=np.uint8),
-            "u16": rng.integers(0, 65536, size=(3, 4, 1)).astype(np.uint16),
-            "fimg": rng.normal(size=(3, 2, 1)).astype(np.float32),
-            "video": rng.integers(0, 256, size=(i % 3 + 1, 4, 4, 3), dtype=np.uint8),
-            "audio": rng.integers(-2**15, 2**15, size=int(rng.integers(0, 9))),
-            "audio_wav": wav_file(rng.integers(-2**15, 2**15, size=k + 1)),
-            "audio_lazy": wav_file(rng.integers(-2**15, 2**15, size=(k, 2))),
-            "steps": [{"obs": rng.normal(size=2).astype(np.float32), "is_last": j == t - 1,
-                       "img": rng.integers(0, 256, size=(2, 3, 3), dtype=np.uint8)} for j in range(t)],
-        })
+        out.append(
+            {
+                "f32": rng.normal(size=(2, 3)).astype(np.float32),
+                "f64": rng.normal(size=3) * 1e10,
+                "i8": int(rng.integers(-128, 128)),
+                "u64": np.array([2**64 - 1 - i, i], dtype=np.uint64),
+                "b": rng.integers(0, 2, size=3).astype(bool),
+                "s": f"s{i}é",
+                "ss": [f"w{j}" for j in range(k)],
+                "var2": rng.normal(size=(k, 2)).astype(np.float32),
+                "varvar": rng.integers(-9, 9, size=(k, i % 3)),
+                "enc_bytes": rng.normal(size=(2, 2)),
+                "enc_zlib": rng.integers(-300, 300, size=(k, 3)).astype(np.int16),
+                "label": ["cat", "dog", "bird"][i % 3],
+                "label_n": i % 5 if i != 2 else -1,  # -1: no label
+                "text": "héllo " * (i % 3),
+                "translation": {"de": f"hallo {i}", "en": f"hello {i}"},
+                "tvl": {"en": [f"a{i}", "b"], "de": f"c{i}"} if i % 2 else {"fr": "d"},
+                "bbox": np.array([0.1, 0.2, 0.5, 0.6], np.float32),
+                "seq_int": list(range(k)),
+                "seq_fixed": rng.normal(size=(3, 2)).astype(np.float32),
+                "seq_dict": [{"a": j, "b": f"t{j}", "c": j % 2} for j in range(k)],
+                "seq_seq": [list(range(j)) for j in range(k)],
+                "seq_seq_seq": [[[float(a + b)] * (b % 2 + 1) for b in range(j)] for a, j in enumerate(range(k))],
+                "nested": {"x": float(i), "inner": {"y": [i, -i], "t": f"in{i}"}},
+                "rgb": rng.integers(0, 256, size=(int(rng.integers(1, 5)), int(rng.integers(1, 5)), 3), dtype=np.uint8),
+                "gray": rng.integers(0, 256, size=(4, 5, 1), dtype=np.uint8),
+                "u16": rng.integers(0, 65536, size=(3, 4, 1)).astype(np.uint16),
+                "fimg": rng.normal(size=(3, 2, 1)).astype(np.float32),
+                "video": rng.integers(0, 256, size=(i % 3 + 1, 4, 4, 3), dtype=np.uint8),
+                "audio": rng.integers(-(2**15), 2**15, size=int(rng.integers(0, 9))),
+                "audio_wav": wav_file(rng.integers(-(2**15), 2**15, size=k + 1)),
+                "audio_lazy": wav_file(rng.integers(-(2**15), 2**15, size=(k, 2))),
+                "steps": [
+                    {
+                        "obs": rng.normal(size=2).astype(np.float32),
+                        "is_last": j == t - 1,
+                        "img": rng.integers(0, 256, size=(2, 3, 3), dtype=np.uint8),
+                    }
+                    for j in range(t)
+                ],
+            }
+        )
     return out
 
 

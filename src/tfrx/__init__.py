@@ -28,9 +28,21 @@ from tfrx.errors import (
     TfrxError,
 )
 
-__all__ += ["TfrxError", "CorruptRecordError", "DecodeError", "ParseError", "SpecError", "SidecarFileError",
-            "IncompleteShardSetError", "IndexFileError", "StaleIndexError", "CompressedFileError", "ConvertError",
-            "CorruptRecordWarning"]
+__all__ += [
+    "TfrxError",
+    "CorruptRecordError",
+    "DecodeError",
+    "ParseError",
+    "SpecError",
+    "SidecarFileError",
+    "IncompleteShardSetError",
+    "IndexFileError",
+    "StaleIndexError",
+    "CompressedFileError",
+    "ConvertError",
+    "CorruptRecordWarning",
+]
+
 
 # --------------------------------------------------------------- the compiled core
 def _load_native():
@@ -47,10 +59,12 @@ def _load_native():
         import sys
 
         here = os.path.dirname(__file__)
-        others = sorted(os.path.basename(p) for p in glob.glob(os.path.join(here, "_native*.*"))
-                        if p.endswith((".so", ".pyd")))
-        built = (f" ({', '.join(others)} is there, built for another Python than {sys.version.split()[0]})"
-                 if others else "")
+        others = sorted(
+            os.path.basename(p) for p in glob.glob(os.path.join(here, "_native*.*")) if p.endswith((".so", ".pyd"))
+        )
+        built = (
+            f" ({', '.join(others)} is there, built for another Python than {sys.version.split()[0]})" if others else ""
+        )
         raise ImportError(
             f"tfrx's native extension (tfrx._native) is not built{built}: in a source checkout run "
             f"`make dev PYTHON={sys.executable}` (then PYTHONPATH=src works), or install tfrx with `pip install .`"
@@ -68,18 +82,77 @@ _memory._tune_at_import()
 # name -> the module that defines it. Keep in step with the TYPE_CHECKING block below.
 _API = {
     **dict.fromkeys(["crc32c", "masked_crc32c", "crc32c_backend"], "tfrx.crc"),
-    **dict.fromkeys(["RecordBatch", "TFRecordOptions", "TFRecordWriter", "write_records", "RecordReader",
-                     "read_records", "RecordPosition"], "tfrx.io"),
-    **dict.fromkeys(["make_example", "make_sequence_example", "bytes_feature", "float_feature", "int64_feature",
-                     "encode_examples", "encode_sequence_examples", "Ragged", "decode_example", "decode_examples",
-                     "decode_sequence_example", "encode_tensor", "decode_tensor", "decode_raw"], "tfrx.codec"),
-    **dict.fromkeys(["int64", "float32", "string", "bool_", "uint8", "uint16", "uint32", "uint64", "int8", "int16",
-                     "int32", "float16", "float64"], "tfrx.dtypes"),
-    **dict.fromkeys(["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "SparseFeature", "RaggedFeature",
-                     "SparseArray", "RaggedArray", "BytesArray", "ExampleParser", "SequenceExampleParser",
-                     "parse_example", "parse_single_example", "parse_sequence_example",
-                     "parse_single_sequence_example", "infer_features", "features_to_json", "features_from_json"],
-                    "tfrx.parsing"),
+    **dict.fromkeys(
+        [
+            "RecordBatch",
+            "TFRecordOptions",
+            "TFRecordWriter",
+            "write_records",
+            "RecordReader",
+            "read_records",
+            "RecordPosition",
+        ],
+        "tfrx.io",
+    ),
+    **dict.fromkeys(
+        [
+            "make_example",
+            "make_sequence_example",
+            "bytes_feature",
+            "float_feature",
+            "int64_feature",
+            "encode_examples",
+            "encode_sequence_examples",
+            "Ragged",
+            "decode_example",
+            "decode_examples",
+            "decode_sequence_example",
+            "encode_tensor",
+            "decode_tensor",
+            "decode_raw",
+        ],
+        "tfrx.codec",
+    ),
+    **dict.fromkeys(
+        [
+            "int64",
+            "float32",
+            "string",
+            "bool_",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "int8",
+            "int16",
+            "int32",
+            "float16",
+            "float64",
+        ],
+        "tfrx.dtypes",
+    ),
+    **dict.fromkeys(
+        [
+            "FixedLenFeature",
+            "FixedLenSequenceFeature",
+            "VarLenFeature",
+            "SparseFeature",
+            "RaggedFeature",
+            "SparseArray",
+            "RaggedArray",
+            "BytesArray",
+            "ExampleParser",
+            "SequenceExampleParser",
+            "parse_example",
+            "parse_single_example",
+            "parse_sequence_example",
+            "parse_single_sequence_example",
+            "infer_features",
+            "features_to_json",
+            "features_from_json",
+        ],
+        "tfrx.parsing",
+    ),
     "AUTOTUNE": "tfrx.options",
     "TFRecordDataset": "tfrx.data",
     "RandomAccessDataset": "tfrx.data.random_access",
@@ -89,13 +162,45 @@ _API = {
 __all__ += ["train", *_API]
 
 # Reachable from the facade but not part of __all__: deprecated aliases, functions of optional submodules.
-_OTHER = {"example_to_dict": "tfrx.codec", "sequence_example_to_dict": "tfrx.codec",
-          "read_tfrecord": "tfrx.arrow", "view": "tfrx.viewer"}
-_SUBMODULES = frozenset({
-    "arrow", "cli", "codec", "crc", "data", "demo", "dtypes", "errors", "events", "grain", "image", "index", "io",
-    "jax", "keras", "memory", "options", "parsing", "proto", "ray", "shm_ring", "testing", "text", "tf", "tfds",
-    "tools", "torch", "train", "viewer",
-})
+_OTHER = {
+    "example_to_dict": "tfrx.codec",
+    "sequence_example_to_dict": "tfrx.codec",
+    "read_tfrecord": "tfrx.arrow",
+    "view": "tfrx.viewer",
+}
+_SUBMODULES = frozenset(
+    {
+        "arrow",
+        "cli",
+        "codec",
+        "crc",
+        "data",
+        "demo",
+        "dtypes",
+        "errors",
+        "events",
+        "grain",
+        "image",
+        "index",
+        "io",
+        "jax",
+        "keras",
+        "memory",
+        "options",
+        "parsing",
+        "proto",
+        "ray",
+        "shm_ring",
+        "testing",
+        "text",
+        "tf",
+        "tfds",
+        "tools",
+        "torch",
+        "train",
+        "viewer",
+    }
+)
 
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 

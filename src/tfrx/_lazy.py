@@ -16,8 +16,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 
-def lazy_names(package: str, namespace: dict, names: Mapping[str, str],
-               submodules: frozenset[str] = frozenset()) -> tuple[Callable, Callable]:
+def lazy_names(
+    package: str, namespace: dict, names: Mapping[str, str], submodules: frozenset[str] = frozenset()
+) -> tuple[Callable, Callable]:
     """``(__getattr__, __dir__)`` for ``package``, whose module globals are ``namespace``.
 
     ``names`` maps each lazy name to the module that defines it;

@@ -267,8 +267,13 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
         if isinstance(values, (list, Ragged)):  # bytes, or lists inside: rows of list_size values each
             return Ragged(values, row_splits=np.arange(len(arr) + 1, dtype=np.int64) * t.list_size), present
         return np.asarray(values).reshape(len(arr), t.list_size, *np.asarray(values).shape[1:]), present
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
-            or _is_view(t)):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or _is_view(t)
+    ):
         items = arr.to_pylist()
         return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
@@ -282,7 +287,9 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
 
 def _is_view(t: pa.DataType) -> bool:
     """binary_view / string_view (what BytesArray.to_arrow makes), where this pyarrow has them."""
-    return getattr(pa.types, "is_binary_view", lambda _: False)(t) or getattr(pa.types, "is_string_view", lambda _: False)(t)
+    return getattr(pa.types, "is_binary_view", lambda _: False)(t) or getattr(
+        pa.types, "is_string_view", lambda _: False
+    )(t)
 
 
 def to_examples(data, *, as_batch: bool = False):
@@ -308,8 +315,12 @@ def to_examples(data, *, as_batch: bool = False):
 def _arrays(data) -> dict:
     if isinstance(data, pa.Table):
         data = data.combine_chunks()
-        return {name: data.column(name).chunk(0) if data.column(name).num_chunks else
-                pa.array([], type=data.column(name).type) for name in data.column_names}
+        return {
+            name: data.column(name).chunk(0)
+            if data.column(name).num_chunks
+            else pa.array([], type=data.column(name).type)
+            for name in data.column_names
+        }
     if isinstance(data, pa.RecordBatch):
         return {name: data.column(i) for i, name in enumerate(data.schema.names)}
     raise TypeError(f"expected a pyarrow Table or RecordBatch, got {type(data).__name__}")
@@ -482,8 +493,13 @@ def read_tfrecord(
     """
     batches = list(
         iter_record_batches(
-            paths, features, compression=compression, on_error=on_error, batch_size=batch_size,
-            infer_records=infer_records, storage_options=storage_options,
+            paths,
+            features,
+            compression=compression,
+            on_error=on_error,
+            batch_size=batch_size,
+            infer_records=infer_records,
+            storage_options=storage_options,
         )
     )
     if batches:

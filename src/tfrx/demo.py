@@ -47,13 +47,22 @@ FRAMEWORKS = ("auto", "torch", "jax", "numpy")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds the demo's options to ``parser`` (used by ``tfrx demo`` and ``python -m tfrx.demo``)."""
     parser.add_argument("--records", type=int, default=4000, help="images to generate (default: %(default)s)")
-    parser.add_argument("--shards", type=int, default=4, help="TFRecord files to write; the last is held out for testing (default: %(default)s)")
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=4,
+        help="TFRecord files to write; the last is held out for testing (default: %(default)s)",
+    )
     parser.add_argument("--epochs", type=int, default=3, help="training epochs (default: %(default)s)")
     parser.add_argument("--batch-size", type=int, default=128, help="(default: %(default)s)")
-    parser.add_argument("--image-size", type=int, default=16, help="images are SIZE x SIZE x 3 uint8 (default: %(default)s)")
+    parser.add_argument(
+        "--image-size", type=int, default=16, help="images are SIZE x SIZE x 3 uint8 (default: %(default)s)"
+    )
     parser.add_argument("--framework", choices=FRAMEWORKS, default="auto", help="auto: torch, else jax, else numpy")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", help="write the files here and keep them (default: a temporary directory, removed)")
+    parser.add_argument(
+        "--workdir", help="write the files here and keep them (default: a temporary directory, removed)"
+    )
 
 
 # ------------------------------------------------------------------ data
@@ -264,7 +273,9 @@ def run(
 ) -> dict:
     """Runs the demo in ``workdir``; returns what it measured (for tests and callers)."""
     if records < 2 * shards or shards < 2:
-        raise ValueError(f"the demo needs at least 2 shards and 2 records per shard, got records={records}, shards={shards}")
+        raise ValueError(
+            f"the demo needs at least 2 shards and 2 records per shard, got records={records}, shards={shards}"
+        )
     name = _pick_framework(framework)  # before any work: a framework that is missing is reported at once
     out: dict = {}
     size = image_size
@@ -280,15 +291,19 @@ def run(
         "depth": np.full(records, 3),
     }
     batch = tfrx.encode_examples(columns, as_batch=True)
-    log(f"1. generate  {records} images {size}x{size}x3 uint8 in {CLASSES} classes -> {records} tf.train.Example records, "
-        f"{batch.nbytes / 1e6:.1f} MB ({time.perf_counter() - t0:.2f}s)")
+    log(
+        f"1. generate  {records} images {size}x{size}x3 uint8 in {CLASSES} classes -> {records} tf.train.Example records, "
+        f"{batch.nbytes / 1e6:.1f} MB ({time.perf_counter() - t0:.2f}s)"
+    )
 
     t0 = time.perf_counter()
     paths = _write_shards(os.path.join(workdir, "images"), batch, shards)
     seconds = time.perf_counter() - t0
     file_bytes = sum(os.path.getsize(p) for p in paths)
-    log(f"2. write     {len(paths)} shards with tfrx.ShardedWriter: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
-        f"{file_bytes / 1e6:.1f} MB in {seconds:.3f}s ({_rate(records, file_bytes, seconds)})")
+    log(
+        f"2. write     {len(paths)} shards with tfrx.ShardedWriter: {os.path.basename(paths[0])} ... {os.path.basename(paths[-1])}, "
+        f"{file_bytes / 1e6:.1f} MB in {seconds:.3f}s ({_rate(records, file_bytes, seconds)})"
+    )
     out["paths"] = paths
 
     first = next(iter(tfrx.read_records(paths[0])))
@@ -304,8 +319,10 @@ def run(
         for b in reader.iter_batches():
             verified += len(b)
     seconds = time.perf_counter() - t0
-    log(f"4. verify    {verified} records, length and data CRC-32C of each checked ({tfrx.crc32c_backend()}): all good "
-        f"in {seconds:.3f}s ({_rate(verified, file_bytes, seconds)})")
+    log(
+        f"4. verify    {verified} records, length and data CRC-32C of each checked ({tfrx.crc32c_backend()}): all good "
+        f"in {seconds:.3f}s ({_rate(verified, file_bytes, seconds)})"
+    )
     out["verified"] = verified
 
     train_paths, test_paths = paths[:-1], paths[-1:]
@@ -318,15 +335,24 @@ def run(
             shapes = (x.shape[1:], x.dtype)
         seen += len(y)
     seconds = time.perf_counter() - t0
-    log(f"5. read      {seen} records of {len(train_paths)} training shards through interleave -> shuffle(4096) -> "
+    log(
+        f"5. read      {seen} records of {len(train_paths)} training shards through interleave -> shuffle(4096) -> "
         f"batch({batch_size}) -> parse -> decode_raw -> prefetch, batches of {shapes[0]} {shapes[1]} "
-        f"in {seconds:.3f}s ({_rate(seen, train_bytes, seconds)})")
+        f"in {seconds:.3f}s ({_rate(seen, train_bytes, seconds)})"
+    )
     out["read"] = seen
 
     trainers: dict[str, Callable[..., tuple[list[float], float]]] = {
-        "torch": _train_torch, "jax": _train_jax, "numpy": softmax_regression}
+        "torch": _train_torch,
+        "jax": _train_jax,
+        "numpy": softmax_regression,
+    }
     trainer = trainers[name]
-    model = {"torch": "a 2-layer MLP in PyTorch", "jax": "softmax regression in JAX", "numpy": "softmax regression in NumPy"}[name]
+    model = {
+        "torch": "a 2-layer MLP in PyTorch",
+        "jax": "softmax regression in JAX",
+        "numpy": "softmax regression in NumPy",
+    }[name]
     log(f"6. train     {model}, {epochs} epochs on {seen} records; the last shard ({records - seen} records) held out")
     dim = size * size * 3
     if name != "numpy":
@@ -335,11 +361,16 @@ def run(
     losses, accuracy = trainer(
         lambda epoch: _pipeline(train_paths, size, batch_size, shuffle=True, seed=seed + epoch),
         lambda: _pipeline(test_paths, size, batch_size, shuffle=False, seed=seed),
-        dim, epochs, seed=seed, log=log,
+        dim,
+        epochs,
+        seed=seed,
+        log=log,
     )
     seconds = time.perf_counter() - t0
-    log(f"   trained in {seconds:.2f}s ({seen * epochs / seconds:,.0f} records/s including the model); "
-        f"final loss {losses[-1]:.4f}, held-out accuracy {accuracy:.3f} (chance {1 / CLASSES:.2f})")
+    log(
+        f"   trained in {seconds:.2f}s ({seen * epochs / seconds:,.0f} records/s including the model); "
+        f"final loss {losses[-1]:.4f}, held-out accuracy {accuracy:.3f} (chance {1 / CLASSES:.2f})"
+    )
     out.update(framework=name, losses=losses, accuracy=accuracy)
     return out
 
@@ -359,8 +390,15 @@ def _as_namespace(args) -> argparse.Namespace:
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     """Runs the demo; ``args`` is a parsed namespace (``tfrx demo``) or an argv list. Returns the exit status."""
     ns = _as_namespace(args)
-    params = dict(records=ns.records, shards=ns.shards, epochs=ns.epochs, batch_size=ns.batch_size,
-                  image_size=ns.image_size, framework=ns.framework, seed=ns.seed)
+    params = dict(
+        records=ns.records,
+        shards=ns.shards,
+        epochs=ns.epochs,
+        batch_size=ns.batch_size,
+        image_size=ns.image_size,
+        framework=ns.framework,
+        seed=ns.seed,
+    )
     t0 = time.perf_counter()
     try:
         if ns.workdir:

@@ -105,7 +105,10 @@ int32 = DType("int32", 0, np.dtype(np.int32))
 float16 = DType("float16", 0, np.dtype(np.float16))
 float64 = DType("float64", 0, np.dtype(np.float64))
 
-ALL = {d.name: d for d in (int64, float32, string, bool_, uint8, uint16, uint32, uint64, int8, int16, int32, float16, float64)}
+ALL = {
+    d.name: d
+    for d in (int64, float32, string, bool_, uint8, uint16, uint32, uint64, int8, int16, int32, float16, float64)
+}
 
 _BY_NAME = {
     "int64": int64,
@@ -142,9 +145,7 @@ def as_dtype(value: object) -> DType:
     try:
         np_dtype = np.dtype(value)  # type: ignore[call-overload]  # np.dtype raises TypeError on the rest
     except TypeError:
-        raise SpecError(
-            f"unsupported dtype {value!r}; use tfrx.int64, tfrx.float32 or tfrx.string"
-        ) from None
+        raise SpecError(f"unsupported dtype {value!r}; use tfrx.int64, tfrx.float32 or tfrx.string") from None
     if np_dtype == np.int64:
         return int64
     if np_dtype == np.float32:

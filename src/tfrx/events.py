@@ -211,8 +211,11 @@ class Events:
 
     def tags(self) -> dict[str, list[str]]:
         """Tags seen per kind."""
-        return {kind: sorted({r.tag for r in getattr(self, kind)})
-                for kind in ("scalars", "histograms", "images", "audio", "text", "tensors") if getattr(self, kind)}
+        return {
+            kind: sorted({r.tag for r in getattr(self, kind)})
+            for kind in ("scalars", "histograms", "images", "audio", "text", "tensors")
+            if getattr(self, kind)
+        }
 
     def to_pandas(self) -> dict:
         """``{kind: pandas.DataFrame}`` for every kind that has records."""
@@ -220,8 +223,11 @@ class Events:
 
         import pandas as pd
 
-        return {kind: pd.DataFrame([dataclasses.asdict(r) for r in getattr(self, kind)])
-                for kind in ("scalars", "histograms", "images", "audio", "text", "tensors") if getattr(self, kind)}
+        return {
+            kind: pd.DataFrame([dataclasses.asdict(r) for r in getattr(self, kind)])
+            for kind in ("scalars", "histograms", "images", "audio", "text", "tensors")
+            if getattr(self, kind)
+        }
 
 
 def _text_value(array: np.ndarray) -> Any:
@@ -246,23 +252,49 @@ def decode_event(record: bytes, out: Events, run: str = "") -> None:
             out.scalars.append(Scalar(run, tag, step, wall, float(v.simple_value)))
         elif kind == "histo":
             h = v.histo
-            out.histograms.append(Histogram(run, tag, step, wall, np.asarray(h.bucket_limit, np.float64),
-                                            np.asarray(h.bucket, np.float64), h.min, h.max, h.num, h.sum, h.sum_squares))
+            out.histograms.append(
+                Histogram(
+                    run,
+                    tag,
+                    step,
+                    wall,
+                    np.asarray(h.bucket_limit, np.float64),
+                    np.asarray(h.bucket, np.float64),
+                    h.min,
+                    h.max,
+                    h.num,
+                    h.sum,
+                    h.sum_squares,
+                )
+            )
         elif kind == "image":
-            out.images.append(Image(run, tag, step, wall, bytes(v.image.encoded_image_string), v.image.width, v.image.height))
+            out.images.append(
+                Image(run, tag, step, wall, bytes(v.image.encoded_image_string), v.image.width, v.image.height)
+            )
         elif kind == "audio":
-            out.audio.append(Audio(run, tag, step, wall, bytes(v.audio.encoded_audio_string), v.audio.sample_rate,
-                                   v.audio.content_type))
+            out.audio.append(
+                Audio(
+                    run, tag, step, wall, bytes(v.audio.encoded_audio_string), v.audio.sample_rate, v.audio.content_type
+                )
+            )
         elif kind == "tensor":
             array = parse_tensor(v.tensor, None)
             if plugin == "scalars" and array.size == 1:
                 out.scalars.append(Scalar(run, tag, step, wall, float(array.reshape(()))))
             elif plugin == "histograms" and array.ndim == 2 and array.shape[1] == 3:
-                out.histograms.append(Histogram(run, tag, step, wall, array[:, 1].astype(np.float64),
-                                                array[:, 2].astype(np.float64),
-                                                float(array[0, 0]) if len(array) else None,
-                                                float(array[-1, 1]) if len(array) else None,
-                                                float(array[:, 2].sum())))
+                out.histograms.append(
+                    Histogram(
+                        run,
+                        tag,
+                        step,
+                        wall,
+                        array[:, 1].astype(np.float64),
+                        array[:, 2].astype(np.float64),
+                        float(array[0, 0]) if len(array) else None,
+                        float(array[-1, 1]) if len(array) else None,
+                        float(array[:, 2].sum()),
+                    )
+                )
             elif plugin == "images" and array.dtype == object and array.ndim == 1 and len(array) >= 2:
                 width, height = (int(x) for x in array[:2])
                 for encoded in array[2:]:

@@ -164,8 +164,11 @@ class RecordIndex:
                 path=path,
             )
         if len(blob) < HEADER_SIZE:
-            raise IndexFileError(f"{where} is truncated ({len(blob)} bytes, header needs {HEADER_SIZE}); "
-                                 f"{_rebuild_hint(path or '...')}", index_path=index_path, path=path)
+            raise IndexFileError(
+                f"{where} is truncated ({len(blob)} bytes, header needs {HEADER_SIZE}); {_rebuild_hint(path or '...')}",
+                index_path=index_path,
+                path=path,
+            )
         magic, version, header_size, count, size, mtime, finger, crc = _HEADER.unpack_from(blob)
         if version != VERSION or header_size < HEADER_SIZE:
             raise IndexFileError(
@@ -192,35 +195,51 @@ class RecordIndex:
                 path=path,
             )
         if size > _MAX_OFFSET:
-            raise IndexFileError(f"{where} is corrupt: it claims a file of {size} bytes",
-                                 index_path=index_path, path=path)
+            raise IndexFileError(
+                f"{where} is corrupt: it claims a file of {size} bytes", index_path=index_path, path=path
+            )
         offsets = np.frombuffer(body, dtype="<u8").astype(np.int64)
-        if count and (offsets[0] < 0 or np.any(offsets > _MAX_OFFSET) or np.any(np.diff(offsets) < FRAMING_BYTES) or offsets[-1] + FRAMING_BYTES > size):
-            raise IndexFileError(f"{where} is corrupt: offsets are not increasing record starts",
-                                 index_path=index_path, path=path)
+        if count and (
+            offsets[0] < 0
+            or np.any(offsets > _MAX_OFFSET)
+            or np.any(np.diff(offsets) < FRAMING_BYTES)
+            or offsets[-1] + FRAMING_BYTES > size
+        ):
+            raise IndexFileError(
+                f"{where} is corrupt: offsets are not increasing record starts", index_path=index_path, path=path
+            )
         return cls(path, offsets, size, mtime_ns=mtime, fingerprint=finger)
 
     @classmethod
-    def from_dali(cls, text: str | bytes, *, path: str | None = None, file_size: int | None = None,
-                  index_path: str | None = None) -> RecordIndex:
+    def from_dali(
+        cls, text: str | bytes, *, path: str | None = None, file_size: int | None = None, index_path: str | None = None
+    ) -> RecordIndex:
         if isinstance(text, bytes):
             text = text.decode("ascii", errors="replace")
         where = f"index file {index_path!r}" if index_path else "index"
         try:
             table = np.array([line.split() for line in text.splitlines() if line.strip()], dtype=np.int64)
         except (ValueError, OverflowError):
-            raise IndexFileError(f"{where} is not a text index of '<offset> <length>' lines",
-                                 index_path=index_path, path=path) from None
+            raise IndexFileError(
+                f"{where} is not a text index of '<offset> <length>' lines", index_path=index_path, path=path
+            ) from None
         if table.size == 0:
             table = np.zeros((0, 2), dtype=np.int64)
         if table.ndim != 2 or table.shape[1] != 2:
-            raise IndexFileError(f"{where} is not a text index of '<offset> <length>' lines",
-                                 index_path=index_path, path=path)
+            raise IndexFileError(
+                f"{where} is not a text index of '<offset> <length>' lines", index_path=index_path, path=path
+            )
         offsets, framed = table[:, 0].copy(), table[:, 1].copy()
-        if np.any(framed < FRAMING_BYTES) or np.any(offsets < 0) or np.any(offsets > _MAX_OFFSET) or \
-                np.any(framed > _MAX_OFFSET) or np.any(offsets[1:] < offsets[:-1] + framed[:-1]):
-            raise IndexFileError(f"{where} is corrupt: lengths below 16 bytes or overlapping records",
-                                 index_path=index_path, path=path)
+        if (
+            np.any(framed < FRAMING_BYTES)
+            or np.any(offsets < 0)
+            or np.any(offsets > _MAX_OFFSET)
+            or np.any(framed > _MAX_OFFSET)
+            or np.any(offsets[1:] < offsets[:-1] + framed[:-1])
+        ):
+            raise IndexFileError(
+                f"{where} is corrupt: lengths below 16 bytes or overlapping records", index_path=index_path, path=path
+            )
         end = int(offsets[-1] + framed[-1]) if len(offsets) else 0
         return cls(path, offsets, end if file_size is None else file_size, lengths=framed - FRAMING_BYTES)
 
@@ -298,18 +317,33 @@ def _damage(path: str, scan: _native.ScanResult, offset: int, count: int) -> Cor
         return CorruptRecordError(
             f"length CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
             f"got 0x{actual:08x}); the file is damaged and cannot be indexed past this record",
-            path=path, record_index=count, offset=offset, kind="length_crc", expected=expected, actual=actual,
+            path=path,
+            record_index=count,
+            offset=offset,
+            kind="length_crc",
+            expected=expected,
+            actual=actual,
         )
     if scan.status == ScanStatus.DATA_CRC:
         return CorruptRecordError(
             f"data CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
             f"got 0x{actual:08x})",
-            path=path, record_index=count, offset=offset, kind="data_crc", expected=expected, actual=actual,
+            path=path,
+            record_index=count,
+            offset=offset,
+            kind="data_crc",
+            expected=expected,
+            actual=actual,
         )
     return CorruptRecordError(
         f"truncated record in {path!r}, record {count} at byte {offset} (length {length}, {need} bytes "
         f"missing); the file ends inside a record",
-        path=path, record_index=count, offset=offset, kind="truncated", expected=need, actual=0,
+        path=path,
+        record_index=count,
+        offset=offset,
+        kind="truncated",
+        expected=need,
+        actual=0,
     )
 
 
@@ -414,8 +448,9 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
     return index_path
 
 
-def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None,
-                verify: bool = False, progress=None) -> RecordIndex:
+def build_index(
+    path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None, verify: bool = False, progress=None
+) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
     The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
@@ -430,8 +465,11 @@ def build_index(path, *, index_path=None, format: str = "tfrx", cache_dir: str |
     index = scan_index(path, verify=verify, progress=progress)
     if index_path is None:
         if format == "dali":
-            index_path = sidecar_path(path, ".idx") if cache_dir is None else os.path.join(
-                cache_dir, _cached_name(path)[: -len(SUFFIX)] + ".idx")
+            index_path = (
+                sidecar_path(path, ".idx")
+                if cache_dir is None
+                else os.path.join(cache_dir, _cached_name(path)[: -len(SUFFIX)] + ".idx")
+            )
         else:
             index_path = default_index_path(path, cache_dir=cache_dir)
     try:
@@ -464,8 +502,9 @@ def _validate(index: RecordIndex, path: str, index_path: str, size: int) -> None
         )
 
 
-def load_index(path, *, index_path=None, format: str | None = None, cache_dir: str | None = None,
-               build: bool = True) -> RecordIndex:
+def load_index(
+    path, *, index_path=None, format: str | None = None, cache_dir: str | None = None, build: bool = True
+) -> RecordIndex:
     """The index of ``path``, validated against the file.
 
     Reads ``index_path`` (format ``"tfrx"`` or ``"dali"``, sniffed when
@@ -504,7 +543,8 @@ def load_index(path, *, index_path=None, format: str | None = None, cache_dir: s
                 raise StaleIndexError(
                     f"index {index_path!r} is stale: its last record ends at byte {index.file_size} but "
                     f"{path!r} has {size} bytes; {_rebuild_hint(path)}",
-                    index_path=index_path, path=path,
+                    index_path=index_path,
+                    path=path,
                 )
             index.file_size = size
         else:

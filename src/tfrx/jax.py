@@ -67,6 +67,8 @@ class DevicePutIterator(DatasetIterator):
         self._state = state
 
 
-def device_put_iterator(dataset: Dataset, *, sharding: Any = None, device: Any = None, prefetch: int = 2) -> DevicePutIterator:
+def device_put_iterator(
+    dataset: Dataset, *, sharding: Any = None, device: Any = None, prefetch: int = 2
+) -> DevicePutIterator:
     """Elements placed with ``jax.device_put(element, sharding or device)``, ``prefetch`` ahead."""
     return DevicePutIterator(iter(dataset), sharding=sharding, device=device, prefetch=prefetch)

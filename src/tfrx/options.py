@@ -134,8 +134,11 @@ def renamed_arguments(**renames: str) -> Callable[[F], F]:
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{what}() got both {old}= and {new}=; pass only {new}=")
-                    warnings.warn(f"{what}({old}=...) is deprecated and will be removed in the next release; "
-                                  f"pass {new}= instead", DeprecationWarning, stacklevel=2)
+                    warnings.warn(
+                        f"{what}({old}=...) is deprecated and will be removed in the next release; pass {new}= instead",
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 
@@ -149,8 +152,11 @@ def deprecated_alias(func: F, old_name: str, new_name: str) -> F:
 
     @functools.wraps(func)
     def alias(*args: Any, **kwargs: Any) -> Any:
-        warnings.warn(f"{old_name} is deprecated and will be removed in the next release; use {new_name}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{old_name} is deprecated and will be removed in the next release; use {new_name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return func(*args, **kwargs)
 
     alias.__name__ = alias.__qualname__ = old_name.rpartition(".")[2]

@@ -256,8 +256,12 @@ def _read_piece(piece: _Piece, features, compression: str, on_error: str, batch_
             raise CorruptRecordError(
                 f"{e} (record numbers count from byte {start}, where this read task starts; "
                 "an index file gives true record numbers: tfrx.build_index)",
-                path=e.path, record_index=e.record_index, offset=e.offset, kind=e.kind,
-                expected=e.expected, actual=e.actual,
+                path=e.path,
+                record_index=e.record_index,
+                offset=e.offset,
+                kind=e.kind,
+                expected=e.expected,
+                actual=e.actual,
             ) from e
 
 
@@ -266,7 +270,8 @@ def _metadata(rows: int | None, nbytes: int, files: list[str]) -> BlockMetadata:
         return BlockMetadata(num_rows=rows, size_bytes=nbytes, input_files=tuple(files), exec_stats=None)
     except TypeError:  # Ray versions whose BlockMetadata still carries the schema
         return BlockMetadata(  # type: ignore[call-arg]  # that older signature
-            num_rows=rows, size_bytes=nbytes, schema=None, input_files=tuple(files), exec_stats=None)
+            num_rows=rows, size_bytes=nbytes, schema=None, input_files=tuple(files), exec_stats=None
+        )
 
 
 class TFRecordDatasource(Datasource):
@@ -304,7 +309,9 @@ class TFRecordDatasource(Datasource):
         self.on_error = check_on_error(on_error)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        names = [s if isinstance(s, str) else source_name(s) for s in expand_paths(paths, storage_options=storage_options)]
+        names = [
+            s if isinstance(s, str) else source_name(s) for s in expand_paths(paths, storage_options=storage_options)
+        ]
         self._sources = [s for s in names if s is not None]
         if len(self._sources) != len(names):
             raise TypeError("read_tfrecords reads paths and URLs, not open file objects (tasks run elsewhere)")
@@ -330,8 +337,9 @@ class TFRecordDatasource(Datasource):
         from tfrx.io.reader import RecordReader
 
         records: list[bytes] = []
-        with RecordReader(self._sources, compression=self.compression, on_error=self.on_error,
-                          require_all_shards=False) as reader:
+        with RecordReader(
+            self._sources, compression=self.compression, on_error=self.on_error, require_all_shards=False
+        ) as reader:
             for record in reader:
                 records.append(record)
                 if len(records) >= infer_records:
@@ -352,7 +360,9 @@ class TFRecordDatasource(Datasource):
         sizes = [_file_size(s) for s in self._sources]
         return sum(s for s in sizes if s is not None) or None
 
-    def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None, data_context=None) -> list[ReadTask]:
+    def get_read_tasks(
+        self, parallelism: int, per_task_row_limit: int | None = None, data_context=None
+    ) -> list[ReadTask]:
         pieces = _plan(self._sources, self.compression, parallelism, self.min_split_bytes, self.use_index)
         features, compression, on_error, batch_size = self.features, self.compression, self.on_error, self.batch_size
         tasks = []
@@ -404,18 +414,28 @@ def read_tfrecords(
     files split when it is larger. See :class:`TFRecordDatasource`.
     """
     source = TFRecordDatasource(
-        paths, features, compression=compression, storage_options=storage_options,
-        on_error=on_error, batch_size=batch_size, infer_records=infer_records,
-        min_split_bytes=min_split_bytes, use_index=use_index,
+        paths,
+        features,
+        compression=compression,
+        storage_options=storage_options,
+        on_error=on_error,
+        batch_size=batch_size,
+        infer_records=infer_records,
+        min_split_bytes=min_split_bytes,
+        use_index=use_index,
     )
     return ray.data.read_datasource(
-        source, override_num_blocks=override_num_blocks, concurrency=concurrency, ray_remote_args=ray_remote_args,
+        source,
+        override_num_blocks=override_num_blocks,
+        concurrency=concurrency,
+        ray_remote_args=ray_remote_args,
     )
 
 
 # ------------------------------------------------------------------ writing
 def _cast_leaf(arr: pa.Array | pa.ChunkedArray, leaf: pa.DataType):
     """``arr`` with its innermost value type cast to ``leaf`` (lists kept)."""
+
     def swap(t: pa.DataType) -> pa.DataType:
         if pa.types.is_list(t):
             return pa.list_(swap(t.value_type))
@@ -559,8 +579,13 @@ class TFRecordDatasink(Datasink):
         total = max(len(parts), self.num_shards or 0, 1)
         shards = [(p[2], p[3]) for p in parts] + [(None, 0)] * (total - len(parts))  # padding: empty shards
         paths, _ = commit_shards(
-            shards, self.prefix, naming=self.naming, compression=self.compression,
-            fs=self._fs() if self.remote else None, storage_options=self.storage_options, manifest=self.manifest,
+            shards,
+            self.prefix,
+            naming=self.naming,
+            compression=self.compression,
+            fs=self._fs() if self.remote else None,
+            storage_options=self.storage_options,
+            manifest=self.manifest,
         )
         self.paths = [str(p) for p in paths]
 
@@ -573,8 +598,11 @@ class TFRecordDatasink(Datasink):
         pattern = f"{base}-{self.run}-"
         fs = self._fs() if self.remote else None
         try:
-            names = (fs.ls(fs._strip_protocol(directory), detail=False) if fs is not None
-                     else [os.path.join(directory, n) for n in os.listdir(directory)])
+            names = (
+                fs.ls(fs._strip_protocol(directory), detail=False)
+                if fs is not None
+                else [os.path.join(directory, n) for n in os.listdir(directory)]
+            )
         except OSError:
             return
         discard_parts([n for n in names if n.rsplit("/", 1)[-1].startswith(pattern)], fs=fs, directory=directory)
@@ -614,8 +642,14 @@ def write_tfrecords(
             raise ValueError(f"num_shards must be a positive integer, got {num_shards!r}")
         dataset = dataset.repartition(num_shards)
     sink = TFRecordDatasink(
-        prefix, compression=compression, features=features, naming=naming,
-        num_shards=num_shards, manifest=manifest, storage_options=storage_options, feature_lists=feature_lists,
+        prefix,
+        compression=compression,
+        features=features,
+        naming=naming,
+        num_shards=num_shards,
+        manifest=manifest,
+        storage_options=storage_options,
+        feature_lists=feature_lists,
     )
     dataset.write_datasink(sink, concurrency=concurrency, ray_remote_args=ray_remote_args)
     return sink.paths

@@ -116,7 +116,10 @@ class _SlotPickler(pickle.Pickler):
                     return NotImplemented
                 return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
         elif self._views_as_objects and type(obj) is BytesArray:
-            starts, lengths = np.ascontiguousarray(obj.starts.reshape(-1)), np.ascontiguousarray(obj.lengths.reshape(-1))
+            starts, lengths = (
+                np.ascontiguousarray(obj.starts.reshape(-1)),
+                np.ascontiguousarray(obj.lengths.reshape(-1)),
+            )
             values, offsets = _native.pack_spans(obj.data, starts, lengths)
             return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
         return NotImplemented

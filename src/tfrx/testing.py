@@ -14,12 +14,19 @@ __all__ = ["assert_resumes_exactly", "elements_equal"]
 def elements_equal(a: Any, b: Any) -> bool:
     """Structural equality of pipeline elements (dicts, tuples, lists, NumPy arrays, bytes, scalars)."""
     if isinstance(a, dict) or isinstance(b, dict):
-        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
-            elements_equal(a[k], b[k]) for k in a
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(elements_equal(a[k], b[k]) for k in a)
         )
     if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
-        return (isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)) and len(a) == len(b)
-                and all(elements_equal(x, y) for x, y in zip(a, b)))
+        return (
+            isinstance(a, (tuple, list))
+            and isinstance(b, (tuple, list))
+            and len(a) == len(b)
+            and all(elements_equal(x, y) for x, y in zip(a, b))
+        )
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype.kind != b.dtype.kind:

@@ -34,7 +34,9 @@ def main() -> None:
             path.write_bytes(make_jpeg(name))
     out = {}
     for name, window, channels, fancy, dct, ratio in cases():
-        image = tf.io.decode_and_crop_jpeg(jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio)
+        image = tf.io.decode_and_crop_jpeg(
+            jpeg(name), window, channels=channels, fancy_upscaling=fancy, dct_method=dct, ratio=ratio
+        )
         out[key(name, window, channels, fancy, dct, ratio)] = digest(image.numpy())
     GOLDEN.write_text(json.dumps({"tensorflow": tf.__version__, "digests": out}, indent=0, sort_keys=True) + "\n")
     print(f"{len(out)} digests -> {GOLDEN}")

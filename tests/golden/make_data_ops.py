@@ -109,7 +109,13 @@ CASES = {
         {"a": K.array([[1, 2], [3, 4], [5, 6]], np.int32), "b": K.array([b"x", b"yy", b""], object)}
     ),
     "from_tensor_slices_python_numbers": lambda D, K: D.from_tensor_slices(
-        {"i": [1, 2, 3], "f": [0.5, 1.5, 2.5], "big": [1, 2**40, 3], "b": [True, False, True], "m": [[1, 2.5], [3, 4], [5, 6]]}
+        {
+            "i": [1, 2, 3],
+            "f": [0.5, 1.5, 2.5],
+            "big": [1, 2**40, 3],
+            "b": [True, False, True],
+            "m": [[1, 2.5], [3, 4], [5, 6]],
+        }
     ),
     "from_tensors_python_numbers": lambda D, K: D.from_tensors(([1, 2], 3.5, 7)),
     "flat_map_ranges": lambda D, K: D.range(5).flat_map(lambda x: D.range(x)),
@@ -120,9 +126,11 @@ CASES = {
     "window_drop_remainder": lambda D, K: _batched(D.range(10).window(4, 3, drop_remainder=True), 4),
     "window_gap": lambda D, K: _batched(D.range(10).window(2, 4), 2),
     "window_stride_drop": lambda D, K: _batched(D.range(12).window(3, 2, 3, drop_remainder=True), 3),
-    "window_tuple": lambda D, K: D.zip((D.range(5), D.range(5).map(lambda x: x * 10)))
-    .window(2)
-    .flat_map(lambda a, b: D.zip((a.batch(2), b.batch(2)))),
+    "window_tuple": lambda D, K: (
+        D.zip((D.range(5), D.range(5).map(lambda x: x * 10)))
+        .window(2)
+        .flat_map(lambda a, b: D.zip((a.batch(2), b.batch(2))))
+    ),
     # scan
     "scan_running_sum": lambda D, K: D.range(10).scan(K.int64(0), lambda s, x: (s + x, s * 2)),
     "scan_tuple_state": lambda D, K: D.range(1, 8).scan(
@@ -152,9 +160,11 @@ CASES = {
     "bucket_no_padding": lambda D, K: D.range(20).bucket_by_sequence_length(
         lambda x: K.mod32(x, 6), [2, 4], [3, 2, 4], no_padding=True
     ),
-    "bucket_dict": lambda D, K: D.range(12)
-    .map(lambda i: {"ids": K.fill(i % 4 + 1, i), "label": i})
-    .bucket_by_sequence_length(lambda d: K.length(d["ids"]), [2], [2, 3]),
+    "bucket_dict": lambda D, K: (
+        D.range(12)
+        .map(lambda i: {"ids": K.fill(i % 4 + 1, i), "label": i})
+        .bucket_by_sequence_length(lambda d: K.length(d["ids"]), [2], [2, 3])
+    ),
     # rebatch
     "rebatch_smaller": lambda D, K: D.range(10).batch(4).rebatch(3),
     "rebatch_larger_drop": lambda D, K: D.range(10).batch(3).rebatch(4, drop_remainder=True),
@@ -175,9 +185,9 @@ CASES = {
         [D.range(3), D.range(10, 13)], weights=[1.0, 0.0], seed=1, stop_on_empty_dataset=True
     ),
     # ignore_errors
-    "ignore_errors_map": lambda D, K: D.from_tensor_slices(K.array([1.0, 2.0, 0.0, 4.0, 0.0, 8.0], np.float32))
-    .map(K.checked_inverse)
-    .ignore_errors(),
+    "ignore_errors_map": lambda D, K: (
+        D.from_tensor_slices(K.array([1.0, 2.0, 0.0, 4.0, 0.0, 8.0], np.float32)).map(K.checked_inverse).ignore_errors()
+    ),
     # from_generator with output_signature
     "from_generator_signature": lambda D, K: D.from_generator(
         lambda: iter([([1, 2, 3], b"a"), ([4], "bc"), ([], b"")]),

@@ -49,12 +49,21 @@ def write_tf1(tf, path: Path) -> None:
     with tf.io.TFRecordWriter(str(path)) as w:
         w.write(tf.compat.v1.Event(wall_time=1.0, file_version="brain.Event:2").SerializeToString())
         for step in range(3):
-            histo = tf.compat.v1.HistogramProto(min=-1.0, max=2.0, num=10, sum=3.0, sum_squares=9.5,
-                                                bucket_limit=[0.0, 1.0, 2.0], bucket=[3.0, 5.0, 2.0 + step])
-            summary = tf.compat.v1.Summary(value=[
-                tf.compat.v1.Summary.Value(tag="lr", simple_value=0.1 * (step + 1)),
-                tf.compat.v1.Summary.Value(tag="hist", histo=histo),
-            ])
+            histo = tf.compat.v1.HistogramProto(
+                min=-1.0,
+                max=2.0,
+                num=10,
+                sum=3.0,
+                sum_squares=9.5,
+                bucket_limit=[0.0, 1.0, 2.0],
+                bucket=[3.0, 5.0, 2.0 + step],
+            )
+            summary = tf.compat.v1.Summary(
+                value=[
+                    tf.compat.v1.Summary.Value(tag="lr", simple_value=0.1 * (step + 1)),
+                    tf.compat.v1.Summary.Value(tag="hist", histo=histo),
+                ]
+            )
             w.write(tf.compat.v1.Event(wall_time=10.0 + step, step=step, summary=summary).SerializeToString())
         image = tf.compat.v1.Summary.Image(height=4, width=3, colorspace=3, encoded_image_string=png.getvalue())
         summary = tf.compat.v1.Summary(value=[tf.compat.v1.Summary.Value(tag="picture", image=image)])

@@ -22,15 +22,23 @@ OUTPUT = HERE / "data_options.json"
 CASES = {
     "before_map": ["map", ["with_options", ["range", 4], {"deterministic": False}]],
     "after_map": ["with_options", ["map", ["range", 4]], {"deterministic": False}],
-    "later_wins": ["with_options", ["map", ["with_options", ["range", 4], {"deterministic": False}]],
-                   {"deterministic": True}],
+    "later_wins": [
+        "with_options",
+        ["map", ["with_options", ["range", 4], {"deterministic": False}]],
+        {"deterministic": True},
+    ],
     "experimental_spelling": ["map", ["with_options", ["range", 4], {"experimental_deterministic": False}]],
     "zip_input": ["zip", ["with_options", ["range", 3], {"deterministic": False}], ["range", 3]],
-    "concatenate_both": ["concatenate", ["with_options", ["range", 3], {"deterministic": False}],
-                         ["with_options", ["range", 3], {"deterministic": True}]],
-    "threads_and_deterministic": ["with_options",
-                                  ["map", ["with_options", ["range", 4], {"threading.private_threadpool_size": 2}]],
-                                  {"deterministic": False, "autotune.cpu_budget": 3}],
+    "concatenate_both": [
+        "concatenate",
+        ["with_options", ["range", 3], {"deterministic": False}],
+        ["with_options", ["range", 3], {"deterministic": True}],
+    ],
+    "threads_and_deterministic": [
+        "with_options",
+        ["map", ["with_options", ["range", 4], {"threading.private_threadpool_size": 2}]],
+        {"deterministic": False, "autotune.cpu_budget": 3},
+    ],
     "none": ["map", ["range", 4]],
 }
 REPORTED = ("deterministic", "threading.private_threadpool_size", "autotune.cpu_budget")

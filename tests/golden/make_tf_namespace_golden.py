@@ -32,10 +32,17 @@ from tf_namespace_cases import (
 
 def main() -> None:
     out = {
-        "serialize_tensor": {name: tf.io.serialize_tensor(tf.constant(value)).numpy().hex() for name, value in tensor_cases()},
-        "resize_with_crop_or_pad": [digest(tf.image.resize_with_crop_or_pad(image(s), h, w).numpy()) for s, h, w in CROP_OR_PAD],
+        "serialize_tensor": {
+            name: tf.io.serialize_tensor(tf.constant(value)).numpy().hex() for name, value in tensor_cases()
+        },
+        "resize_with_crop_or_pad": [
+            digest(tf.image.resize_with_crop_or_pad(image(s), h, w).numpy()) for s, h, w in CROP_OR_PAD
+        ],
         "central_crop": [digest(tf.image.central_crop(image(s), f).numpy()) for s, f in CENTRAL],
-        "decode_and_crop_jpeg": [digest(tf.io.decode_and_crop_jpeg(JPEG, w, channels=c, fancy_upscaling=f).numpy()) for w, c, f in JPEG_WINDOWS],
+        "decode_and_crop_jpeg": [
+            digest(tf.io.decode_and_crop_jpeg(JPEG, w, channels=c, fancy_upscaling=f).numpy())
+            for w, c, f in JPEG_WINDOWS
+        ],
     }
     path = HERE / "tf_namespace.json"
     path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")

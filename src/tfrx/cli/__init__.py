@@ -58,8 +58,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=summary)
             continue
         module = _load(name)
-        p = sub.add_parser(name, help=summary, description=getattr(module, "DESCRIPTION", summary),
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=summary,
+            description=getattr(module, "DESCRIPTION", summary),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(p)
         p.set_defaults(_run=module.run, _command=name)
     return parser
@@ -85,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             if status is not None:
                 return int(status)
             if found[1] is None:  # a dataset directory: its shards
-                args.paths = [found[0].rstrip("/") + "/*.tfrecord*" if "://" in found[0]
-                              else os.path.join(found[0], "*.tfrecord*")]
+                args.paths = [
+                    found[0].rstrip("/") + "/*.tfrecord*"
+                    if "://" in found[0]
+                    else os.path.join(found[0], "*.tfrecord*")
+                ]
         return int(args._run(args) or 0)
     except CliError as e:
         return _fail(command, str(e), e.status)

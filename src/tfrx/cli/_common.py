@@ -47,11 +47,20 @@ COMPRESSIONS = ["auto", "none", "gzip", "zlib"]
 def add_input(p: argparse.ArgumentParser, *, many: bool = True, stdin: bool = True, on_error: bool = True) -> None:
     help_text = "TFRecord files, globs or URLs (s3://, gs://, ...)" + (" ('-' reads standard input)" if stdin else "")
     p.add_argument("paths", nargs="+" if many else None, metavar="PATH", help=help_text)
-    p.add_argument("-c", "--compression", default="auto", type=str.lower, choices=COMPRESSIONS,
-                   help="compression of the input (default: detected from the content)")
+    p.add_argument(
+        "-c",
+        "--compression",
+        default="auto",
+        type=str.lower,
+        choices=COMPRESSIONS,
+        help="compression of the input (default: detected from the content)",
+    )
     if on_error:
-        add_on_error(p, "damaged records: stop with an error (raise, the default), leave them out (skip), "
-                        "or leave them out with a warning on stderr (warn)")
+        add_on_error(
+            p,
+            "damaged records: stop with an error (raise, the default), leave them out (skip), "
+            "or leave them out with a warning on stderr (warn)",
+        )
     add_allow_incomplete(p)
     add_storage_options(p)
 
@@ -62,21 +71,34 @@ def add_on_error(p: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def add_allow_incomplete(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--allow-incomplete", action="store_true",
-                   help="read a glob of -NNNNN-of-MMMMM shards even when some of the set are missing, or "
-                        "shards of an interrupted commit (default: refuse, naming the missing shards; quote the "
-                        "glob so that tfrx, not the shell, expands it)")
+    p.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="read a glob of -NNNNN-of-MMMMM shards even when some of the set are missing, or "
+        "shards of an interrupted commit (default: refuse, naming the missing shards; quote the "
+        "glob so that tfrx, not the shell, expands it)",
+    )
 
 
 def add_storage_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("object stores (fsspec storage_options for s3://, gs://, ... URLs)")
-    g.add_argument("--storage-option", dest="storage_option", action="append", default=[], metavar="KEY=VALUE",
-                   help="one storage option; repeatable. VALUE is read as JSON when it parses (true, 3, {...}), "
-                        "else as text; a dotted KEY sets a nested option "
-                        "(client_kwargs.endpoint_url=http://localhost:9000)")
-    g.add_argument("--storage-options", dest="storage_options_json", default=None, metavar="JSON",
-                   help="all storage options as one JSON object (or @file.json); --storage-option entries "
-                        "are applied on top")
+    g.add_argument(
+        "--storage-option",
+        dest="storage_option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="one storage option; repeatable. VALUE is read as JSON when it parses (true, 3, {...}), "
+        "else as text; a dotted KEY sets a nested option "
+        "(client_kwargs.endpoint_url=http://localhost:9000)",
+    )
+    g.add_argument(
+        "--storage-options",
+        dest="storage_options_json",
+        default=None,
+        metavar="JSON",
+        help="all storage options as one JSON object (or @file.json); --storage-option entries are applied on top",
+    )
 
 
 def storage_options(args) -> dict | None:
@@ -119,10 +141,17 @@ def storage_options(args) -> dict | None:
 
 def add_progress(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
-                   help="show a progress bar even when stderr is not a terminal (needs tqdm)")
-    g.add_argument("--no-progress", dest="progress", action="store_const", const=False,
-                   help="never show a progress bar")
+    g.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_const",
+        const=True,
+        default=None,
+        help="show a progress bar even when stderr is not a terminal (needs tqdm)",
+    )
+    g.add_argument(
+        "--no-progress", dest="progress", action="store_const", const=False, help="never show a progress bar"
+    )
 
 
 def sources(args) -> list:
@@ -211,16 +240,20 @@ def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
 
 
 def not_examples_message(source, records) -> str:
-    return (f"{name_of(source)}: the records are not tf.train.Example or SequenceExample protos "
-            f"(they look like {describe_other(records)}); 'tfrx inspect --raw' shows their bytes")
+    return (
+        f"{name_of(source)}: the records are not tf.train.Example or SequenceExample protos "
+        f"(they look like {describe_other(records)}); 'tfrx inspect --raw' shows their bytes"
+    )
 
 
 # ------------------------------------------------------------------ JSON of decoded features
 def not_tfrecord_message(e) -> str | None:
     """For damage at the very first header: the file is probably not TFRecord (or not this compression)."""
     if e.offset == 0 and e.record_index == 0 and e.kind in ("length_crc", "bogus_length"):
-        return (f"{e.path!r} is not a TFRecord file: its first 12 bytes are not a valid record header "
-                "(wrong file, or compressed in a way --compression does not say?)")
+        return (
+            f"{e.path!r} is not a TFRecord file: its first 12 bytes are not a valid record header "
+            "(wrong file, or compressed in a way --compression does not say?)"
+        )
     if e.kind == "compression" and not e.record_index:
         reason = str(e).split("; no record was read")[0]
         return f"{reason}; is --compression right? (leave it out to detect the compression)"

@@ -38,36 +38,70 @@ def add_arguments(p) -> None:
     p.add_argument("input", nargs="+", metavar="INPUT", help="image folder, CSV/JSONL/Parquet file, or TFRecord files")
     p.add_argument("output", metavar="OUTPUT", help="output prefix for TFRecord shards, or a .parquet / .jsonl file")
     p.add_argument("--from", dest="source_format", choices=_INPUTS, help="input format (default: from the name)")
-    p.add_argument("--to", dest="target_format", choices=["tfrecord", "parquet", "jsonl"],
-                   help="output format (default: from the output name)")
+    p.add_argument(
+        "--to",
+        dest="target_format",
+        choices=["tfrecord", "parquet", "jsonl"],
+        help="output format (default: from the output name)",
+    )
     s = p.add_argument_group("sharding (TFRecord output)")
     s.add_argument("--num-shards", type=int, metavar="N")
     s.add_argument("--max-records-per-shard", type=int, metavar="N")
     s.add_argument("--max-bytes-per-shard", type=_size, metavar="BYTES", help="e.g. 200MB")
-    s.add_argument("--compression", type=str.lower, choices=["none", "gzip", "zlib"], default="none",
-                   help="compression of the TFRecord output")
+    s.add_argument(
+        "--compression",
+        type=str.lower,
+        choices=["none", "gzip", "zlib"],
+        default="none",
+        help="compression of the TFRecord output",
+    )
     s.add_argument("--naming", default="tfds", help="'tfds' or a template with {prefix}, {index}, {total}")
     t = p.add_argument_group("tables")
-    t.add_argument("--spec", metavar="JSON", help='kinds of columns, e.g. \'{"age": "int64", "name": "bytes"}\' '
-                   "(or @file.json; also the output of 'tfrx schema --json')")
+    t.add_argument(
+        "--spec",
+        metavar="JSON",
+        help='kinds of columns, e.g. \'{"age": "int64", "name": "bytes"}\' '
+        "(or @file.json; also the output of 'tfrx schema --json')",
+    )
     t.add_argument("--delimiter", default=",", help="CSV field delimiter (default ','; '\\t' for .tsv)")
     i = p.add_argument_group("images")
     i.add_argument("--resize", metavar="HxW", type=_hw, help="resize every image to HxW (e.g. 224x224)")
     i.add_argument("--reencode", choices=["jpeg", "png"], help="re-encode every image")
     i.add_argument("--quality", type=int, default=95, help="JPEG quality when re-encoding (default 95)")
-    i.add_argument("--validate", choices=["full", "header"], default="full",
-                   help="decode every image (full, the default) or read only headers (faster)")
+    i.add_argument(
+        "--validate",
+        choices=["full", "header"],
+        default="full",
+        help="decode every image (full, the default) or read only headers (faster)",
+    )
     i.add_argument("--no-shuffle", action="store_true", help="keep class/file order instead of a seeded shuffle")
     i.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
-    p.add_argument("--workers", type=int, default=None, metavar="N", help="threads decoding images, processes parsing CSV files over 16 MB (default: all cores)")
-    add_on_error(p, "bad inputs (a damaged record, a row that does not fit, an image that does not decode): "
-                    "stop (raise, the default), leave them out and count them (skip), or also warn (warn)")
-    p.add_argument("--raw", action="store_true",
-                   help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
-                        "whatever the payload (records that are not Examples are otherwise bad inputs); "
-                        "JSON Lines / Parquet to TFRecords: write such a 'record' column back as the records")
-    p.add_argument("--input-compression", type=str.lower, choices=["auto", "none", "gzip", "zlib"], default="auto",
-                   help="compression of TFRecord input (default: detected)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="threads decoding images, processes parsing CSV files over 16 MB (default: all cores)",
+    )
+    add_on_error(
+        p,
+        "bad inputs (a damaged record, a row that does not fit, an image that does not decode): "
+        "stop (raise, the default), leave them out and count them (skip), or also warn (warn)",
+    )
+    p.add_argument(
+        "--raw",
+        action="store_true",
+        help="TFRecords to tables: write each record's bytes as they are (a 'record' column), "
+        "whatever the payload (records that are not Examples are otherwise bad inputs); "
+        "JSON Lines / Parquet to TFRecords: write such a 'record' column back as the records",
+    )
+    p.add_argument(
+        "--input-compression",
+        type=str.lower,
+        choices=["auto", "none", "gzip", "zlib"],
+        default="auto",
+        help="compression of TFRecord input (default: detected)",
+    )
     add_progress(p)
 
 
@@ -75,7 +109,7 @@ def _size(text: str) -> int:
     units = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "G": 1 << 30, "GB": 1 << 30}
     t = text.strip().upper()
     num = t.rstrip("KMGB")
-    unit = t[len(num):]
+    unit = t[len(num) :]
     try:
         return int(float(num) * units[unit])
     except (ValueError, KeyError):
@@ -103,8 +137,14 @@ def _source_format(args) -> str:
     if os.path.isdir(first):
         return "images"
     lower = first.lower()
-    for suffix, fmt in ((".csv", "csv"), (".tsv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"),
-                        (".parquet", "parquet"), (".pq", "parquet")):
+    for suffix, fmt in (
+        (".csv", "csv"),
+        (".tsv", "csv"),
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".parquet", "parquet"),
+        (".pq", "parquet"),
+    ):
         if lower.endswith(suffix):
             return fmt
     return "tfrecord"
@@ -145,9 +185,13 @@ def run(args) -> int:
 
     src, dst = _source_format(args), _target_format(args)
     common = {"on_error": args.on_error, "progress": args.progress}
-    shard = {"num_shards": args.num_shards, "max_records_per_shard": args.max_records_per_shard,
-             "max_bytes_per_shard": args.max_bytes_per_shard,
-             "compression": None if args.compression == "none" else args.compression, "naming": args.naming}
+    shard = {
+        "num_shards": args.num_shards,
+        "max_records_per_shard": args.max_records_per_shard,
+        "max_bytes_per_shard": args.max_bytes_per_shard,
+        "compression": None if args.compression == "none" else args.compression,
+        "naming": args.naming,
+    }
     if args.num_shards is not None and (args.max_records_per_shard is not None or args.max_bytes_per_shard is not None):
         raise CliError("pass --num-shards, or --max-records-per-shard / --max-bytes-per-shard, not both")
     if src != "tfrecord" and len(args.input) > 1:
@@ -166,8 +210,18 @@ def run(args) -> int:
         raise CliError(f"{src} converts to TFRecord only; give an output prefix without a .parquet/.jsonl suffix")
     elif src == "images":
         summary = cv.images_to_tfrecord(
-            args.input[0], args.output, resize=args.resize, reencode=args.reencode, quality=args.quality, validate=args.validate,
-            shuffle=not args.no_shuffle, seed=args.seed, num_parallel_calls=args.workers, **shard, **common)
+            args.input[0],
+            args.output,
+            resize=args.resize,
+            reencode=args.reencode,
+            quality=args.quality,
+            validate=args.validate,
+            shuffle=not args.no_shuffle,
+            seed=args.seed,
+            num_parallel_calls=args.workers,
+            **shard,
+            **common,
+        )
     else:
         if not os.path.exists(args.input[0]):
             raise FileNotFoundError(2, "No such file or directory", args.input[0])
@@ -175,8 +229,15 @@ def run(args) -> int:
         if src == "csv":
             delimiter = "\t" if args.input[0].lower().endswith(".tsv") and args.delimiter == "," else args.delimiter
             delimiter = "\t" if delimiter == "\\t" else delimiter
-            summary = cv.csv_to_tfrecord(args.input[0], args.output, spec=spec, delimiter=delimiter,
-                                         num_parallel_calls=args.workers, **shard, **common)
+            summary = cv.csv_to_tfrecord(
+                args.input[0],
+                args.output,
+                spec=spec,
+                delimiter=delimiter,
+                num_parallel_calls=args.workers,
+                **shard,
+                **common,
+            )
         elif src == "jsonl":
             summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tfrx.cli._common import CliError, add_allow_incomplete, add_progress, add_storage_options, name_of, sources, storage_options
+from tfrx.cli._common import (
+    CliError,
+    add_allow_incomplete,
+    add_progress,
+    add_storage_options,
+    name_of,
+    sources,
+    storage_options,
+)
 
 DESCRIPTION = """Write a record-offset index file beside each TFRecord file (tfrx.build_index).
 
@@ -17,10 +25,19 @@ object is written there too, where RandomAccessDataset looks for it first.
 
 def add_arguments(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="TFRecord files or globs")
-    p.add_argument("-o", "--output", default=None, metavar="PATH",
-                   help="index file name (one input only; default: .tfrx/NAME.tfrxidx beside the input)")
-    p.add_argument("--format", choices=["tfrx", "dali"], default="tfrx",
-                   help="tfrx's index, or the text index of DALI's tfrecord2idx (default tfrx)")
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="PATH",
+        help="index file name (one input only; default: .tfrx/NAME.tfrxidx beside the input)",
+    )
+    p.add_argument(
+        "--format",
+        choices=["tfrx", "dali"],
+        default="tfrx",
+        help="tfrx's index, or the text index of DALI's tfrecord2idx (default tfrx)",
+    )
     p.add_argument("--verify", action="store_true", help="check data CRCs while scanning")
     add_allow_incomplete(p)
     add_storage_options(p)

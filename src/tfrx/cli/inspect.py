@@ -27,17 +27,33 @@ their length and bytes.
 
 def add_arguments(p) -> None:
     add_input(p)
-    p.add_argument("-n", "--num-records", type=int, default=5, metavar="N",
-                   help="records to print per file (default 5; -1 for all)")
+    p.add_argument(
+        "-n",
+        "--num-records",
+        type=int,
+        default=5,
+        metavar="N",
+        help="records to print per file (default 5; -1 for all)",
+    )
     p.add_argument("--skip", type=int, default=0, metavar="K", help="skip the first K records of each file")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="one JSON object per record")
     mode.add_argument("--raw", action="store_true", help="show length and bytes of each record, whatever it holds")
     p.add_argument("--hex", action="store_true", help="with --raw: a hex dump instead of escaped bytes")
-    p.add_argument("--max-bytes", type=int, default=256, metavar="B",
-                   help="with --raw, or for non-Example records: bytes shown per record (default 256; -1 for all)")
-    p.add_argument("--as", dest="as_kind", choices=["auto", "example", "sequence"], default="auto",
-                   help="payload type (default: detected from the first records)")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=256,
+        metavar="B",
+        help="with --raw, or for non-Example records: bytes shown per record (default 256; -1 for all)",
+    )
+    p.add_argument(
+        "--as",
+        dest="as_kind",
+        choices=["auto", "example", "sequence"],
+        default="auto",
+        help="payload type (default: detected from the first records)",
+    )
 
 
 def _records(source, args):
@@ -88,17 +104,23 @@ def _show_events(name: str, items: list, args, out) -> bool:
         what = e.WhichOneof("what") or "empty"
         parts = []
         parts += [f"scalar {s.tag} = {s.value:g}" for s in ev.scalars]
-        parts += [f"histogram {h.tag} ({len(h.counts)} buckets, {float(np.sum(h.counts)):g} values)" for h in ev.histograms]
+        parts += [
+            f"histogram {h.tag} ({len(h.counts)} buckets, {float(np.sum(h.counts)):g} values)" for h in ev.histograms
+        ]
         parts += [f"image {m.tag} {m.width}x{m.height} ({len(m.encoded)} bytes)" for m in ev.images]
         parts += [f"audio {a.tag} ({len(a.encoded)} bytes)" for a in ev.audio]
         parts += [f"text {t.tag} = {str(t.text)[:80]!r}" for t in ev.text]
-        parts += [f"tensor {t.tag} [{t.plugin or 'no plugin'}] shape {tuple(t.value.shape) if t.value is not None else ()}" for t in ev.tensors]
+        parts += [
+            f"tensor {t.tag} [{t.plugin or 'no plugin'}] shape {tuple(t.value.shape) if t.value is not None else ()}"
+            for t in ev.tensors
+        ]
         if what != "summary":
             detail = getattr(e, what) if what != "empty" else ""
             parts.append(f"{what}" + (f" {detail!s}"[:90] if isinstance(detail, str) and detail else ""))
         if args.json:
-            lines.append(json.dumps({"record": i, "step": int(e.step), "wall_time": e.wall_time, "what": what,
-                                     "values": parts}))
+            lines.append(
+                json.dumps({"record": i, "step": int(e.step), "wall_time": e.wall_time, "what": what, "values": parts})
+            )
         else:
             lines.append(f"record {i}: step {e.step}  wall_time {e.wall_time:.3f}  " + "; ".join(parts))
     if not args.json:
@@ -126,11 +148,23 @@ def run(args) -> int:
             continue
         raw = args.raw or kind == OTHER
         if kind == OTHER and not args.raw:
-            print(f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "
-                  f"(they look like {describe_other([r for _, r in items])}); showing raw bytes", file=sys.stderr)
+            print(
+                f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "
+                f"(they look like {describe_other([r for _, r in items])}); showing raw bytes",
+                file=sys.stderr,
+            )
             if args.json:
                 for i, rec in items:
-                    out.write(json.dumps({"record": i, "length": len(rec), "hex": rec[: max(args.max_bytes, 0) if args.max_bytes >= 0 else None].hex()}) + "\n")
+                    out.write(
+                        json.dumps(
+                            {
+                                "record": i,
+                                "length": len(rec),
+                                "hex": rec[: max(args.max_bytes, 0) if args.max_bytes >= 0 else None].hex(),
+                            }
+                        )
+                        + "\n"
+                    )
                 continue
         for i, rec in items:
             if raw:
@@ -139,8 +173,10 @@ def run(args) -> int:
                 # keep_empty: a Feature with no kind set (TFX's missing CSV value) is null, as the text form shows it
                 if kind == SEQUENCE_EXAMPLE:
                     context, lists = decode_sequence_example(rec, keep_empty=True)
-                    obj = {"context": {k: json_value(v) for k, v in context.items()},
-                           "feature_lists": {k: [json_value(s) for s in steps] for k, steps in lists.items()}}
+                    obj = {
+                        "context": {k: json_value(v) for k, v in context.items()},
+                        "feature_lists": {k: [json_value(s) for s in steps] for k, steps in lists.items()},
+                    }
                 else:
                     obj = {k: json_value(v) for k, v in decode_example(rec, keep_empty=True).items()}
                 out.write(json.dumps(obj, ensure_ascii=False) + "\n")

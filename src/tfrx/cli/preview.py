@@ -52,7 +52,9 @@ def run(args) -> int:
         with reader(source, args) as r:
             for rec in r:
                 if record_kind(rec) != EXAMPLE:
-                    raise CliError(f"{name_of(source)}: records are not tf.train.Example protos; preview needs Examples with encoded images")
+                    raise CliError(
+                        f"{name_of(source)}: records are not tf.train.Example protos; preview needs Examples with encoded images"
+                    )
                 items.append(decode_example(rec))
                 if len(items) >= args.num_images:
                     break
@@ -63,7 +65,9 @@ def run(args) -> int:
     keys = set().union(*items)
     image_key = args.image_key or next((k for k in _IMAGE_KEYS if k in keys), None)
     if image_key is None or image_key not in keys:
-        raise CliError(f"no image feature found (looked for {', '.join(_IMAGE_KEYS)}); pass --image-key; features: {sorted(keys)}")
+        raise CliError(
+            f"no image feature found (looked for {', '.join(_IMAGE_KEYS)}); pass --image-key; features: {sorted(keys)}"
+        )
     label_key = args.label_key if args.label_key is not None else next((k for k in _LABEL_KEYS if k in keys), "")
     cell = args.cell
     cols = args.columns or math.ceil(math.sqrt(len(items)))
@@ -91,5 +95,8 @@ def run(args) -> int:
     if shown == 0:
         raise CliError(f"no image in {image_key!r} could be decoded")
     grid.save(args.output, format="PNG")
-    print(f"{args.output}: {shown} images ({cols}x{rows})" + (f", labels from {label_key!r}" if label_key else ""), file=sys.stderr)
+    print(
+        f"{args.output}: {shown} images ({cols}x{rows})" + (f", labels from {label_key!r}" if label_key else ""),
+        file=sys.stderr,
+    )
     return 0

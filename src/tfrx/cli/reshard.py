@@ -20,14 +20,25 @@ when left out); --output-compression is the new shards' (default none).
 
 def add_arguments(p) -> None:
     add_input(p, stdin=False)
-    p.add_argument("-o", "--output", required=True, metavar="PREFIX", help="output prefix (PREFIX.tfrecord-00000-of-N); a URL is written with the same storage options")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="PREFIX",
+        help="output prefix (PREFIX.tfrecord-00000-of-N); a URL is written with the same storage options",
+    )
     p.add_argument("--num-shards", type=int, metavar="N")
     p.add_argument("--max-records-per-shard", type=int, metavar="N")
     from tfrx.cli.convert import _size
 
     p.add_argument("--max-bytes-per-shard", type=_size, metavar="BYTES")
-    p.add_argument("--output-compression", type=str.lower, choices=["none", "gzip", "zlib"], default="none",
-                   help="compression of the new shards (default none)")
+    p.add_argument(
+        "--output-compression",
+        type=str.lower,
+        choices=["none", "gzip", "zlib"],
+        default="none",
+        help="compression of the new shards (default none)",
+    )
     p.add_argument("--naming", default="tfds", help="'tfds' or a template with {prefix}, {index}, {total}")
     p.add_argument("--index", action="store_true", help="write an index file beside each shard")
     add_progress(p)
@@ -43,10 +54,15 @@ def run(args) -> int:
     srcs = sources(args)
     total = sum(count_source(s, args) for s in srcs) if args.num_shards is not None else None
     writer = ShardedWriter(
-        args.output, num_shards=args.num_shards, max_records_per_shard=args.max_records_per_shard,
+        args.output,
+        num_shards=args.num_shards,
+        max_records_per_shard=args.max_records_per_shard,
         max_bytes_per_shard=args.max_bytes_per_shard,
         compression=None if args.output_compression == "none" else args.output_compression,
-        naming=args.naming, index=args.index, total_records=total, storage_options=storage_options(args),
+        naming=args.naming,
+        index=args.index,
+        total_records=total,
+        storage_options=storage_options(args),
     )
     try:
         with progress_bar(total, desc="reshard", enabled=args.progress) as bar:

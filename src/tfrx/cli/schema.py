@@ -16,8 +16,9 @@ tf.int64 / tf.float32 / tf.string), or --json for tfrx.features_from_json.
 
 def add_arguments(p) -> None:
     add_input(p)
-    p.add_argument("-n", "--max-records", type=int, default=1000, metavar="N",
-                   help="records to look at per file (default 1000)")
+    p.add_argument(
+        "-n", "--max-records", type=int, default=1000, metavar="N", help="records to look at per file (default 1000)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON (tfrx.features_from_json reads it back)")
 
 
@@ -30,7 +31,9 @@ def python_code(spec) -> str:
         return "\n".join(lines)
 
     if isinstance(spec, tuple):
-        return "import tfrx\n\n" + block("context_features", spec[0]) + "\n" + block("sequence_features", spec[1]) + "\n"
+        return (
+            "import tfrx\n\n" + block("context_features", spec[0]) + "\n" + block("sequence_features", spec[1]) + "\n"
+        )
     return "import tfrx\n\n" + block("features", spec) + "\n"
 
 

@@ -17,7 +17,9 @@ bytes values. Feature lists also report steps per record.
 
 def add_arguments(p) -> None:
     add_input(p)
-    p.add_argument("-n", "--max-records", type=int, default=-1, metavar="N", help="records to read in all (default: all)")
+    p.add_argument(
+        "-n", "--max-records", type=int, default=-1, metavar="N", help="records to read in all (default: all)"
+    )
     p.add_argument("--top", type=int, default=3, metavar="K", help="most common bytes values to show (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_progress(p)
@@ -59,10 +61,12 @@ def run(args) -> int:
             if stats is None:
                 stats = DatasetStats(payload="SequenceExample" if seq else "Example")
             with reader(source, args) as r:
+
                 def batches():
                     for b in r.iter_batches():
                         bar.update(len(b))
                         yield b
+
                 compute_stats(batches(), sequence=seq, max_records=limit, stats=stats)
             if limit is not None and stats.records >= limit:
                 break
@@ -81,8 +85,13 @@ def run(args) -> int:
         header += ["numeric min/max/mean", "top"]
         rows = [header]
         for name, s in sorted(group.items()):
-            row = [name, s.kind, f"{s.present}", f"{s.empty}",
-                   f"{_fmt(s.num_values_min)}/{_fmt(s.num_values_max)}/{_fmt(s.num_values_mean)}"]
+            row = [
+                name,
+                s.kind,
+                f"{s.present}",
+                f"{s.empty}",
+                f"{_fmt(s.num_values_min)}/{_fmt(s.num_values_max)}/{_fmt(s.num_values_mean)}",
+            ]
             if title == "feature_lists":
                 row.append(f"{_fmt(s.steps_min)}/{_fmt(s.steps_max)}/{_fmt(s.steps_mean)}")
             row.append(f"{_fmt(s.value_min)}/{_fmt(s.value_max)}/{_fmt(s.value_mean)}" if s.value_count else "-")

@@ -180,11 +180,22 @@ def _schema(b, args) -> int:
     from tfrx.tfds import features as F
 
     if args.json:
-        splits = {k: {"num_examples": v.num_examples, "shard_lengths": v.shard_lengths}
-                  for k, v in b.info.splits.items()}
+        splits = {
+            k: {"num_examples": v.num_examples, "shard_lengths": v.shard_lengths} for k, v in b.info.splits.items()
+        }
         labels = {k: lab.names for k, lab in _labels(b.info.features) if lab.names}
-        print(json.dumps({"name": b.info.name, "version": b.info.version, "features": F.to_json(b.info.features),
-                          "labels": labels, "splits": splits}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "name": b.info.name,
+                    "version": b.info.version,
+                    "features": F.to_json(b.info.features),
+                    "labels": labels,
+                    "splits": splits,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(_header(b))
     print("features = " + b.info.features.describe())
@@ -213,9 +224,18 @@ def _stats(b, split, files, args) -> int:
     for name, si in b.info.splits.items():
         if split is not None and name != split:
             continue
-        result[name] = {"num_examples": si.num_examples, "num_shards": si.num_shards, "num_bytes": si.num_bytes,
-                        "labels": {ln: {(lab.names[k] if lab.names and 0 <= k < len(lab.names) else str(k)): c
-                                        for k, c in sorted(counts[name][ln].items())} for ln, lab in labels}}
+        result[name] = {
+            "num_examples": si.num_examples,
+            "num_shards": si.num_shards,
+            "num_bytes": si.num_bytes,
+            "labels": {
+                ln: {
+                    (lab.names[k] if lab.names and 0 <= k < len(lab.names) else str(k)): c
+                    for k, c in sorted(counts[name][ln].items())
+                }
+                for ln, lab in labels
+            },
+        }
     if args.json:
         print(json.dumps({"name": b.info.full_name, "splits": result}, indent=2))
         return 0
@@ -266,8 +286,11 @@ def _preview(b, split, files, args) -> int:
             text = _summary(v, labels.get(label_key))
             draw.text((x + 2, y + cell), text[: cell // 6], fill="black")
     grid.save(args.output, format="PNG")
-    print(f"{args.output}: {len(items)} images ({cols}x{rows}) from {b.info.full_name}"
-          + (f", labels from {label_key!r}" if label_key else ""), file=sys.stderr)
+    print(
+        f"{args.output}: {len(items)} images ({cols}x{rows}) from {b.info.full_name}"
+        + (f", labels from {label_key!r}" if label_key else ""),
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -53,11 +53,17 @@ def run(args) -> int:
             if not check.ok:
                 bad += 1
             if args.json:
-                print(json.dumps({
-                    "path": check.path, "ok": check.ok, "records": check.records,
-                    "skipped_records": check.skipped_records,
-                    "errors": [_json_error(e, check.region_of(e)) for e in check.errors],
-                }))
+                print(
+                    json.dumps(
+                        {
+                            "path": check.path,
+                            "ok": check.ok,
+                            "records": check.records,
+                            "skipped_records": check.skipped_records,
+                            "errors": [_json_error(e, check.region_of(e)) for e in check.errors],
+                        }
+                    )
+                )
                 continue
             if check.ok:
                 if not args.quiet:

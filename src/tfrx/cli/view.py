@@ -21,18 +21,32 @@ def add_arguments(p) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    p.add_argument("--stats-records", type=int, default=10_000, metavar="N",
-                   help="records the statistics panel samples at random (default 10000; the page can ask for all)")
-    p.add_argument("--index-cache", metavar="DIR", default=None,
-                   help="where record indexes go (default: beside each file when its folder is writable, "
-                        "else the index cache)")
+    p.add_argument(
+        "--stats-records",
+        type=int,
+        default=10_000,
+        metavar="N",
+        help="records the statistics panel samples at random (default 10000; the page can ask for all)",
+    )
+    p.add_argument(
+        "--index-cache",
+        metavar="DIR",
+        default=None,
+        help="where record indexes go (default: beside each file when its folder is writable, else the index cache)",
+    )
     add_storage_options(p)
 
 
 def run(args) -> int:
     from tfrx.viewer.server import serve
 
-    serve(args.paths, host=args.host, port=args.port, open_browser=not args.no_browser,
-          storage_options=storage_options(args), stats_records=args.stats_records,
-          index_cache_dir=args.index_cache)
+    serve(
+        args.paths,
+        host=args.host,
+        port=args.port,
+        open_browser=not args.no_browser,
+        storage_options=storage_options(args),
+        stats_records=args.stats_records,
+        index_cache_dir=args.index_cache,
+    )
     return 0

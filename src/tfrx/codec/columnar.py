@@ -192,7 +192,11 @@ def _rows_flat(rows: list, kind, name):
 
 
 def _empty_sequence(v) -> bool:
-    return isinstance(v, (list, tuple)) and len(v) == 0 or (isinstance(v, np.ndarray) and v.size == 0 and v.dtype.kind == "O")
+    return (
+        isinstance(v, (list, tuple))
+        and len(v) == 0
+        or (isinstance(v, np.ndarray) and v.size == 0 and v.dtype.kind == "O")
+    )
 
 
 def _kind_name(kind: int) -> str:
@@ -293,8 +297,15 @@ def _feature_list_column(name: str, col, kind) -> tuple[int, EncodeColumn]:
             flat = [] if k == BYTES else np.zeros(0)
     values, offsets = _values_buffer(k, flat)
     pres = None if mask.all() else np.ascontiguousarray(mask, dtype=np.uint8)
-    return rows, EncodeColumn(name, _FEATURE_KINDS[k], values=values, offsets=offsets,
-                              splits=np.ascontiguousarray(splits, dtype=np.int64), steps=steps, present=pres)
+    return rows, EncodeColumn(
+        name,
+        _FEATURE_KINDS[k],
+        values=values,
+        offsets=offsets,
+        splits=np.ascontiguousarray(splits, dtype=np.int64),
+        steps=steps,
+        present=pres,
+    )
 
 
 def _prepare(columns: Mapping, kinds: Mapping | None, present: Mapping | None, lists: bool, rows):
@@ -326,14 +337,17 @@ def _result(out, as_batch: bool):
 
 
 @overload
-def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
-                    as_batch: Literal[False] = ...) -> list[bytes]: ...
+def encode_examples(
+    columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ..., as_batch: Literal[False] = ...
+) -> list[bytes]: ...
 @overload
-def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
-                    as_batch: Literal[True]) -> RecordBatch: ...
+def encode_examples(
+    columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ..., as_batch: Literal[True]
+) -> RecordBatch: ...
 @overload
-def encode_examples(columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ...,
-                    as_batch: bool) -> list[bytes] | RecordBatch: ...
+def encode_examples(
+    columns: Mapping, *, kinds: Mapping | None = ..., present: Mapping | None = ..., as_batch: bool
+) -> list[bytes] | RecordBatch: ...
 def encode_examples(
     columns: Mapping,
     *,
@@ -371,17 +385,32 @@ def encode_examples(
 
 
 @overload
-def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
-                             kinds: Mapping | None = ..., present: Mapping | None = ...,
-                             as_batch: Literal[False] = ...) -> list[bytes]: ...
+def encode_sequence_examples(
+    context: Mapping | None = ...,
+    feature_lists: Mapping | None = ...,
+    *,
+    kinds: Mapping | None = ...,
+    present: Mapping | None = ...,
+    as_batch: Literal[False] = ...,
+) -> list[bytes]: ...
 @overload
-def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
-                             kinds: Mapping | None = ..., present: Mapping | None = ...,
-                             as_batch: Literal[True]) -> RecordBatch: ...
+def encode_sequence_examples(
+    context: Mapping | None = ...,
+    feature_lists: Mapping | None = ...,
+    *,
+    kinds: Mapping | None = ...,
+    present: Mapping | None = ...,
+    as_batch: Literal[True],
+) -> RecordBatch: ...
 @overload
-def encode_sequence_examples(context: Mapping | None = ..., feature_lists: Mapping | None = ..., *,
-                             kinds: Mapping | None = ..., present: Mapping | None = ...,
-                             as_batch: bool) -> list[bytes] | RecordBatch: ...
+def encode_sequence_examples(
+    context: Mapping | None = ...,
+    feature_lists: Mapping | None = ...,
+    *,
+    kinds: Mapping | None = ...,
+    present: Mapping | None = ...,
+    as_batch: bool,
+) -> list[bytes] | RecordBatch: ...
 def encode_sequence_examples(
     context: Mapping | None = None,
     feature_lists: Mapping | None = None,

@@ -71,5 +71,6 @@ def _serialized(message_or_bytes, expected: str):
 
 
 example_to_dict = deprecated_alias(decode_example, "tfrx.example_to_dict", "tfrx.decode_example")
-sequence_example_to_dict = deprecated_alias(decode_sequence_example, "tfrx.sequence_example_to_dict",
-                                            "tfrx.decode_sequence_example")
+sequence_example_to_dict = deprecated_alias(
+    decode_sequence_example, "tfrx.sequence_example_to_dict", "tfrx.decode_sequence_example"
+)

@@ -76,7 +76,11 @@ def _as_array(tensor: Any) -> np.ndarray:
         tensor = tensor.numpy()
     arr = np.asarray(tensor)
     if arr.dtype.kind in "SU":
-        arr = np.vectorize(lambda v: v.encode() if isinstance(v, str) else bytes(v), otypes=[object])(arr) if arr.size else arr.astype(object)
+        arr = (
+            np.vectorize(lambda v: v.encode() if isinstance(v, str) else bytes(v), otypes=[object])(arr)
+            if arr.size
+            else arr.astype(object)
+        )
     return arr
 
 
@@ -90,7 +94,9 @@ def serialize_tensor(tensor: Any, name: str | None = None) -> bytes:
     arr = _as_array(tensor)
     enum = _ENUM.get(arr.dtype.newbyteorder("=") if arr.dtype.byteorder not in "=|" else arr.dtype)
     if enum is None:
-        raise TypeError(f"serialize_tensor: dtype {arr.dtype} has no TensorFlow DataType; cast to one of {sorted(str(d) for d in _ENUM)}")
+        raise TypeError(
+            f"serialize_tensor: dtype {arr.dtype} has no TensorFlow DataType; cast to one of {sorted(str(d) for d in _ENUM)}"
+        )
     shape = b"".join(_field(2, _varint(8) + _varint(int(d)) if d else b"") for d in arr.shape)
     out = bytearray(_varint(8) + _varint(enum) + _field(2, shape))
     if enum == _STRING:
@@ -126,7 +132,9 @@ class _Cursor:
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
-            raise DecodeError(f"parse_tensor: a field of {n} bytes at byte {self.pos} runs past the end ({len(self.data)} bytes)")
+            raise DecodeError(
+                f"parse_tensor: a field of {n} bytes at byte {self.pos} runs past the end ({len(self.data)} bytes)"
+            )
         chunk = self.data[self.pos : self.pos + n]
         self.pos += n
         return chunk
@@ -158,7 +166,9 @@ def _shape(payload: bytes) -> tuple[int, ...]:
                 else:
                     dim.skip(k & 7)
             if size < 0:
-                raise DecodeError(f"parse_tensor: TensorProto has an unknown dimension ({size}); a tensor needs a fully known shape")
+                raise DecodeError(
+                    f"parse_tensor: TensorProto has an unknown dimension ({size}); a tensor needs a fully known shape"
+                )
             dims.append(size)
         elif key == (3 << 3):  # unknown_rank
             if cur.varint():
@@ -172,7 +182,9 @@ def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> N
     if wire == 2:
         width = {_F32: 4, _F64: 8}.get(reader)
         if width and len(payload_or_value) % width:
-            raise DecodeError(f"parse_tensor: a packed list of {len(payload_or_value)} bytes is not a whole number of {width}-byte values")
+            raise DecodeError(
+                f"parse_tensor: a packed list of {len(payload_or_value)} bytes is not a whole number of {width}-byte values"
+            )
         if reader == _F32:
             out.extend(struct.unpack(f"<{len(payload_or_value) // 4}f", payload_or_value))
         elif reader == _F64:
@@ -235,7 +247,9 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
     if stored is None:
         raise DecodeError(f"parse_tensor: TensorProto dtype enum {enum} is not supported (supported: {sorted(_DTYPE)})")
     if want is not None and stored != want:
-        raise TypeError(f"parse_tensor: type mismatch, the tensor holds {stored if enum != _STRING else 'string'} but out_type is {want}; pass out_type={stored if enum != _STRING else 'tfrx.tf.string'}")
+        raise TypeError(
+            f"parse_tensor: type mismatch, the tensor holds {stored if enum != _STRING else 'string'} but out_type is {want}; pass out_type={stored if enum != _STRING else 'tfrx.tf.string'}"
+        )
     count = int(np.prod(shape, dtype=np.int64))
     if enum == _STRING:
         items: list | np.ndarray = strings

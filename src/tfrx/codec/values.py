@@ -67,7 +67,9 @@ def _as_bytes(v: object, name: str | None) -> bytes:
 def _to_int64(arr: np.ndarray, name: str | None) -> np.ndarray:
     where = f" in feature {name!r}" if name is not None else ""
     if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and arr.size and int(arr.max()) > _INT64_MAX:
-        raise OverflowError(f"uint64 value {int(arr.max())}{where} does not fit in int64 (Int64List holds signed 64-bit)")
+        raise OverflowError(
+            f"uint64 value {int(arr.max())}{where} does not fit in int64 (Int64List holds signed 64-bit)"
+        )
     if arr.dtype.kind not in "biu":
         raise TypeError(f"expected integers{where}, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.int64).reshape(-1)

@@ -40,8 +40,14 @@ class BatchIterator(DatasetIterator):
     batches made, which says which size comes next).
     """
 
-    def __init__(self, parent: DatasetIterator, sizes: list[int], drop_remainder: bool, join: Callable,
-                 pieces: tuple[Callable, Callable] | None = None) -> None:
+    def __init__(
+        self,
+        parent: DatasetIterator,
+        sizes: list[int],
+        drop_remainder: bool,
+        join: Callable,
+        pieces: tuple[Callable, Callable] | None = None,
+    ) -> None:
         self._parent = parent
         self._children = (parent,)
         self._sizes = sizes
@@ -147,7 +153,9 @@ class BatchDataset(Dataset):
 
 
 @transformation
-def batch(self: Dataset, batch_size: int, drop_remainder: bool = False, num_parallel_calls=None, deterministic=None) -> Dataset:
+def batch(
+    self: Dataset, batch_size: int, drop_remainder: bool = False, num_parallel_calls=None, deterministic=None
+) -> Dataset:
     """Consecutive elements stacked into batches of ``batch_size``.
 
     ``num_parallel_calls`` and ``deterministic`` are accepted for ``tf.data``

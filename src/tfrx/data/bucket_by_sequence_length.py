@@ -119,7 +119,9 @@ def bucket_by_sequence_length(
             filler = boundaries[b] - 1
             if padded_shapes is None:
                 return _BoundaryPaddedBatch(grouped, sizes[b], padding_values, drop_remainder, filler)
-            return PaddedBatchDataset(grouped, sizes[b], _fill_unknown(padded_shapes, filler), padding_values, drop_remainder)
+            return PaddedBatchDataset(
+                grouped, sizes[b], _fill_unknown(padded_shapes, filler), padding_values, drop_remainder
+            )
         return PaddedBatchDataset(grouped, sizes[b], padded_shapes, padding_values, drop_remainder)
 
     return GroupByWindowDataset(self, key_func, batching_fn, None, window_size_func)

@@ -95,7 +95,11 @@ class _DirectedInterleaveIterator(DatasetIterator):
 
 class DirectedInterleaveDataset(Dataset):
     def __init__(
-        self, selector: Dataset, datasets: Sequence[Dataset], stop_on_empty_dataset: bool, drawable: list[bool] | None = None
+        self,
+        selector: Dataset,
+        datasets: Sequence[Dataset],
+        stop_on_empty_dataset: bool,
+        drawable: list[bool] | None = None,
     ) -> None:
         datasets = list(datasets)
         if not datasets:
@@ -116,6 +120,8 @@ class DirectedInterleaveDataset(Dataset):
 
 
 @transformation(static=True)
-def choose_from_datasets(datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True) -> Dataset:
+def choose_from_datasets(
+    datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True
+) -> Dataset:
     """The next element of ``datasets[i]`` for each index ``i`` of ``choice_dataset``."""
     return DirectedInterleaveDataset(choice_dataset, datasets, stop_on_empty_dataset)

@@ -25,7 +25,9 @@ class _ConcatenateIterator(DatasetIterator):
             except StopIteration:
                 self._current.close()
                 self._which += 1
-                self._current = self._datasets[self._which]._iterator(self._ctx) if self._which < len(self._datasets) else None
+                self._current = (
+                    self._datasets[self._which]._iterator(self._ctx) if self._which < len(self._datasets) else None
+                )
         raise StopIteration
 
     def get_state(self) -> dict:

@@ -355,68 +355,119 @@ class Dataset:
         def to_jax(self, **kwargs): ...
         def to_keras(self, **kwargs): ...
         def batch(
-            self, batch_size: int, drop_remainder: bool = False, num_parallel_calls=None, deterministic=None,
+            self,
+            batch_size: int,
+            drop_remainder: bool = False,
+            num_parallel_calls=None,
+            deterministic=None,
         ) -> Dataset: ...
         def bucket_by_sequence_length(
-            self, element_length_func: Callable, bucket_boundaries: Sequence[int], bucket_batch_sizes: Sequence[int],
-            padded_shapes=None, padding_values=None, pad_to_bucket_boundary: bool = False, no_padding: bool = False,
-            drop_remainder: bool = False, name: str | None = None,
+            self,
+            element_length_func: Callable,
+            bucket_boundaries: Sequence[int],
+            bucket_batch_sizes: Sequence[int],
+            padded_shapes=None,
+            padding_values=None,
+            pad_to_bucket_boundary: bool = False,
+            no_padding: bool = False,
+            drop_remainder: bool = False,
+            name: str | None = None,
         ) -> Dataset: ...
         def cache(self, filename: str = "") -> Dataset: ...
         @staticmethod
         def choose_from_datasets(
-            datasets: Sequence[Dataset], choice_dataset: Dataset, stop_on_empty_dataset: bool = True,
+            datasets: Sequence[Dataset],
+            choice_dataset: Dataset,
+            stop_on_empty_dataset: bool = True,
         ) -> Dataset: ...
         def concatenate(self, dataset: Dataset) -> Dataset: ...
         def enumerate(self, start: int = 0) -> Dataset: ...
         def filter(self, predicate: Callable) -> Dataset: ...
         def group_by_window(
-            self, key_func: Callable, reduce_func: Callable[[np.int64, Dataset], Dataset],
-            window_size: int | None = None, window_size_func: Callable | None = None, name: str | None = None,
+            self,
+            key_func: Callable,
+            reduce_func: Callable[[np.int64, Dataset], Dataset],
+            window_size: int | None = None,
+            window_size_func: Callable | None = None,
+            name: str | None = None,
         ) -> Dataset: ...
         def ignore_errors(self, log_warning: bool = False, name: str | None = None) -> Dataset: ...
         def interleave(
-            self, map_func: Callable[..., Dataset], cycle_length: int | None = None, block_length: int | None = None,
-            num_parallel_calls: int | None = None, deterministic: bool | None = None,
+            self,
+            map_func: Callable[..., Dataset],
+            cycle_length: int | None = None,
+            block_length: int | None = None,
+            num_parallel_calls: int | None = None,
+            deterministic: bool | None = None,
         ) -> Dataset: ...
         def flat_map(self, map_func: Callable[..., Dataset]) -> Dataset: ...
         def map(
-            self, map_func: Callable, num_parallel_calls: int | None = None, deterministic: bool | None = None,
+            self,
+            map_func: Callable,
+            num_parallel_calls: int | None = None,
+            deterministic: bool | None = None,
         ) -> Dataset: ...
         def with_options(self, options: Options | None = None, *, deterministic: bool | None = None) -> Dataset: ...
         def options(self) -> Options: ...
         def padded_batch(
-            self, batch_size: int, padded_shapes=None, padding_values=None, drop_remainder: bool = False,
+            self,
+            batch_size: int,
+            padded_shapes=None,
+            padding_values=None,
+            drop_remainder: bool = False,
         ) -> Dataset: ...
         def parse(
-            self, spec: Any, num_parallel_calls: int | None = AUTOTUNE, deterministic: bool | None = None,
+            self,
+            spec: Any,
+            num_parallel_calls: int | None = AUTOTUNE,
+            deterministic: bool | None = None,
         ) -> Dataset: ...
         def prefetch(self, buffer_size: int | None = AUTOTUNE) -> Dataset: ...
         def rebatch(
-            self, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None,
+            self,
+            batch_size: int | Sequence[int],
+            drop_remainder: bool = False,
+            name: str | None = None,
         ) -> Dataset: ...
         def repeat(self, count: int | None = None) -> Dataset: ...
         @staticmethod
         def sample_from_datasets(
-            datasets: Sequence[Dataset], weights=None, seed: int | None = None, stop_on_empty_dataset: bool = False,
+            datasets: Sequence[Dataset],
+            weights=None,
+            seed: int | None = None,
+            stop_on_empty_dataset: bool = False,
             rerandomize_each_iteration: bool | None = None,
         ) -> Dataset: ...
         def save(
-            self, path, compression: str | None = None, shard_func: Callable | None = None, checkpoint_args=None,
+            self,
+            path,
+            compression: str | None = None,
+            shard_func: Callable | None = None,
+            checkpoint_args=None,
         ) -> None: ...
         @staticmethod
         def load(
-            path, element_spec=None, compression: str | None = None, reader_func: Callable | None = None,
+            path,
+            element_spec=None,
+            compression: str | None = None,
+            reader_func: Callable | None = None,
         ) -> Dataset: ...
         def scan(self, initial_state: Any, scan_func: Callable) -> Dataset: ...
         def shard(self, num_shards: int, index: int) -> Dataset: ...
         def shuffle(
-            self, buffer_size: int, seed: int | None = None, reshuffle_each_iteration: bool = True,
+            self,
+            buffer_size: int,
+            seed: int | None = None,
+            reshuffle_each_iteration: bool = True,
         ) -> Dataset: ...
         def skip(self, count: int) -> Dataset: ...
         def snapshot(
-            self, path, compression: str | None = "AUTO", reader_func: Callable | None = None,
-            shard_func: Callable | None = None, name: str | None = None,
+            self,
+            path,
+            compression: str | None = "AUTO",
+            reader_func: Callable | None = None,
+            shard_func: Callable | None = None,
+            name: str | None = None,
         ) -> Dataset: ...
         @staticmethod
         def from_tensor_slices(tensors: Any) -> Dataset: ...
@@ -426,17 +477,28 @@ class Dataset:
         def range(*args: int, dtype=np.int64, output_type=None, name: str | None = None) -> Dataset: ...
         @staticmethod
         def from_generator(
-            generator: Callable[..., Iterable], output_types: Any = None, output_shapes: Any = None,
-            args: tuple | None = None, output_signature: Any = None,
+            generator: Callable[..., Iterable],
+            output_types: Any = None,
+            output_shapes: Any = None,
+            args: tuple | None = None,
+            output_signature: Any = None,
         ) -> Dataset: ...
         @staticmethod
         def list_files(
-            file_pattern, shuffle: bool | None = None, seed: int | None = None, *, require_all_shards: bool = True,
+            file_pattern,
+            shuffle: bool | None = None,
+            seed: int | None = None,
+            *,
+            require_all_shards: bool = True,
         ) -> Dataset: ...
         def take(self, count: int) -> Dataset: ...
         def unbatch(self) -> Dataset: ...
         def window(
-            self, size: int, shift: int | None = None, stride: int = 1, drop_remainder: bool = False,
+            self,
+            size: int,
+            shift: int | None = None,
+            stride: int = 1,
+            drop_remainder: bool = False,
         ) -> Dataset: ...
         @staticmethod
         def zip(*datasets: Any) -> Dataset: ...

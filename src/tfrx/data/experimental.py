@@ -38,7 +38,9 @@ __all__ = [
 
 def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False) -> Dataset:
     """:meth:`Dataset.sample_from_datasets`."""
-    return Dataset.sample_from_datasets(datasets, weights=weights, seed=seed, stop_on_empty_dataset=stop_on_empty_dataset)
+    return Dataset.sample_from_datasets(
+        datasets, weights=weights, seed=seed, stop_on_empty_dataset=stop_on_empty_dataset
+    )
 
 
 def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> Dataset:
@@ -71,7 +73,9 @@ def bucket_by_sequence_length(
 
 def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None) -> Callable[[Dataset], Dataset]:
     """A function for ``apply``: :meth:`Dataset.group_by_window`."""
-    return lambda ds: ds.group_by_window(key_func, reduce_func, window_size=window_size, window_size_func=window_size_func)
+    return lambda ds: ds.group_by_window(
+        key_func, reduce_func, window_size=window_size, window_size_func=window_size_func
+    )
 
 
 def ignore_errors(log_warning=False) -> Callable[[Dataset], Dataset]:

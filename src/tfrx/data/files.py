@@ -127,8 +127,14 @@ class FileIterator(DatasetIterator):
 class FilesIterator(DatasetIterator):
     """The files named by ``files`` one after another, up to ``_WINDOW`` at a time through one reader."""
 
-    def __init__(self, files: DatasetIterator, options: dict, batch_size: int | None, max_bytes: int | None = None,
-                 exact: bool = False) -> None:
+    def __init__(
+        self,
+        files: DatasetIterator,
+        options: dict,
+        batch_size: int | None,
+        max_bytes: int | None = None,
+        exact: bool = False,
+    ) -> None:
         self._files = files
         self._children = (files,)
         self._options = options

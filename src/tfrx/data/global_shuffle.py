@@ -148,8 +148,17 @@ class GlobalShuffleDataset(Dataset):
     :meth:`RandomAccessDataset.as_dataset`; see the module docstring.
     """
 
-    def __init__(self, source, *, seed: int | None, shuffle: bool = True, equal_shards: str | None = None,
-                 block_size: int = 256, readahead: bool = False, shards=()) -> None:
+    def __init__(
+        self,
+        source,
+        *,
+        seed: int | None,
+        shuffle: bool = True,
+        equal_shards: str | None = None,
+        block_size: int = 256,
+        readahead: bool = False,
+        shards=(),
+    ) -> None:
         super().__init__()
         if equal_shards not in (None, "drop", "pad"):
             raise ValueError(f'equal_shards must be None, "drop" or "pad", got {equal_shards!r}')

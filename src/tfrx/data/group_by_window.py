@@ -84,7 +84,11 @@ class _GroupByWindowIterator(DatasetIterator):
         current = None
         if self._current is not None and self._current_group is not None:
             key, elements = self._current_group
-            current = {"key": key, "elements": [element_to_json(e) for e in elements], "state": self._current.get_state()}
+            current = {
+                "key": key,
+                "elements": [element_to_json(e) for e in elements],
+                "state": self._current.get_state(),
+            }
         return {
             "parent": self._parent.get_state(),
             "exhausted": self._exhausted,
@@ -105,7 +109,9 @@ class _GroupByWindowIterator(DatasetIterator):
 
 
 class GroupByWindowDataset(Dataset):
-    def __init__(self, input_dataset: Dataset, key_func: Callable, reduce_func: Callable, window_size, window_size_func) -> None:
+    def __init__(
+        self, input_dataset: Dataset, key_func: Callable, reduce_func: Callable, window_size, window_size_func
+    ) -> None:
         if (window_size is None) == (window_size_func is None):
             raise ValueError("group_by_window: pass exactly one of window_size and window_size_func")
         if window_size is not None and (not isinstance(window_size, (int, np.integer)) or window_size < 1):

@@ -83,8 +83,9 @@ class _InterleaveIterator(DatasetIterator):
         self._ctx = ctx
         self._input = ds._inputs[0]._iterator(ctx)
         deterministic = ds._deterministic if ds._deterministic is not None else ctx.deterministic
-        self._plan = InterleavePlanner(ds._cycle_length, ds._block_length, self._next_slot,
-                                       sloppy=ds._parallel and deterministic is False)
+        self._plan = InterleavePlanner(
+            ds._cycle_length, ds._block_length, self._next_slot, sloppy=ds._parallel and deterministic is False
+        )
 
     @property
     def _children(self):
@@ -100,7 +101,9 @@ class _InterleaveIterator(DatasetIterator):
         if self._ds._parallel:
             it = inner._read_ahead_iterator(self._ctx)
             if it is None:
-                it = PrefetchIterator(inner._iterator(self._ctx), max(_SLOT_BUFFER, 2 * self._ds._block_length), name="tfrx-interleave")
+                it = PrefetchIterator(
+                    inner._iterator(self._ctx), max(_SLOT_BUFFER, 2 * self._ds._block_length), name="tfrx-interleave"
+                )
                 it.start()
             return it
         return inner._iterator(self._ctx)
@@ -126,7 +129,10 @@ class _InterleaveIterator(DatasetIterator):
             "ctx_epoch": list(self._ctx.epoch),
             "input": self._input.get_state(),
             **self._plan.get_state(),
-            "slots": [None if s is None else {"input": s.input_state, "state": s.iterator.get_state()} for s in self._plan.slots],
+            "slots": [
+                None if s is None else {"input": s.input_state, "state": s.iterator.get_state()}
+                for s in self._plan.slots
+            ],
         }
 
     def set_state(self, state: dict) -> None:
@@ -188,13 +194,16 @@ class InterleaveDataset(Dataset):
         # ``files.interleave(TFRecordDataset, ...)``: the files' records, read batch-native in the same order.
         if self._map_func is not TFRecordDataset or self._parallel and self._deterministic is False:
             return None
-        return InterleavedRecordBatchDataset(self._inputs[0], reader_options(), self._cycle_length, self._block_length,
-                                             batch_size, drop_remainder)
+        return InterleavedRecordBatchDataset(
+            self._inputs[0], reader_options(), self._cycle_length, self._block_length, batch_size, drop_remainder
+        )
 
     def _why_not_record_batches(self) -> str:
         if self._map_func is not TFRecordDataset:
             return "interleave's map_func is not TFRecordDataset itself (files.interleave(TFRecordDataset, ...) is batch-native)"
-        return "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
+        return (
+            "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
+        )
 
     def _describe(self) -> str:
         return f"interleave(cycle_length={self._cycle_length}, block_length={self._block_length})"

@@ -63,7 +63,9 @@ class InterleaveSlot(Protocol):
 class InterleavePlanner:
     """The turn order of ``cycle_length`` slots taking ``block_length`` elements each."""
 
-    def __init__(self, cycle_length: int, block_length: int, open_next: Callable[[], Any], sloppy: bool = False) -> None:
+    def __init__(
+        self, cycle_length: int, block_length: int, open_next: Callable[[], Any], sloppy: bool = False
+    ) -> None:
         self.slots: list[Any] = [None] * cycle_length
         self.block_length = block_length
         self.cycle = 0  # the slot whose turn it is

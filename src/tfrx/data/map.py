@@ -67,7 +67,9 @@ class _MapIterator(DatasetIterator):
         try:
             out = call_with_element(self._fn, value)
         except Exception as e:
-            raise annotate(e, f"map function {_fn_name(self._fn)}", self._count, self._parent.provenance(self._parent.get_state()))
+            raise annotate(
+                e, f"map function {_fn_name(self._fn)}", self._count, self._parent.provenance(self._parent.get_state())
+            )
         self._count += 1
         return out
 
@@ -263,7 +265,9 @@ class _ParallelMapIterator(DatasetIterator):
 
 
 class MapDataset(Dataset):
-    def __init__(self, input_dataset: Dataset, fn: Callable, num_parallel_calls: int | None, deterministic: bool | None) -> None:
+    def __init__(
+        self, input_dataset: Dataset, fn: Callable, num_parallel_calls: int | None, deterministic: bool | None
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"map: expected a callable, got {type(fn).__name__}")
         super().__init__(input_dataset)
@@ -286,8 +290,10 @@ class MapDataset(Dataset):
         return self._inputs[0].cardinality()
 
     def _why_not_record_batches(self) -> str:
-        return (f"map({_short_name(self._fn)}) makes each record a Python object before batch; "
-                "parse first and map the parsed batches (batch(n).parse(spec).map(fn)) to keep the batch-native path")
+        return (
+            f"map({_short_name(self._fn)}) makes each record a Python object before batch; "
+            "parse first and map the parsed batches (batch(n).parse(spec).map(fn)) to keep the batch-native path"
+        )
 
     def _describe(self) -> str:
         threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
@@ -295,6 +301,8 @@ class MapDataset(Dataset):
 
 
 @transformation
-def map(self: Dataset, map_func: Callable, num_parallel_calls: int | None = None, deterministic: bool | None = None) -> Dataset:  # noqa: A001
+def map(
+    self: Dataset, map_func: Callable, num_parallel_calls: int | None = None, deterministic: bool | None = None
+) -> Dataset:  # noqa: A001
     """``map_func`` applied to every element, optionally on ``num_parallel_calls`` threads."""
     return MapDataset(self, map_func, num_parallel_calls, deterministic)

@@ -54,7 +54,9 @@ def _pad_component(values: list, padded_shape: Any, padding_value: Any) -> np.nd
 
 
 class PaddedBatchDataset(BatchDataset):
-    def __init__(self, input_dataset: Dataset, batch_size: int, padded_shapes, padding_values, drop_remainder: bool) -> None:
+    def __init__(
+        self, input_dataset: Dataset, batch_size: int, padded_shapes, padding_values, drop_remainder: bool
+    ) -> None:
         super().__init__(input_dataset, batch_size, drop_remainder)
         self._padded_shapes = padded_shapes
         self._padding_values = padding_values
@@ -71,8 +73,10 @@ class PaddedBatchDataset(BatchDataset):
             values = map_structure(lambda _, v=values: v, first)
 
         def is_shape(x):
-            return x is None or isinstance(x, (int, np.integer)) or (
-                isinstance(x, (list, tuple)) and all(s is None or isinstance(s, (int, np.integer)) for s in x)
+            return (
+                x is None
+                or isinstance(x, (int, np.integer))
+                or (isinstance(x, (list, tuple)) and all(s is None or isinstance(s, (int, np.integer)) for s in x))
             )
 
         def pad(path_values, shape, value):

@@ -50,7 +50,6 @@ def interleaved_records(files: Dataset, ctx: IterContext, options: dict, cycle_l
     return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, _SPLIT_BATCH, False))
 
 
-
 class _ReadSlot:
     """One open file of a parallel read: its reader (on a background thread) and the piece being taken from."""
 
@@ -119,8 +118,16 @@ class InterleavedBatchIterator(DatasetIterator):
     before the current piece plus the records taken from that piece.
     """
 
-    def __init__(self, files: Dataset, ctx: IterContext, options: dict, cycle_length: int, batch_size: int,
-                 drop_remainder: bool, block_length: int = 1) -> None:
+    def __init__(
+        self,
+        files: Dataset,
+        ctx: IterContext,
+        options: dict,
+        cycle_length: int,
+        batch_size: int,
+        drop_remainder: bool,
+        block_length: int = 1,
+    ) -> None:
         self._files_ds = files
         self._ctx = ctx
         self._files = files._iterator(ctx)
@@ -136,7 +143,9 @@ class InterleavedBatchIterator(DatasetIterator):
         return (self._files, *(s.reader for s in self._plan.slots if s is not None), *(r for _, r in self._ahead))
 
     def _reader(self, name) -> PrefetchIterator:
-        return PrefetchIterator(FileIterator(as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read")
+        return PrefetchIterator(
+            FileIterator(as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read"
+        )
 
     def _open(self, name, input_state) -> _ReadSlot:
         return _ReadSlot(input_state, self._reader(name))
@@ -277,8 +286,9 @@ class InterleavedRecordBatchDataset(Dataset):
     """The batch-native form of ``files.interleave(TFRecordDataset, cycle_length, block_length).batch(n)``:
     ``RecordBatch`` es of ``batch_size`` records in the interleave's order."""
 
-    def __init__(self, files: Dataset, options: dict, cycle_length: int, block_length: int, batch_size: int,
-                 drop_remainder: bool) -> None:
+    def __init__(
+        self, files: Dataset, options: dict, cycle_length: int, block_length: int, batch_size: int, drop_remainder: bool
+    ) -> None:
         super().__init__()
         self._files = files
         self._options = options
@@ -288,15 +298,24 @@ class InterleavedRecordBatchDataset(Dataset):
         self.drop_remainder = drop_remainder
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return InterleavedBatchIterator(self._files, ctx, self._options, self._cycle_length, self.batch_size,
-                                        self.drop_remainder, self._block_length)
+        return InterleavedBatchIterator(
+            self._files,
+            ctx,
+            self._options,
+            self._cycle_length,
+            self.batch_size,
+            self.drop_remainder,
+            self._block_length,
+        )
 
     def _natively_batched(self) -> Dataset:
         return self
 
     def _describe(self) -> str:
-        return (f"batch({self.batch_size}), batch-native: interleave(TFRecordDataset, cycle_length={self._cycle_length}, "
-                f"block_length={self._block_length}) in runs of records from each file")
+        return (
+            f"batch({self.batch_size}), batch-native: interleave(TFRecordDataset, cycle_length={self._cycle_length}, "
+            f"block_length={self._block_length}) in runs of records from each file"
+        )
 
     def _plan_inputs(self) -> tuple[Dataset, ...]:
         return (self._files,)

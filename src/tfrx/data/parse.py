@@ -129,6 +129,8 @@ class ParseDataset(MapDataset):
 
 
 @transformation
-def parse(self: Dataset, spec: Any, num_parallel_calls: int | None = AUTOTUNE, deterministic: bool | None = None) -> Dataset:
+def parse(
+    self: Dataset, spec: Any, num_parallel_calls: int | None = AUTOTUNE, deterministic: bool | None = None
+) -> Dataset:
     """Parses serialized Examples with ``spec``; batches of records from files take the batch-native path."""
     return ParseDataset(self, spec, num_parallel_calls, deterministic)

@@ -132,8 +132,9 @@ def _free_returned(held: deque, cap: int) -> None:
         held.popleft()
 
 
-def _produce(parent: DatasetIterator, q: queue.SimpleQueue, stop: threading.Event, slots: _Slots,
-             buffer_size: int) -> None:
+def _produce(
+    parent: DatasetIterator, q: queue.SimpleQueue, stop: threading.Event, slots: _Slots, buffer_size: int
+) -> None:
     chunk: list = []
     clock = time.perf_counter
     started = clock()
@@ -209,7 +210,9 @@ class PrefetchIterator(DatasetIterator):
         self._stop = threading.Event()
         self._slots = _Slots(self._size)
         self._thread = threading.Thread(
-            target=_produce, args=(self._parent, self._queue, self._stop, self._slots, self._size), name=self._name,
+            target=_produce,
+            args=(self._parent, self._queue, self._stop, self._slots, self._size),
+            name=self._name,
             daemon=True,
         )
         self._thread.start()
@@ -218,7 +221,9 @@ class PrefetchIterator(DatasetIterator):
     def _halt(self) -> None:
         self._chunk, self._next = [], 0
         if self._thread is not None:
-            assert self._finalizer is not None and self._stop is not None and self._queue is not None  # set with _thread
+            assert (
+                self._finalizer is not None and self._stop is not None and self._queue is not None
+            )  # set with _thread
             self._finalizer.detach()
             _stop_thread(self._stop, self._queue, self._thread)
             self._thread = self._queue = self._stop = self._finalizer = None

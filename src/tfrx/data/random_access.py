@@ -129,8 +129,10 @@ class RandomAccessDataset:
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
-        self.paths = [_path_of(p) for p in expand_paths(
-            paths, storage_options=storage_options, require_all_shards=require_all_shards)]
+        self.paths = [
+            _path_of(p)
+            for p in expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
+        ]
         if transform is not None and features is not None:
             raise ValueError("pass transform= or features=, not both")
         self.verify = bool(verify)
@@ -144,11 +146,16 @@ class RandomAccessDataset:
             self._parser = ExampleParser(features)
         self.indexes: list[RecordIndex] = load_indexes(self.paths, index=index, cache_dir=cache_dir)
         for path, ix in zip(self.paths, self.indexes):
-            if len(ix) and (np.any(ix.lengths < 0) or ix.offsets[0] < 0 or
-                            int(ix.offsets[-1] + ix.lengths[-1]) + FRAMING_BYTES > ix.file_size):
-                raise IndexFileError(f"the index given for {path!r} is inconsistent: records overlap or run "
-                                     f"past the end of the file; rebuild it with tfrx.build_index({path!r})",
-                                     path=path)
+            if len(ix) and (
+                np.any(ix.lengths < 0)
+                or ix.offsets[0] < 0
+                or int(ix.offsets[-1] + ix.lengths[-1]) + FRAMING_BYTES > ix.file_size
+            ):
+                raise IndexFileError(
+                    f"the index given for {path!r} is inconsistent: records overlap or run "
+                    f"past the end of the file; rebuild it with tfrx.build_index({path!r})",
+                    path=path,
+                )
         counts = np.array([len(ix) for ix in self.indexes], dtype=np.int64)
         self._ends = np.cumsum(counts)
         self._starts = self._ends - counts
@@ -182,8 +189,11 @@ class RandomAccessDataset:
     @property
     def files(self) -> list[str]:
         """Deprecated name of :attr:`paths`."""
-        warnings.warn("RandomAccessDataset.files is deprecated and will be removed in the next release; "
-                      "use .paths", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "RandomAccessDataset.files is deprecated and will be removed in the next release; use .paths",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.paths
 
     def __getstate__(self) -> dict:
@@ -346,16 +356,25 @@ class RandomAccessDataset:
         if status == GatherStatus.DATA_CRC:
             msg, kind = f"data CRC mismatch in {where} (expected 0x{expected:08x}, got 0x{actual:08x})", "data_crc"
         elif status == GatherStatus.LENGTH_CRC:
-            msg, kind = (f"length CRC mismatch in {where} (expected 0x{expected:08x}, got 0x{actual:08x})"
-                         + stale), "length_crc"
+            msg, kind = (
+                (f"length CRC mismatch in {where} (expected 0x{expected:08x}, got 0x{actual:08x})" + stale),
+                "length_crc",
+            )
         elif status == GatherStatus.LENGTH:
-            msg, kind = f"length mismatch in {where} (index says {expected}, file says {actual})" + stale, "bogus_length"
+            msg, kind = (
+                f"length mismatch in {where} (index says {expected}, file says {actual})" + stale,
+                "bogus_length",
+            )
         elif status == GatherStatus.IO:
             raise OSError(actual, f"reading {where}: {os.strerror(actual)}")
         else:
-            msg, kind = f"record {rec} of {path!r} ({length} bytes at byte {offset}) runs past the end of the file" + stale, "truncated"
-        return CorruptRecordError(msg, path=path, record_index=rec, offset=offset, kind=kind,
-                                  expected=expected, actual=actual)
+            msg, kind = (
+                f"record {rec} of {path!r} ({length} bytes at byte {offset}) runs past the end of the file" + stale,
+                "truncated",
+            )
+        return CorruptRecordError(
+            msg, path=path, record_index=rec, offset=offset, kind=kind, expected=expected, actual=actual
+        )
 
     def read(self, indices) -> list[bytes]:
         """Records ``indices`` as a list of ``bytes``, in request order."""
@@ -394,8 +413,14 @@ class RandomAccessDataset:
         return f"RandomAccessDataset(paths={len(self.paths)}, records={len(self)}, verify={self.verify})"
 
     # ------------------------------------------------------------ iterable pipelines
-    def shuffle_global(self, seed: int | None = None, *, equal_shards: str | None = None,
-                       block_size: int = 256, readahead: bool = False):
+    def shuffle_global(
+        self,
+        seed: int | None = None,
+        *,
+        equal_shards: str | None = None,
+        block_size: int = 256,
+        readahead: bool = False,
+    ):
         """An iterable ``tfrx.data`` source over a seeded permutation of all records.
 
         The order is a function of ``(seed, epoch)``; each epoch of the
@@ -412,19 +437,31 @@ class RandomAccessDataset:
         """
         from tfrx.data.global_shuffle import GlobalShuffleDataset
 
-        return GlobalShuffleDataset(self, seed=seed, shuffle=True, equal_shards=equal_shards,
-                                    block_size=block_size, readahead=readahead)
+        return GlobalShuffleDataset(
+            self, seed=seed, shuffle=True, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+        )
 
     def as_dataset(self, *, equal_shards: str | None = None, block_size: int = 256, readahead: bool = False):
         """An iterable ``tfrx.data`` source in file order (sharded on record positions)."""
         from tfrx.data.global_shuffle import GlobalShuffleDataset
 
-        return GlobalShuffleDataset(self, seed=0, shuffle=False, equal_shards=equal_shards,
-                                    block_size=block_size, readahead=readahead)
+        return GlobalShuffleDataset(
+            self, seed=0, shuffle=False, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+        )
 
-    def iter(self, *, seed: int | None = None, epoch: int = 0, rank: int = 0, world_size: int = 1,
-             equal_shards: str | None = None):
+    def iter(
+        self,
+        *,
+        seed: int | None = None,
+        epoch: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+        equal_shards: str | None = None,
+    ):
         """An iterator over this rank's part of the ``(seed, epoch)`` shuffle (``seed=None``: file order)."""
-        ds = self.as_dataset(equal_shards=equal_shards) if seed is None else self.shuffle_global(
-            seed, equal_shards=equal_shards)
+        ds = (
+            self.as_dataset(equal_shards=equal_shards)
+            if seed is None
+            else self.shuffle_global(seed, equal_shards=equal_shards)
+        )
         return ds._shard_source(world_size, rank).iterator(epoch=epoch) if world_size > 1 else ds.iterator(epoch=epoch)

@@ -44,8 +44,14 @@ def _cut(piece, start: int, stop: int):
     return map_structure(lambda a: np.asarray(a)[start:stop], piece)
 
 
-def rebatcher(parent: DatasetIterator, sizes: list[int], drop: bool,
-                    rows: Callable = _rows, cut: Callable = _cut, join: Callable = _concat) -> BatchIterator:
+def rebatcher(
+    parent: DatasetIterator,
+    sizes: list[int],
+    drop: bool,
+    rows: Callable = _rows,
+    cut: Callable = _cut,
+    join: Callable = _concat,
+) -> BatchIterator:
     """Cuts the batches of ``parent`` into batches of ``sizes[k % len(sizes)]`` rows.
 
     ``rows(piece)``, ``cut(piece, start, stop)`` and ``join(parts)`` say how
@@ -81,6 +87,8 @@ class RebatchDataset(Dataset):
 
 
 @transformation
-def rebatch(self: Dataset, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None) -> Dataset:
+def rebatch(
+    self: Dataset, batch_size: int | Sequence[int], drop_remainder: bool = False, name: str | None = None
+) -> Dataset:
     """The input's batches re-cut into batches of ``batch_size`` rows (a list of sizes: in turn)."""
     return RebatchDataset(self, batch_size, drop_remainder)

@@ -73,7 +73,9 @@ class CategoricalDataset(Dataset):
         super().__init__()
         w = np.asarray(weights, dtype=np.float64).reshape(-1)
         if w.size == 0 or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-            raise ValueError(f"sample_from_datasets: weights must be finite, non-negative and not all 0, got {w.tolist()}")
+            raise ValueError(
+                f"sample_from_datasets: weights must be finite, non-negative and not all 0, got {w.tolist()}"
+            )
         cdf = np.cumsum(w)
         # A weight of 0 must never be drawn: searchsorted(side="right") skips empty intervals.
         self._cdf = cdf

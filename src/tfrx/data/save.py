@@ -110,7 +110,9 @@ def load_dataset(path, *, compression: str | None = None, reader_func: Callable 
 
 
 @transformation
-def save(self: Dataset, path, compression: str | None = None, shard_func: Callable | None = None, checkpoint_args=None) -> None:
+def save(
+    self: Dataset, path, compression: str | None = None, shard_func: Callable | None = None, checkpoint_args=None
+) -> None:
     """Writes the elements under directory ``path`` (TFRecord shards and a spec file) for :meth:`Dataset.load`."""
     if checkpoint_args is not None:
         raise NotImplementedError("save: checkpoint_args (tf.train.Checkpoint) is not supported; save in one pass")

@@ -38,9 +38,7 @@ class _ScanIterator(DatasetIterator):
         value = next(self._parent)
         out = _call(self._fn, self._state, value)
         if not isinstance(out, tuple) or len(out) != 2:
-            raise TypeError(
-                f"scan: scan_func must return a (new_state, output) pair, got {type(out).__name__}"
-            )
+            raise TypeError(f"scan: scan_func must return a (new_state, output) pair, got {type(out).__name__}")
         self._state = map_structure(to_numpy, out[0])
         return out[1]
 

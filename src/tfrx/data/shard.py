@@ -57,8 +57,6 @@ def shard(self: Dataset, num_shards: int, index: int) -> Dataset:
     return ShardDataset(self, num_shards, index)
 
 
-
-
 def shard_pipeline(dataset: Dataset, levels: list[tuple[int, int]]) -> Dataset:
     """``dataset`` with each source restricted to nested shards ``[(num_shards, index), ...]``.
 

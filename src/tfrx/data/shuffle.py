@@ -85,8 +85,15 @@ class ShuffleDraws:
             self._read(read, lack)
         while True:
             result = _native.shuffle_draws(
-                self.buffer, self.fill, self._uniform, self._upos, self.next_id, self.read_end,
-                self.exhausted, out[n:] if n else out, count - n,
+                self.buffer,
+                self.fill,
+                self._uniform,
+                self._upos,
+                self.next_id,
+                self.read_end,
+                self.exhausted,
+                out[n:] if n else out,
+                count - n,
             )
             self.fill, self._upos, self.next_id = result.fill, result.upos, result.next_id
             n += result.written
@@ -165,7 +172,9 @@ class _ShuffleIterator(DatasetIterator):
 
 
 class ShuffleDataset(Dataset):
-    def __init__(self, input_dataset: Dataset, buffer_size: int, seed: int | None, reshuffle_each_iteration: bool) -> None:
+    def __init__(
+        self, input_dataset: Dataset, buffer_size: int, seed: int | None, reshuffle_each_iteration: bool
+    ) -> None:
         if not isinstance(buffer_size, int) or buffer_size < 1:
             raise ValueError(f"shuffle: buffer_size must be a positive int, got {buffer_size!r}")
         super().__init__(input_dataset)
@@ -210,8 +219,9 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
     only for a consumer that asks for ``data``.
     """
 
-    def __init__(self, parent: DatasetIterator, buffer_size: int, seed: int, epoch, batch_size: int,
-                 drop_remainder: bool) -> None:
+    def __init__(
+        self, parent: DatasetIterator, buffer_size: int, seed: int, epoch, batch_size: int, drop_remainder: bool
+    ) -> None:
         self._parent = parent
         self._children = (parent,)
         self._size = buffer_size
@@ -300,15 +310,18 @@ class ShuffledRecordBatchDataset(Dataset):
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         sh = self._shuffle
-        return _ShuffledRecordBatchIterator(self._pieces._iterator(ctx), sh._size, sh._seed, sh._epoch(ctx),
-                                            self.batch_size, self.drop_remainder)
+        return _ShuffledRecordBatchIterator(
+            self._pieces._iterator(ctx), sh._size, sh._seed, sh._epoch(ctx), self.batch_size, self.drop_remainder
+        )
 
     def _natively_batched(self) -> Dataset:
         return self
 
     def _describe(self) -> str:
-        return (f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds the "
-                "records in a native store, each batch handed to the parser where its records lie")
+        return (
+            f"{self._shuffle._describe()}.batch({self.batch_size}), batch-native: the buffer holds the "
+            "records in a native store, each batch handed to the parser where its records lie"
+        )
 
     def _plan_inputs(self) -> tuple[Dataset, ...]:
         return self._shuffle._inputs
@@ -321,7 +334,8 @@ class ShuffledRecordBatchDataset(Dataset):
         sharded = source._shard_source(num_shards, index) or ShardDataset(source, num_shards, index)
         shuffled = self._shuffle._with_inputs((sharded,))
         return shuffled._record_batches(self.batch_size, self.drop_remainder) or BatchDataset(
-            shuffled, self.batch_size, self.drop_remainder)
+            shuffled, self.batch_size, self.drop_remainder
+        )
 
 
 @transformation

@@ -15,7 +15,14 @@ from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_
 from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
 from tfrx.io.paths import expand_paths
 
-__all__ = ["as_tensor", "TensorSlicesDataset", "RangeDataset", "GeneratorDataset", "ListFilesDataset", "expand_file_pattern"]
+__all__ = [
+    "as_tensor",
+    "TensorSlicesDataset",
+    "RangeDataset",
+    "GeneratorDataset",
+    "ListFilesDataset",
+    "expand_file_pattern",
+]
 
 
 class _PositionIterator(DatasetIterator):
@@ -160,7 +167,9 @@ class GeneratorDataset(Dataset):
         if isinstance(sig, TensorSpec):
             return sig.convert(value)
         if isinstance(sig, (tuple, list)) and not isinstance(value, (tuple, list)):
-            raise TypeError(f"from_generator: the signature is a {type(sig).__name__}, the generator yielded a {type(value).__name__}")
+            raise TypeError(
+                f"from_generator: the signature is a {type(sig).__name__}, the generator yielded a {type(value).__name__}"
+            )
         if isinstance(sig, list):
             sig = tuple(sig)
         if isinstance(value, list):
@@ -186,8 +195,9 @@ def expand_file_pattern(pattern, *, storage_options: dict | None = None, require
     """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]
-    return [str(p) for p in expand_paths(patterns, storage_options=storage_options,
-                                         require_all_shards=require_all_shards)]
+    return [
+        str(p) for p in expand_paths(patterns, storage_options=storage_options, require_all_shards=require_all_shards)
+    ]
 
 
 class _ListFilesIterator(DatasetIterator):
@@ -261,6 +271,7 @@ def from_tensor_slices(tensors: Any) -> Dataset:
 @transformation(static=True)
 def from_tensors(tensors: Any) -> Dataset:
     """A single element: ``tensors`` itself."""
+
     def one(a):
         a = as_tensor(a)
         if isinstance(a, bytes):
@@ -317,8 +328,9 @@ def _shape_tree(types: Any, shapes: Any) -> Any:
 
 
 @transformation(static=True)
-def list_files(file_pattern, shuffle: bool | None = None, seed: int | None = None, *,
-               require_all_shards: bool = True) -> Dataset:
+def list_files(
+    file_pattern, shuffle: bool | None = None, seed: int | None = None, *, require_all_shards: bool = True
+) -> Dataset:
     """File names matching ``file_pattern`` (a glob or a list of globs), shuffled unless ``shuffle=False``.
 
     tfrx's own files (``.tfrx/``, indexes, manifests) are left out; a set of
@@ -329,4 +341,3 @@ def list_files(file_pattern, shuffle: bool | None = None, seed: int | None = Non
     if not files:
         raise FileNotFoundError(f"list_files: no files match {file_pattern!r}")
     return ListFilesDataset(files, True if shuffle is None else shuffle, seed)
-

@@ -35,7 +35,10 @@ class TensorSpec:
 
     def __init__(self, shape, dtype: Any = np.float32, name: str | None = None) -> None:
         if shape is not None:
-            shape = tuple(None if d is None or int(d) < 0 else int(d) for d in (shape if np.ndim(shape) else [shape] if isinstance(shape, int) else shape))
+            shape = tuple(
+                None if d is None or int(d) < 0 else int(d)
+                for d in (shape if np.ndim(shape) else [shape] if isinstance(shape, int) else shape)
+            )
         self.shape = shape
         self.dtype = as_numpy_dtype(dtype)
         self.name = name
@@ -78,7 +81,11 @@ class TensorSpec:
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (other.shape, other.dtype, other.name)
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
+            other.shape,
+            other.dtype,
+            other.name,
+        )
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.name))

@@ -43,8 +43,12 @@ __all__ = ["TFRecordDataset", "RecordBatchDataset", "reader_options"]
 _UNSET = object()
 
 
-def reader_options(compression_type: str | None = "auto", buffer_size: int | None = None, on_error: str = "raise",
-                   storage_options: dict | None = None) -> dict:
+def reader_options(
+    compression_type: str | None = "auto",
+    buffer_size: int | None = None,
+    on_error: str = "raise",
+    storage_options: dict | None = None,
+) -> dict:
     """The reader options of ``TFRecordDataset(files, compression_type, buffer_size, on_error=...)``, checked."""
     compression = normalize_compression(compression_type, allow_auto=True, name="compression_type")
     check_on_error(on_error)
@@ -66,7 +70,9 @@ class RecordBatchDataset(Dataset):
     ``shuffle``'s chunks), not cut to exact sizes.
     """
 
-    def __init__(self, source: TFRecordDataset, batch_size: int, drop_remainder: bool, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, source: TFRecordDataset, batch_size: int, drop_remainder: bool, max_bytes: int | None = None
+    ) -> None:
         super().__init__()
         self._source = source
         self.batch_size = batch_size
@@ -84,10 +90,14 @@ class RecordBatchDataset(Dataset):
             return f"record chunks of up to {self.batch_size} records / {self._max_bytes >> 20} MiB"
         reads = self._source._parallel_reads
         if reads > 1:
-            return (f"batch({self.batch_size}), batch-native: {reads} files at a time in runs of records "
-                    "(interleave planner), each batch gathered in one native call")
-        return (f"batch({self.batch_size}), batch-native: RecordBatch es filled whole by the reader "
-                "(copied only where a batch spans two files)")
+            return (
+                f"batch({self.batch_size}), batch-native: {reads} files at a time in runs of records "
+                "(interleave planner), each batch gathered in one native call"
+            )
+        return (
+            f"batch({self.batch_size}), batch-native: RecordBatch es filled whole by the reader "
+            "(copied only where a batch spans two files)"
+        )
 
     def _plan_inputs(self) -> tuple[Dataset, ...]:
         return (self._source,)
@@ -139,8 +149,9 @@ class TFRecordDataset(Dataset):
         if isinstance(filenames, Dataset):
             self._files = filenames
         else:
-            names = expand_file_pattern(filenames, storage_options=storage_options,
-                                        require_all_shards=require_all_shards)
+            names = expand_file_pattern(
+                filenames, storage_options=storage_options, require_all_shards=require_all_shards
+            )
             self._files = ListFilesDataset(names, shuffle=False, seed=0)
         self._parallel_reads = resolve_parallelism(num_parallel_reads, name="num_parallel_reads")
 
@@ -149,8 +160,9 @@ class TFRecordDataset(Dataset):
         """The dataset of file names this dataset reads."""
         return self._files
 
-    def _record_batches_iterator(self, ctx: IterContext, batch_size: int, drop_remainder: bool,
-                                 max_bytes: int | None = None) -> DatasetIterator:
+    def _record_batches_iterator(
+        self, ctx: IterContext, batch_size: int, drop_remainder: bool, max_bytes: int | None = None
+    ) -> DatasetIterator:
         """``RecordBatch`` es of ``batch_size`` records (fewer at the end, or where ``max_bytes`` payload
         bytes are reached) in the records' order."""
         n = self._parallel_reads

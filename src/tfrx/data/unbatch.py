@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tfrx.data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, DatasetIterator, IterContext, transformation
+from tfrx.data.dataset import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    DatasetIterator,
+    IterContext,
+    transformation,
+)
 from tfrx.data.structure import leading_dim, slice_structure
 from tfrx.io.batch import RecordBatch
 

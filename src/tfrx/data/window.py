@@ -115,6 +115,8 @@ class WindowDataset(Dataset):
 
 
 @transformation
-def window(self: Dataset, size: int, shift: int | None = None, stride: int = 1, drop_remainder: bool = False) -> Dataset:
+def window(
+    self: Dataset, size: int, shift: int | None = None, stride: int = 1, drop_remainder: bool = False
+) -> Dataset:
     """Windows of ``size`` elements (every ``stride``-th), a new one every ``shift`` elements, as datasets."""
     return WindowDataset(self, size, shift, stride, drop_remainder)

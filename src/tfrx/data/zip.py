@@ -5,7 +5,14 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from tfrx.data.dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, DatasetIterator, IterContext, transformation
+from tfrx.data.dataset import (
+    INFINITE_CARDINALITY,
+    UNKNOWN_CARDINALITY,
+    Dataset,
+    DatasetIterator,
+    IterContext,
+    transformation,
+)
 from tfrx.data.structure import flatten, map_structure
 
 __all__ = ["ZipDataset"]

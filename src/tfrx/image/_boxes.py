@@ -56,7 +56,9 @@ def _lrintf(value: float) -> int:
     return int(round(value))
 
 
-def _random_crop(width: int, height: int, min_area_frac: float, max_area_frac: float, aspect: float, rng: np.random.Generator) -> Box | None:
+def _random_crop(
+    width: int, height: int, min_area_frac: float, max_area_frac: float, aspect: float, rng: np.random.Generator
+) -> Box | None:
     """TensorFlow's GenerateRandomCrop: a crop of the drawn aspect ratio within the area bounds, or None.
 
     ``aspect`` is a float32 value; every step rounds to float32 where TensorFlow computes in float32.
@@ -117,7 +119,9 @@ def _pixel_boxes(bounding_boxes: Any, height: int, width: int) -> list[Box]:
     if arr.size == 0:
         return []
     if arr.shape[-1] != 4:
-        raise ValueError(f"sample_distorted_bounding_box: bounding_boxes must have 4 values per box [ymin, xmin, ymax, xmax], got shape {arr.shape}")
+        raise ValueError(
+            f"sample_distorted_bounding_box: bounding_boxes must have 4 values per box [ymin, xmin, ymax, xmax], got shape {arr.shape}"
+        )
     arr = arr.reshape(-1, 4)
     if np.any(arr < 0) or np.any(arr > 1):
         raise ValueError("sample_distorted_bounding_box: all bounding box coordinates must be in [0.0, 1.0]")
@@ -130,7 +134,9 @@ def _pixel_boxes(bounding_boxes: Any, height: int, width: int) -> list[Box]:
     return out
 
 
-def _check_ranges(area_range: Any, aspect_ratio_range: Any, max_attempts: int) -> tuple[tuple[float, float], tuple[float, float]]:
+def _check_ranges(
+    area_range: Any, aspect_ratio_range: Any, max_attempts: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
     area = tuple(float(v) for v in area_range)
     aspect = tuple(float(v) for v in aspect_ratio_range)
     if len(area) != 2 or len(aspect) != 2:
@@ -145,8 +151,14 @@ def _check_ranges(area_range: Any, aspect_ratio_range: Any, max_attempts: int) -
 
 
 def _sample_box(
-    height: int, width: int, boxes: list[Box], min_object_covered: float, area: tuple[float, float],
-    aspect: tuple[float, float], max_attempts: int, rng: np.random.Generator,
+    height: int,
+    width: int,
+    boxes: list[Box],
+    min_object_covered: float,
+    area: tuple[float, float],
+    aspect: tuple[float, float],
+    max_attempts: int,
+    rng: np.random.Generator,
 ) -> Box:
     if not boxes:
         boxes = [Box(0, 0, height, width)]
@@ -186,7 +198,9 @@ def sample_distorted_bounding_box(
     max_attempts = 100 if max_attempts is None else max_attempts
     dims = [int(v) for v in np.asarray(image_size).reshape(-1)]
     if len(dims) != 3 or dims[0] <= 0 or dims[1] <= 0:
-        raise ValueError(f"sample_distorted_bounding_box: image_size must be [height, width, channels] with positive sizes, got {dims}")
+        raise ValueError(
+            f"sample_distorted_bounding_box: image_size must be [height, width, channels] with positive sizes, got {dims}"
+        )
     height, width = dims[0], dims[1]
     area, aspect = _check_ranges(area_range, aspect_ratio_range, max_attempts)
     boxes = _pixel_boxes(bounding_boxes, height, width)
@@ -194,11 +208,22 @@ def sample_distorted_bounding_box(
         raise ValueError(
             "sample_distorted_bounding_box: no bounding boxes provided; pass use_image_if_no_bounding_boxes=True to sample from the whole image"
         )
-    crop = _sample_box(height, width, boxes, float(min_object_covered), area, aspect, int(max_attempts), _rng(seed or None))
+    crop = _sample_box(
+        height, width, boxes, float(min_object_covered), area, aspect, int(max_attempts), _rng(seed or None)
+    )
     begin = np.array([crop.y, crop.x, 0], np.int32)
     size = np.array([crop.height, crop.width, -1], np.int32)
     bbox = np.array(
-        [[[_F(crop.y) / _F(height), _F(crop.x) / _F(width), _F(crop.y + crop.height) / _F(height), _F(crop.x + crop.width) / _F(width)]]],
+        [
+            [
+                [
+                    _F(crop.y) / _F(height),
+                    _F(crop.x) / _F(width),
+                    _F(crop.y + crop.height) / _F(height),
+                    _F(crop.x + crop.width) / _F(width),
+                ]
+            ]
+        ],
         np.float32,
     )
     return begin, size, bbox

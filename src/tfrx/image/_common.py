@@ -158,7 +158,9 @@ def _stack_if_same(arrays: list[np.ndarray], stack: bool | str) -> np.ndarray | 
         return np.stack(arrays)
     if stack is True:
         shapes = sorted({a.shape for a in arrays})
-        raise ValueError(f"cannot stack images of different shapes {shapes[:4]}; pass size=(h, w) to resize them or stack=False")
+        raise ValueError(
+            f"cannot stack images of different shapes {shapes[:4]}; pass size=(h, w) to resize them or stack=False"
+        )
     return arrays
 
 

@@ -16,7 +16,9 @@ __all__ = ["central_crop", "crop_to_bounding_box", "pad_to_bounding_box", "resiz
 def _image(image: Any, what: str) -> np.ndarray:
     arr = np.asarray(image)
     if arr.ndim not in (3, 4):
-        raise ValueError(f"{what}: image must be 3-D (height, width, channels) or 4-D (batch, height, width, channels), got shape {arr.shape}")
+        raise ValueError(
+            f"{what}: image must be 3-D (height, width, channels) or 4-D (batch, height, width, channels), got shape {arr.shape}"
+        )
     return arr
 
 
@@ -30,7 +32,9 @@ def _window(arr: np.ndarray, top: int, left: int, height: int, width: int) -> np
     return arr[:, top : top + height, left : left + width].copy()
 
 
-def crop_to_bounding_box(image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int) -> np.ndarray:
+def crop_to_bounding_box(
+    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+) -> np.ndarray:
     """``tf.image.crop_to_bounding_box``: the window at (offset_height, offset_width) of the target size."""
     arr = _image(image, "crop_to_bounding_box")
     h, w = _hw(arr)
@@ -46,7 +50,9 @@ def crop_to_bounding_box(image: Any, offset_height: int, offset_width: int, targ
     return _window(arr, offset_height, offset_width, target_height, target_width)
 
 
-def pad_to_bounding_box(image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int) -> np.ndarray:
+def pad_to_bounding_box(
+    image: Any, offset_height: int, offset_width: int, target_height: int, target_width: int
+) -> np.ndarray:
     """``tf.image.pad_to_bounding_box``: zeros around the image, which starts at (offset_height, offset_width)."""
     arr = _image(image, "pad_to_bounding_box")
     h, w = _hw(arr)
@@ -54,7 +60,9 @@ def pad_to_bounding_box(image: Any, offset_height: int, offset_width: int, targe
     if offset_height < 0 or offset_width < 0:
         raise ValueError(f"pad_to_bounding_box: offsets must be >= 0, got ({offset_height}, {offset_width})")
     if after_h < 0 or after_w < 0:
-        raise ValueError(f"pad_to_bounding_box: the image of size ({h}, {w}) at ({offset_height}, {offset_width}) does not fit ({target_height}, {target_width})")
+        raise ValueError(
+            f"pad_to_bounding_box: the image of size ({h}, {w}) at ({offset_height}, {offset_width}) does not fit ({target_height}, {target_width})"
+        )
     pads = [(offset_height, after_h), (offset_width, after_w), (0, 0)]
     if arr.ndim == 4:
         pads.insert(0, (0, 0))

@@ -116,8 +116,16 @@ def _stats(mean: Any, std: Any, channels: int, what: str) -> tuple[list[float] |
 
 
 def _run(
-    items: list[Any], boxes: list[Box], headers: list[Any], flips: list[bool], out: np.ndarray, channels: int,
-    dct_scaling: bool, stats: Any, num_parallel_calls: int | None, what: str,
+    items: list[Any],
+    boxes: list[Box],
+    headers: list[Any],
+    flips: list[bool],
+    out: np.ndarray,
+    channels: int,
+    dct_scaling: bool,
+    stats: Any,
+    num_parallel_calls: int | None,
+    what: str,
 ) -> None:
     """Every image's crop decoded at its DCT scale and resized into ``out[i]``."""
     out_h, out_w = out.shape[1], out.shape[2]
@@ -127,8 +135,17 @@ def _run(
     if partial_jpeg_backend() is not None:
         # One native call for the batch: the images run on tfrx's worker threads without the GIL.
         result = _native.jpeg_crop_resize_batch(
-            datas, channels, np.array([h.height for h in headers], np.int64), np.array([h.width for h in headers], np.int64),
-            np.array(boxes, np.int64).reshape(-1, 4), np.array(denoms, np.int64), np.array(flips, bool), out, stats[0], stats[1], threads,
+            datas,
+            channels,
+            np.array([h.height for h in headers], np.int64),
+            np.array([h.width for h in headers], np.int64),
+            np.array(boxes, np.int64).reshape(-1, 4),
+            np.array(denoms, np.int64),
+            np.array(flips, bool),
+            out,
+            stats[0],
+            stats[1],
+            threads,
         )
         if result.status != _native.JPEG_OK:
             i = int(result.index)
@@ -138,7 +155,18 @@ def _run(
     def work(i: int) -> None:
         # No libjpeg-turbo: the whole image at the crop's scale, from which the native code takes the window.
         pixels = decode_jpeg(datas[i], channels, denoms[i])
-        result = _native.jpeg_crop_resize(datas[i], channels, headers[i].height, headers[i].width, list(boxes[i]), denoms[i], flips[i], out[i], pixels, *stats)
+        result = _native.jpeg_crop_resize(
+            datas[i],
+            channels,
+            headers[i].height,
+            headers[i].width,
+            list(boxes[i]),
+            denoms[i],
+            flips[i],
+            out[i],
+            pixels,
+            *stats,
+        )
         if result.status != _native.JPEG_OK:
             raise_for_status(result, datas[i], list(boxes[i]), what)
 
@@ -173,7 +201,9 @@ def decode_crop_and_resize(
     items, single = _items(contents)
     windows = np.asarray(crop_window, dtype=np.int64)
     if windows.size % 4 or windows.ndim > 2:
-        raise ValueError(f"{what}: crop_window must be [y, x, height, width] or one such row per image, got shape {windows.shape}")
+        raise ValueError(
+            f"{what}: crop_window must be [y, x, height, width] or one such row per image, got shape {windows.shape}"
+        )
     windows = windows.reshape(-1, 4)
     if len(windows) == 1 and len(items) > 1:
         windows = np.repeat(windows, len(items), axis=0)
@@ -184,10 +214,23 @@ def decode_crop_and_resize(
     boxes = []
     for (y, x, h, w), header in zip(windows.tolist(), headers):
         if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > header.height or x + w > header.width:
-            raise ValueError(f"{what}: crop window {[y, x, h, w]} is not inside the image of size [{header.height}, {header.width}]")
+            raise ValueError(
+                f"{what}: crop window {[y, x, h, w]} is not inside the image of size [{header.height}, {header.width}]"
+            )
         boxes.append(Box(y, x, h, w))
     out = _output(len(items), out_h, out_w, channels)
-    _run(items, boxes, headers, flips, out, channels, dct_scaling, _stats(mean, std, channels, what), num_parallel_calls, what)
+    _run(
+        items,
+        boxes,
+        headers,
+        flips,
+        out,
+        channels,
+        dct_scaling,
+        _stats(mean, std, channels, what),
+        num_parallel_calls,
+        what,
+    )
     return out[0] if single else out
 
 
@@ -234,10 +277,20 @@ def decode_random_crop_and_resize(
     for c, image_boxes in zip(items, per_image_boxes):
         header = _Header(_as_bytes(c))
         pixel_boxes = _pixel_boxes(image_boxes, header.height, header.width)
-        boxes.append(_sample_box(header.height, header.width, pixel_boxes, float(min_object_covered), area, aspect, int(max_attempts), rng))
+        boxes.append(
+            _sample_box(
+                header.height,
+                header.width,
+                pixel_boxes,
+                float(min_object_covered),
+                area,
+                aspect,
+                int(max_attempts),
+                rng,
+            )
+        )
         flips.append(bool(random_flip) and bool(rng.random() < 0.5))
         headers.append(header)
     out = _output(len(items), out_h, out_w, channels)
     _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_parallel_calls, what)
     return out[0] if single else out
-

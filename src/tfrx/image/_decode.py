@@ -24,6 +24,7 @@ from tfrx.image._jpeg import _decode_jpeg_one
 from tfrx.image._png import _decode_png_one
 from tfrx.image._resize import _resize_bilinear_into, resize
 
+
 def _decode_image_one(contents: Any, channels: int, dtype: np.dtype, expand_animations: bool) -> np.ndarray:
     data = _as_bytes(contents)
     fmt = image_format(data)
@@ -47,9 +48,7 @@ def _decode_image_one(contents: Any, channels: int, dtype: np.dtype, expand_anim
     elif fmt == "webp":
         img = _decode_pil_one(data, "WEBP", channels)
     else:
-        raise DecodeError(
-            f"unknown image format ({_describe(data)}): expected JPEG, PNG, GIF, BMP or WebP magic bytes"
-        )
+        raise DecodeError(f"unknown image format ({_describe(data)}): expected JPEG, PNG, GIF, BMP or WebP magic bytes")
     if img.dtype != dtype:
         img = convert_image_dtype(img, dtype)
     return img

@@ -7,7 +7,20 @@ from typing import Any
 import numpy as np
 
 _CONVERTIBLE = tuple(
-    np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64)
+    np.dtype(t)
+    for t in (
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.float16,
+        np.float32,
+        np.float64,
+    )
 )
 
 
@@ -15,8 +28,12 @@ def _saturate_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """tf.dtypes.saturate_cast: clamp to the range both dtypes share (in the input dtype), then cast."""
     src = np.finfo(x.dtype) if x.dtype.kind == "f" else np.iinfo(x.dtype)
     dst = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    lo = np.array(max(float(src.min), float(dst.min)) if x.dtype.kind == "f" else max(int(src.min), int(dst.min))).astype(x.dtype)
-    hi = np.array(min(float(src.max), float(dst.max)) if x.dtype.kind == "f" else min(int(src.max), int(dst.max))).astype(x.dtype)
+    lo = np.array(
+        max(float(src.min), float(dst.min)) if x.dtype.kind == "f" else max(int(src.min), int(dst.min))
+    ).astype(x.dtype)
+    hi = np.array(
+        min(float(src.max), float(dst.max)) if x.dtype.kind == "f" else min(int(src.max), int(dst.max))
+    ).astype(x.dtype)
     if x.dtype.kind == "f" and dtype.kind in "iu" and float(hi) >= float(dst.max) + 1:
         hi = np.nextafter(hi, np.array(0, x.dtype))  # float(max) may round above max, e.g. float32(2**31 - 1)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -13,6 +13,7 @@ from tfrx.options import renamed_arguments
 from tfrx.image._common import _as_bytes, _batched, _describe, _pil
 from tfrx.image._png import _png_channels
 
+
 def _pil_open(data: bytes | memoryview, fmt: str) -> Any:
     Image = _pil()
     try:
@@ -68,7 +69,9 @@ def _decode_pil_one(contents: Any, fmt: str, channels: int) -> np.ndarray:
     color = have >= 3
     alpha = arr[..., -1:] if have % 2 == 0 else None
     samples = arr[..., :3] if color else arr[..., :1]
-    return _png_channels(samples, color=color, alpha=alpha, trns_mask=None, filler=255, channels=channels, out_dtype=np.dtype(np.uint8))
+    return _png_channels(
+        samples, color=color, alpha=alpha, trns_mask=None, filler=255, channels=channels, out_dtype=np.dtype(np.uint8)
+    )
 
 
 def _decode_bmp_one(contents: Any, channels: int) -> np.ndarray:
@@ -89,7 +92,9 @@ def _decode_bmp_one(contents: Any, channels: int) -> np.ndarray:
     row_size = (bpp * width + 31) // 32 * 4
     rows = abs(height)
     if offset + row_size * rows > len(data):
-        raise DecodeError(f"truncated BMP: {width}x{rows}x{have} needs {offset + row_size * rows} bytes, got {len(data)}")
+        raise DecodeError(
+            f"truncated BMP: {width}x{rows}x{have} needs {offset + row_size * rows} bytes, got {len(data)}"
+        )
     plane = np.frombuffer(data, np.uint8, row_size * rows, offset).reshape(rows, row_size)[:, : width * have]
     pixels = plane.reshape(rows, width, have)
     if height > 0:  # bottom-up rows

@@ -34,7 +34,11 @@ def _decode_jpeg_one(
         raise DecodeError(f"not a JPEG image ({_describe(data)}): the JPEG SOI marker FF D8 FF is missing")
     sj = _optional("simplejpeg")
     if sj is not None:
-        options: dict[str, Any] = {"fastdct": fast_dct, "fastupsample": not fancy_upscaling, "strict": not try_recover_truncated}
+        options: dict[str, Any] = {
+            "fastdct": fast_dct,
+            "fastupsample": not fancy_upscaling,
+            "strict": not try_recover_truncated,
+        }
         try:
             if channels and ratio == 1:  # no need for the header: decode straight away
                 try:
@@ -99,11 +103,15 @@ def decode_jpeg(
     """
     fast = _check_decode_args(channels, ratio, dct_method, "decode_jpeg")
     return _batched(
-        lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast), contents, num_parallel_calls
+        lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast),
+        contents,
+        num_parallel_calls,
     )
 
 
-def encode_jpeg(image: np.ndarray, quality: int = 95, *, chroma_downsampling: bool = True, progressive: bool = False) -> bytes:
+def encode_jpeg(
+    image: np.ndarray, quality: int = 95, *, chroma_downsampling: bool = True, progressive: bool = False
+) -> bytes:
     """Encode an (h, w, 1|3) uint8 image as JPEG (TensorFlow's defaults: quality 95, 4:2:0 chroma)."""
     img = np.ascontiguousarray(np.asarray(image))
     if img.dtype != np.uint8 or img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] not in (1, 3)):
@@ -167,12 +175,20 @@ def decode_and_crop_jpeg(
             fast_dct=fast,
             try_recover_truncated=try_recover_truncated,
         )
-    return _decode_then_crop(data, window, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method)
+    return _decode_then_crop(
+        data, window, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
+    )
 
 
 def _decode_then_crop(
-    data: Any, window: list[int], channels: int, ratio: int, fancy_upscaling: bool, try_recover_truncated: bool,
-    acceptable_fraction: float, dct_method: str,
+    data: Any,
+    window: list[int],
+    channels: int,
+    ratio: int,
+    fancy_upscaling: bool,
+    try_recover_truncated: bool,
+    acceptable_fraction: float,
+    dct_method: str,
 ) -> np.ndarray:
     """decode_and_crop_jpeg without libjpeg-turbo: a whole decode, refused where it would differ from TensorFlow's."""
     if channels != 1 and fancy_upscaling:
@@ -191,12 +207,12 @@ def _decode_then_crop(
                 "pass fancy_upscaling=False or channels=1 (both bit-exact with TensorFlow), or use "
                 "decode_jpeg(contents)[y:y+h, x:x+w] for the full decode's pixels"
             )
-    image = decode_jpeg(
-        data, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method
-    )
+    image = decode_jpeg(data, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction, dct_method)
     y, x, h, w = window
     if y < 0 or x < 0 or h <= 0 or w <= 0 or y + h > image.shape[0] or x + w > image.shape[1]:
-        raise ValueError(f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}")
+        raise ValueError(
+            f"decode_and_crop_jpeg: crop window {window} is not inside the image of size {list(image.shape[:2])}"
+        )
     return image[y : y + h, x : x + w].copy()
 
 

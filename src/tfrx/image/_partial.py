@@ -35,7 +35,10 @@ def _candidates() -> list[str]:
     if spec is not None and spec.submodule_search_locations:
         pil = list(spec.submodule_search_locations)[0]
         # Wheels repaired by auditwheel / delocate keep their libraries beside the package.
-        patterns = [os.path.join(os.path.dirname(pil), "pillow.libs", "libjpeg*.so*"), os.path.join(pil, ".dylibs", "libjpeg*.dylib")]
+        patterns = [
+            os.path.join(os.path.dirname(pil), "pillow.libs", "libjpeg*.so*"),
+            os.path.join(pil, ".dylibs", "libjpeg*.dylib"),
+        ]
         for pattern in patterns:
             found.extend(sorted(glob.glob(pattern)))
     found.extend(["libjpeg.62.dylib"] if sys.platform == "darwin" else ["libjpeg.so.62"])
@@ -74,7 +77,9 @@ def raise_for_status(result: Any, data: Any, window: list[int] | None, what: str
         )
     if status == _native.JPEG_TOO_LARGE:
         h = result.header
-        raise DecodeError(f"{what}: JPEG of {h.scaled_height}x{h.scaled_width}x{h.components} is too large or empty (TensorFlow's limit is 2^29 samples)")
+        raise DecodeError(
+            f"{what}: JPEG of {h.scaled_height}x{h.scaled_width}x{h.components} is too large or empty (TensorFlow's limit is 2^29 samples)"
+        )
     raise RuntimeError(f"{what}: partial JPEG decoder failed with status {status}")
 
 
@@ -91,7 +96,9 @@ def decode_window(
     what: str = "decode_and_crop_jpeg",
 ) -> np.ndarray:
     """The ``window`` [y, x, h, w] (in pixels at ``scale``) of a JPEG; needs ``partial_jpeg_backend()``."""
-    result = _native.jpeg_decode(data, channels, scale[0], scale[1], fancy_upscaling, fast_dct, try_recover_truncated, window, finish)
+    result = _native.jpeg_decode(
+        data, channels, scale[0], scale[1], fancy_upscaling, fast_dct, try_recover_truncated, window, finish
+    )
     if result.status != _native.JPEG_OK:
         raise_for_status(result, data, window, what)
     image: np.ndarray = result.image  # type: ignore[assignment]  # the stub types the decoded array as object

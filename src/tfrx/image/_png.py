@@ -38,7 +38,12 @@ def _libpng_rgb_to_gray(rgb: np.ndarray, file_gamma: int = 0) -> np.ndarray:
         # tables: to_1 with exponent 1/gamma, from_1 with the file gamma.
         to_linear = _gamma_table(int(1e10 / file_gamma + 0.5) * 1e-5)
         from_linear = _gamma_table(int(1e10 / int(1e10 / file_gamma + 0.5) + 0.5) * 1e-5)
-        mixed = (_RGB_TO_GRAY_RED * to_linear[r] + _RGB_TO_GRAY_GREEN * to_linear[g] + _RGB_TO_GRAY_BLUE * to_linear[b] + 16384) >> 15
+        mixed = (
+            _RGB_TO_GRAY_RED * to_linear[r]
+            + _RGB_TO_GRAY_GREEN * to_linear[g]
+            + _RGB_TO_GRAY_BLUE * to_linear[b]
+            + 16384
+        ) >> 15
         gray = np.where((r == g) & (r == b), r, from_linear[mixed])
         return gray.astype(rgb.dtype)[..., None]
     gray = _RGB_TO_GRAY_RED * r + _RGB_TO_GRAY_GREEN * g + _RGB_TO_GRAY_BLUE * b
@@ -98,7 +103,9 @@ class _PngInfo:
         buf = bytes(data[:33])
         if len(buf) < 33 or buf[:8] != _PNG_MAGIC or buf[12:16] != b"IHDR":
             raise DecodeError(f"not a PNG image ({_describe(data)}): the PNG signature or IHDR chunk is missing")
-        self.width, self.height, self.bit_depth, self.color_type, _, _, self.interlace = struct.unpack(">IIBBBBB", buf[16:29])
+        self.width, self.height, self.bit_depth, self.color_type, _, _, self.interlace = struct.unpack(
+            ">IIBBBBB", buf[16:29]
+        )
         if self.color_type not in _PNG_CHANNELS or self.width == 0 or self.height == 0:
             raise DecodeError(
                 f"invalid PNG header: {self.width}x{self.height}, color type {self.color_type}, bit depth {self.bit_depth}"
@@ -187,7 +194,15 @@ def _png_decode_16bit_color(data: bytes | memoryview, info: _PngInfo) -> np.ndar
     else:  # Adam7: seven passes, each a sub-image with its own filtered rows
         plane = np.zeros((h, w * bpp), np.uint8)
         offset = 0
-        for x0, y0, dx, dy in ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)):
+        for x0, y0, dx, dy in (
+            (0, 0, 8, 8),
+            (4, 0, 8, 8),
+            (0, 4, 4, 8),
+            (2, 0, 4, 4),
+            (0, 2, 2, 4),
+            (1, 0, 2, 2),
+            (0, 1, 1, 2),
+        ):
             pw, ph = (w - x0 + dx - 1) // dx, (h - y0 + dy - 1) // dy
             if pw <= 0 or ph <= 0:
                 continue
@@ -225,7 +240,16 @@ def _decode_png_one(contents: Any, channels: int, dtype: np.dtype) -> np.ndarray
                 full = _png_decode_16bit_color(data, info)
             trns_mask = np.all(full.astype(np.uint32) == key, axis=2)
     filler = (1 << depth) - 1
-    return _png_channels(pixels, color=color or ct == 3, alpha=alpha, trns_mask=trns_mask, filler=filler, channels=out_channels, out_dtype=dtype, file_gamma=info.gamma)
+    return _png_channels(
+        pixels,
+        color=color or ct == 3,
+        alpha=alpha,
+        trns_mask=trns_mask,
+        filler=filler,
+        channels=out_channels,
+        out_dtype=dtype,
+        file_gamma=info.gamma,
+    )
 
 
 def _pil_png_pixels(data: bytes | memoryview, info: _PngInfo) -> np.ndarray:
@@ -259,7 +283,9 @@ def _pil_png_pixels(data: bytes | memoryview, info: _PngInfo) -> np.ndarray:
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
-def decode_png(contents: Any, channels: int = 0, dtype: Any = np.uint8, *, num_parallel_calls: int | None = None) -> Any:
+def decode_png(
+    contents: Any, channels: int = 0, dtype: Any = np.uint8, *, num_parallel_calls: int | None = None
+) -> Any:
     """``tf.io.decode_png``: (h, w, c) uint8 or uint16, bit-identical to TensorFlow.
 
     ``channels``: 0 keeps the PNG's own channels (palettes become RGB, or RGBA

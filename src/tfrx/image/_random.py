@@ -29,7 +29,9 @@ def _rng(seed: int | None) -> np.random.Generator:
     with _lock:
         gen = _generators.get(int(seed))
         if gen is None:
-            gen = _generators[int(seed)] = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed) & (2**63 - 1)])))
+            gen = _generators[int(seed)] = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence([int(seed) & (2**63 - 1)]))
+            )
         return gen
 
 
@@ -38,7 +40,9 @@ def random_crop(value: Any, size: Any, seed: int | None = None, name: str | None
     arr = np.asarray(value)
     size = [int(s) for s in np.asarray(size).reshape(-1)]
     if len(size) != arr.ndim:
-        raise ValueError(f"random_crop: size has {len(size)} entries but value has {arr.ndim} dimensions (shape {arr.shape})")
+        raise ValueError(
+            f"random_crop: size has {len(size)} entries but value has {arr.ndim} dimensions (shape {arr.shape})"
+        )
     if any(s < 0 or s > d for s, d in zip(size, arr.shape)):
         raise ValueError(f"random_crop: size {size} must be within the shape {list(arr.shape)} of value")
     rng = _rng(seed)

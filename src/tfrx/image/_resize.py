@@ -10,6 +10,7 @@ import numpy as np
 
 from tfrx import _native
 
+
 def _scale(in_size: int, out_size: int) -> np.float32:
     return np.float32(in_size) / np.float32(out_size)
 
@@ -149,7 +150,13 @@ def _bicubic_matrix(in_size: int, out_size: int) -> np.ndarray:
     base = np.floor(pos)
     offset = np.rint((pos - base) * np.float32(1024)).astype(np.int64)
     weights = np.stack(
-        [_CUBIC_TABLE[offset, 1], _CUBIC_TABLE[offset, 0], _CUBIC_TABLE[1024 - offset, 0], _CUBIC_TABLE[1024 - offset, 1]], 1
+        [
+            _CUBIC_TABLE[offset, 1],
+            _CUBIC_TABLE[offset, 0],
+            _CUBIC_TABLE[1024 - offset, 0],
+            _CUBIC_TABLE[1024 - offset, 1],
+        ],
+        1,
     )
     index = base.astype(np.int64)[:, None] + np.arange(-1, 3)[None, :]
     weights = np.where((index >= 0) & (index < in_size), weights, np.float32(0))
@@ -213,7 +220,10 @@ _KERNELS: dict[str, tuple[float, Callable[[np.ndarray], np.ndarray]]] = {
     ),
     "lanczos3": (3.0, _lanczos(3.0)),
     "lanczos5": (5.0, _lanczos(5.0)),
-    "gaussian": (1.5, lambda x: np.where(_abs32(x) >= 1.5, 0.0, np.exp(-_abs32(x).astype(np.float64) ** 2 / (2 * 0.5 * 0.5)))),
+    "gaussian": (
+        1.5,
+        lambda x: np.where(_abs32(x) >= 1.5, 0.0, np.exp(-(_abs32(x).astype(np.float64) ** 2) / (2 * 0.5 * 0.5))),
+    ),
     "mitchellcubic": (
         2.0,
         lambda x: np.where(

@@ -55,7 +55,10 @@ _TF_NAMES = {
     "parse_tensor": "tfrx.codec.tensor_proto",
     "read_file": "tfrx.io.gfile",
     "write_file": "tfrx.io.gfile",
-    **dict.fromkeys(["decode_jpeg", "decode_png", "decode_image", "decode_gif", "decode_bmp", "encode_jpeg", "encode_png"], "tfrx.image"),
+    **dict.fromkeys(
+        ["decode_jpeg", "decode_png", "decode_image", "decode_gif", "decode_bmp", "encode_jpeg", "encode_png"],
+        "tfrx.image",
+    ),
     "decode_and_crop_jpeg": "tfrx.image",
     "extract_jpeg_shape": "tfrx.image",
 }

@@ -49,9 +49,7 @@ class RecordBatch(Sequence):
         lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         if starts.shape != lengths.shape or starts.ndim != 1:
             raise ValueError("RecordBatch: starts and lengths must be 1-D arrays of equal length")
-        if len(starts) and (
-            starts.min() < 0 or lengths.min() < 0 or int((starts + lengths).max()) > data.shape[0]
-        ):
+        if len(starts) and (starts.min() < 0 or lengths.min() < 0 or int((starts + lengths).max()) > data.shape[0]):
             raise ValueError("RecordBatch: a record lies outside the data buffer")
         self.data = data
         self.starts = starts

@@ -120,8 +120,9 @@ class DecompressingReader:
     end of the stream failed.
     """
 
-    def __init__(self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20,
-                 reopen=None) -> None:
+    def __init__(
+        self, raw, compression: str, *, name: str | None = None, chunk_size: int = 1 << 20, reopen=None
+    ) -> None:
         self._raw = raw
         self._compression = compression
         self._wbits = _WBITS[compression]

@@ -149,26 +149,38 @@ def record_error(
     if compressed:
         kind = compressed
         return CorruptRecordError(
-            f"{name!r} looks {kind}-compressed but is read as uncompressed (compression \"\"): its first "
+            f'{name!r} looks {kind}-compressed but is read as uncompressed (compression ""): its first '
             f"bytes are a {kind} header, not a TFRecord length (length CRC expected {_hex(expected)}, got "
             f'{_hex(actual)}); read it with compression="{kind}" (compression_type="{kind}" for '
-            f'TFRecordDataset, --compression {kind.lower()} on the command line), or leave the compression '
+            f"TFRecordDataset, --compression {kind.lower()} on the command line), or leave the compression "
             f"out to detect it",
-            path=name, record_index=record_index, offset=offset, kind="compressed",
-            expected=expected, actual=actual,
+            path=name,
+            record_index=record_index,
+            offset=offset,
+            kind="compressed",
+            expected=expected,
+            actual=actual,
         )
     if status == ScanStatus.LENGTH_CRC:
         return CorruptRecordError(
             f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
-            path=name, record_index=record_index, offset=offset, kind="length_crc",
-            expected=expected, actual=actual,
+            path=name,
+            record_index=record_index,
+            offset=offset,
+            kind="length_crc",
+            expected=expected,
+            actual=actual,
         )
     if status == ScanStatus.DATA_CRC:
         return CorruptRecordError(
             f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
             f"expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
-            path=name, record_index=record_index, offset=offset, kind="data_crc",
-            expected=expected, actual=actual,
+            path=name,
+            record_index=record_index,
+            offset=offset,
+            kind="data_crc",
+            expected=expected,
+            actual=actual,
         )
     if present < HEADER_BYTES:
         detail = f"the file ends {present} bytes into the 12-byte header"
@@ -182,8 +194,12 @@ def record_error(
     label = "impossible record length" if kind == "bogus_length" else "truncated record"
     return CorruptRecordError(
         f"{label} {where} ({detail}); {_SKIP_HINT}",
-        path=name, record_index=record_index, offset=offset, kind=kind,
-        expected=expected_total, actual=present,
+        path=name,
+        record_index=record_index,
+        offset=offset,
+        kind=kind,
+        expected=expected_total,
+        actual=present,
     )
 
 

@@ -40,4 +40,6 @@ class TFRecordOptions:
         return hash((self.compression_type, self.compression_level))
 
     def __repr__(self) -> str:
-        return f"TFRecordOptions(compression_type={self.compression_type!r}, compression_level={self.compression_level!r})"
+        return (
+            f"TFRecordOptions(compression_type={self.compression_type!r}, compression_level={self.compression_level!r})"
+        )

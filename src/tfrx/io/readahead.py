@@ -64,9 +64,7 @@ class RemoteBlocks:
         self._first_offset = int(first_offset)
         self._block = max(int(block_size), 1)
         self._window = max(int(window), 1)
-        self._pool = ThreadPoolExecutor(
-            max_workers=min(self._window, MAX_THREADS), thread_name_prefix="tfrx-readahead"
-        )
+        self._pool = ThreadPoolExecutor(max_workers=min(self._window, MAX_THREADS), thread_name_prefix="tfrx-readahead")
         self._lock = threading.RLock()  # planning runs on the reader's thread and in size callbacks
         self._futures: dict[tuple[int, int], Future] = {}
         self._size_futures: dict[int, Future] = {}

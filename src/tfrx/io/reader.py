@@ -156,9 +156,7 @@ class RecordReader:
         if self._pending is not None and self._pending_i < len(self._pending):
             i = self._pending_i
             assert self._pending.file_offsets is not None  # the reader's batches carry their offsets
-            return RecordPosition(
-                self._file_index, int(self._pending.file_offsets[i]), self._pending.first_index + i
-            )
+            return RecordPosition(self._file_index, int(self._pending.file_offsets[i]), self._pending.first_index + i)
         if self._scanner is not None:
             return RecordPosition(self._file_index, self._scanner.offset, self._scanner.record_index)
         return self._next_start
@@ -364,7 +362,11 @@ def read_records(
     ``storage_options`` go to the fsspec filesystem of URLs.
     """
     reader = RecordReader(
-        paths, compression=compression, verify=verify, on_error=on_error, storage_options=storage_options,
+        paths,
+        compression=compression,
+        verify=verify,
+        on_error=on_error,
+        storage_options=storage_options,
         require_all_shards=require_all_shards,
     )
     return _iterate(reader)

@@ -201,8 +201,13 @@ class FileScanner:
         if scan.status != ScanStatus.DATA_CRC and not self.compression and self.offset == 0:
             compressed = looks_compressed(bytes(self._buf[self._lo : min(self._hi, self._lo + (64 << 10))]))
         return record_error(
-            scan, name=self.name, record_index=self.record_index, offset=self.offset,
-            present=self._hi - self._lo + (self._remaining or 0), shrunk_by=self._shrunk_by, compressed=compressed,
+            scan,
+            name=self.name,
+            record_index=self.record_index,
+            offset=self.offset,
+            present=self._hi - self._lo + (self._remaining or 0),
+            shrunk_by=self._shrunk_by,
+            compressed=compressed,
         )
 
     def _resync(self, start: int) -> None:
@@ -232,9 +237,13 @@ class FileScanner:
         assert self._stream_error is not None  # callers check it
         data_complete = bool(getattr(self._stream, "data_complete", False))
         err = stream_break_error(
-            self._stream_error, name=self.name, record_index=self.record_index, offset=self.offset,
+            self._stream_error,
+            name=self.name,
+            record_index=self.record_index,
+            offset=self.offset,
             lost=sum(r.records for r in self._stats.regions if r.path == self.name),
-            partial=self._hi - self._lo, data_complete=data_complete,
+            partial=self._hi - self._lo,
+            data_complete=data_complete,
         )
         self._stream_error = None
         if self._on_error == "raise":
@@ -313,7 +322,11 @@ class FileScanner:
                     if exact:
                         self._learn(len(scan.starts), scan.consumed, int(scan.lengths.max()))
                         short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
-                        if short and len(scan.starts) < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
+                        if (
+                            short
+                            and len(scan.starts) < max_records
+                            and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes)
+                        ):
                             self._fill(max(int(scan.need), (max_records - len(scan.starts)) * self._record_bytes))
                             continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(scan.starts, scan.lengths, scan.consumed)

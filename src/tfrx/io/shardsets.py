@@ -100,8 +100,11 @@ def _check_journals(paths: Sequence[str]) -> None:
             shards = [str(n) for n in content.get("shards", [])] if isinstance(content, dict) else []
             if not names.intersection(shards):
                 continue
-            missing = [str(_join(directory, n, like)) for n in shards
-                       if n not in names and not _exists(_join(directory, n, like))]
+            missing = [
+                str(_join(directory, n, like))
+                for n in shards
+                if n not in names and not _exists(_join(directory, n, like))
+            ]
             if missing:
                 raise IncompleteShardSetError(
                     f"incomplete shard set: a writer was committing {len(shards)} shards and stopped before it "

@@ -148,12 +148,14 @@ def check_not_sidecar(path) -> None:
         "index": f"the record index tfrx keeps for {data!r}",
         "manifest": f"the manifest tfrx writes for the shard set {data!r}",
         "journal": f"the journal of a shard commit of {data!r} that is running or was interrupted",
-    }.get(kind, "tfrx's folder of indexes and manifests" if kind == "sidecar directory" else "a file tfrx keeps "
-           "beside data")
-    fix = f"; read {data!r} instead" if kind == "index" else (
-        "; read the shards it lists" if kind == "manifest" else "")
-    raise SidecarFileError(f"{path!r} is not a TFRecord file: it is {what}{fix}", path=path, kind=kind,
-                           data_path=data)
+    }.get(
+        kind,
+        "tfrx's folder of indexes and manifests" if kind == "sidecar directory" else "a file tfrx keeps beside data",
+    )
+    fix = (
+        f"; read {data!r} instead" if kind == "index" else ("; read the shards it lists" if kind == "manifest" else "")
+    )
+    raise SidecarFileError(f"{path!r} is not a TFRecord file: it is {what}{fix}", path=path, kind=kind, data_path=data)
 
 
 def read_journals(directory: str, *, like: str | None = None) -> list[tuple[str, dict]]:

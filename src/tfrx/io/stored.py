@@ -58,8 +58,16 @@ def _lib():
         name = ctypes.util.find_library("z") or ctypes.util.find_library("zlib") or "libz.so.1"
         try:
             lib = ctypes.CDLL(name)
-            lib.deflateInit2_.argtypes = [ctypes.POINTER(_ZStream), ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                                          ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+            lib.deflateInit2_.argtypes = [
+                ctypes.POINTER(_ZStream),
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_char_p,
+                ctypes.c_int,
+            ]
             lib.deflate.argtypes = [ctypes.POINTER(_ZStream), ctypes.c_int]
             lib.deflateEnd.argtypes = [ctypes.POINTER(_ZStream)]
             lib.zlibVersion.restype = ctypes.c_char_p
@@ -89,8 +97,16 @@ class StoredDeflater:
             raise RuntimeError("the system zlib library could not be loaded")
         self._lib = lib
         self._z = _ZStream()
-        rc = lib.deflateInit2_(ctypes.byref(self._z), 0, zlib.DEFLATED, wbits, 9, zlib.Z_DEFAULT_STRATEGY,
-                               lib.zlibVersion(), ctypes.sizeof(_ZStream))
+        rc = lib.deflateInit2_(
+            ctypes.byref(self._z),
+            0,
+            zlib.DEFLATED,
+            wbits,
+            9,
+            zlib.Z_DEFAULT_STRATEGY,
+            lib.zlibVersion(),
+            ctypes.sizeof(_ZStream),
+        )
         if rc != 0:
             raise RuntimeError(f"deflateInit2 failed with status {rc}")
         self._out = ctypes.create_string_buffer(_OUT_CAPACITY)

@@ -36,8 +36,10 @@ def _record_bytes(record, method: str):
     try:
         memoryview(record)
     except TypeError:
-        raise TypeError(f"TFRecordWriter.{method} expects bytes, a buffer or a protobuf message "
-                        f"(serialized with SerializeToString()), got {type(record).__name__}") from None
+        raise TypeError(
+            f"TFRecordWriter.{method} expects bytes, a buffer or a protobuf message "
+            f"(serialized with SerializeToString()), got {type(record).__name__}"
+        ) from None
     return record
 
 
@@ -76,7 +78,9 @@ class TFRecordWriter:
         # The staging buffer is reused, so it may be handed to the file only
         # when the file is known to copy what it is given (our own local file).
         self._stage_reusable = self._owns and not (isinstance(self.name, str) and is_url(self.name))
-        self._compressor = make_compressor(opts.compression_type, opts.compression_level) if opts.compression_type else None
+        self._compressor = (
+            make_compressor(opts.compression_type, opts.compression_level) if opts.compression_type else None
+        )
         self._stage = bytearray(STAGE_BYTES)
         self._stage_view = memoryview(self._stage)
         self._pos = 0
@@ -179,7 +183,9 @@ class TFRecordWriter:
         count = len(batch)
         i = 0
         while i < count:
-            j, used = _native.frame_batch_into(batch.data, batch.starts, batch.lengths, i, self._stage_view[self._pos :])
+            j, used = _native.frame_batch_into(
+                batch.data, batch.starts, batch.lengths, i, self._stage_view[self._pos :]
+            )
             self._pos += used
             if j < count:
                 if j == i and self._pos == 0:

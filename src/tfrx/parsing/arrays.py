@@ -154,7 +154,9 @@ class SparseArray:
         import torch
 
         return torch.sparse_coo_tensor(
-            torch.from_numpy(self.indices.T.copy()), torch.from_numpy(self.values), self.shape,
+            torch.from_numpy(self.indices.T.copy()),
+            torch.from_numpy(self.values),
+            self.shape,
             check_invariants=True,  # SparseFeature keeps out-of-range indices, as TensorFlow does
         )
 

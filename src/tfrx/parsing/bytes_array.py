@@ -132,7 +132,10 @@ class BytesArray:
     def to_numpy(self) -> np.ndarray:
         """The NumPy object array of ``bytes`` that a parser returns by default."""
         buf = self.data
-        flat = [buf[s : s + n].tobytes() for s, n in zip(self.starts.reshape(-1).tolist(), self.lengths.reshape(-1).tolist())]
+        flat = [
+            buf[s : s + n].tobytes()
+            for s, n in zip(self.starts.reshape(-1).tolist(), self.lengths.reshape(-1).tolist())
+        ]
         out = np.empty(len(flat), dtype=object)
         out[:] = flat
         return out.reshape(self.shape)

@@ -192,4 +192,6 @@ def infer_features(
             return _infer_sequence(records)
         return _infer_example(records)
     except (DecodeError, IndexError) as e:
-        raise DecodeError(f"records are not serialized {'SequenceExample' if kind == 'sequence' else 'Example'}s: {e}") from None
+        raise DecodeError(
+            f"records are not serialized {'SequenceExample' if kind == 'sequence' else 'Example'}s: {e}"
+        ) from None

@@ -82,8 +82,10 @@ _BYTES_AS = ("bytes", "views")
 def _check_bytes_as(bytes_as: str) -> bool:
     """Whether a parser's ``bytes_as`` asks for views (BytesArray) rather than ``bytes`` objects."""
     if bytes_as not in _BYTES_AS:
-        raise ValueError(f'bytes_as must be "bytes" (NumPy object arrays of bytes) or "views" '
-                         f"(tfrx.BytesArray over the batch's buffer), got {bytes_as!r}")
+        raise ValueError(
+            f'bytes_as must be "bytes" (NumPy object arrays of bytes) or "views" '
+            f"(tfrx.BytesArray over the batch's buffer), got {bytes_as!r}"
+        )
     return bytes_as == "views"
 
 
@@ -167,7 +169,9 @@ class _Columns:
                     "TensorFlow rejects this too"
                 )
             if self.dtype[key] is not dtype:
-                raise SpecError(f"conflicting dtypes {self.dtype[key].name} vs {dtype.name} for {self.what} key {key!r}")
+                raise SpecError(
+                    f"conflicting dtypes {self.dtype[key].name} vs {dtype.name} for {self.what} key {key!r}"
+                )
             return self.index[key]
         self.index[key] = len(self.native)
         self.role[key] = role
@@ -261,8 +265,9 @@ class _Builder:
         return _cast_splits(rt, sd)
 
     @staticmethod
-    def add_partition(rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str,
-                      splits_dtype: Any = np.int64) -> RaggedArray:
+    def add_partition(
+        rt: RaggedArray, p: Any, raw: Mapping, validate: bool, key: str, splits_dtype: Any = np.int64
+    ) -> RaggedArray:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
             L = p.length
@@ -418,8 +423,11 @@ class _ExamplePlan:
         self.cols = _Columns("context" if context else "feature")
         self.dense: dict[str, tuple] = {}  # key -> (shape, dtype)
         self.fls: dict[str, tuple] = {}  # key -> (shape, pad, dtype)
-        allowed = (FixedLenFeature, VarLenFeature, RaggedFeature) if context else (
-            FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, SparseFeature, RaggedFeature)
+        allowed = (
+            (FixedLenFeature, VarLenFeature, RaggedFeature)
+            if context
+            else (FixedLenFeature, FixedLenSequenceFeature, VarLenFeature, SparseFeature, RaggedFeature)
+        )
         for key in sorted(self.features):
             spec = self.features[key]
             if not isinstance(spec, allowed):
@@ -431,22 +439,26 @@ class _ExamplePlan:
                 default = None if spec.default_value is None else _default_values(spec, key, n, f"shape {list(shape)}")
                 if isinstance(default, np.ndarray):
                     default = default.astype("<f4", copy=False).tobytes()
-                self.cols.add(key, "dense", spec.dtype,
-                              ColumnSpec(key, FeatureKind(spec.dtype.kind), dense=True, count=n, default=default))
+                self.cols.add(
+                    key,
+                    "dense",
+                    spec.dtype,
+                    ColumnSpec(key, FeatureKind(spec.dtype.kind), dense=True, count=n, default=default),
+                )
                 self.dense[key] = (shape, spec.dtype)
             elif isinstance(spec, FixedLenSequenceFeature):
                 if not spec.allow_missing:
                     raise SpecError(
-                        f"FixedLenSequenceFeature {key!r} needs allow_missing=True in parse_example "
-                        "(as in TensorFlow)"
+                        f"FixedLenSequenceFeature {key!r} needs allow_missing=True in parse_example (as in TensorFlow)"
                     )
                 shape = _known_shape(spec, key, True)
                 if spec.default_value is None:
                     pad: Any = b"" if spec.dtype is _dt.string else spec.dtype.numpy.type(0)
                 else:
                     pad = _default_values(spec, key, 1, "padding of a FixedLenSequenceFeature")[0]
-                self.cols.add(key, "dense", spec.dtype,
-                              _var_native(key, spec.dtype, max(1, _prod(shape)), skip_empty=not context))
+                self.cols.add(
+                    key, "dense", spec.dtype, _var_native(key, spec.dtype, max(1, _prod(shape)), skip_empty=not context)
+                )
                 self.fls[key] = (shape, pad, spec.dtype)
             elif isinstance(spec, VarLenFeature):
                 self.cols.add(key, "sparse", spec.dtype, _var_native(key, spec.dtype))
@@ -511,8 +523,16 @@ def _strip_batch(value: Any) -> Any:
     return value
 
 
-def _raise_error(err: ParseFailure, names: list[str], seq_names: list[str], specs: Mapping, seq_specs: Mapping,
-                 first_index: int = 0, path: str | None = None, sequence: bool = False) -> None:
+def _raise_error(
+    err: ParseFailure,
+    names: list[str],
+    seq_names: list[str],
+    specs: Mapping,
+    seq_specs: Mapping,
+    first_index: int = 0,
+    path: str | None = None,
+    sequence: bool = False,
+) -> None:
     code, record, column, in_seq, step = err.code, err.record, err.column, err.in_sequence, err.step
     expected, actual, offset = err.expected, err.actual, err.offset
     where = f"record {record + first_index}" + (f" of {path!r}" if path else "")
@@ -531,22 +551,32 @@ def _raise_error(err: ParseFailure, names: list[str], seq_names: list[str], spec
     at_step = f", step {step}" if in_seq and step >= 0 else ""
     if code == ParseErrorCode.MISSING:
         if in_seq:
-            msg = (f"{what} {key!r} is required but missing in {where}; pass allow_missing=True to "
-                   "FixedLenSequenceFeature to give such records zero steps")
+            msg = (
+                f"{what} {key!r} is required but missing in {where}; pass allow_missing=True to "
+                "FixedLenSequenceFeature to give such records zero steps"
+            )
         else:
-            msg = (f"{what} {key!r} is required but missing in {where}; give its FixedLenFeature a "
-                   "default_value, or use VarLenFeature")
+            msg = (
+                f"{what} {key!r} is required but missing in {where}; give its FixedLenFeature a "
+                "default_value, or use VarLenFeature"
+            )
     elif code == ParseErrorCode.KIND_MISMATCH:
-        msg = (f"{what} {key!r} in {where}{at_step}: data types don't match: expected "
-               f"{_KIND_NAMES[FeatureKind(expected)]} but found {_KIND_NAMES[FeatureKind(actual)]}")
+        msg = (
+            f"{what} {key!r} in {where}{at_step}: data types don't match: expected "
+            f"{_KIND_NAMES[FeatureKind(expected)]} but found {_KIND_NAMES[FeatureKind(actual)]}"
+        )
     elif code == ParseErrorCode.COUNT_MISMATCH:
         spec = (seq_specs if in_seq else specs).get(key)
         shape = list(getattr(spec, "shape", ()) or [])
-        msg = (f"{what} {key!r} in {where}{at_step}: expected {expected} value{'' if expected == 1 else 's'} (shape {shape}) "
-               f"but found {actual}")
+        msg = (
+            f"{what} {key!r} in {where}{at_step}: expected {expected} value{'' if expected == 1 else 's'} (shape {shape}) "
+            f"but found {actual}"
+        )
     elif code == ParseErrorCode.NOT_MULTIPLE:
-        msg = (f"{what} {key!r} in {where}: found {actual} values, not a multiple of {expected} "
-               "(the row size of its FixedLenSequenceFeature shape)")
+        msg = (
+            f"{what} {key!r} in {where}: found {actual} values, not a multiple of {expected} "
+            "(the row size of its FixedLenSequenceFeature shape)"
+        )
     else:  # pragma: no cover
         msg = f"{what} {key!r} in {where}: parse error {int(code)}"
     raise ParseError(msg, feature=key, record_index=record)
@@ -650,24 +680,29 @@ class SequenceExampleParser:
                         "(TensorFlow pads feature lists with zeros)"
                     )
                 n = _prod(shape)
-                self.seq_cols.add(key, "dense", spec.dtype, SequenceColumnSpec(
-                    key, FeatureKind(spec.dtype.kind), step_count=n, required=not spec.allow_missing))
+                self.seq_cols.add(
+                    key,
+                    "dense",
+                    spec.dtype,
+                    SequenceColumnSpec(
+                        key, FeatureKind(spec.dtype.kind), step_count=n, required=not spec.allow_missing
+                    ),
+                )
                 self._fls[key] = (shape, spec.dtype)
             elif isinstance(spec, VarLenFeature):
                 self.seq_cols.add(key, "sparse", spec.dtype, SequenceColumnSpec(key, FeatureKind(spec.dtype.kind)))
             elif isinstance(spec, RaggedFeature):
                 value_key = key if spec.value_key is None else spec.value_key
-                self.seq_cols.add(value_key, "ragged", spec.dtype,
-                                  SequenceColumnSpec(value_key, FeatureKind(spec.dtype.kind)))
+                self.seq_cols.add(
+                    value_key, "ragged", spec.dtype, SequenceColumnSpec(value_key, FeatureKind(spec.dtype.kind))
+                )
                 _split_type(self.seq_cols, value_key, spec)
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength):
                         self.seq_cols.add(p.key, "ragged", _dt.int64, SequenceColumnSpec(p.key, FeatureKind.INT64))
                         _split_type(self.seq_cols, p.key, spec)
             else:
-                raise SpecError(
-                    f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features"
-                )
+                raise SpecError(f"unsupported {type(spec).__name__} {spec!r} for key {key!r} in sequence_features")
         self._core = _native.ParserCore(self._context.cols.native, self.seq_cols.native, True)
         _threads(num_parallel_calls)
         self.num_parallel_calls = num_parallel_calls
@@ -680,8 +715,16 @@ class SequenceExampleParser:
         if result.error is not None:
             first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
             path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(result.error, self._context.cols.keys, self.seq_cols.keys, self.context_features,
-                         self.sequence_features, first, path, sequence=True)
+            _raise_error(
+                result.error,
+                self._context.cols.keys,
+                self.seq_cols.keys,
+                self.context_features,
+                self.sequence_features,
+                first,
+                path,
+                sequence=True,
+            )
         context = self._context.build(result.columns, batch)
         raw = dict(zip(self.seq_cols.keys, result.sequence_columns))
         feature_lists: dict[str, Any] = {}
@@ -733,8 +776,9 @@ class SequenceExampleParser:
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
-def parse_example(serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None,
-                  bytes_as: str = "bytes") -> dict:
+def parse_example(
+    serialized: Any, features: Mapping, *, num_parallel_calls: int | None = None, bytes_as: str = "bytes"
+) -> dict:
     """``tf.io.parse_example``: a batch of serialized Examples -> dict of arrays."""
     return ExampleParser(features, num_parallel_calls=num_parallel_calls, bytes_as=bytes_as).parse(serialized)
 
@@ -754,8 +798,9 @@ def parse_sequence_example(
     bytes_as: str = "bytes",
 ) -> tuple[dict, dict, dict]:
     """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
-    return SequenceExampleParser(context_features, sequence_features, num_parallel_calls=num_parallel_calls,
-                                 bytes_as=bytes_as).parse(serialized)
+    return SequenceExampleParser(
+        context_features, sequence_features, num_parallel_calls=num_parallel_calls, bytes_as=bytes_as
+    ).parse(serialized)
 
 
 def parse_single_sequence_example(

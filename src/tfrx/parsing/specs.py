@@ -103,7 +103,11 @@ class FixedLenSequenceFeature(
 
     def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
         return super().__new__(
-            cls, _shape_tuple(shape, "FixedLenSequenceFeature"), dtypes.as_dtype(dtype), bool(allow_missing), default_value
+            cls,
+            _shape_tuple(shape, "FixedLenSequenceFeature"),
+            dtypes.as_dtype(dtype),
+            bool(allow_missing),
+            default_value,
         )
 
     def __repr__(self) -> str:

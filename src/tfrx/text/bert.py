@@ -50,7 +50,9 @@ class _RoundRobinFiles:
             d = os.path.dirname(p)
             if d and "://" not in p:
                 os.makedirs(d, exist_ok=True)
-        self._writers = [TFRecordWriter(p, compression=compression, storage_options=storage_options) for p in self.paths]
+        self._writers = [
+            TFRecordWriter(p, compression=compression, storage_options=storage_options) for p in self.paths
+        ]
         self._next = 0
 
     def write_many(self, batch) -> None:
@@ -81,8 +83,9 @@ class _Sharded:
     def __init__(self, prefix: str, num_shards: int, compression, naming, storage_options) -> None:
         from tfrx.tools.sharded import ShardedWriter
 
-        self._w = ShardedWriter(prefix, num_shards=num_shards, compression=compression, naming=naming,
-                                storage_options=storage_options)
+        self._w = ShardedWriter(
+            prefix, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
+        )
         self.prefix = os.fspath(prefix)
 
     def write_many(self, batch) -> None:
@@ -99,8 +102,14 @@ class _Sharded:
         return self.prefix + ".bert.json"
 
 
-def open_output(output, *, num_shards: int = 1, compression: str | None = None, naming: str = "tfds",
-                storage_options: dict | None = None):
+def open_output(
+    output,
+    *,
+    num_shards: int = 1,
+    compression: str | None = None,
+    naming: str = "tfds",
+    storage_options: dict | None = None,
+):
     """A list of files (written round-robin as the reference does) or a prefix for TFDS-named shards."""
     if isinstance(output, (list, tuple)):
         if not output:
@@ -179,26 +188,67 @@ def create_pretraining_data(
 
     listed = [] if inputs is None else ([inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs))
     if metadata_files is not None:
-        listed += files_from_metadata(metadata_files, input_files_prefix=input_files_prefix,
-                                      storage_options=storage_options)
+        listed += files_from_metadata(
+            metadata_files, input_files_prefix=input_files_prefix, storage_options=storage_options
+        )
     if not listed:
         raise ValueError("no input files: pass inputs or metadata_files")
     files = expand_inputs(listed, storage_options=storage_options)
     if mode == "fast":
         from tfrx.text.fast import create_fast
 
-        return create_fast(files, vocab, output, options=options, num_shards=num_shards, compression=compression,
-                           naming=naming, input_format=input_format, segmenter=segmenter, text_field=text_field,
-                           storage_options=storage_options, progress=progress, metadata=metadata,
-                           document_separator=document_separator, **fast_flags)
-    return _create_exact(files, vocab, output, options=options, num_shards=num_shards, compression=compression,
-                         naming=naming, input_format=input_format, segmenter=segmenter, text_field=text_field,
-                         storage_options=storage_options, progress=progress, metadata=metadata,
-                         document_separator=document_separator)
+        return create_fast(
+            files,
+            vocab,
+            output,
+            options=options,
+            num_shards=num_shards,
+            compression=compression,
+            naming=naming,
+            input_format=input_format,
+            segmenter=segmenter,
+            text_field=text_field,
+            storage_options=storage_options,
+            progress=progress,
+            metadata=metadata,
+            document_separator=document_separator,
+            **fast_flags,
+        )
+    return _create_exact(
+        files,
+        vocab,
+        output,
+        options=options,
+        num_shards=num_shards,
+        compression=compression,
+        naming=naming,
+        input_format=input_format,
+        segmenter=segmenter,
+        text_field=text_field,
+        storage_options=storage_options,
+        progress=progress,
+        metadata=metadata,
+        document_separator=document_separator,
+    )
 
 
-def _create_exact(files, vocab, output, *, options, num_shards, compression, naming, input_format, segmenter,
-                  text_field, storage_options, progress, metadata, document_separator=None) -> BertDataResult:
+def _create_exact(
+    files,
+    vocab,
+    output,
+    *,
+    options,
+    num_shards,
+    compression,
+    naming,
+    input_format,
+    segmenter,
+    text_field,
+    storage_options,
+    progress,
+    metadata,
+    document_separator=None,
+) -> BertDataResult:
     from tfrx.text.exact import create_instances
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
@@ -211,16 +261,23 @@ def _create_exact(files, vocab, output, *, options, num_shards, compression, nam
     docs: list[list[array]] = []
     num_tokens = 0
     with progress_bar(None, desc="tokenize", unit="doc", enabled=progress) as bar:
-        for doc in iter_documents(files, input_format=input_format, segmenter=seg, text_field=text_field,
-                                  document_separator=document_separator, storage_options=storage_options,
-                                  on_document=(lambda p, k: listed.append((p, k))) if metadata else None):
+        for doc in iter_documents(
+            files,
+            input_format=input_format,
+            segmenter=seg,
+            text_field=text_field,
+            document_separator=document_separator,
+            storage_options=storage_options,
+            on_document=(lambda p, k: listed.append((p, k))) if metadata else None,
+        ):
             sentences = [array("i", tokenizer.tokenize_to_ids(s)) for s in doc]
             num_tokens += sum(len(s) for s in sentences)
             docs.append(sentences)
             bar.update(1)
     instances = create_instances(docs, vocab, options)
-    out = open_output(output, num_shards=num_shards, compression=compression, naming=naming,
-                      storage_options=storage_options)
+    out = open_output(
+        output, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
+    )
     try:
         with progress_bar(len(instances), desc="write", unit="inst", enabled=progress) as bar:
             for lo in range(0, len(instances), _WRITE_CHUNK):
@@ -233,14 +290,29 @@ def _create_exact(files, vocab, output, *, options, num_shards, compression, nam
     paths = out.close()
     result = BertDataResult(paths, len(instances), len(docs), num_tokens, time.perf_counter() - t0, options=options)
     if metadata:
-        result.metadata_path = write_metadata(out.metadata_path, result, mode="exact", files=files, vocab=vocab,
-                                              documents=listed, storage_options=storage_options)
+        result.metadata_path = write_metadata(
+            out.metadata_path,
+            result,
+            mode="exact",
+            files=files,
+            vocab=vocab,
+            documents=listed,
+            storage_options=storage_options,
+        )
     return result
 
 
-def write_metadata(path: str, result: BertDataResult, *, mode: str, files: list[str], vocab: Vocab,
-                   documents: list[tuple[str, int]] | None, storage_options: dict | None = None,
-                   extra: dict | None = None) -> str:
+def write_metadata(
+    path: str,
+    result: BertDataResult,
+    *,
+    mode: str,
+    files: list[str],
+    vocab: Vocab,
+    documents: list[tuple[str, int]] | None,
+    storage_options: dict | None = None,
+    extra: dict | None = None,
+) -> str:
     """``{prefix}.bert.json``: how the data was made (options, inputs, documents, counts, the record spec)."""
     from tfrx.io.paths import open_output as open_path
 
@@ -254,11 +326,15 @@ def write_metadata(path: str, result: BertDataResult, *, mode: str, files: list[
         "num_tokens": result.num_tokens,
         "num_instances": result.num_instances,
         "files": [os.path.basename(p) if "://" not in p else p.rsplit("/", 1)[-1] for p in result.paths],
-        "features": {k: {"shape": list(v.shape), "dtype": str(v.dtype)}
-                     for k, v in feature_spec(max_seq_length=result.options.max_seq_length,
-                                              max_predictions_per_seq=result.options.max_predictions_per_seq,
-                                              mlm_only=result.options.mlm_only,
-                                              disable_masking=result.options.disable_masking).items()},
+        "features": {
+            k: {"shape": list(v.shape), "dtype": str(v.dtype)}
+            for k, v in feature_spec(
+                max_seq_length=result.options.max_seq_length,
+                max_predictions_per_seq=result.options.max_predictions_per_seq,
+                mlm_only=result.options.mlm_only,
+                disable_masking=result.options.disable_masking,
+            ).items()
+        },
         # one entry per document used: the file and the document's first line ("lines") or its index in the file
         "documents": [[p, k] for p, k in documents] if documents is not None else None,
     }
@@ -312,12 +388,15 @@ def read(
     def pick(value, name, default):
         return value if value is not None else opts.get(name, default)
 
-    spec = feature_spec(max_seq_length=pick(max_seq_length, "max_seq_length", 128),
-                        max_predictions_per_seq=pick(max_predictions_per_seq, "max_predictions_per_seq", 20),
-                        mlm_only=pick(mlm_only, "mlm_only", False),
-                        disable_masking=pick(disable_masking, "disable_masking", False))
-    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(paths, compression=compression, num_parallel_reads=num_parallel_reads,
-                                                 storage_options=storage_options)
+    spec = feature_spec(
+        max_seq_length=pick(max_seq_length, "max_seq_length", 128),
+        max_predictions_per_seq=pick(max_predictions_per_seq, "max_predictions_per_seq", 20),
+        mlm_only=pick(mlm_only, "mlm_only", False),
+        disable_masking=pick(disable_masking, "disable_masking", False),
+    )
+    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(
+        paths, compression=compression, num_parallel_reads=num_parallel_reads, storage_options=storage_options
+    )
     if repeat:
         ds = ds.repeat()
     if shuffle_buffer:

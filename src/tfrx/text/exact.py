@@ -153,7 +153,10 @@ def create_instances(
 
 
 def create_instances_from_document(
-    docs: list[list[list[int]]], index: int, options: BertDataOptions, special: SpecialIds,
+    docs: list[list[list[int]]],
+    index: int,
+    options: BertDataOptions,
+    special: SpecialIds,
     rng: random.Random | _Draws,
 ) -> list[Instance]:
     document = docs[index]
@@ -185,7 +188,7 @@ def create_instances_from_document(
                         if other != index:
                             break
                     other_doc = docs[other]
-                    for sentence in other_doc[rng.randint(0, len(other_doc) - 1):]:
+                    for sentence in other_doc[rng.randint(0, len(other_doc) - 1) :]:
                         tokens_b.extend(sentence)
                         if len(tokens_b) >= target_b:
                             break
@@ -202,15 +205,23 @@ def create_instances_from_document(
     return out
 
 
-def _finish(ids: list[int], num_a: int, is_random_next: bool, options: BertDataOptions,
-            special: SpecialIds, rng: random.Random | _Draws) -> Instance:
+def _finish(
+    ids: list[int],
+    num_a: int,
+    is_random_next: bool,
+    options: BertDataOptions,
+    special: SpecialIds,
+    rng: random.Random | _Draws,
+) -> Instance:
     if options.disable_masking:
         return Instance(ids, num_a, [], [], is_random_next)
     masked, positions, labels = mask_tokens(ids, options, special, rng)
     return Instance(masked, num_a, positions, labels, is_random_next)
 
 
-def truncate_seq_pair(tokens_a: list[int], tokens_b: list[int], max_num_tokens: int, rng: random.Random | _Draws) -> None:
+def truncate_seq_pair(
+    tokens_a: list[int], tokens_b: list[int], max_num_tokens: int, rng: random.Random | _Draws
+) -> None:
     """Removes tokens from the longer of the two (B on ties), front or back at random, until they fit."""
     while len(tokens_a) + len(tokens_b) > max_num_tokens:
         longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b

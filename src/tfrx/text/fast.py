@@ -60,11 +60,13 @@ def hf_tokenizer(vocab: Vocab, *, do_lower_case: bool = True):
     try:
         from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
     except ImportError:
-        raise ImportError("tokenizer='hf' needs Hugging Face tokenizers: pip install 'tfrx[text]' "
-                          "(or pass tokenizer='reference')") from None
+        raise ImportError(
+            "tokenizer='hf' needs Hugging Face tokenizers: pip install 'tfrx[text]' (or pass tokenizer='reference')"
+        ) from None
     tok = Tokenizer(models.WordPiece(vocab=dict(vocab.ids), unk_token="[UNK]", max_input_chars_per_word=400))
-    tok.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
-                                                strip_accents=do_lower_case, lowercase=do_lower_case)
+    tok.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=do_lower_case, lowercase=do_lower_case
+    )
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     return tok
 
@@ -138,14 +140,20 @@ _STATE: dict = {}
 def _init_worker(vocab_tokens: list[str], options: BertDataOptions, tokenizer: str = "auto") -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     vocab = Vocab(vocab_tokens)
-    _STATE.update(key=None, vocab=vocab, options=options, tokenizer=_Tokenizers(vocab, options, tokenizer),
-                  specials=_Specials(vocab))
+    _STATE.update(
+        key=None,
+        vocab=vocab,
+        options=options,
+        tokenizer=_Tokenizers(vocab, options, tokenizer),
+        specials=_Specials(vocab),
+    )
 
 
 def _run_chunk(task: tuple[int, list[list[str]]]):
     index, docs = task
-    batch = make_chunk_records(docs, index, _STATE["vocab"], _STATE["options"], tokenizer=_STATE["tokenizer"],
-                               specials=_STATE["specials"])
+    batch = make_chunk_records(
+        docs, index, _STATE["vocab"], _STATE["options"], tokenizer=_STATE["tokenizer"], specials=_STATE["specials"]
+    )
     return batch.data, batch.starts, batch.lengths, _STATE.pop("last_stats", (0, 0))
 
 
@@ -200,8 +208,15 @@ class _Uniforms:
         return low + int(self.random() * (high - low + 1))
 
 
-def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options: BertDataOptions, *,
-                       tokenizer: _Tokenizers | None = None, specials: _Specials | None = None):
+def make_chunk_records(
+    docs: list[list[str]],
+    index: int,
+    vocab: Vocab,
+    options: BertDataOptions,
+    *,
+    tokenizer: _Tokenizers | None = None,
+    specials: _Specials | None = None,
+):
     """The serialized records (a :class:`tfrx.RecordBatch`) of one chunk of documents (lists of sentences)."""
     tokenizer = tokenizer or _Tokenizers(vocab, options)
     specials = specials or _Specials(vocab)
@@ -209,8 +224,10 @@ def make_chunk_records(docs: list[list[str]], index: int, vocab: Vocab, options:
     tokenized = _tokenize(tokenizer, docs)
     num_tokens = sum(len(d.tokens) for d in tokenized)
     plans = _plan_instances(tokenized, options, rng)
-    parts = [encode_columns(_build_columns(plans[lo : lo + _MASK_BATCH], tokenized, options, specials, rng))
-             for lo in range(0, len(plans), _MASK_BATCH)]
+    parts = [
+        encode_columns(_build_columns(plans[lo : lo + _MASK_BATCH], tokenized, options, specials, rng))
+        for lo in range(0, len(plans), _MASK_BATCH)
+    ]
     _STATE["last_stats"] = (len(tokenized), num_tokens)
     return _concat(parts)
 
@@ -293,8 +310,9 @@ def _truncate_lengths(la: np.ndarray, lb: np.ndarray, max_num_tokens: int) -> tu
     return ca, cb
 
 
-def _build_columns(plans, docs: list[_Doc], options: BertDataOptions, specials: _Specials,
-                   rng: np.random.Generator) -> dict:
+def _build_columns(
+    plans, docs: list[_Doc], options: BertDataOptions, specials: _Specials, rng: np.random.Generator
+) -> dict:
     n = len(plans)
     seq = options.max_seq_length
     max_num_tokens = options.max_num_tokens
@@ -334,8 +352,9 @@ def _build_columns(plans, docs: list[_Doc], options: BertDataOptions, specials: 
     return assemble_columns(masked, lengths, num_a, nsp, positions, labels, npred, options)
 
 
-def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, specials: _Specials,
-               rng: np.random.Generator):
+def mask_batch(
+    ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, specials: _Specials, rng: np.random.Generator
+):
     """80/10/10 masking of a padded batch, the reference's rule in NumPy.
 
     Candidates are the tokens (or, with ``do_whole_word_mask``, the words: a
@@ -349,11 +368,13 @@ def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, s
     pos = np.arange(seq)
     real = pos < lengths[:, None]
     candidate = real & (ids != specials.cls) & (ids != specials.sep)
-    budget = np.minimum(options.max_predictions_per_seq,
-                        np.maximum(1, np.round(lengths * options.masked_lm_prob).astype(np.int64)))
+    budget = np.minimum(
+        options.max_predictions_per_seq, np.maximum(1, np.round(lengths * options.masked_lm_prob).astype(np.int64))
+    )
     if options.do_whole_word_mask:
-        start = candidate & ~(specials.continuation[ids] & np.concatenate(
-            [np.zeros((n, 1), bool), candidate[:, :-1]], axis=1))
+        start = candidate & ~(
+            specials.continuation[ids] & np.concatenate([np.zeros((n, 1), bool), candidate[:, :-1]], axis=1)
+        )
         word = np.cumsum(start, axis=1) - 1  # word index of each token (continuations join the word before)
         word = np.where(candidate, word, seq)  # non-candidates: a sentinel word
         nwords = start.sum(axis=1)
@@ -373,8 +394,9 @@ def mask_batch(ids: np.ndarray, lengths: np.ndarray, options: BertDataOptions, s
                 break
             take_word[rows[ok], w[ok]] = True
             used += np.where(ok, size, 0)
-        selected = candidate & np.take_along_axis(np.concatenate([take_word, np.zeros((n, 1), bool)], axis=1),
-                                                  np.minimum(word, seq), axis=1)
+        selected = candidate & np.take_along_axis(
+            np.concatenate([take_word, np.zeros((n, 1), bool)], axis=1), np.minimum(word, seq), axis=1
+        )
         action_u = rng.random((n, seq + 1))
         u = np.take_along_axis(action_u, np.minimum(word, seq), axis=1)  # one draw per word
     else:
@@ -443,8 +465,7 @@ class _ShuffleBuffer:
         return out
 
 
-def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_workers: int, use_ray: bool,
-             tokenizer: str):
+def _results(tasks: Iterator, vocab: Vocab, options: BertDataOptions, num_workers: int, use_ray: bool, tokenizer: str):
     """(data, starts, lengths, (docs, tokens)) per chunk, in chunk order."""
     if use_ray:
         yield from _ray_results(tasks, vocab, options, num_workers, tokenizer)
@@ -498,12 +519,28 @@ def _ray_task(key, tokens: list[str], options: BertDataOptions, task):
     return _run_chunk(task)
 
 
-def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertDataOptions, num_shards: int = 1,
-                compression=None, naming: str = "tfds", input_format: str = "lines", segmenter=None,
-                text_field: str = "text", document_separator=None, storage_options=None, progress=None,
-                metadata: bool = True,
-                num_parallel_calls: int = 1, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
-                chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS, use_ray: bool = False, tokenizer: str = "auto"):
+def create_fast(
+    files: Sequence[str],
+    vocab: Vocab,
+    output,
+    *,
+    options: BertDataOptions,
+    num_shards: int = 1,
+    compression=None,
+    naming: str = "tfds",
+    input_format: str = "lines",
+    segmenter=None,
+    text_field: str = "text",
+    document_separator=None,
+    storage_options=None,
+    progress=None,
+    metadata: bool = True,
+    num_parallel_calls: int = 1,
+    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER,
+    chunk_documents: int = DEFAULT_CHUNK_DOCUMENTS,
+    use_ray: bool = False,
+    tokenizer: str = "auto",
+):
     from tfrx.io.batch import RecordBatch
     from tfrx.text.bert import BertDataResult, open_output, write_metadata
     from tfrx.text.segment import get_segmenter
@@ -520,17 +557,25 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     t0 = time.perf_counter()
     listed: list[tuple[str, int]] = []
     seg = get_segmenter(segmenter) if segmenter is not None else None
-    docs = iter_documents(files, input_format=input_format, segmenter=seg, text_field=text_field,
-                          document_separator=document_separator, storage_options=storage_options,
-                          on_document=(lambda p, k: listed.append((p, k))) if metadata else None)
-    out = open_output(output, num_shards=num_shards, compression=compression, naming=naming,
-                      storage_options=storage_options)
+    docs = iter_documents(
+        files,
+        input_format=input_format,
+        segmenter=seg,
+        text_field=text_field,
+        document_separator=document_separator,
+        storage_options=storage_options,
+        on_document=(lambda p, k: listed.append((p, k))) if metadata else None,
+    )
+    out = open_output(
+        output, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
+    )
     buffer = _ShuffleBuffer(shuffle_buffer, options.random_seed)
     total = n_docs = n_tokens = 0
     try:
         with progress_bar(None, desc="bert-data", unit="inst", enabled=progress) as bar:
-            for data, starts, lengths, (d, t) in _results(_chunks(docs, chunk_documents), vocab, options,
-                                                         num_workers, use_ray, tokenizer):
+            for data, starts, lengths, (d, t) in _results(
+                _chunks(docs, chunk_documents), vocab, options, num_workers, use_ray, tokenizer
+            ):
                 n_docs += d
                 n_tokens += t
                 records = RecordBatch(data, starts, lengths).to_list()
@@ -549,8 +594,15 @@ def create_fast(files: Sequence[str], vocab: Vocab, output, *, options: BertData
     result = BertDataResult(paths, total, n_docs, n_tokens, time.perf_counter() - t0, options=options)
     if metadata:
         result.metadata_path = write_metadata(
-            out.metadata_path, result, mode="fast", files=list(files), vocab=vocab, documents=listed,
+            out.metadata_path,
+            result,
+            mode="fast",
+            files=list(files),
+            vocab=vocab,
+            documents=listed,
             storage_options=storage_options,
-            extra={"fast": {"shuffle_buffer": shuffle_buffer, "chunk_documents": chunk_documents,
-                            "tokenizer": tokenizer}})
+            extra={
+                "fast": {"shuffle_buffer": shuffle_buffer, "chunk_documents": chunk_documents, "tokenizer": tokenizer}
+            },
+        )
     return result

@@ -9,8 +9,13 @@ import numpy as np
 __all__ = ["feature_spec", "instances_to_columns", "encode_columns"]
 
 
-def feature_spec(*, max_seq_length: int = 128, max_predictions_per_seq: int = 20, mlm_only: bool = False,
-                 disable_masking: bool = False) -> dict:
+def feature_spec(
+    *,
+    max_seq_length: int = 128,
+    max_predictions_per_seq: int = 20,
+    mlm_only: bool = False,
+    disable_masking: bool = False,
+) -> dict:
     """The parse spec of the records (``tfrx.FixedLenFeature`` per feature), as BERT's input function declares it.
 
     ``input_ids``, ``input_mask``, ``segment_ids``: int64[max_seq_length];
@@ -83,5 +88,6 @@ def encode_columns(columns: dict[str, np.ndarray]):
     """One :class:`tfrx.RecordBatch` of serialized ``tf.train.Example`` s."""
     from tfrx.codec import encode_examples
 
-    return encode_examples(columns, kinds={k: ("float" if v.dtype.kind == "f" else "int64") for k, v in columns.items()},
-                           as_batch=True)
+    return encode_examples(
+        columns, kinds={k: ("float" if v.dtype.kind == "f" else "int64") for k, v in columns.items()}, as_batch=True
+    )

@@ -24,7 +24,9 @@ def _pysbd(language: str) -> Callable[[str], list[str]]:
     try:
         import pysbd
     except ImportError:
-        raise ImportError("segmenter='pysbd' needs pySBD: pip install 'tfrx[text]' (or pick segmenter='regex')") from None
+        raise ImportError(
+            "segmenter='pysbd' needs pySBD: pip install 'tfrx[text]' (or pick segmenter='regex')"
+        ) from None
     seg = pysbd.Segmenter(language=language, clean=False)
 
     def split(text: str) -> list[str]:
@@ -70,7 +72,9 @@ def _regex(text: str) -> list[str]:
     return out
 
 
-def get_segmenter(name: str | Callable[[str], list[str]] = "pysbd", *, language: str = "en") -> Callable[[str], list[str]]:
+def get_segmenter(
+    name: str | Callable[[str], list[str]] = "pysbd", *, language: str = "en"
+) -> Callable[[str], list[str]]:
     """A function ``text -> list of sentences``; ``name`` is one of :data:`SEGMENTERS` or a callable."""
     if callable(name):
         return name

@@ -53,8 +53,9 @@ def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
     return [str(x) for x in expand_paths(items, storage_options=storage_options)]
 
 
-def files_from_metadata(metadata_files, *, input_files_prefix: str = "",
-                        storage_options: dict | None = None) -> list[str]:
+def files_from_metadata(
+    metadata_files, *, input_files_prefix: str = "", storage_options: dict | None = None
+) -> list[str]:
     """The data files listed in Cerebras-style metadata files: one path per line, relative to ``input_files_prefix``."""
     if isinstance(metadata_files, (str, os.PathLike)):
         metadata_files = [metadata_files]
@@ -63,9 +64,15 @@ def files_from_metadata(metadata_files, *, input_files_prefix: str = "",
         for line in read_bytes(os.fspath(meta), storage_options=storage_options).decode("utf-8").split("\n"):
             line = line.strip()
             if line:
-                out.append(line if not input_files_prefix else
-                           (input_files_prefix.rstrip("/") + "/" + line if "://" in input_files_prefix
-                            else os.path.join(input_files_prefix, line)))
+                out.append(
+                    line
+                    if not input_files_prefix
+                    else (
+                        input_files_prefix.rstrip("/") + "/" + line
+                        if "://" in input_files_prefix
+                        else os.path.join(input_files_prefix, line)
+                    )
+                )
     if not out:
         raise InputFormatError(f"the metadata files {list(map(os.fspath, metadata_files))} list no data files")
     return out
@@ -186,12 +193,18 @@ def _jsonl_lines(path: str, f, field: str) -> Iterator[str]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
-            raise InputFormatError(f"{path!r}, line {n + 1}: not valid JSON ({e.msg} at column {e.colno}); "
-                                   "JSON Lines input needs one JSON object per line") from None
+            raise InputFormatError(
+                f"{path!r}, line {n + 1}: not valid JSON ({e.msg} at column {e.colno}); "
+                "JSON Lines input needs one JSON object per line"
+            ) from None
         if not isinstance(obj, dict) or field not in obj:
-            raise InputFormatError(f"{path!r}, line {n + 1}: no field {field!r} in the JSON object; "
-                                   "pass text_field= (--text-field) naming the field that holds the text")
+            raise InputFormatError(
+                f"{path!r}, line {n + 1}: no field {field!r} in the JSON object; "
+                "pass text_field= (--text-field) naming the field that holds the text"
+            )
         text = obj[field]
         if not isinstance(text, str):
-            raise InputFormatError(f"{path!r}, line {n + 1}: field {field!r} holds {type(text).__name__}, expected a string")
+            raise InputFormatError(
+                f"{path!r}, line {n + 1}: field {field!r} holds {type(text).__name__}, expected a string"
+            )
         yield text

@@ -33,8 +33,14 @@ from tfrx.errors import TfrxError
 __all__ = ["Vocab", "BasicTokenizer", "WordpieceTokenizer", "FullTokenizer", "load_vocab"]
 
 _CJK_RANGES = (
-    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
 )
 # ASCII: control characters other than \t \n \r are dropped (\x0b and \x0c are Cc, not whitespace).
 _ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -92,8 +98,10 @@ class Vocab:
             return self.ids[token]
         except KeyError:
             where = f" of {self.path!r}" if self.path else ""
-            raise TfrxError(f"token {token!r} is not in the vocabulary{where}; add it (BERT vocabularies "
-                            f"list [PAD] [UNK] [CLS] [SEP] [MASK])") from None
+            raise TfrxError(
+                f"token {token!r} is not in the vocabulary{where}; add it (BERT vocabularies "
+                f"list [PAD] [UNK] [CLS] [SEP] [MASK])"
+            ) from None
 
     def convert_tokens_to_ids(self, tokens: Iterable[str]) -> list[int]:
         return [self.id(t) for t in tokens]
@@ -235,8 +243,14 @@ class WordpieceTokenizer:
 class FullTokenizer:
     """:class:`BasicTokenizer` then :class:`WordpieceTokenizer`: the reference ``FullTokenizer``."""
 
-    def __init__(self, vocab: Vocab | str | os.PathLike, *, do_lower_case: bool = True,
-                 split_on_punc: bool = True, storage_options: dict | None = None) -> None:
+    def __init__(
+        self,
+        vocab: Vocab | str | os.PathLike,
+        *,
+        do_lower_case: bool = True,
+        split_on_punc: bool = True,
+        storage_options: dict | None = None,
+    ) -> None:
         if not isinstance(vocab, Vocab):
             vocab = Vocab.from_file(vocab, storage_options=storage_options)
         self.vocab = vocab

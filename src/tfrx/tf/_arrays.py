@@ -123,7 +123,15 @@ def expand_dims(input: Any, axis: int, name: str | None = None) -> np.ndarray:
     return np.expand_dims(_infer(input), axis)
 
 
-def one_hot(indices: Any, depth: int, on_value: Any = 1.0, off_value: Any = 0.0, axis: int = -1, dtype: Any = None, name: str | None = None) -> np.ndarray:
+def one_hot(
+    indices: Any,
+    depth: int,
+    on_value: Any = 1.0,
+    off_value: Any = 0.0,
+    axis: int = -1,
+    dtype: Any = None,
+    name: str | None = None,
+) -> np.ndarray:
     """``tf.one_hot`` (float32 by default; indices outside ``[0, depth)`` give all ``off_value``)."""
     idx = np.asarray(indices)
     target = np.float32 if dtype is None else _np(dtype)
@@ -165,10 +173,16 @@ class TensorSpec:
             return False
         if self.shape is None or shape is None:
             return True
-        return len(shape) == len(self.shape) and all(d is None or s is None or d == s for d, s in zip(self.shape, shape))
+        return len(shape) == len(self.shape) and all(
+            d is None or s is None or d == s for d, s in zip(self.shape, shape)
+        )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (other.shape, other.dtype, other.name)
+        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
+            other.shape,
+            other.dtype,
+            other.name,
+        )
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype.name, self.name))

@@ -14,4 +14,14 @@ from tfrx.train import (
     SequenceExample,
 )
 
-__all__ = ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FloatList", "Int64List", "SequenceExample"]
+__all__ = [
+    "BytesList",
+    "Example",
+    "Feature",
+    "FeatureList",
+    "FeatureLists",
+    "Features",
+    "FloatList",
+    "Int64List",
+    "SequenceExample",
+]

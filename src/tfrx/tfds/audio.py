@@ -39,7 +39,7 @@ def read_wav(data: bytes) -> tuple[np.ndarray, int]:
     pos = 12
     chunks: list = []
     while pos + 8 <= len(data) and len(chunks) < 10:
-        cid, size = data[pos:pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
+        cid, size = data[pos : pos + 4], struct.unpack_from("<I", data, pos + 4)[0]
         chunks.append((cid, pos, size))
         if cid == b"data":
             break
@@ -57,7 +57,7 @@ def read_wav(data: bytes) -> tuple[np.ndarray, int]:
     if chunks[-1][0] != b"data":
         raise ValueError("no 'data' chunk in the WAV data")
     _, p, size = chunks[-1]
-    raw = data[p + 8:p + 8 + size]
+    raw = data[p + 8 : p + 8 + size]
     width = bits // 8
     if width not in (1, 2, 3, 4) or channels < 1:
         raise ValueError(f"WAV with {bits}-bit samples and {channels} channel(s) is not supported")
@@ -88,8 +88,10 @@ def _set_channels(samples: np.ndarray, channels: int) -> np.ndarray:
         return ((samples[:, 0].astype(np.int64) + samples[:, 1]) >> 1).astype(np.int32)[:, None]
     if have == 1:  # audioop.tostereo / pydub's duplication of a mono channel
         return np.repeat(samples, channels, axis=1)
-    raise ValueError(f"the file has {have} channels and the feature {channels}; tfrx converts 2 to 1 and 1 to "
-                     "any number, as TFDS's pydub does, but not this")
+    raise ValueError(
+        f"the file has {have} channels and the feature {channels}; tfrx converts 2 to 1 and 1 to "
+        "any number, as TFDS's pydub does, but not this"
+    )
 
 
 def _read_soundfile(data: bytes, file_format: str | None) -> np.ndarray:
@@ -97,8 +99,9 @@ def _read_soundfile(data: bytes, file_format: str | None) -> np.ndarray:
     try:
         import soundfile
     except ImportError:
-        raise ImportError(f"decoding {file_format or 'non-WAV'} audio needs the soundfile package: "
-                          "pip install 'tfrx[audio]'") from None
+        raise ImportError(
+            f"decoding {file_format or 'non-WAV'} audio needs the soundfile package: pip install 'tfrx[audio]'"
+        ) from None
     try:
         with soundfile.SoundFile(io.BytesIO(data)) as f:
             subtype = f.subtype
@@ -144,7 +147,9 @@ def read_file(value, file_format: str | None) -> tuple[bytes, str | None]:
         return data, file_format
     if hasattr(value, "read"):
         return value.read(), file_format
-    raise TypeError(f"an Audio value must be samples (array or list), a path or a binary file, got {type(value).__name__}")
+    raise TypeError(
+        f"an Audio value must be samples (array or list), a path or a binary file, got {type(value).__name__}"
+    )
 
 
 def decode_error(where: str, key: str, e: Exception) -> ParseError:

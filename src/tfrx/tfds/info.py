@@ -20,9 +20,14 @@ def _join(root: str, name: str) -> str:
 
 def shard_filename(template: str, *, dataset: str, split: str, file_format: str, index: int, num_shards: int) -> str:
     """TFDS's ``ShardedFileTemplate`` naming: ``mnist-train.tfrecord-00000-of-00004``."""
-    return (template.replace("{SHARD_X_OF_Y}", f"{index:05d}-of-{num_shards:05d}")
-            .replace("{SHARD_INDEX}", f"{index:05d}").replace("{NUM_SHARDS}", f"{num_shards:05d}")
-            .replace("{DATASET}", dataset).replace("{SPLIT}", split).replace("{FILEFORMAT}", file_format))
+    return (
+        template.replace("{SHARD_X_OF_Y}", f"{index:05d}-of-{num_shards:05d}")
+        .replace("{SHARD_INDEX}", f"{index:05d}")
+        .replace("{NUM_SHARDS}", f"{num_shards:05d}")
+        .replace("{DATASET}", dataset)
+        .replace("{SPLIT}", split)
+        .replace("{FILEFORMAT}", file_format)
+    )
 
 
 @dataclasses.dataclass
@@ -72,11 +77,13 @@ class DatasetInfo:
         splits = ",\n".join(f"        '{k}': {v!r}" for k, v in self.splits.items())
         desc = (self.description or "").strip().replace("\n", "\n    ")
         feats = self.features.describe(1) if hasattr(self.features, "describe") else repr(self.features)
-        return (f"tfrx.tfds.DatasetInfo(\n    name='{self.name}',\n    full_name='{self.full_name}',\n"
-                f"    description=\"\"\"\n    {desc}\n    \"\"\",\n    homepage='{self.homepage}',\n"
-                f"    data_dir='{self.data_dir}',\n    file_format={self.file_format},\n"
-                f"    features={feats},\n    supervised_keys={self.supervised_keys},\n"
-                f"    splits={{\n{splits}\n    }},\n    citation=\"\"\"{self.citation}\"\"\",\n)")
+        return (
+            f"tfrx.tfds.DatasetInfo(\n    name='{self.name}',\n    full_name='{self.full_name}',\n"
+            f'    description="""\n    {desc}\n    """,\n    homepage=\'{self.homepage}\',\n'
+            f"    data_dir='{self.data_dir}',\n    file_format={self.file_format},\n"
+            f"    features={feats},\n    supervised_keys={self.supervised_keys},\n"
+            f'    splits={{\n{splits}\n    }},\n    citation="""{self.citation}""",\n)'
+        )
 
 
 def _supervised(raw) -> Any:
@@ -111,8 +118,10 @@ def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -
     try:
         raw = json.loads(read_text("dataset_info.json"))
     except FileNotFoundError:
-        raise FileNotFoundError(f"{data_dir!r} is not a prepared TFDS dataset directory: it has no "
-                                "dataset_info.json (expected <data_dir>/<name>/[<config>/]<version>/)") from None
+        raise FileNotFoundError(
+            f"{data_dir!r} is not a prepared TFDS dataset directory: it has no "
+            "dataset_info.json (expected <data_dir>/<name>/[<config>/]<version>/)"
+        ) from None
     except json.JSONDecodeError as e:
         raise SpecError(f"{_join(data_dir, 'dataset_info.json')}: not valid JSON ({e})") from None
 
@@ -128,23 +137,34 @@ def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -
     except FileNotFoundError:
         feats_json = raw.get("features")
         if feats_json is None:
-            raise FileNotFoundError(f"{data_dir!r}: no features.json and no features in dataset_info.json; "
-                                    "tfrx needs the feature description TFDS writes when preparing") from None
+            raise FileNotFoundError(
+                f"{data_dir!r}: no features.json and no features in dataset_info.json; "
+                "tfrx needs the feature description TFDS writes when preparing"
+            ) from None
     features = features_lib.from_json(feats_json, labels=labels)
 
     name = raw.get("name", posixpath.basename(data_dir.rstrip("/")))
     file_format = raw.get("fileFormat", "tfrecord")
     if file_format not in ("tfrecord", ""):
-        raise SpecError(f"{data_dir!r}: file format {file_format!r}; tfrx reads TFDS datasets prepared as "
-                        "tfrecord (array_record and parquet are not TFRecord files)")
+        raise SpecError(
+            f"{data_dir!r}: file format {file_format!r}; tfrx reads TFDS datasets prepared as "
+            "tfrecord (array_record and parquet are not TFRecord files)"
+        )
     file_format = "tfrecord"
     splits = {}
     for s in raw.get("splits", []):
         lengths = [int(x) for x in s.get("shardLengths", [])]
         template = s.get("filepathTemplate") or DEFAULT_TEMPLATE
         num_shards = len(lengths) if lengths or "numShards" not in s else int(s["numShards"])
-        files = [_join(data_dir, shard_filename(template, dataset=name, split=s["name"], file_format=file_format,
-                                                index=i, num_shards=num_shards)) for i in range(num_shards)]
+        files = [
+            _join(
+                data_dir,
+                shard_filename(
+                    template, dataset=name, split=s["name"], file_format=file_format, index=i, num_shards=num_shards
+                ),
+            )
+            for i in range(num_shards)
+        ]
         if num_shards and not lengths:
             # TFDS 1.x wrote only numShards: count the records (through cached tfrx indexes).
             from tfrx.index import load_index
@@ -152,8 +172,16 @@ def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -
             lengths = [len(load_index(f, cache_dir=index_cache_dir)) for f in files]
         splits[s["name"]] = SplitInfo(s["name"], lengths, int(s.get("numBytes", 0)), files)
     return DatasetInfo(
-        name=name, version=raw.get("version", ""), config_name=raw.get("configName", ""),
-        description=raw.get("description", ""), citation=raw.get("citation", ""),
+        name=name,
+        version=raw.get("version", ""),
+        config_name=raw.get("configName", ""),
+        description=raw.get("description", ""),
+        citation=raw.get("citation", ""),
         homepage=raw.get("location", {}).get("urls", [""])[0] if raw.get("location") else "",
-        file_format=file_format, data_dir=data_dir, features=features, splits=splits,
-        supervised_keys=_supervised(raw), raw=raw)
+        file_format=file_format,
+        data_dir=data_dir,
+        features=features,
+        splits=splits,
+        supervised_keys=_supervised(raw),
+        raw=raw,
+    )

@@ -34,8 +34,10 @@ def _skip_keys(decoders, features) -> frozenset:
             out.update(_encoded_keys(feat, prefix))
             return
         if not isinstance(dec, Mapping):
-            raise TypeError(f"decoders: expected SkipDecoding() or a dict of them at {prefix or '<root>'!r}, "
-                            f"got {type(dec).__name__}")
+            raise TypeError(
+                f"decoders: expected SkipDecoding() or a dict of them at {prefix or '<root>'!r}, "
+                f"got {type(dec).__name__}"
+            )
         while isinstance(feat, features_lib.Sequence):
             feat = feat.feature
         for k, d in dec.items():
@@ -65,15 +67,24 @@ class DataSource:
     indexes (built once per shard and cached; ``cache_dir`` chooses where).
     """
 
-    def __init__(self, builder: Builder, split, *, decoders=None, unknown: str = "raise",
-                 as_supervised: bool = False, cache_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        builder: Builder,
+        split,
+        *,
+        decoders=None,
+        unknown: str = "raise",
+        as_supervised: bool = False,
+        cache_dir: str | None = None,
+    ) -> None:
         info = builder.info
         self.split = split
         self._info = info
         # One parsing spec for the whole split, built from features.json; every
         # read is one native parse of the block of records it fetched.
-        self._decoder = features_lib.Decoder(info.features, skip_decoding=_skip_keys(decoders, info.features),
-                                             unknown=unknown)
+        self._decoder = features_lib.Decoder(
+            info.features, skip_decoding=_skip_keys(decoders, info.features), unknown=unknown
+        )
         self._supervised = as_supervised
         if as_supervised and not info.supervised_keys:
             raise ValueError(f"as_supervised=True but {info.full_name} has no supervised_keys")
@@ -114,8 +125,10 @@ class DataSource:
             reader = RandomAccessDataset(files, cache_dir=self._cache_dir, storage_options=self._storage_options)
             for (path, n), got in zip(self._files[name], reader.file_counts()):
                 if n != got:
-                    raise SpecError(f"{path}: dataset_info.json says {n} examples (shardLengths) but the file "
-                                    f"holds {got} records; the directory is incomplete or was rewritten")
+                    raise SpecError(
+                        f"{path}: dataset_info.json says {n} examples (shardLengths) but the file "
+                        f"holds {got} records; the directory is incomplete or was rewritten"
+                    )
             self._readers[name] = reader
         return reader
 
@@ -163,7 +176,7 @@ class DataSource:
 
     def __iter__(self):
         for start in range(0, len(self), 256):
-            yield from self[start:start + 256]
+            yield from self[start : start + 256]
 
     def close(self) -> None:
         for r in self._readers.values():
@@ -188,8 +201,9 @@ class Builder:
         data_dir = _local(data_dir)
         self.data_dir = data_dir.rstrip("/") if is_url(data_dir) else data_dir
         self.storage_options = storage_options
-        self.info: DatasetInfo = read_info(self.data_dir, open_file=lambda p: open_input(
-            p, storage_options=storage_options), index_cache_dir=cache_dir)
+        self.info: DatasetInfo = read_info(
+            self.data_dir, open_file=lambda p: open_input(p, storage_options=storage_options), index_cache_dir=cache_dir
+        )
 
     @property
     def name(self) -> str:
@@ -198,15 +212,26 @@ class Builder:
     def __repr__(self) -> str:
         return f"tfrx.tfds.Builder({self.data_dir!r}, name={self.info.name!r}, version={self.info.version!r})"
 
-    def as_data_source(self, split, *, decoders=None, unknown: str = "raise", as_supervised: bool = False,
-                       cache_dir: str | None = None) -> DataSource:
+    def as_data_source(
+        self, split, *, decoders=None, unknown: str = "raise", as_supervised: bool = False, cache_dir: str | None = None
+    ) -> DataSource:
         """Random access over ``split`` (any TFDS split string or :func:`even_splits` item)."""
-        return DataSource(self, split, decoders=decoders, unknown=unknown, as_supervised=as_supervised,
-                          cache_dir=cache_dir)
+        return DataSource(
+            self, split, decoders=decoders, unknown=unknown, as_supervised=as_supervised, cache_dir=cache_dir
+        )
 
-    def as_dataset(self, split=None, *, decoders=None, shuffle_files: bool = False, seed: int | None = None,
-                   as_supervised: bool = False, unknown: str = "raise", cache_dir: str | None = None,
-                   block_size: int = 64):
+    def as_dataset(
+        self,
+        split=None,
+        *,
+        decoders=None,
+        shuffle_files: bool = False,
+        seed: int | None = None,
+        as_supervised: bool = False,
+        unknown: str = "raise",
+        cache_dir: str | None = None,
+        block_size: int = 64,
+    ):
         """A ``tfrx.data`` pipeline of the examples of ``split`` in file order.
 
         ``split=None`` gives ``{name: dataset}`` for every split, as TFDS does.
@@ -216,15 +241,26 @@ class Builder:
         order (an exact global shuffle, where TFDS only shuffles shard order).
         """
         if split is None:
-            return {name: self.as_dataset(name, decoders=decoders, shuffle_files=shuffle_files, seed=seed,
-                                          as_supervised=as_supervised, unknown=unknown, cache_dir=cache_dir)
-                    for name in self.info.splits}
+            return {
+                name: self.as_dataset(
+                    name,
+                    decoders=decoders,
+                    shuffle_files=shuffle_files,
+                    seed=seed,
+                    as_supervised=as_supervised,
+                    unknown=unknown,
+                    cache_dir=cache_dir,
+                )
+                for name in self.info.splits
+            }
         from tfrx.data.global_shuffle import GlobalShuffleDataset
 
-        source = self.as_data_source(split, decoders=decoders, unknown=unknown, as_supervised=as_supervised,
-                                     cache_dir=cache_dir)
-        return GlobalShuffleDataset(source, seed=seed if shuffle_files else 0, shuffle=bool(shuffle_files),
-                                    block_size=block_size)
+        source = self.as_data_source(
+            split, decoders=decoders, unknown=unknown, as_supervised=as_supervised, cache_dir=cache_dir
+        )
+        return GlobalShuffleDataset(
+            source, seed=seed if shuffle_files else 0, shuffle=bool(shuffle_files), block_size=block_size
+        )
 
 
 def builder(data_dir, *, storage_options: dict | None = None, cache_dir: str | None = None) -> Builder:
@@ -273,7 +309,7 @@ class _Dirs:
 def _local(path) -> str:
     path = os.fsdecode(os.fspath(path)) if not isinstance(path, str) else path
     if path.lower().startswith("file://"):
-        path = path[len("file://"):]
+        path = path[len("file://") :]
     return path if is_url(path) else os.path.expanduser(path)
 
 
@@ -289,8 +325,11 @@ def _find_version_dir(data_dir, storage_options) -> str:
     names = d.listdir(path)
     for name in names:
         parts = name.split(".")
-        if len(parts) == 3 and all(p.isdigit() for p in parts) and d.exists(d.join(d.join(path, name),
-                                                                                   "dataset_info.json")):
+        if (
+            len(parts) == 3
+            and all(p.isdigit() for p in parts)
+            and d.exists(d.join(d.join(path, name), "dataset_info.json"))
+        ):
             versions.append((tuple(int(p) for p in parts), name))
     if versions:
         return d.join(path, max(versions)[1])
@@ -309,9 +348,20 @@ def _named(name: str, data_dir) -> str:
     return path + sep + version if version else path
 
 
-def load(path, *, split=None, data_dir=None, decoders=None, shuffle_files: bool = False, seed: int | None = None,
-         as_supervised: bool = False, with_info: bool = False, unknown: str = "raise",
-         storage_options: dict | None = None, cache_dir: str | None = None) -> Any:
+def load(
+    path,
+    *,
+    split=None,
+    data_dir=None,
+    decoders=None,
+    shuffle_files: bool = False,
+    seed: int | None = None,
+    as_supervised: bool = False,
+    with_info: bool = False,
+    unknown: str = "raise",
+    storage_options: dict | None = None,
+    cache_dir: str | None = None,
+) -> Any:
     """``tfds.load`` for a prepared directory: ``load(dir, split="train[:10%]+test")``.
 
     ``path`` is the dataset directory, or with ``data_dir=`` a TFDS name
@@ -323,6 +373,13 @@ def load(path, *, split=None, data_dir=None, decoders=None, shuffle_files: bool 
     if data_dir is not None:
         path = _named(str(path), _local(data_dir))
     b = builder(path, storage_options=storage_options, cache_dir=cache_dir)
-    ds = b.as_dataset(split, decoders=decoders, shuffle_files=shuffle_files, seed=seed,
-                      as_supervised=as_supervised, unknown=unknown, cache_dir=cache_dir)
+    ds = b.as_dataset(
+        split,
+        decoders=decoders,
+        shuffle_files=shuffle_files,
+        seed=seed,
+        as_supervised=as_supervised,
+        unknown=unknown,
+        cache_dir=cache_dir,
+    )
     return (ds, b.info) if with_info else ds

@@ -155,8 +155,9 @@ def _absolute(ri: ReadInstruction, lengths: Mapping[str, Sequence[int]]) -> tupl
         f = 0 if f is None else f
         t = n if t is None else t
     if abs(f) > n or abs(t) > n:
-        raise ValueError(f"requested slice [{f or ''}:{t or ''}] of split {ri.split_name!r} is incompatible "
-                         f"with its {n} examples")
+        raise ValueError(
+            f"requested slice [{f or ''}:{t or ''}] of split {ri.split_name!r} is incompatible with its {n} examples"
+        )
     if f < 0:
         f = n + f
     if t < 0:
@@ -187,7 +188,9 @@ def resolve(split: SplitArg, lengths: Mapping[str, Sequence[int]]) -> list[tuple
             out.append((name, s, e))
         return out
     if not isinstance(split, str):
-        raise TypeError(f"split must be a string, a ReadInstruction or an even_splits() item, got {type(split).__name__}")
+        raise TypeError(
+            f"split must be a string, a ReadInstruction or an even_splits() item, got {type(split).__name__}"
+        )
     out = []
     for part in split.split("+"):
         parsed = _parse_one(part.strip())

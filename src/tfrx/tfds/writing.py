@@ -21,10 +21,20 @@ def _example_bytes(features: features_lib.Feature, value) -> bytes:
     return make_example(values, kinds=kinds).SerializeToString()
 
 
-def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | None = None,
-          version: str = "1.0.0", description: str = "", citation: str = "", homepage: str = "",
-          supervised_keys: tuple | None = None, shard_size: int = 10_000,
-          storage_options: dict | None = None) -> str:
+def write(
+    data_dir,
+    *,
+    features,
+    splits: Mapping[str, Iterable],
+    name: str | None = None,
+    version: str = "1.0.0",
+    description: str = "",
+    citation: str = "",
+    homepage: str = "",
+    supervised_keys: tuple | None = None,
+    shard_size: int = 10_000,
+    storage_options: dict | None = None,
+) -> str:
     """Writes a prepared TFDS dataset to ``data_dir`` and returns it.
 
     ``features``: a :class:`tfrx.tfds.FeaturesDict` or a nested dict of
@@ -70,20 +80,32 @@ def write(data_dir, *, features, splits: Mapping[str, Iterable], name: str | Non
         # temporary names and get their TFDS names ("-of-N" once N is known) on
         # close, in one journalled commit. An empty split gets one empty shard, as in TFDS.
         count, nbytes = 0, 0
-        with ShardedWriter(f"{prefix}-{split}", max_records_per_shard=shard_size, manifest=False,
-                           storage_options=storage_options) as writer:
+        with ShardedWriter(
+            f"{prefix}-{split}", max_records_per_shard=shard_size, manifest=False, storage_options=storage_options
+        ) as writer:
             for ex in examples:
                 blob = _example_bytes(feats, ex)
                 writer.write(blob)
                 count += 1
                 nbytes += len(blob)
         lengths = [min(shard_size, count - start) for start in range(0, count, shard_size)] or [0]
-        split_infos.append({"filepathTemplate": DEFAULT_TEMPLATE, "name": split, "numBytes": str(nbytes),
-                            "shardLengths": [str(n) for n in lengths]})
+        split_infos.append(
+            {
+                "filepathTemplate": DEFAULT_TEMPLATE,
+                "name": split,
+                "numBytes": str(nbytes),
+                "shardLengths": [str(n) for n in lengths],
+            }
+        )
 
     info: dict[str, Any] = {
-        "citation": citation, "description": description, "fileFormat": "tfrecord",
-        "moduleName": "tfrx.tfds", "name": name, "splits": split_infos, "version": version,
+        "citation": citation,
+        "description": description,
+        "fileFormat": "tfrecord",
+        "moduleName": "tfrx.tfds",
+        "name": name,
+        "splits": split_infos,
+        "version": version,
     }
     if homepage:
         info["location"] = {"urls": [homepage]}

@@ -29,9 +29,19 @@ __all__ = [
 
 _LAZY = {
     **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest", "write_examples"], "tfrx.tools.sharded"),
-    **dict.fromkeys(["images_to_tfrecord", "csv_to_tfrecord", "jsonl_to_tfrecord", "parquet_to_tfrecord",
-                     "tfrecord_to_jsonl", "tfrecord_to_parquet", "ConvertSummary", "ConvertError"],
-                    "tfrx.tools.convert"),
+    **dict.fromkeys(
+        [
+            "images_to_tfrecord",
+            "csv_to_tfrecord",
+            "jsonl_to_tfrecord",
+            "parquet_to_tfrecord",
+            "tfrecord_to_jsonl",
+            "tfrecord_to_parquet",
+            "ConvertSummary",
+            "ConvertError",
+        ],
+        "tfrx.tools.convert",
+    ),
     "compute_stats": "tfrx.tools.stats",
     "verify_files": "tfrx.tools.verify",
 }

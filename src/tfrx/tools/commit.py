@@ -111,8 +111,9 @@ def commit_shards(
 
     journal = journal_path(prefix)
     _before_step("journal")
-    _write_json(journal, {"format": "tfrx-commit/1", "prefix": base,
-                          "shards": [_basename(f, remote) for f in finals]}, fs, sync)
+    _write_json(
+        journal, {"format": "tfrx-commit/1", "prefix": base, "shards": [_basename(f, remote) for f in finals]}, fs, sync
+    )
 
     _before_step("clear")
     for final in finals:

@@ -42,7 +42,10 @@ def progress_bar(total: int | None = None, *, desc: str = "", unit: str = "rec",
         from tqdm.auto import tqdm
     except ImportError:
         if asked:
-            warnings.warn("progress=True needs tqdm, which is not installed: pip install 'tfrx[progress]' "
-                          "(continuing without a progress bar)", stacklevel=2)
+            warnings.warn(
+                "progress=True needs tqdm, which is not installed: pip install 'tfrx[progress]' "
+                "(continuing without a progress bar)",
+                stacklevel=2,
+            )
         return _Silent()
     return tqdm(total=total, desc=desc, unit=unit, unit_scale=True, file=sys.stderr, leave=False, dynamic_ncols=True)

@@ -143,8 +143,11 @@ class ShardedWriter:
         self.storage_options = storage_options
         if num_shards is not None and (max_records_per_shard is not None or max_bytes_per_shard is not None):
             raise ValueError("pass num_shards, or max_records_per_shard / max_bytes_per_shard, not both")
-        for name, v in (("num_shards", num_shards), ("max_records_per_shard", max_records_per_shard),
-                        ("max_bytes_per_shard", max_bytes_per_shard)):
+        for name, v in (
+            ("num_shards", num_shards),
+            ("max_records_per_shard", max_records_per_shard),
+            ("max_bytes_per_shard", max_bytes_per_shard),
+        ):
             if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
         if naming != "tfds":
@@ -311,13 +314,21 @@ class ShardedWriter:
         shards = sorted(self._done, key=lambda s: s.index)
         build = None
         if self.want_index:
+
             def build(path: str) -> None:
                 self._build_index(path, index_path=index_sidecar(path))
+
         self._closed = True
         self.paths, self.manifest = commit_shards(
-            [(shard.tmp, shard.records) for shard in shards], self.prefix, naming=self.naming,
-            compression=self.compression, fs=self._fs, storage_options=self.storage_options,
-            manifest=self.want_manifest, build_index=build, sync=self.sync,
+            [(shard.tmp, shard.records) for shard in shards],
+            self.prefix,
+            naming=self.naming,
+            compression=self.compression,
+            fs=self._fs,
+            storage_options=self.storage_options,
+            manifest=self.want_manifest,
+            build_index=build,
+            sync=self.sync,
         )
         return self.paths
 
@@ -340,7 +351,9 @@ class ShardedWriter:
         shards = [*self._open, *self._done]
         if self._fs is not None:  # an upload that did not complete left no object
             shards = [shard for shard in shards if shard.writer is None]
-        discard_parts([shard.tmp for shard in shards], fs=self._fs, directory=os.path.dirname(self._tmp_name(0, "part")))
+        discard_parts(
+            [shard.tmp for shard in shards], fs=self._fs, directory=os.path.dirname(self._tmp_name(0, "part"))
+        )
         self._open, self._done = [], []
 
     @property
@@ -430,9 +443,15 @@ def write_examples(
     writer: ShardedWriter | TFRecordWriter
     if sharded:
         writer = ShardedWriter(
-            prefix_or_path, num_shards=num_shards, max_records_per_shard=max_records_per_shard,
-            max_bytes_per_shard=max_bytes_per_shard, compression=compression, naming=naming, index=index,
-            total_records=total if num_shards is not None else None, storage_options=storage_options,
+            prefix_or_path,
+            num_shards=num_shards,
+            max_records_per_shard=max_records_per_shard,
+            max_bytes_per_shard=max_bytes_per_shard,
+            compression=compression,
+            naming=naming,
+            index=index,
+            total_records=total if num_shards is not None else None,
+            storage_options=storage_options,
         )
     else:
         path = os.fspath(prefix_or_path)

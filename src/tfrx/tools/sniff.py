@@ -26,8 +26,12 @@ SEQUENCE_EXAMPLE = "SequenceExample"
 OTHER = "other"
 EMPTY = "empty"
 
-_NAMES = {RecordKind.EMPTY: EMPTY, RecordKind.EXAMPLE: EXAMPLE, RecordKind.SEQUENCE_EXAMPLE: SEQUENCE_EXAMPLE,
-          RecordKind.OTHER: OTHER}
+_NAMES = {
+    RecordKind.EMPTY: EMPTY,
+    RecordKind.EXAMPLE: EXAMPLE,
+    RecordKind.SEQUENCE_EXAMPLE: SEQUENCE_EXAMPLE,
+    RecordKind.OTHER: OTHER,
+}
 _ONE_RECORD = np.zeros(1, np.int64)
 
 
@@ -87,8 +91,9 @@ def record_kinds(records, *, top_level_only: bool = False) -> list[str]:
         lengths = np.fromiter(map(len, items), np.int64, count=len(items))
         starts = np.zeros(len(items), np.int64)
         np.cumsum(lengths[:-1], out=starts[1:])
-    kinds = _classify(data, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(lengths, np.int64),
-                      top_level_only)
+    kinds = _classify(
+        data, np.ascontiguousarray(starts, np.int64), np.ascontiguousarray(lengths, np.int64), top_level_only
+    )
     names = [_NAMES[RecordKind(k)] for k in kinds.tolist()]
     return [EXAMPLE if k == EMPTY else k for k in names] if top_level_only else names
 

@@ -71,8 +71,10 @@ class FeatureStats:
 
     def top(self, k: int = 5) -> list[tuple[bytes, int]]:
         """The ``k`` most common values and their counts (a long value as its first 64 bytes)."""
-        return [(key if isinstance(key, bytes) else self.shown[key] + b"...", n)
-                for key, n in self.top_counter.most_common(k)]
+        return [
+            (key if isinstance(key, bytes) else self.shown[key] + b"...", n)
+            for key, n in self.top_counter.most_common(k)
+        ]
 
     def _values(self, value) -> int:
         if isinstance(value, np.ndarray):
@@ -180,14 +182,19 @@ class DatasetStats:
     feature_lists: dict[str, FeatureStats] = field(default_factory=dict)
 
     def to_dict(self, top_k: int = 5) -> dict:
-        d = {"records": self.records, "payload": self.payload,
-             "features": [s.to_dict(top_k) for _, s in sorted(self.features.items())]}
+        d = {
+            "records": self.records,
+            "payload": self.payload,
+            "features": [s.to_dict(top_k) for _, s in sorted(self.features.items())],
+        }
         if self.feature_lists:
             d["feature_lists"] = [s.to_dict(top_k) for _, s in sorted(self.feature_lists.items())]
         return d
 
 
-def compute_stats(records, *, sequence: bool = False, max_records: int | None = None, stats: DatasetStats | None = None) -> DatasetStats:
+def compute_stats(
+    records, *, sequence: bool = False, max_records: int | None = None, stats: DatasetStats | None = None
+) -> DatasetStats:
     """Statistics of ``records`` (an iterable of ``RecordBatch`` objects or of bytes).
 
     ``sequence=True`` reads SequenceExamples (context features in

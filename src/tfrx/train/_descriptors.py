@@ -63,9 +63,7 @@ def file_descriptors() -> tuple[descriptor_pb2.FileDescriptorProto, descriptor_p
     _field(m, "feature", 1, _F.TYPE_MESSAGE, label=_F.LABEL_REPEATED, type_name="Feature")
     m = feature.message_type.add(name="FeatureLists")
     _map_entry(m, "FeatureListEntry", "FeatureList")
-    _field(
-        m, "feature_list", 1, _F.TYPE_MESSAGE, label=_F.LABEL_REPEATED, type_name="FeatureLists.FeatureListEntry"
-    )
+    _field(m, "feature_list", 1, _F.TYPE_MESSAGE, label=_F.LABEL_REPEATED, type_name="FeatureLists.FeatureListEntry")
 
     example = descriptor_pb2.FileDescriptorProto(
         name=EXAMPLE_FILE, package=PACKAGE, syntax="proto3", dependency=[FEATURE_FILE]

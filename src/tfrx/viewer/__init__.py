@@ -52,8 +52,10 @@ class View:
         self.storage_options = storage_options
 
     def records(self) -> list[dict]:
-        return [{"n": n, "shard": path, "i": i, **record_view(rec), "_bytes": rec}
-                for n, path, i, rec in self.source.read(self.start, self.count)]
+        return [
+            {"n": n, "shard": path, "i": i, **record_view(rec), "_bytes": rec}
+            for n, path, i, rec in self.source.read(self.start, self.count)
+        ]
 
     def _repr_html_(self) -> str:
         rows = self.records()
@@ -61,9 +63,13 @@ class View:
         for r in rows:
             names += [k for k in r.get("features", {}) if k not in names]
         total = self.source.total()
-        out = [f"<div><b>tfrx.view</b>: {len(self.source.shards)} file(s), {total:,} records; "
-               f"records {self.start}&ndash;{self.start + len(rows) - 1}</div>",
-               "<table><thead><tr><th>#</th>" + "".join(f"<th>{html.escape(k)}</th>" for k in names) + "</tr></thead><tbody>"]
+        out = [
+            f"<div><b>tfrx.view</b>: {len(self.source.shards)} file(s), {total:,} records; "
+            f"records {self.start}&ndash;{self.start + len(rows) - 1}</div>",
+            "<table><thead><tr><th>#</th>"
+            + "".join(f"<th>{html.escape(k)}</th>" for k in names)
+            + "</tr></thead><tbody>",
+        ]
         for r in rows:
             cells = [f"<td>{r['n']}</td>"]
             if r["kind"] == "other":

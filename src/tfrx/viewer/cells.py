@@ -69,7 +69,7 @@ def raw_image_shape(features: dict, name: str, value: bytes) -> tuple[int, int, 
     if not h or not w or h <= 0 or w <= 0:
         return None
     c = _scalar(features, prefix + "depth", prefix + "channels", "depth", "channels", "image/channels")
-    for channels in ([c] if c else [1, 3, 4]):
+    for channels in [c] if c else [1, 3, 4]:
         if channels in (1, 3, 4) and h * w * channels == len(value):
             return h, w, channels
     return None
@@ -114,10 +114,17 @@ def value_cell(value: Any, features: dict | None = None, name: str = "") -> dict
         if value.size <= INLINE:
             return {"t": "num", "kind": kind, "v": [_json_number(x) for x in value]}
         finite = value[np.isfinite(value)] if kind == "float" else value
-        cell = {"t": "numlist", "kind": kind, "n": int(value.size), "head": [_json_number(x) for x in value[:INLINE]],
-                "spark": _spark(value)}
+        cell = {
+            "t": "numlist",
+            "kind": kind,
+            "n": int(value.size),
+            "head": [_json_number(x) for x in value[:INLINE]],
+            "spark": _spark(value),
+        }
         if finite.size:
-            cell.update(min=_json_number(finite.min()), max=_json_number(finite.max()), mean=round(float(finite.mean()), 6))
+            cell.update(
+                min=_json_number(finite.min()), max=_json_number(finite.max()), mean=round(float(finite.mean()), 6)
+            )
         return cell
     values = list(value)
     items = []
@@ -149,7 +156,9 @@ def boxes_of(features: dict) -> list[dict]:
     labels = features.get("image/object/class/label")
     out = []
     for i in range(n):
-        box: dict[str, float | str] = {k: round(float(c[i]), 5) for k, c in zip(("xmin", "ymin", "xmax", "ymax"), coords)}
+        box: dict[str, float | str] = {
+            k: round(float(c[i]), 5) for k, c in zip(("xmin", "ymin", "xmax", "ymax"), coords)
+        }
         if isinstance(texts, list) and i < len(texts):
             box["label"] = bytes(texts[i]).decode("utf-8", "replace")
         elif isinstance(labels, np.ndarray) and i < labels.size:
@@ -167,22 +176,31 @@ def record_view(record: bytes) -> dict:
     try:
         if kind == EXAMPLE or (kind != SEQUENCE_EXAMPLE and not record):
             features = decode_example(record, keep_empty=True)
-            return {"kind": "Example", "size": len(record),
-                    "features": {k: value_cell(v, features, k) for k, v in sorted(features.items())},
-                    "boxes": boxes_of(features)}
+            return {
+                "kind": "Example",
+                "size": len(record),
+                "features": {k: value_cell(v, features, k) for k, v in sorted(features.items())},
+                "boxes": boxes_of(features),
+            }
         if kind == SEQUENCE_EXAMPLE:
             context, lists = decode_sequence_example(record, keep_empty=True)
             return {
-                "kind": "SequenceExample", "size": len(record),
+                "kind": "SequenceExample",
+                "size": len(record),
                 "features": {k: value_cell(v, context, k) for k, v in sorted(context.items())},
-                "feature_lists": {k: {"steps": len(steps), "cells": [value_cell(s) for s in steps[:MAX_STEPS]]}
-                                  for k, steps in sorted(lists.items())},
+                "feature_lists": {
+                    k: {"steps": len(steps), "cells": [value_cell(s) for s in steps[:MAX_STEPS]]}
+                    for k, steps in sorted(lists.items())
+                },
                 "boxes": boxes_of(context),
             }
     except DecodeError as e:
         return {"kind": "other", "size": len(record), "message": f"not a valid Example: {e}", "hex": record[:256].hex()}
     from tfrx.cli._common import describe_other
 
-    return {"kind": "other", "size": len(record),
-            "message": f"not a tf.train.Example or SequenceExample: {describe_other([record])}",
-            "hex": record[:256].hex()}
+    return {
+        "kind": "other",
+        "size": len(record),
+        "message": f"not a tf.train.Example or SequenceExample: {describe_other([record])}",
+        "hex": record[:256].hex(),
+    }

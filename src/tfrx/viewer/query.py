@@ -48,10 +48,22 @@ __all__ = ["Filter", "FilterError"]
 _REDUCERS = ("min", "max", "sum", "any", "all")
 _FUNCS = ("len", "abs", *_REDUCERS)
 _CONSTS = {"True": True, "False": False, "None": None}
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-        ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
-_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-        ast.GtE: operator.ge}
+_BIN = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_CMP = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 _WORDS = set(_FUNCS) | set(_CONSTS) | {"and", "or", "not", "in", "is"}
 _KINDS = {"int64", "float", "bytes"}
 
@@ -128,9 +140,13 @@ class Filter:
         if known:
             pattern = re.compile("|".join(r"(?<![\w/.\-])" + re.escape(n) + r"(?![\w/.\-])" for n in known))
             text = pattern.sub(lambda m: self._slot(m.group(0)), text)
-        text = re.sub(r"(?<![\w./])(?!_[fs]\d+(?!\w))([A-Za-z_][\w/]*\w|[A-Za-z_])(?![\w(/])",
-                      lambda m: m.group(1) if m.group(1) in _WORDS or re.fullmatch(r"_[fs]\d+", m.group(1))
-                      else self._slot(m.group(1)), text)
+        text = re.sub(
+            r"(?<![\w./])(?!_[fs]\d+(?!\w))([A-Za-z_][\w/]*\w|[A-Za-z_])(?![\w(/])",
+            lambda m: (
+                m.group(1) if m.group(1) in _WORDS or re.fullmatch(r"_[fs]\d+", m.group(1)) else self._slot(m.group(1))
+            ),
+            text,
+        )
         text = re.sub(r"_s(\d+)", lambda m: strings[int(m.group(1))], text)
         if not text.strip():
             raise FilterError("the filter is empty")
@@ -143,8 +159,11 @@ class Filter:
             for name in self.names:
                 if name not in self.kinds and name not in self.sequence_kinds:
                     close = difflib.get_close_matches(name, known, n=3)
-                    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else \
-                        f"; the features are {', '.join(sorted(known)[:20])}"
+                    hint = (
+                        f"; did you mean {', '.join(map(repr, close))}?"
+                        if close
+                        else f"; the features are {', '.join(sorted(known)[:20])}"
+                    )
                     raise FilterError(f"the filter {expression!r} names {name!r}, which the records do not have{hint}")
 
     def _slot(self, name: str) -> str:
@@ -153,20 +172,47 @@ class Filter:
         return f"_f{self.names.index(name)}"
 
     def _check(self, node: ast.AST) -> None:
-        allowed = (ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.BinOp, ast.Compare,
-                   ast.Call, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple, ast.Subscript, ast.In, ast.NotIn,
-                   *_BIN, *_CMP)
+        allowed = (
+            ast.BoolOp,
+            ast.And,
+            ast.Or,
+            ast.UnaryOp,
+            ast.Not,
+            ast.USub,
+            ast.UAdd,
+            ast.BinOp,
+            ast.Compare,
+            ast.Call,
+            ast.Name,
+            ast.Load,
+            ast.Constant,
+            ast.List,
+            ast.Tuple,
+            ast.Subscript,
+            ast.In,
+            ast.NotIn,
+            *_BIN,
+            *_CMP,
+        )
         for sub in ast.walk(node):
             if not isinstance(sub, allowed):
-                raise FilterError(f"the filter {self.expression!r} uses {type(sub).__name__}, which filters do not allow")
-            if isinstance(sub, ast.Call) and not (isinstance(sub.func, ast.Name) and sub.func.id in _FUNCS
-                                                  and not sub.keywords and len(sub.args) == 1):
-                raise FilterError(f"the filter {self.expression!r} calls something other than "
-                                  f"{', '.join(sorted(_FUNCS))} with one argument")
+                raise FilterError(
+                    f"the filter {self.expression!r} uses {type(sub).__name__}, which filters do not allow"
+                )
+            if isinstance(sub, ast.Call) and not (
+                isinstance(sub.func, ast.Name) and sub.func.id in _FUNCS and not sub.keywords and len(sub.args) == 1
+            ):
+                raise FilterError(
+                    f"the filter {self.expression!r} calls something other than "
+                    f"{', '.join(sorted(_FUNCS))} with one argument"
+                )
             if isinstance(sub, (ast.List, ast.Tuple)) and not all(isinstance(e, ast.Constant) for e in sub.elts):
                 raise FilterError(f"the filter {self.expression!r} has a list of something other than constants")
-            if isinstance(sub, ast.Subscript) and not (isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int)) \
-                    and not (isinstance(sub.slice, ast.UnaryOp) and isinstance(sub.slice.operand, ast.Constant)):
+            if (
+                isinstance(sub, ast.Subscript)
+                and not (isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, int))
+                and not (isinstance(sub.slice, ast.UnaryOp) and isinstance(sub.slice.operand, ast.Constant))
+            ):
                 raise FilterError(f"the filter {self.expression!r} indexes with something other than a whole number")
 
     # ------------------------------------------------------------------ parsing
@@ -209,8 +255,9 @@ class Filter:
             out[k] = _Rows(k, self._kind(k, False), sp.values, sp.nested_row_splits[0])
         for k in lists:
             record_splits, step_splits = parsed_lists[k].nested_row_splits
-            out[k] = _Rows(k, self._kind(k, True), parsed_lists[k].values, step_splits[record_splits],
-                           steps=np.diff(record_splits))
+            out[k] = _Rows(
+                k, self._kind(k, True), parsed_lists[k].values, step_splits[record_splits], steps=np.diff(record_splits)
+            )
         return out
 
     def matches(self, records, *, sequence: bool = False) -> np.ndarray:
@@ -292,8 +339,14 @@ class Filter:
             raise self._error(f"{what} with a list: use 'in'")
         if (ka == "bytes") != (kb == "bytes"):
             feature = next((x for x in (a, b) if isinstance(x, _Vec)), None)
-            raise self._error(f"{what} between bytes and a number"
-                              + (" (write text in quotes to compare bytes)" if feature is not None and feature.kind == "bytes" else ""))
+            raise self._error(
+                f"{what} between bytes and a number"
+                + (
+                    " (write text in quotes to compare bytes)"
+                    if feature is not None and feature.kind == "bytes"
+                    else ""
+                )
+            )
         va = a.values if isinstance(a, _Vec) else _as_bytes(a)
         vb = b.values if isinstance(b, _Vec) else _as_bytes(b)
         valid = (a.valid if isinstance(a, _Vec) else True) & (b.valid if isinstance(b, _Vec) else True)
@@ -379,7 +432,13 @@ class Filter:
         if isinstance(op, ast.Eq) or isinstance(va, np.ndarray) and va.dtype != object:
             got = _CMP[type(op)](va, vb)
         else:  # ordering of bytes: elementwise on Python bytes
-            got = np.array([_CMP[type(op)](x, y) for x, y in zip(*np.broadcast_arrays(np.asarray(va, object), np.asarray(vb, object)))], bool)
+            got = np.array(
+                [
+                    _CMP[type(op)](x, y)
+                    for x, y in zip(*np.broadcast_arrays(np.asarray(va, object), np.asarray(vb, object)))
+                ],
+                bool,
+            )
         return np.asarray(valid & got, bool).reshape(n) if np.ndim(valid & got) else np.full(n, bool(valid & got))
 
     def _contains(self, item: Any, container: Any, n: int) -> np.ndarray:
@@ -387,8 +446,14 @@ class Filter:
             if isinstance(item, (_Rows, _Vec, list, tuple)) or item is None:
                 raise self._error("'x in feature' needs a constant x")
             if (container.kind == "bytes") != (_kind_of_constant(item) == "bytes"):
-                raise self._error(f"'in' between {_kind_of_constant(item)} and the {container.kind} feature {container.name!r}")
-            hits = (container.values == _as_bytes(item)).astype(np.int64) if container.values.size else np.zeros(0, np.int64)
+                raise self._error(
+                    f"'in' between {_kind_of_constant(item)} and the {container.kind} feature {container.name!r}"
+                )
+            hits = (
+                (container.values == _as_bytes(item)).astype(np.int64)
+                if container.values.size
+                else np.zeros(0, np.int64)
+            )
             if hits.ndim == 0:
                 hits = np.full(container.values.size, int(hits), np.int64)
             counts = np.concatenate([[0], np.cumsum(hits)])

@@ -46,10 +46,16 @@ MAX_PAGE = 200
 SCAN_SECONDS = 1.5  # a filtered page answers with what it found after this long (and says how far it got)
 MAX_STATS_RECORDS = 10_000_000
 MAX_EXPORT = 1 << 40
-EXPORT_FORMATS = {"tfrecord": ("application/octet-stream", "selection.tfrecord"),
-                  "parquet": ("application/vnd.apache.parquet", "selection.parquet"),
-                  "jsonl": ("application/x-ndjson", "selection.jsonl")}
-_STATIC = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
+EXPORT_FORMATS = {
+    "tfrecord": ("application/octet-stream", "selection.tfrecord"),
+    "parquet": ("application/vnd.apache.parquet", "selection.parquet"),
+    "jsonl": ("application/x-ndjson", "selection.jsonl"),
+}
+_STATIC = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
 
 
 class _ApiError(Exception):
@@ -89,8 +95,13 @@ class _Background:
             if self.status == "idle":
                 self.status = "running"
                 threading.Thread(target=self._run, daemon=True, name="tfrx-view-bg").start()
-        return {"status": self.status, "progress": self.progress, "size": self.size, "result": self.result,
-                "error": self.error}
+        return {
+            "status": self.status,
+            "progress": self.progress,
+            "size": self.size,
+            "result": self.result,
+            "error": self.error,
+        }
 
     def _run(self) -> None:
         try:
@@ -118,7 +129,9 @@ class ViewerServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, source: ViewSource, host: str = "127.0.0.1", port: int = 0, *, stats_records: int = 10_000) -> None:
+    def __init__(
+        self, source: ViewSource, host: str = "127.0.0.1", port: int = 0, *, stats_records: int = 10_000
+    ) -> None:
         super().__init__((host, port), _Handler)
         self.source = source
         self.stats_records = stats_records
@@ -155,9 +168,22 @@ class ViewerServer(ThreadingHTTPServer):
     def info(self) -> dict:
         job = self.preparing
         if job.status == "running":
-            return {"status": "indexing", "progress": job.progress, "size": job.size, "message": _progress_text(job),
-                    "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size,
-                                "count": s.count, "error": s.error} for s in self.source.shards]}
+            return {
+                "status": "indexing",
+                "progress": job.progress,
+                "size": job.size,
+                "message": _progress_text(job),
+                "shards": [
+                    {
+                        "path": s.path,
+                        "compression": s.compression or "none",
+                        "size": s.size,
+                        "count": s.count,
+                        "error": s.error,
+                    }
+                    for s in self.source.shards
+                ],
+            }
         self.require_ready()
         src = self.source
         total = src.total()
@@ -167,8 +193,16 @@ class ViewerServer(ThreadingHTTPServer):
             threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()
         return {
             "status": "ready",
-            "shards": [{"path": s.path, "compression": s.compression or "none", "size": s.size, "count": s.count,
-                        "error": s.error} for s in src.shards],
+            "shards": [
+                {
+                    "path": s.path,
+                    "compression": s.compression or "none",
+                    "size": s.size,
+                    "count": s.count,
+                    "error": s.error,
+                }
+                for s in src.shards
+            ],
             "total": total,
             "stats_records": self.stats_records,
             "payload": schema["payload"],
@@ -176,8 +210,11 @@ class ViewerServer(ThreadingHTTPServer):
             "features": schema["kinds"],
             "feature_lists": schema["sequence_kinds"],
             # A TFDS directory's class names, by the Example key of the ClassLabel ("objects/label").
-            "labels": {k: src.label_names[k.replace("/", "-")] for k in schema["kinds"]
-                       if k.replace("/", "-") in src.label_names},
+            "labels": {
+                k: src.label_names[k.replace("/", "-")]
+                for k in schema["kinds"]
+                if k.replace("/", "-") in src.label_names
+            },
         }
 
     def schema(self, *, sampled: bool = True) -> dict:
@@ -207,8 +244,13 @@ class ViewerServer(ThreadingHTTPServer):
         head = src.read(0, 64)
         records = [r[3] for r in head]
         payloads = first["payload"] if first else sorted({record_view(r)["kind"] for r in records[:32]})
-        out = {"payload": payloads, "code": first and first["code"], "kinds": {}, "sequence_kinds": None,
-               "sampled": sampled}
+        out = {
+            "payload": payloads,
+            "code": first and first["code"],
+            "kinds": {},
+            "sequence_kinds": None,
+            "sampled": sampled,
+        }
         if not records or not payloads or "other" in payloads:
             return out
         kind = "sequence" if "SequenceExample" in payloads else "example"
@@ -260,7 +302,9 @@ class ViewerServer(ThreadingHTTPServer):
     def _filter(self, expression: str) -> tuple[Filter, bool]:
         schema = self.schema()
         if "other" in schema["payload"]:
-            raise _ApiError(400, "these records are not tf.train.Example or SequenceExample: there are no features to filter on")
+            raise _ApiError(
+                400, "these records are not tf.train.Example or SequenceExample: there are no features to filter on"
+            )
         try:
             f = Filter(expression, schema["kinds"], sequence_kinds=schema["sequence_kinds"])
         except FilterError as e:
@@ -277,8 +321,11 @@ class ViewerServer(ThreadingHTTPServer):
         except IndexError as e:
             raise _ApiError(404, str(e)) from None
         try:
-            features = (decode_sequence_example(record)[0] if record_kind(record) == SEQUENCE_EXAMPLE
-                        else decode_example(record))
+            features = (
+                decode_sequence_example(record)[0]
+                if record_kind(record) == SEQUENCE_EXAMPLE
+                else decode_example(record)
+            )
         except DecodeError as e:
             raise _ApiError(422, f"record {n} is not an Example: {e}") from None
         values = features.get(feature)
@@ -299,8 +346,12 @@ class ViewerServer(ThreadingHTTPServer):
         """The state of the statistics job for these parameters (started on first ask; another job is cancelled)."""
         schema = self.schema()
         if "other" in schema["payload"]:
-            return {"status": "failed", "progress": 0, "result": None,
-                    "error": "the records are not tf.train.Example or SequenceExample: no statistics"}
+            return {
+                "status": "failed",
+                "progress": 0,
+                "result": None,
+                "error": "the records are not tf.train.Example or SequenceExample: no statistics",
+            }
         if mode not in ("sample", "all"):
             raise _ApiError(400, f"mode must be 'sample' or 'all', got {mode!r}")
         key = (mode, records if mode == "sample" else 0, seed if mode == "sample" else 0)
@@ -311,8 +362,9 @@ class ViewerServer(ThreadingHTTPServer):
                     if other.status == "running":
                         other.cancelled = True
                 self._stats = {k: v for k, v in self._stats.items() if v.status == "done"}
-                job = self._stats[key] = StatsJob(self.source, schema["kinds"], schema["sequence_kinds"], mode=mode,
-                                                  records=records, seed=seed)
+                job = self._stats[key] = StatsJob(
+                    self.source, schema["kinds"], schema["sequence_kinds"], mode=mode, records=records, seed=seed
+                )
         job.start()
         return job.state()
 
@@ -328,9 +380,22 @@ class ViewerServer(ThreadingHTTPServer):
                 files.append({"path": shard.path, "ok": False, "records": 0, "errors": [{"message": shard.error}]})
                 continue
             (check,) = verify_files(shard.path, progress=progress)
-            files.append({"path": check.path, "ok": check.ok, "records": check.records, "errors": [
-                {"kind": getattr(e, "kind", type(e).__name__), "record": getattr(e, "record_index", None),
-                 "offset": getattr(e, "offset", None), "message": str(e)} for e in check.errors]})
+            files.append(
+                {
+                    "path": check.path,
+                    "ok": check.ok,
+                    "records": check.records,
+                    "errors": [
+                        {
+                            "kind": getattr(e, "kind", type(e).__name__),
+                            "record": getattr(e, "record_index", None),
+                            "offset": getattr(e, "offset", None),
+                            "message": str(e),
+                        }
+                        for e in check.errors
+                    ],
+                }
+            )
         return {"files": files, "damaged": sum(not f["ok"] for f in files)}
 
     def export(self, fmt: str, expression: str | None, limit: int, folder: str) -> str:
@@ -417,7 +482,7 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path in ("/", "/index.html"):
                 return self._static("index.html")
             if url.path.startswith("/static/"):
-                return self._static(url.path[len("/static/"):])
+                return self._static(url.path[len("/static/") :])
             if url.path == "/api/info":
                 return self._json(200, srv.info())
             if url.path.startswith("/api/"):
@@ -435,15 +500,22 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path == "/api/random":
                 count = _int(q, "count", 20, 1, MAX_PAGE)
                 picks = srv.source.sample_numbers(count, _int(q, "seed", 0))
-                return self._json(200, {"records": [srv._row(*r) for r in srv.source.read_numbers(picks)],
-                                        "total": srv.source.total()})
+                return self._json(
+                    200,
+                    {"records": [srv._row(*r) for r in srv.source.read_numbers(picks)], "total": srv.source.total()},
+                )
             if url.path == "/api/media":
                 body, mime = srv.media(_int(q, "n"), q.get("feature", [""])[0], _int(q, "j", 0))
                 return self._send(200, body, mime)
             if url.path == "/api/stats":
-                return self._json(200, srv.stats(q.get("mode", ["sample"])[0],
-                                                 _int(q, "records", srv.stats_records, 1, MAX_STATS_RECORDS),
-                                                 _int(q, "seed", 0)))
+                return self._json(
+                    200,
+                    srv.stats(
+                        q.get("mode", ["sample"])[0],
+                        _int(q, "records", srv.stats_records, 1, MAX_STATS_RECORDS),
+                        _int(q, "seed", 0),
+                    ),
+                )
             if url.path == "/api/health":
                 return self._json(200, srv.health.state())
             if url.path == "/api/export":
@@ -482,8 +554,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body, _STATIC[name] or mimetypes.guess_type(name)[0] or "application/octet-stream")
 
 
-def serve(paths, *, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True, storage_options: dict | None = None,
-          stats_records: int = 10_000, index_cache_dir: str | None = None) -> None:
+def serve(
+    paths,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_browser: bool = True,
+    storage_options: dict | None = None,
+    stats_records: int = 10_000,
+    index_cache_dir: str | None = None,
+) -> None:
     """Serves the viewer for ``paths`` until interrupted (Ctrl-C).
 
     The page opens at once; while missing record indexes are built it shows

@@ -77,8 +77,10 @@ def _tfds_shards(paths):
     folder = _find_version_dir(os.fspath(paths), None)
     shards = sorted(glob.glob(os.path.join(glob.escape(folder), "*.tfrecord*")))
     if not shards or not os.path.exists(os.path.join(folder, "dataset_info.json")):
-        raise FileNotFoundError(f"{os.fspath(paths)!r} is a directory but not a TFDS dataset (no dataset_info.json "
-                                "beside TFRecord shards); give the files or a glob")
+        raise FileNotFoundError(
+            f"{os.fspath(paths)!r} is a directory but not a TFDS dataset (no dataset_info.json "
+            "beside TFRecord shards); give the files or a glob"
+        )
     return shards
 
 
@@ -136,8 +138,9 @@ class ViewSource:
         done = 0
         for k, shard in enumerate(self.shards):
             if shard.count is None and shard.error is None and not shard.compression and k not in self._indexes:
-                self._indexes[k] = self._index(shard, None if progress is None else
-                                               (lambda d, _n, base=done: progress(base + d, total)))
+                self._indexes[k] = self._index(
+                    shard, None if progress is None else (lambda d, _n, base=done: progress(base + d, total))
+                )
             self.count(k)
             done += shard.size or 0
             if progress is not None:
@@ -203,8 +206,13 @@ class ViewSource:
                 from tfrx.data.random_access import RandomAccessDataset
 
                 index = self._indexes.get(k)
-                ds = RandomAccessDataset([self.shards[k].path], verify=True, cache_dir=self._cache_dir,
-                                         index=None if index is None else [index], storage_options=self.storage_options)
+                ds = RandomAccessDataset(
+                    [self.shards[k].path],
+                    verify=True,
+                    cache_dir=self._cache_dir,
+                    index=None if index is None else [index],
+                    storage_options=self.storage_options,
+                )
                 self._datasets[k] = ds
             return ds
 

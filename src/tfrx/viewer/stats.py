@@ -65,7 +65,9 @@ class ColumnStats:
         self._sample = np.zeros(0, np.float64)
         self._keys = np.zeros(0, np.float64)
 
-    def add(self, values: np.ndarray, splits: np.ndarray, steps: np.ndarray | None = None, kind: str | None = None) -> None:
+    def add(
+        self, values: np.ndarray, splits: np.ndarray, steps: np.ndarray | None = None, kind: str | None = None
+    ) -> None:
         lengths = np.diff(splits)
         present = lengths > 0 if steps is None else steps > 0
         self.present += int(present.sum())
@@ -115,22 +117,38 @@ class ColumnStats:
             counts = np.fromiter(counter.values(), np.int64)
             total = int(counts.sum())
             hist = _histogram(np.repeat(keys, counts)) if total <= 5_000_000 else None
-            return {"min": int(keys.min()), "max": int(keys.max()), "mean": float((keys * counts).sum() / total),
-                    "histogram": hist}
+            return {
+                "min": int(keys.min()),
+                "max": int(keys.max()),
+                "mean": float((keys * counts).sum() / total),
+                "histogram": hist,
+            }
 
         kinds = [k for k, n in self.kinds.most_common() if n]
-        d = {"name": self.name, "kind": "/".join(kinds) if kinds else "none", "kinds": dict(self.kinds),
-             "present": self.present, "num_values": spread(self.lengths)}
+        d = {
+            "name": self.name,
+            "kind": "/".join(kinds) if kinds else "none",
+            "kinds": dict(self.kinds),
+            "present": self.present,
+            "num_values": spread(self.lengths),
+        }
         if self.feature_list:
             d["steps"] = spread(self.steps)
         n = self.numbers
         if n.value_count or n.nan_count:
             scale = self.finite / max(1, self._sample.size)
             lo, hi = (n.value_min, n.value_max) if self._sample.size else (None, None)
-            if lo is not None and not np.isfinite(lo) or hi is not None and not np.isfinite(hi):  # infinities: the finite span
+            if (
+                lo is not None and not np.isfinite(lo) or hi is not None and not np.isfinite(hi)
+            ):  # infinities: the finite span
                 lo, hi = float(self._sample.min()), float(self._sample.max())
-            d["values"] = {"min": _number(n.value_min), "max": _number(n.value_max), "mean": _number(n.value_mean),
-                           "nan": n.nan_count, "histogram": _histogram(self._sample, scale, lo, hi, integer=self.kind == "int64")}
+            d["values"] = {
+                "min": _number(n.value_min),
+                "max": _number(n.value_max),
+                "mean": _number(n.value_mean),
+                "nan": n.nan_count,
+                "histogram": _histogram(self._sample, scale, lo, hi, integer=self.kind == "int64"),
+            }
         if self.top:
             d["top"] = [[_show(k) if isinstance(k, bytes) else k, c] for k, c in self.top.most_common(top_k)]
         if self.long_values:
@@ -152,8 +170,17 @@ def _kind_of(value) -> str:
 class StatsJob:
     """Statistics over ``source`` in the background: ``mode="all"`` reads every record, ``"sample"`` ``records`` drawn at random."""
 
-    def __init__(self, source, kinds: dict, sequence_kinds: dict | None = None, *, mode: str = "sample",
-                 records: int = 10_000, seed: int = 0, batch: int = 1024) -> None:
+    def __init__(
+        self,
+        source,
+        kinds: dict,
+        sequence_kinds: dict | None = None,
+        *,
+        mode: str = "sample",
+        records: int = 10_000,
+        seed: int = 0,
+        batch: int = 1024,
+    ) -> None:
         if mode not in ("all", "sample"):
             raise ValueError(f"mode must be 'all' or 'sample', got {mode!r}")
         self.source, self.mode, self.records, self.seed, self.batch = source, mode, int(records), int(seed), batch
@@ -161,8 +188,10 @@ class StatsJob:
         self.kinds = {k: v for k, v in kinds.items() if v in _DTYPES}
         self.sequence_kinds = {k: v for k, v in (sequence_kinds or {}).items() if v in _DTYPES}
         self.features = {k: ColumnStats(k, v, seed=seed + i) for i, (k, v) in enumerate(sorted(self.kinds.items()))}
-        self.lists = {k: ColumnStats(k, v, feature_list=True, seed=seed + 1000 + i)
-                      for i, (k, v) in enumerate(sorted(self.sequence_kinds.items()))}
+        self.lists = {
+            k: ColumnStats(k, v, feature_list=True, seed=seed + 1000 + i)
+            for i, (k, v) in enumerate(sorted(self.sequence_kinds.items()))
+        }
         self.done = 0
         self.unreadable = 0
         self.target = 0
@@ -194,8 +223,14 @@ class StatsJob:
                 threading.Thread(target=self._run, daemon=True, name="tfrx-view-stats").start()
 
     def state(self) -> dict:
-        return {"status": self.status, "progress": self.done, "target": self.target, "mode": self.mode,
-                "result": self.result, "error": self.error}
+        return {
+            "status": self.status,
+            "progress": self.done,
+            "target": self.target,
+            "mode": self.mode,
+            "result": self.result,
+            "error": self.error,
+        }
 
     def _run(self) -> None:
         try:
@@ -275,8 +310,13 @@ class StatsJob:
                         stats.add(_flat([value], kind), np.array([0, len(value)]), kind=kind)
 
     def to_dict(self) -> dict:
-        out = {"records": self.done, "total": self.source.total(), "mode": self.mode, "unreadable": self.unreadable,
-               "features": [s.to_dict() for _, s in sorted(self.features.items())]}
+        out = {
+            "records": self.done,
+            "total": self.source.total(),
+            "mode": self.mode,
+            "unreadable": self.unreadable,
+            "features": [s.to_dict() for _, s in sorted(self.features.items())],
+        }
         if self.sequence:
             out["feature_lists"] = [s.to_dict() for _, s in sorted(self.lists.items())]
         return out

@@ -31,8 +31,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-DEFAULTS = {"max_seq_length": 128, "max_predictions_per_seq": 20, "masked_lm_prob": 0.15, "short_seq_prob": 0.1,
-            "dupe_factor": 10, "random_seed": 12345, "do_lower_case": True, "do_whole_word_mask": False}
+DEFAULTS = {
+    "max_seq_length": 128,
+    "max_predictions_per_seq": 20,
+    "masked_lm_prob": 0.15,
+    "short_seq_prob": 0.1,
+    "dupe_factor": 10,
+    "random_seed": 12345,
+    "do_lower_case": True,
+    "do_whole_word_mask": False,
+}
 
 
 def load_cases() -> dict:
@@ -79,10 +87,21 @@ def run_reference(inputs: list[str], vocab: str, outputs: list[str], flags: dict
     text_fn = ref.get_processor_text_fn(False, flags["do_lower_case"])
     rng = random.Random(flags["random_seed"])
     instances = ref.create_training_instances(
-        inputs, tokenizer, text_fn, flags["max_seq_length"], flags["dupe_factor"], flags["short_seq_prob"],
-        flags["masked_lm_prob"], flags["max_predictions_per_seq"], rng, flags["do_whole_word_mask"], None)
-    ref.write_instance_to_example_files(instances, tokenizer, flags["max_seq_length"],
-                                        flags["max_predictions_per_seq"], outputs, gzip, False)
+        inputs,
+        tokenizer,
+        text_fn,
+        flags["max_seq_length"],
+        flags["dupe_factor"],
+        flags["short_seq_prob"],
+        flags["masked_lm_prob"],
+        flags["max_predictions_per_seq"],
+        rng,
+        flags["do_whole_word_mask"],
+        None,
+    )
+    ref.write_instance_to_example_files(
+        instances, tokenizer, flags["max_seq_length"], flags["max_predictions_per_seq"], outputs, gzip, False
+    )
 
 
 def main(argv: list[str]) -> None:
@@ -92,8 +111,13 @@ def main(argv: list[str]) -> None:
     if "--vocab" in argv or not (HERE / "vocab.txt").exists():
         build_vocab()
     for name, case in load_cases().items():
-        run_reference([str(HERE / p) for p in case["inputs"]], str(HERE / "vocab.txt"),
-                      [str(HERE / o) for o in output_names(name, case)], case_flags(case), bool(case.get("gzip")))
+        run_reference(
+            [str(HERE / p) for p in case["inputs"]],
+            str(HERE / "vocab.txt"),
+            [str(HERE / o) for o in output_names(name, case)],
+            case_flags(case),
+            bool(case.get("gzip")),
+        )
         print(name, output_names(name, case))
 
 

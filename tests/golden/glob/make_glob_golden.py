@@ -46,9 +46,7 @@ def main() -> None:
             path = os.path.join(tmp, name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "wb").close()
-        matches = {
-            p: sorted(os.path.relpath(m, tmp) for m in tf.io.gfile.glob(os.path.join(tmp, p))) for p in PATTERNS
-        }
+        matches = {p: sorted(os.path.relpath(m, tmp) for m in tf.io.gfile.glob(os.path.join(tmp, p))) for p in PATTERNS}
     out = {"tensorflow": tf.__version__, "files": FILES, "matches": matches}
     (HERE / "tf_glob.json").write_text(json.dumps(out, indent=2) + "\n")
 

@@ -42,8 +42,9 @@ def write_level0(tf_or_tfrx, path: str, compression: str, flush_after: list) -> 
     if tf_or_tfrx.__name__ == "tfrx":
         w = tf_or_tfrx.TFRecordWriter(path, tf_or_tfrx.TFRecordOptions(compression, 0))
     else:
-        w = tf_or_tfrx.io.TFRecordWriter(path, tf_or_tfrx.io.TFRecordOptions(compression_type=compression,
-                                                                             compression_level=0))
+        w = tf_or_tfrx.io.TFRecordWriter(
+            path, tf_or_tfrx.io.TFRecordOptions(compression_type=compression, compression_level=0)
+        )
     with w:
         for i, r in enumerate(records):
             w.write(r)

@@ -18,7 +18,15 @@ from tfrx.data import (
 )
 from tfrx.tf.data import experimental
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Options", "TFRecordDataset", "experimental"]
+__all__ = [
+    "AUTOTUNE",
+    "INFINITE_CARDINALITY",
+    "UNKNOWN_CARDINALITY",
+    "Dataset",
+    "Options",
+    "TFRecordDataset",
+    "experimental",
+]
 
 
 def __getattr__(name: str):

@@ -50,7 +50,9 @@ __all__ = [
 def _method(name: str) -> Callable:
     method = getattr(Dataset, name, None)
     if method is None:
-        raise NotImplementedError(f"tf.data.experimental.{name}: tfrx.data.Dataset has no {name!r} operation yet; see docs/porting.md")
+        raise NotImplementedError(
+            f"tf.data.experimental.{name}: tfrx.data.Dataset has no {name!r} operation yet; see docs/porting.md"
+        )
     return method
 
 
@@ -100,12 +102,22 @@ def cardinality(dataset: Dataset) -> int:
 
 def dense_to_ragged_batch(batch_size: int, drop_remainder: bool = False, row_splits_dtype: Any = None) -> Callable:
     """Not kept: ragged batches of dense elements; use ``padded_batch`` or ``batch`` of equal shapes."""
-    raise NotImplementedError("tf.data.experimental.dense_to_ragged_batch is not supported; use Dataset.padded_batch, or parse VarLenFeature/RaggedFeature after batch")
+    raise NotImplementedError(
+        "tf.data.experimental.dense_to_ragged_batch is not supported; use Dataset.padded_batch, or parse VarLenFeature/RaggedFeature after batch"
+    )
 
 
-def parallel_interleave(map_func: Callable, cycle_length: int, block_length: int = 1, sloppy: bool = False, **kwargs: Any) -> Callable:
+def parallel_interleave(
+    map_func: Callable, cycle_length: int, block_length: int = 1, sloppy: bool = False, **kwargs: Any
+) -> Callable:
     """``tf.data.experimental.parallel_interleave``: ``Dataset.interleave`` with ``num_parallel_calls=cycle_length``, ``deterministic=not sloppy``."""
-    return lambda dataset: dataset.interleave(map_func, cycle_length=cycle_length, block_length=block_length, num_parallel_calls=cycle_length, deterministic=not sloppy)
+    return lambda dataset: dataset.interleave(
+        map_func,
+        cycle_length=cycle_length,
+        block_length=block_length,
+        num_parallel_calls=cycle_length,
+        deterministic=not sloppy,
+    )
 
 
 class TFRecordWriter:
@@ -121,5 +133,7 @@ class TFRecordWriter:
                 if hasattr(element, "item") and not isinstance(element, (bytes, bytearray)):
                     element = element.item()
                 if not isinstance(element, (bytes, bytearray, memoryview)):
-                    raise TypeError(f"TFRecordWriter.write: the dataset's elements must be scalar strings (bytes), got {type(element).__name__}")
+                    raise TypeError(
+                        f"TFRecordWriter.write: the dataset's elements must be scalar strings (bytes), got {type(element).__name__}"
+                    )
                 writer.write(bytes(element))

@@ -150,7 +150,7 @@ def _byte_rows(b: _Block, key: str, seq: tuple):
     if None not in seq:
         return [row.reshape(-1) for row in col]
     values, splits = b.rows(key, np.dtype(object))
-    return [values[splits[i]:splits[i + 1]] for i in range(b.n)]
+    return [values[splits[i] : splits[i + 1]] for i in range(b.n)]
 
 
 # ============================================================== connectors
@@ -199,15 +199,18 @@ class Unknown(Feature):
 
     def _decode_batch(self, b: _Block, key: str, seq: tuple):
         if not b.raw_unknown:
-            raise SpecError(f"feature {key!r} uses the connector {self.class_name!r}, which tfrx cannot decode; "
-                            "pass unknown='raw' to get its stored values (bytes / arrays) instead")
+            raise SpecError(
+                f"feature {key!r} uses the connector {self.class_name!r}, which tfrx cannot decode; "
+                "pass unknown='raw' to get its stored values (bytes / arrays) instead"
+            )
         from tfrx.codec import decode_example
 
         out = []
         for rec in b.records:
             ex = decode_example(rec)
-            out.append({k[len(key) + 1:] if k != key else "": v for k, v in ex.items()
-                        if k == key or k.startswith(key + "/")})
+            out.append(
+                {k[len(key) + 1 :] if k != key else "": v for k, v in ex.items() if k == key or k.startswith(key + "/")}
+            )
         return out
 
     def to_proto_json(self) -> dict:

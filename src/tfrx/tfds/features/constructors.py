@@ -34,8 +34,15 @@ def BBoxFeature() -> Tensor:
     return Tensor((4,), np.dtype(np.float32), kind_="BBoxFeature")
 
 
-def Audio(*, file_format: str | None = None, shape=(None,), dtype=np.int64, sample_rate: int | None = None,
-          encoding: str = "none", lazy_decode: bool = False) -> Feature:
+def Audio(
+    *,
+    file_format: str | None = None,
+    shape=(None,),
+    dtype=np.int64,
+    sample_rate: int | None = None,
+    encoding: str = "none",
+    lazy_decode: bool = False,
+) -> Feature:
     """``tfds.features.Audio``: samples ``(n,)`` or ``(n, channels)``.
 
     TFDS stores the samples (``lazy_decode=False``, values may be given as a
@@ -44,8 +51,9 @@ def Audio(*, file_format: str | None = None, shape=(None,), dtype=np.int64, samp
     """
     if lazy_decode:
         return AudioFile(shape, np.dtype(dtype), file_format, sample_rate)
-    return Tensor(shape, np.dtype(dtype), encoding, kind_="Audio",
-                  extra={"sample_rate": sample_rate, "file_format": file_format})
+    return Tensor(
+        shape, np.dtype(dtype), encoding, kind_="Audio", extra={"sample_rate": sample_rate, "file_format": file_format}
+    )
 
 
 def Video(shape, *, dtype=np.uint8, encoding_format: str | None = "png") -> Sequence:
@@ -62,5 +70,8 @@ def Translation(languages) -> FeaturesDict:
 
 def TranslationVariableLanguages(languages=()) -> FeaturesDict:
     """``tfds.features.TranslationVariableLanguages``: ``{"language": [...], "translation": [...]}``."""
-    return FeaturesDict({"language": _texts((None,)), "translation": _texts((None,))},
-                        kind_="TranslationVariableLanguages", languages=list(languages))
+    return FeaturesDict(
+        {"language": _texts((None,)), "translation": _texts((None,))},
+        kind_="TranslationVariableLanguages",
+        languages=list(languages),
+    )

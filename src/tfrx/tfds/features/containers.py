@@ -57,10 +57,15 @@ class Sequence(Feature):
     def to_proto_json(self) -> dict:
         if self.kind == "Video":
             img = self.feature
-            d = {"dtype": img.dtype.name, "encodingFormat": img.encoding_format or "png",
-                 "shape": _dims_json((self.length,) + img.shape)}
+            d = {
+                "dtype": img.dtype.name,
+                "encodingFormat": img.encoding_format or "png",
+                "shape": _dims_json((self.length,) + img.shape),
+            }
             return {"video": d}
-        return {"sequence": {"feature": to_json(self.feature), "length": str(-1 if self.length is None else self.length)}}
+        return {
+            "sequence": {"feature": to_json(self.feature), "length": str(-1 if self.length is None else self.length)}
+        }
 
 
 @dataclasses.dataclass
@@ -125,13 +130,15 @@ class FeaturesDict(Feature):
 
     def _encode(self, value, key, out, seq):
         if self.kind == "TranslationVariableLanguages" and not (isinstance(value, Mapping) and "language" in value):
-            pairs = sorted((lang, t) for lang, texts in value.items()
-                           for t in ([texts] if isinstance(texts, str) else texts))
+            pairs = sorted(
+                (lang, t) for lang, texts in value.items() for t in ([texts] if isinstance(texts, str) else texts)
+            )
             value = {"language": [p[0] for p in pairs], "translation": [p[1] for p in pairs]}
         for k, f in self.features.items():
             if k not in value:
-                raise ValueError(f"feature {_child(key, k)!r} missing from the value to write "
-                                 f"(keys given: {sorted(value)})")
+                raise ValueError(
+                    f"feature {_child(key, k)!r} missing from the value to write (keys given: {sorted(value)})"
+                )
             f._encode(value[k], _child(key, k), out, seq)
 
     def to_proto_json(self) -> dict:

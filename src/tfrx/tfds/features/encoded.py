@@ -67,8 +67,10 @@ class Image(_Encoded):
         if not items:
             return []
         if self.dtype == np.float32:
-            return [np.ascontiguousarray(img).view("<f4").astype(np.float32, copy=False)
-                    for img in decode_image(items, channels=4, dtype=np.uint8)]
+            return [
+                np.ascontiguousarray(img).view("<f4").astype(np.float32, copy=False)
+                for img in decode_image(items, channels=4, dtype=np.uint8)
+            ]
         return [np.asarray(img) for img in decode_image(items, channels=self.shape[-1] or 0, dtype=self.dtype)]
 
     def _decode_rows(self, b: _Block, key: str, seq: tuple, rows):
@@ -78,7 +80,7 @@ class Image(_Encoded):
         owner = np.repeat(np.arange(b.n), counts)
         flat = self._decode_all(b, key, [v for vals in rows for v in vals], owner)
         ends = np.cumsum(counts)
-        return [_stack(flat[e - n:e], self.shape, self.dtype) for n, e in zip(counts, ends)]
+        return [_stack(flat[e - n : e], self.shape, self.dtype) for n, e in zip(counts, ends)]
 
     def _decode_all(self, b: _Block, key: str, items: list, owner: np.ndarray) -> list:
         try:
@@ -132,8 +134,10 @@ class AudioFile(_Encoded):
         self.dtype = np.dtype(self.dtype)
 
     def __repr__(self) -> str:
-        return (f"Audio(shape={_shape_str(self.shape)}, dtype={self.dtype.name}, file_format={self.file_format}, "
-                "lazy_decode=True)")
+        return (
+            f"Audio(shape={_shape_str(self.shape)}, dtype={self.dtype.name}, file_format={self.file_format}, "
+            "lazy_decode=True)"
+        )
 
     def decode_bytes(self, data: bytes) -> np.ndarray:
         from tfrx.tfds import audio

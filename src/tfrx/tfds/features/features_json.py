@@ -31,8 +31,9 @@ def from_json(obj: Mapping, *, labels=None, name: str = "") -> Feature:
         return _from_proto(obj, labels, name)
     if "type" in obj:
         return _from_legacy(obj, labels, name)
-    raise SpecError(f"features.json: feature {name or '<root>'!r} has neither 'pythonClassName' nor 'type': "
-                    f"{list(obj)[:5]}")
+    raise SpecError(
+        f"features.json: feature {name or '<root>'!r} has neither 'pythonClassName' nor 'type': {list(obj)[:5]}"
+    )
 
 
 # Connectors whose JSON holds nothing tfrx needs: built the same from either layout.
@@ -66,18 +67,27 @@ def _from_proto(obj, labels, name) -> Feature:
         return _WITHOUT_OPTIONS[cls]()
     if cls == "Audio":
         a = obj["audio"]
-        return Audio(shape=_dims(a.get("shape")), dtype=_dtype(a.get("dtype", "int64")),
-                     sample_rate=int(a["sampleRate"]) if a.get("sampleRate") else None,
-                     file_format=a.get("fileFormat") or None, encoding=a.get("encoding", "none"),
-                     lazy_decode=bool(a.get("lazyDecode", False)))
+        return Audio(
+            shape=_dims(a.get("shape")),
+            dtype=_dtype(a.get("dtype", "int64")),
+            sample_rate=int(a["sampleRate"]) if a.get("sampleRate") else None,
+            file_format=a.get("fileFormat") or None,
+            encoding=a.get("encoding", "none"),
+            lazy_decode=bool(a.get("lazyDecode", False)),
+        )
     if cls in ("Image", "LabeledImage"):  # LabeledImage: a segmentation mask, stored and decoded as an Image
         i = obj["image"]
-        return Image(_dims(i.get("shape")), _dtype(i.get("dtype", "uint8")), i.get("encodingFormat"),
-                     bool(i.get("useColormap", False)))
+        return Image(
+            _dims(i.get("shape")),
+            _dtype(i.get("dtype", "uint8")),
+            i.get("encodingFormat"),
+            bool(i.get("useColormap", False)),
+        )
     if cls == "Video":
         v = obj["video"]
-        return Video(_dims(v.get("shape")), dtype=_dtype(v.get("dtype", "uint8")),
-                     encoding_format=v.get("encodingFormat"))
+        return Video(
+            _dims(v.get("shape")), dtype=_dtype(v.get("dtype", "uint8")), encoding_format=v.get("encodingFormat")
+        )
     if cls in ("Sequence", "Dataset"):
         s = obj["sequence"]
         return _sequence(cls, from_json(s["feature"], labels=labels, name=name), int(s.get("length", -1)))
@@ -101,15 +111,24 @@ def _from_legacy(obj, labels, name) -> Feature:
     if cls in _WITHOUT_OPTIONS:
         return _WITHOUT_OPTIONS[cls]()
     if cls == "Audio":
-        return Audio(shape=_dims(c.get("shape", [None])), dtype=_dtype(c.get("dtype", "int64")),
-                     sample_rate=c.get("sample_rate"), file_format=c.get("file_format"),
-                     lazy_decode=bool(c.get("lazy_decode", False)))
+        return Audio(
+            shape=_dims(c.get("shape", [None])),
+            dtype=_dtype(c.get("dtype", "int64")),
+            sample_rate=c.get("sample_rate"),
+            file_format=c.get("file_format"),
+            lazy_decode=bool(c.get("lazy_decode", False)),
+        )
     if cls in ("Image", "LabeledImage"):
-        return Image(_dims(c.get("shape", [None, None, 3])), _dtype(c.get("dtype", "uint8")),
-                     c.get("encoding_format"), bool(c.get("use_colormap", False)))
+        return Image(
+            _dims(c.get("shape", [None, None, 3])),
+            _dtype(c.get("dtype", "uint8")),
+            c.get("encoding_format"),
+            bool(c.get("use_colormap", False)),
+        )
     if cls == "Video":
-        return Video(_dims(c.get("shape")), dtype=_dtype(c.get("dtype", "uint8")),
-                     encoding_format=c.get("encoding_format"))
+        return Video(
+            _dims(c.get("shape")), dtype=_dtype(c.get("dtype", "uint8")), encoding_format=c.get("encoding_format")
+        )
     if cls in ("Sequence", "SequenceDict", "Dataset"):
         return _sequence(cls, from_json(c["feature"], labels=labels, name=name), c.get("length"))
     if cls == "Translation":

@@ -49,8 +49,9 @@ class Decoder:
 
     def __setstate__(self, state: dict) -> None:
         # Rebuilds the parser on purpose (Decoder's own __init__, whatever the subclass).
-        Decoder.__init__(self, state["features"], skip_decoding=state["skip"],
-                         unknown="raw" if state["raw_unknown"] else "raise")
+        Decoder.__init__(
+            self, state["features"], skip_decoding=state["skip"], unknown="raw" if state["raw_unknown"] else "raise"
+        )
 
     def decode(self, records, *, where=None) -> list:
         """``records`` decoded; ``where(i)`` names record ``i`` in errors (default: its file and index)."""
@@ -75,7 +76,7 @@ class Decoder:
                 raise
         # Find the record at fault and report it where it lives.
         for i in range(len(records)):
-            one = RecordBatch(records.data, records.starts[i:i + 1], records.lengths[i:i + 1])
+            one = RecordBatch(records.data, records.starts[i : i + 1], records.lengths[i : i + 1])
             try:
                 self._parser.parse(one)
             except (ParseError, DecodeError) as e:

@@ -101,17 +101,21 @@ class Tensor(Feature):
         if unknown > 1 and len(seq) > 1:
             return self._decode_ragged(b, key, seq)
         if unknown > 1:
-            raise SpecError(f"feature {key!r}: {self} has more than one unknown dimension and no encoding; "
-                            "TFDS cannot store it either")
+            raise SpecError(
+                f"feature {key!r}: {self} has more than one unknown dimension and no encoding; "
+                "TFDS cannot store it either"
+            )
         values, splits = b.rows(key, self.dtype)
         out = []
         for i in range(b.n):
-            row = values[splits[i]:splits[i + 1]]
+            row = values[splits[i] : splits[i + 1]]
             try:
                 out.append(row.reshape(target))
             except ValueError:
-                raise ParseError(f"{b.where(i)}: feature {key!r} ({self}) holds {row.size} values, which do not "
-                                 f"fit the shape {_shape_str(full)}") from None
+                raise ParseError(
+                    f"{b.where(i)}: feature {key!r} ({self}) holds {row.size} values, which do not "
+                    f"fit the shape {_shape_str(full)}"
+                ) from None
         return out
 
     def _decode_ragged(self, b: _Block, key: str, seq: tuple) -> list:
@@ -121,13 +125,13 @@ class Tensor(Feature):
         levels = [b.rows(f"{key}/ragged_row_lengths_{k}", np.dtype(np.int64)) for k in range(len(seq) - 1)]
         out = []
         for i in range(b.n):
-            values = flat[flat_splits[i]:flat_splits[i + 1]].reshape(inner)
-            lengths = [v[s[i]:s[i + 1]] for v, s in levels]
+            values = flat[flat_splits[i] : flat_splits[i + 1]].reshape(inner)
+            lengths = [v[s[i] : s[i + 1]] for v, s in levels]
             # The innermost level splits the flat values; outer levels group rows.
             rows: list = np.split(values, np.cumsum(lengths[-1])[:-1]) if len(lengths[-1]) else []
             for lv in reversed(lengths[:-1]):
                 ends = np.cumsum(lv)
-                rows = [rows[e - n:e] for n, e in zip(lv, ends)]
+                rows = [rows[e - n : e] for n, e in zip(lv, ends)]
             out.append(list(rows))
         return out
 
@@ -148,8 +152,8 @@ class Tensor(Feature):
             shapes, ssplits = b.rows(f"{key}/shape", np.dtype(np.int64))
             rank = len(self.shape)
             for i in range(b.n):
-                vals = values[vsplits[i]:vsplits[i + 1]]
-                dims = shapes[ssplits[i]:ssplits[i + 1]].reshape(-1, rank)
+                vals = values[vsplits[i] : vsplits[i + 1]]
+                dims = shapes[ssplits[i] : ssplits[i + 1]].reshape(-1, rank)
                 items = [self._decode_item(b, i, key, v, tuple(int(d) for d in s)) for v, s in zip(vals, dims)]
                 out.append(items if seq else items[0])
             return out
@@ -157,16 +161,17 @@ class Tensor(Feature):
             if not seq:
                 out.append(self._decode_item(b, i, key, vals, self.shape))
             else:
-                out.append(_stack([self._decode_item(b, i, key, v, self.shape) for v in vals], self.shape,
-                                  self.dtype))
+                out.append(_stack([self._decode_item(b, i, key, v, self.shape) for v in vals], self.shape, self.dtype))
         return out
 
     def _decode_item(self, b: _Block, i: int, key: str, data: bytes, shape) -> np.ndarray:
         try:
             return self._decode_one_bytes(data, shape)
         except (ValueError, zlib.error) as e:
-            raise ParseError(f"{b.where(i)}: feature {key!r} ({self}): stored bytes do not decode to "
-                             f"{_shape_str(shape)} {_dtype_name(self.dtype)} ({e})") from None
+            raise ParseError(
+                f"{b.where(i)}: feature {key!r} ({self}): stored bytes do not decode to "
+                f"{_shape_str(shape)} {_dtype_name(self.dtype)} ({e})"
+            ) from None
 
     # ---------------------------------------------------------- encode
     def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
@@ -214,8 +219,11 @@ class Tensor(Feature):
         out[key] = _storage_values(value, self.dtype)
 
     def to_proto_json(self) -> dict:
-        payload = {"dtype": _dtype_name(self.dtype), "encoding": self.encoding,
-                   "shape": _dims_json(self.shape) if self.shape else {}}
+        payload = {
+            "dtype": _dtype_name(self.dtype),
+            "encoding": self.encoding,
+            "shape": _dims_json(self.shape) if self.shape else {},
+        }
         if self.kind == "ClassLabel":
             return {"classLabel": {"numClasses": str(self.extra.get("num_classes", 0))}}
         if self.kind == "Text":
@@ -223,8 +231,16 @@ class Tensor(Feature):
         if self.kind == "BBoxFeature":
             return {"boundingBox": {"bboxFormat": "REL_YXYX", "dtype": "float32", "shape": {"dimensions": ["4"]}}}
         if self.kind == "Audio":
-            return {"audio": _audio_json(self.shape, self.dtype, self.extra.get("file_format"),
-                                         self.extra.get("sample_rate"), self.encoding.upper(), False)}
+            return {
+                "audio": _audio_json(
+                    self.shape,
+                    self.dtype,
+                    self.extra.get("file_format"),
+                    self.extra.get("sample_rate"),
+                    self.encoding.upper(),
+                    False,
+                )
+            }
         return {"tensor": payload}
 
 
@@ -292,8 +308,7 @@ def _channels(shape) -> int:
 
 
 def _audio_json(shape, dtype, file_format, sample_rate, encoding: str, lazy: bool) -> dict:
-    a: dict[str, Any] = {"dtype": _dtype_name(dtype), "encoding": encoding,
-         "shape": _dims_json(shape)}
+    a: dict[str, Any] = {"dtype": _dtype_name(dtype), "encoding": encoding, "shape": _dims_json(shape)}
     if file_format:
         a["fileFormat"] = file_format
     if sample_rate:
@@ -301,5 +316,3 @@ def _audio_json(shape, dtype, file_format, sample_rate, encoding: str, lazy: boo
     if lazy:
         a["lazyDecode"] = True
     return a
-
-

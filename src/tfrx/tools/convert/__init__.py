@@ -35,4 +35,3 @@ __all__ = [
     "tfrecord_to_jsonl",
     "tfrecord_to_parquet",
 ]
-

@@ -31,8 +31,10 @@ class ConvertSummary:
 
     def __str__(self) -> str:
         rate = f", {self.records / self.seconds:,.0f} records/s" if self.seconds > 0 else ""
-        return (f"{self.records} records written to {len(self.paths)} file(s), {self.skipped} inputs skipped "
-                f"in {self.seconds:.2f} s{rate}")
+        return (
+            f"{self.records} records written to {len(self.paths)} file(s), {self.skipped} inputs skipped "
+            f"in {self.seconds:.2f} s{rate}"
+        )
 
 
 class _Errors:
@@ -111,8 +113,12 @@ def _writer(output, sharding: Mapping | None, compression, total=None) -> Sharde
 
 
 def _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming) -> dict:
-    return {"num_shards": num_shards, "max_records_per_shard": max_records_per_shard,
-            "max_bytes_per_shard": max_bytes_per_shard, "naming": naming}
+    return {
+        "num_shards": num_shards,
+        "max_records_per_shard": max_records_per_shard,
+        "max_bytes_per_shard": max_bytes_per_shard,
+        "naming": naming,
+    }
 
 
 @contextmanager

@@ -16,8 +16,10 @@ def _read_batches(paths, compression, on_error, errors, progress, desc):
     """Each RecordBatch of ``paths``; damaged records follow ``on_error`` in the reader and are counted."""
     from tfrx.io.reader import RecordReader
 
-    with RecordReader(paths, compression=compression, on_error=on_error) as reader, \
-            progress_bar(None, desc=desc, enabled=progress) as bar:
+    with (
+        RecordReader(paths, compression=compression, on_error=on_error) as reader,
+        progress_bar(None, desc=desc, enabled=progress) as bar,
+    ):
         for batch in reader.iter_batches():
             yield batch
             bar.update(len(batch))
@@ -62,8 +64,10 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_
                     continue
                 yield context, (lists if kind == SEQUENCE_EXAMPLE else None)
                 continue
-            errors(f"{_where(batch, i)}: not a tf.train.Example or SequenceExample (the records of this file look "
-                   f"like {describe(sample)}); pass raw=True to convert each record's bytes as they are")
+            errors(
+                f"{_where(batch, i)}: not a tf.train.Example or SequenceExample (the records of this file look "
+                f"like {describe(sample)}); pass raw=True to convert each record's bytes as they are"
+            )
 
 
 def _raw_records(paths, compression, on_error, errors, progress, desc):

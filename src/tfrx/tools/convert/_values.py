@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 _KINDS = ("int64", "float", "bytes")
-_SPEC_ALIASES = {"int": "int64", "int64": "int64", "integer": "int64", "bool": "int64",
-                 "float": "float", "float32": "float", "double": "float", "float64": "float",
-                 "bytes": "bytes", "string": "bytes", "str": "bytes"}
+_SPEC_ALIASES = {
+    "int": "int64",
+    "int64": "int64",
+    "integer": "int64",
+    "bool": "int64",
+    "float": "float",
+    "float32": "float",
+    "double": "float",
+    "float64": "float",
+    "bytes": "bytes",
+    "string": "bytes",
+    "str": "bytes",
+}
 
 
 def _normalize_spec(spec) -> dict[str, str]:
@@ -125,7 +135,7 @@ def _json_cell(value, kind: str):
 
 def _sequence_row(obj) -> bool:
     """Whether a JSON object is a SequenceExample as ``tfrecord_to_jsonl`` writes it ({"context", "feature_lists"})."""
-    return (len(obj) == 2 and isinstance(obj.get("context"), dict) and isinstance(obj.get("feature_lists"), dict))
+    return len(obj) == 2 and isinstance(obj.get("context"), dict) and isinstance(obj.get("feature_lists"), dict)
 
 
 def _infer_kind(path: str, name: str, ks: set) -> str:
@@ -146,7 +156,9 @@ def _encode_sequence_rows(rows: list, kinds: dict, list_kinds: dict):
 
     context_names = sorted({k for c, _ in rows for k in c})
     list_names = sorted({k for _, fl in rows for k in fl})
-    if not (context_names or list_names) or any(step is None for _, fl in rows for steps in fl.values() for step in steps):
+    if not (context_names or list_names) or any(
+        step is None for _, fl in rows for steps in fl.values() for step in steps
+    ):
         # A step whose Feature has no kind (or no column to count the rows by): the columnar encoder has no
         # form for it; protobuf does, and tfrx's encoder writes the same bytes.
         out = []

@@ -104,8 +104,18 @@ def csv_to_tfrecord(
                     errors.add(skipped, messages)
                     bar.update(b - a)
             else:
-                _csv_range(path, header_end, size, 2, names, width, delimiter, errors, chunk_rows,
-                                     on_batch=lambda batch, done: (writer.write_many(batch), bar.update(done)))
+                _csv_range(
+                    path,
+                    header_end,
+                    size,
+                    2,
+                    names,
+                    width,
+                    delimiter,
+                    errors,
+                    chunk_rows,
+                    on_batch=lambda batch, done: (writer.write_many(batch), bar.update(done)),
+                )
     return summary
 
 
@@ -153,8 +163,18 @@ def _csv_range_job(job):
     path, start, end, line, names, width, delimiter, on_error, chunk_rows = job
     summary, errors, _ = _start(_worker_policy(on_error))
     batches = []
-    _csv_range(path, start, end, line, names, width, delimiter, errors, chunk_rows,
-               on_batch=lambda batch, done: batches.append(batch))
+    _csv_range(
+        path,
+        start,
+        end,
+        line,
+        names,
+        width,
+        delimiter,
+        errors,
+        chunk_rows,
+        on_batch=lambda batch, done: batches.append(batch),
+    )
     return batches, summary.skipped, summary.errors
 
 

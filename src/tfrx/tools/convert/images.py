@@ -20,8 +20,10 @@ def _list_images(root: str, extensions) -> tuple[list[str], list[tuple[str, int]
         raise FileNotFoundError(f"no such directory: {root!r}")
     classes = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
     if not classes:
-        raise ValueError(f"{root!r} has no class subfolders; expected one folder per class (ImageNet layout): "
-                         f"{root}/cat/001.jpg, {root}/dog/002.jpg, ...")
+        raise ValueError(
+            f"{root!r} has no class subfolders; expected one folder per class (ImageNet layout): "
+            f"{root}/cat/001.jpg, {root}/dog/002.jpg, ..."
+        )
     files = []
     for label, name in enumerate(classes):
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, name)):
@@ -176,6 +178,12 @@ def images_to_tfrecord(
                     "image/width": np.asarray(cols[5], np.int64),
                     "image/filename": [f.encode() for f in cols[6]],
                 }
-                writer.write_many(encode_examples(columns, kinds={k: "bytes" for k in columns if k.endswith(("encoded", "format", "text", "filename"))}, as_batch=True))
+                writer.write_many(
+                    encode_examples(
+                        columns,
+                        kinds={k: "bytes" for k in columns if k.endswith(("encoded", "format", "text", "filename"))},
+                        as_batch=True,
+                    )
+                )
     summary.spec = {"classes": classes}
     return summary

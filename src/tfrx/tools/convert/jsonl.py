@@ -27,7 +27,10 @@ def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progre
     """``{"record": bytes}`` lines (``tfrecord_to_jsonl(raw=True)``) back into records, unchanged."""
     writer = _writer(output, sharding, compression)
     with _committing(writer, summary, t0):
-        with open(path, "rb") as f, progress_bar(os.path.getsize(path), desc="jsonl", unit="B", enabled=progress) as bar:
+        with (
+            open(path, "rb") as f,
+            progress_bar(os.path.getsize(path), desc="jsonl", unit="B", enabled=progress) as bar,
+        ):
             chunk: list[bytes] = []
             for line, text in enumerate(f, 1):
                 bar.update(len(text))
@@ -35,8 +38,11 @@ def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progre
                     continue
                 try:
                     value = json.loads(text)["record"]
-                    record = (value.encode("utf-8") if isinstance(value, str)
-                              else base64.b64decode(value["base64"], validate=True))
+                    record = (
+                        value.encode("utf-8")
+                        if isinstance(value, str)
+                        else base64.b64decode(value["base64"], validate=True)
+                    )
                 except (ValueError, KeyError, TypeError) as e:
                     errors(f'{path}: line {line}: expected {{"record": text or {{"base64": ...}}}} ({e!r})')
                     continue
@@ -85,9 +91,17 @@ def jsonl_to_tfrecord(
     path = os.fspath(path)
     summary, errors, t0 = _start(on_error)
     if raw:
-        return _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress,
-                                      _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming),
-                                      compression)
+        return _raw_jsonl_to_tfrecord(
+            path,
+            output,
+            summary,
+            errors,
+            t0,
+            chunk_rows,
+            progress,
+            _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming),
+            compression,
+        )
     given = _normalize_spec(spec or {})
     kinds = dict(given)
     list_kinds = dict(given)
@@ -140,8 +154,12 @@ def jsonl_to_tfrecord(
                             if what == "feature list":
                                 if not isinstance(v, list):
                                     raise ValueError
-                                out[k] = [None if step is None else _json_cell(step if isinstance(step, list) else [step], kind)
-                                          for step in v]
+                                out[k] = [
+                                    None
+                                    if step is None
+                                    else _json_cell(step if isinstance(step, list) else [step], kind)
+                                    for step in v
+                                ]
                             else:
                                 out[k] = _json_cell(v, kind)
                         except (ValueError, TypeError):
@@ -253,12 +271,17 @@ def tfrecord_to_jsonl(
                     out.write("\n")
                     n += 1
             else:
-                for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "jsonl",
-                                                    keep_empty=True):
+                for context, lists in _decoded_rows(
+                    paths, compression, on_error, errors, progress, "jsonl", keep_empty=True
+                ):
                     obj = {k: json_value(v, bytes_as) for k, v in context.items()}
                     if lists is not None:
-                        obj = {"context": obj, "feature_lists": {
-                            k: [json_value(step, bytes_as) for step in steps] for k, steps in lists.items()}}
+                        obj = {
+                            "context": obj,
+                            "feature_lists": {
+                                k: [json_value(step, bytes_as) for step in steps] for k, steps in lists.items()
+                            },
+                        }
                     out.write(json.dumps(obj, ensure_ascii=False))
                     out.write("\n")
                     n += 1

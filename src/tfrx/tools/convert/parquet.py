@@ -40,8 +40,13 @@ def _arrow_kind(t, pa) -> str | None:
         return "int64"
     if pa.types.is_floating(t) or pa.types.is_decimal(t):
         return "float"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t) \
-            or pa.types.is_fixed_size_binary(t):
+    if (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+    ):
         return "bytes"
     if pa.types.is_null(t):  # only nulls: nothing reaches the wire, any kind will do
         return "bytes"
@@ -90,8 +95,17 @@ def parquet_to_tfrecord(
     pf = pq.ParquetFile(path)
     if raw:
         return _raw_parquet_to_tfrecord(
-            path, pf, output, summary, errors, t0, batch_rows, progress,
-            _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
+            path,
+            pf,
+            output,
+            summary,
+            errors,
+            t0,
+            batch_rows,
+            progress,
+            _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming),
+            compression,
+        )
     schema = pf.schema_arrow
     names = columns or schema.names
     given = _normalize_spec(spec or {})
@@ -101,20 +115,26 @@ def parquet_to_tfrecord(
             raise ValueError(f"{path!r} has no column {name!r}; columns: {schema.names}")
         kind = given.get(name) or _arrow_kind(schema.field(name).type, pa)
         if kind is None:
-            raise ValueError(f"{path!r}: column {name!r} has type {schema.field(name).type}, which has no "
-                             "tf.train.Feature kind; cast it or leave it out with columns=")
+            raise ValueError(
+                f"{path!r}: column {name!r} has type {schema.field(name).type}, which has no "
+                "tf.train.Feature kind; cast it or leave it out with columns="
+            )
         kinds[name] = kind
     lists = _feature_list_columns(schema, names, pa)
     summary.spec = dict(kinds)
     total = pf.metadata.num_rows
-    writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total)
+    writer = _writer(
+        output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total
+    )
     with _committing(writer, summary, t0):
         with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
             if engine == "ray":
                 groups = pf.metadata.num_row_groups
                 starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
-                jobs = [(path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows)
-                        for g in range(groups)]
+                jobs = [
+                    (path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows)
+                    for g in range(groups)
+                ]
                 for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, engine, 1):
                     for batch in batches:
                         writer.write_many(batch)
@@ -135,8 +155,10 @@ def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, 
     """The ``record`` column (``tfrecord_to_parquet(raw=True)``) back into records, unchanged."""
     pa = _pyarrow()
     if "record" not in pf.schema_arrow.names:
-        raise ValueError(f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
-                         f"writes); columns: {pf.schema_arrow.names}")
+        raise ValueError(
+            f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
+            f"writes); columns: {pf.schema_arrow.names}"
+        )
     column_type = pf.schema_arrow.field("record").type
     if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
         raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
@@ -162,8 +184,10 @@ def _feature_list_columns(schema, names, pa) -> frozenset:
     out = set()
     for name in names:
         t = schema.field(name).type
-        if name in named or ((pa.types.is_list(t) or pa.types.is_large_list(t))
-                             and (pa.types.is_list(t.value_type) or pa.types.is_large_list(t.value_type))):
+        if name in named or (
+            (pa.types.is_list(t) or pa.types.is_large_list(t))
+            and (pa.types.is_list(t.value_type) or pa.types.is_large_list(t.value_type))
+        ):
             out.add(name)
     return frozenset(out)
 
@@ -202,7 +226,9 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
             cols[name] = _parquet_steps(path, name, kind, arr.to_pylist(), row0, bad, errors, arr.type, pa)
             continue
         natural = _arrow_kind(arr.type, pa)
-        is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
+        is_list = (
+            pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
+        )
         if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
             cols[name] = arr.to_numpy(zero_copy_only=False)
             continue
@@ -228,16 +254,23 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     context_kinds = {k: v for k, v in kinds.items() if k not in lists}
     list_kinds = {k: v for k, v in kinds.items() if k in lists}
     if any(step is None for k in lists for v in cols[k] if v is not None for step in v):
+
         def cell(v):
             return v.item() if isinstance(v, np.generic) else v
 
-        pairs = [({k: cell(cols[k][i]) for k in context_kinds if cols[k][i] is not None},
-                  {k: cols[k][i] for k in lists if cols[k][i] is not None}) for i in range(rows)]
+        pairs = [
+            (
+                {k: cell(cols[k][i]) for k in context_kinds if cols[k][i] is not None},
+                {k: cols[k][i] for k in lists if cols[k][i] is not None},
+            )
+            for i in range(rows)
+        ]
         return _encode_sequence_rows(pairs, context_kinds, list_kinds)
     from tfrx.codec import encode_sequence_examples
 
-    return encode_sequence_examples({k: cols[k] for k in context_kinds}, {k: cols[k] for k in lists},
-                                    kinds=kinds, as_batch=True)
+    return encode_sequence_examples(
+        {k: cols[k] for k in context_kinds}, {k: cols[k] for k in lists}, kinds=kinds, as_batch=True
+    )
 
 
 def _parquet_group_job(job):
@@ -402,7 +435,8 @@ def tfrecord_to_parquet(
                 for batch in batches:
                     columns = [
                         batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
-                        if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+                        if f.name in batch.schema.names
+                        else pa.nulls(batch.num_rows, f.type)
                         for f in final
                     ]
                     out.write_table(pa.Table.from_arrays(columns, schema=final))
@@ -417,8 +451,10 @@ def tfrecord_to_parquet(
                 return f"feature {k!r} is {_value_kind(v)}, earlier records have {kinds[k]}"
         for k, steps in (lists or {}).items():
             if k in context:
-                return (f"{k!r} is both a context feature and a feature list; one Parquet column cannot hold "
-                        "both (convert to JSON Lines instead)")
+                return (
+                    f"{k!r} is both a context feature and a feature list; one Parquet column cannot hold "
+                    "both (convert to JSON Lines instead)"
+                )
             if k in kinds:
                 return f"feature list {k!r}: earlier records have a context feature of that name"
             kind = _steps_kind(steps)
