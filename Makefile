@@ -1,6 +1,6 @@
 # Developer shortcuts. `make dev` builds the native extension in place so that
 # `PYTHONPATH=src` runs the package from the working tree; `make test` runs the suite,
-# `make test-fast` all but the tests marked slow; `make lint` runs ruff and mypy (docs/development.md).
+# `make test-fast` all but the tests marked slow; `make lint` runs ruff (lint and format check) and mypy (docs/development.md).
 PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
@@ -36,6 +36,7 @@ test-fast: dev
 # mypy reads src/tfrx/_native.pyi, which `make dev` generates.
 lint:
 	$(PYTHON) -m ruff check src tests benchmarks examples fuzz
+	$(PYTHON) -m ruff format --check src tests benchmarks examples fuzz
 	$(PYTHON) -m mypy
 
 clean:
