@@ -55,7 +55,13 @@ def main(argv=None) -> int:
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), help="comma-separated subset")
     p.add_argument("--repeat", type=int, default=3, help="runs per contender; the fastest counts")
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    if args.name == "workers" and extra:  # its own options: --workers, --skip, --baseline (benchmarks/workers.py)
+        rest = list(sys.argv[1:] if argv is None else argv)
+        rest.remove("workers")
+        return workers.main(rest)
+    if extra:
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     names = [n for n in args.workloads.split(",") if n]
     unknown = set(names) - set(workloads.WORKLOADS)
     if unknown:
