@@ -25,14 +25,11 @@ import mmap
 import os
 import threading
 import weakref
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 __all__ = ["BufferPool", "READ_BUFFERS"]
-
-_RETURNED_MAX = 16  # blocks waiting while the pool was busy, at most
 
 
 def _fresh_block(nbytes: int) -> np.ndarray:
@@ -66,7 +63,6 @@ class BufferPool:
         self._lock = threading.Lock()
         self._free: list[tuple[np.ndarray, Any]] = []  # (block, the ctypes array type of its size)
         self._free_bytes = 0
-        self._returned: deque[tuple[np.ndarray, Any]] = deque()  # given back while the lock was busy
         self._out: dict[int, tuple[weakref.ref, np.ndarray, Any]] = {}  # id(weakref) -> what it gives back
         self.allocations = 0  # blocks taken afresh from the allocator (reuse keeps this low)
         if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
@@ -76,7 +72,6 @@ class BufferPool:
         self._lock = threading.Lock()
         self._free = []
         self._free_bytes = 0
-        self._returned = deque()
 
     @property
     def free_bytes(self) -> int:
@@ -102,8 +97,6 @@ class BufferPool:
 
     def _reuse(self, nbytes: int) -> tuple[np.ndarray, Any] | None:
         with self._lock:
-            while self._returned:
-                self._keep(*self._returned.popleft())
             best = -1
             for i, (block, _) in enumerate(self._free):
                 if block.shape[0] >= nbytes and (best < 0 or block.shape[0] < self._free[best][0].shape[0]):
@@ -114,25 +107,17 @@ class BufferPool:
             self._free_bytes -= found[0].shape[0]
             return found
 
-    def _keep(self, block: np.ndarray, array_type: Any) -> None:
-        """Puts a returned block on the free list if the bounds allow (the lock is held)."""
-        fits = self.max_blocks is None or len(self._free) < self.max_blocks
-        if fits and self._free_bytes + block.shape[0] <= self.max_bytes:
-            self._free.append((block, array_type))
-            self._free_bytes += block.shape[0]
-
     # Never waits for the lock: weakref callbacks run wherever the last reference goes, which may be
-    # inside ``_reuse`` on the same thread (a garbage collection). While the pool is busy (another
-    # thread taking a block: a prefetch thread beside its consumer), the block waits in ``_returned``
-    # (appends are atomic) for the next ``take`` to sort it in, instead of being let go.
+    # inside ``_reuse`` on the same thread (a garbage collection). A busy pool lets the block go.
     def _give_back(self, ref: weakref.ref) -> None:
         _, block, array_type = self._out.pop(id(ref))
         if not self._lock.acquire(blocking=False):
-            if len(self._returned) < _RETURNED_MAX:
-                self._returned.append((block, array_type))
             return
         try:
-            self._keep(block, array_type)
+            fits = self.max_blocks is None or len(self._free) < self.max_blocks
+            if fits and self._free_bytes + block.shape[0] <= self.max_bytes:
+                self._free.append((block, array_type))
+                self._free_bytes += block.shape[0]
         finally:
             self._lock.release()
 

@@ -13,6 +13,7 @@ import time
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tfrx.errors import TfrxError
 from tfrx.options import renamed_arguments
@@ -194,30 +195,7 @@ def create_pretraining_data(
     if not listed:
         raise ValueError("no input files: pass inputs or metadata_files")
     files = expand_inputs(listed, storage_options=storage_options)
-    if mode == "fast":
-        from tfrx.text.fast import create_fast
-
-        return create_fast(
-            files,
-            vocab,
-            output,
-            options=options,
-            num_shards=num_shards,
-            compression=compression,
-            naming=naming,
-            input_format=input_format,
-            segmenter=segmenter,
-            text_field=text_field,
-            storage_options=storage_options,
-            progress=progress,
-            metadata=metadata,
-            document_separator=document_separator,
-            **fast_flags,
-        )
-    return _create_exact(
-        files,
-        vocab,
-        output,
+    common: dict[str, Any] = dict(
         options=options,
         num_shards=num_shards,
         compression=compression,
@@ -230,6 +208,11 @@ def create_pretraining_data(
         metadata=metadata,
         document_separator=document_separator,
     )
+    if mode == "fast":
+        from tfrx.text.fast import create_fast
+
+        return create_fast(files, vocab, output, **common, **fast_flags)
+    return _create_exact(files, vocab, output, **common)
 
 
 def _create_exact(
