@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RecordBatch", "ScatteredRecordBatch"]
+__all__ = ["MultiBufferRecordBatch", "RecordBatch", "ScatteredRecordBatch"]
 
 
 class RecordBatch(Sequence):
@@ -137,26 +137,16 @@ class RecordBatch(Sequence):
         return f"RecordBatch({len(self)} records, {self.nbytes} bytes{where})"
 
 
-class ScatteredRecordBatch(RecordBatch):
-    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
+class _GatheredOnUse(RecordBatch):
+    """A :class:`RecordBatch` whose records still lie where they were read or kept, not end to end.
 
-    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
-    record in its own allocation. The native parser reads them where they are
-    (one copy fewer than gathering them first); everything else sees an
-    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
-    first use (into a buffer from ``gather_into(nbytes)`` when given), and
-    ``starts`` are their offsets there.
+    The native parser reads them there (:meth:`_parse_in_place`);
+    everything else sees an ordinary ``RecordBatch``: ``data`` gathers the
+    records end to end on first use (``_gather``), and ``starts`` are their
+    offsets there.
     """
 
-    __slots__ = ("records", "_gather_into")
-
-    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
-        self.records = records
-        self.lengths = records.lengths()
-        self.path = None
-        self.first_index = 0
-        self.file_offsets = None
-        self._gather_into = gather_into
+    __slots__ = ()
 
     def _slot(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
         """RecordBatch's slot ``name``, filled by ``make()`` on first use."""
@@ -177,9 +167,11 @@ class ScatteredRecordBatch(RecordBatch):
         return self._slot("starts", self._offsets)
 
     def _gather(self) -> np.ndarray:
-        total = self.records.nbytes
-        out = self._gather_into(total) if self._gather_into is not None else None
-        return self.records.gather(out)[:total]
+        raise NotImplementedError
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        """The native ``ParserCore``'s result for these records, read where they lie."""
+        raise NotImplementedError
 
     def _offsets(self) -> np.ndarray:
         starts = np.zeros(len(self.lengths), np.int64)
@@ -189,9 +181,72 @@ class ScatteredRecordBatch(RecordBatch):
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
 
+    def __reduce__(self):
+        return RecordBatch, (self.data, self.starts, self.lengths)
+
+
+class ScatteredRecordBatch(_GatheredOnUse):
+    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
+
+    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
+    record in its own allocation. The native parser reads them where they are
+    (one copy fewer than gathering them first); everything else sees an
+    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
+    first use (into a buffer from ``gather_into(nbytes)`` when given), and
+    ``starts`` are their offsets there.
+    """
+
+    __slots__ = ("records", "_gather_into")
+
+    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
+        self.records = records
+        self.lengths = records.lengths()
+        self.path = None
+        self.first_index = 0
+        self.file_offsets = None
+        self._gather_into = gather_into
+
+    def _gather(self) -> np.ndarray:
+        total = self.records.nbytes
+        out = self._gather_into(total) if self._gather_into is not None else None
+        return self.records.gather(out)[:total]
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        return core.parse_records(self.records, threads, views=views)
+
     @property
     def nbytes(self) -> int:
         return int(self.records.nbytes)
 
-    def __reduce__(self):
-        return RecordBatch, (self.data, self.starts, self.lengths)
+
+class MultiBufferRecordBatch(_GatheredOnUse):
+    """A :class:`RecordBatch` whose records lie in runs in several buffers, as they were read.
+
+    Record ``i`` is ``buffers[which[i]][spans[i] : spans[i] + lengths[i]]``
+    (the read buffers of the files of a parallel read, kept alive by the
+    batch and reused once it is gone). The native parser reads the records
+    there; ``data`` gathers them end to end on first use.
+    """
+
+    __slots__ = ("buffers", "which", "spans")
+
+    def __init__(
+        self, buffers: Sequence[np.ndarray], which: np.ndarray, spans: np.ndarray, lengths: np.ndarray
+    ) -> None:
+        self.buffers = list(buffers)
+        self.which = np.ascontiguousarray(which, dtype=np.int64)
+        self.spans = np.ascontiguousarray(spans, dtype=np.int64)
+        self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        if not self.which.shape == self.spans.shape == self.lengths.shape or self.lengths.ndim != 1:
+            raise ValueError("MultiBufferRecordBatch: which, spans and lengths must be 1-D arrays of equal length")
+        self.path = None
+        self.first_index = 0
+        self.file_offsets = None
+
+    def _gather(self) -> np.ndarray:
+        from tfrx import _native
+
+        return _native.gather_spans(self.buffers, self.which, self.spans, self.lengths)  # type: ignore[return-value]  # the stub says object
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        return core.parse_spans(self.buffers, self.which, self.spans, self.lengths, threads, views=views)

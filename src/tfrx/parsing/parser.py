@@ -19,7 +19,7 @@ from tfrx import _native
 from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
-from tfrx.io.batch import RecordBatch, ScatteredRecordBatch
+from tfrx.io.batch import RecordBatch, _GatheredOnUse
 from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing.arrays import RaggedArray, SparseArray
 from tfrx.parsing.bytes_array import BytesArray
@@ -376,9 +376,8 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
 
 def _records_call(core: Any, serialized: Any, threads: int, views: bool = False) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
-    if isinstance(serialized, ScatteredRecordBatch):
-        result = core.parse_records(serialized.records, threads, views=views)
-        return result, len(serialized)
+    if isinstance(serialized, _GatheredOnUse):  # records where they were read or kept
+        return serialized._parse_in_place(core, threads, views), len(serialized)
     if isinstance(serialized, RecordBatch):
         result = core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads, views=views)
         return result, len(serialized)
