@@ -24,13 +24,17 @@ class RecordBatch(Sequence):
     view into a buffer that the reader reuses later), ``starts`` and
     ``lengths`` are ``int64`` arrays of equal length. Optional provenance:
     ``path`` (the file the records came from), ``first_index`` (the index in
-    that file of the first record) and ``file_offsets`` (``int64``, the byte
-    offset of each record's header in the uncompressed file).
+    that file of the first record), ``index_step`` (how far apart in the file
+    the batch's records are: 1, or ``n`` for every ``n``-th record, as a
+    record-level ``shard`` takes them; :meth:`record_index`) and
+    ``file_offsets`` (``int64``, the byte offset of each record's header in
+    the uncompressed file).
 
-    Indexing gives ``bytes``; slicing gives a ``RecordBatch`` sharing ``data``.
+    Indexing gives ``bytes``; slicing (with a step too) gives a
+    ``RecordBatch`` sharing ``data``.
     """
 
-    __slots__ = ("data", "starts", "lengths", "path", "first_index", "file_offsets")
+    __slots__ = ("data", "starts", "lengths", "path", "first_index", "index_step", "file_offsets")
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class RecordBatch(Sequence):
         path: str | None = None,
         first_index: int = 0,
         file_offsets: np.ndarray | None = None,
+        index_step: int = 1,
     ) -> None:
         data = np.asarray(data)
         if data.dtype != np.uint8 or data.ndim != 1:
@@ -56,7 +61,12 @@ class RecordBatch(Sequence):
         self.lengths = lengths
         self.path = path
         self.first_index = first_index
+        self.index_step = index_step
         self.file_offsets = file_offsets
+
+    def record_index(self, i: int) -> int:
+        """The index in its file (``path``) of the batch's record ``i``."""
+        return self.first_index + i * self.index_step
 
     @classmethod
     def from_records(cls, records: Sequence[bytes]) -> RecordBatch:
@@ -96,13 +106,15 @@ class RecordBatch(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
+            rows = range(len(self))[i]
             return RecordBatch(
                 self.data,
                 self.starts[i],
                 self.lengths[i],
                 path=self.path,
-                first_index=self.first_index + range(len(self))[i].start if len(self) else self.first_index,
+                first_index=self.record_index(rows.start) if len(rows) else self.first_index,
                 file_offsets=None if self.file_offsets is None else self.file_offsets[i],
+                index_step=self.index_step * rows.step,
             )
         n = len(self)
         if i < 0:
@@ -203,6 +215,7 @@ class ScatteredRecordBatch(_GatheredOnUse):
         self.lengths = records.lengths()
         self.path = None
         self.first_index = 0
+        self.index_step = 1
         self.file_offsets = None
         self._gather_into = gather_into
 
@@ -241,7 +254,32 @@ class MultiBufferRecordBatch(_GatheredOnUse):
             raise ValueError("MultiBufferRecordBatch: which, spans and lengths must be 1-D arrays of equal length")
         self.path = None
         self.first_index = 0
+        self.index_step = 1
         self.file_offsets = None
+
+    @classmethod
+    def join(cls, parts: Sequence[RecordBatch]) -> RecordBatch:
+        """The records of ``parts`` in order, left where they lie (the part itself when there is one)."""
+        if len(parts) == 1:
+            return parts[0]
+        buffers: list[np.ndarray] = []
+        which, spans = [], []
+        for p in parts:
+            if isinstance(p, MultiBufferRecordBatch):
+                which.append(p.which + len(buffers))
+                spans.append(p.spans)
+                buffers.extend(p.buffers)
+            else:
+                which.append(np.full(len(p), len(buffers), np.int64))
+                spans.append(p.starts)
+                buffers.append(p.data)
+        return cls(buffers, np.concatenate(which), np.concatenate(spans), np.concatenate([p.lengths for p in parts]))
+
+    def __getitem__(self, i):
+        if not isinstance(i, slice):
+            return super().__getitem__(i)
+        # the sliced records where they lie (the buffers are shared, not gathered)
+        return MultiBufferRecordBatch(self.buffers, self.which[i], self.spans[i], self.lengths[i])
 
     def _gather(self) -> np.ndarray:
         from tfrx import _native

@@ -528,13 +528,14 @@ def _raise_error(
     seq_names: list[str],
     specs: Mapping,
     seq_specs: Mapping,
-    first_index: int = 0,
-    path: str | None = None,
+    serialized: Any = None,
     sequence: bool = False,
 ) -> None:
     code, record, column, in_seq, step = err.code, err.record, err.column, err.in_sequence, err.step
     expected, actual, offset = err.expected, err.actual, err.offset
-    where = f"record {record + first_index}" + (f" of {path!r}" if path else "")
+    batch = serialized if isinstance(serialized, RecordBatch) else None
+    path = batch.path if batch is not None else None
+    where = f"record {batch.record_index(record) if batch is not None else record}" + (f" of {path!r}" if path else "")
     if code == ParseErrorCode.MALFORMED:
         feat = ""
         if column >= 0:
@@ -620,9 +621,7 @@ class ExampleParser:
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
         result, batch = _records_call(core, serialized, threads, self._views)
         if result.error is not None:
-            first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
-            path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, first, path)
+            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, serialized)
         return self._plan.build(result.columns, batch)
 
     __call__ = parse
@@ -712,16 +711,13 @@ class SequenceExampleParser:
         threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
         result, batch = _records_call(self._core, serialized, threads, self._views)
         if result.error is not None:
-            first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
-            path = serialized.path if isinstance(serialized, RecordBatch) else None
             _raise_error(
                 result.error,
                 self._context.cols.keys,
                 self.seq_cols.keys,
                 self.context_features,
                 self.sequence_features,
-                first,
-                path,
+                serialized,
                 sequence=True,
             )
         context = self._context.build(result.columns, batch)
