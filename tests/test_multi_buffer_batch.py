@@ -162,3 +162,11 @@ def test_a_batch_keeps_the_read_buffers_alive_after_the_iterator_moves_on(tmp_pa
     parser = tfrx.ExampleParser(SPEC)
     for k, b in enumerate(batches):
         _same(parser.parse(b), parser.parse(records[4 * k : 4 * k + 4]))
+
+
+def test_a_bad_record_is_named_by_its_place_in_the_batch():
+    records = [_record(i, [b"x"]) for i in range(5)]
+    records[3] = b"\x0a\x05not an example"
+    batch = _scatter(records, 2, lambda i: i * 3 + 1)
+    with pytest.raises(tfrx.DecodeError, match="record 3 is not a valid serialized Example"):
+        tfrx.ExampleParser(SPEC).parse(batch)
