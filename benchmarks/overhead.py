@@ -9,7 +9,11 @@ files), records per CPU-second of
 * **+prefetch**: the same ``.prefetch(2)``;
 * **+shuffle**: ``TFRecordDataset(path).shuffle(10000, seed=0).batch(256).parse(spec)``;
 * **parallel reads**: ``TFRecordDataset(shards, num_parallel_reads=2).batch(256).parse(spec)`` over
-  the same records split into two files (and **bare** over both files for its ratio).
+  the same records split into two files (and **bare** over both files for its ratio);
+* **4 shards**: ``TFRecordDataset(shards).shard(4, i).batch(256).parse(spec)`` for ``i`` in 0..3, one
+  after another, over the same two files (more shards than files: each shard reads both files and
+  keeps every fourth record, as DataLoader workers outnumbering the files do); ratio to
+  **bare, 2 files**, which reads the records once where the four shards read them four times.
 
 Each contender runs in its own interpreter, in alternating rounds; the ratio
 to **bare** is given per round (median and range).
@@ -37,7 +41,7 @@ from benchmarks.report import Result, measure, run_worker, worker_suite_main
 BATCH = 256
 SHUFFLE = 10_000
 WORKLOADS = ["image", "bert", "criteo", "sequence"]
-SPEED = ["bare", "batch.parse", "+prefetch", "+shuffle", "bare, 2 files", "parallel reads"]
+SPEED = ["bare", "batch.parse", "+prefetch", "+shuffle", "bare, 2 files", "parallel reads", "4 shards"]
 MEMORY = ["tfrx shuffle", "tf.data shuffle"]
 MEMORY_BUFFERS = (2000, SHUFFLE)
 
@@ -78,6 +82,13 @@ def _contender(contender: str, name: str, size: str):
             return n
 
         return run
+    if contender == "4 shards":
+        parts = [tfrx.TFRecordDataset(_shards(name, size)).shard(4, i).batch(BATCH).parse(parser) for i in range(4)]
+
+        def run_shards():
+            return sum(pipeline._count(out) for ds in parts for out in ds)
+
+        return run_shards
     if contender == "parallel reads":
         ds = tfrx.TFRecordDataset(_shards(name, size), num_parallel_reads=2).batch(BATCH).parse(parser)
     elif contender == "+shuffle":
@@ -173,7 +184,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         for contender in SPEED:
             if contender.startswith("bare"):
                 continue
-            base = rounds["bare, 2 files" if contender == "parallel reads" else "bare"]
+            base = rounds["bare, 2 files" if contender in ("parallel reads", "4 shards") else "bare"]
             ratios = [b[1] / c[1] for b, c in zip(base, rounds[contender])]
             log(
                 f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "

@@ -235,17 +235,12 @@ nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64
   const size_t count = starts.shape(0);
   if (chunks.shape(0) != count || lengths.shape(0) != count)
     throw nb::value_error("gather_spans: chunks, starts and lengths must have equal lengths");
-  std::vector<std::unique_ptr<ByteView>> views;
-  const size_t nbuf = nb::len(datas);
-  views.reserve(nbuf);
-  for (size_t k = 0; k < nbuf; ++k) views.emplace_back(new ByteView(datas[k]));
+  const ByteViews views(datas);
+  std::vector<const uint8_t*> from(count);
   size_t total = 0;
   for (size_t i = 0; i < count; ++i) {
-    const int64_t c = chunks(i), s = starts(i), n = lengths(i);
-    if (c < 0 || static_cast<size_t>(c) >= nbuf) throw nb::index_error("gather_spans: chunk index out of range");
-    if (s < 0 || n < 0 || static_cast<size_t>(s) > views[c]->size() || static_cast<size_t>(n) > views[c]->size() - s)
-      throw nb::value_error("gather_spans: a record lies outside its buffer");
-    total += static_cast<size_t>(n);
+    from[i] = views.span(chunks(i), starts(i), lengths(i), "gather_spans");
+    total += static_cast<size_t>(lengths(i));
   }
   ByteDestination dst(out_buf, total, "gather_spans");
   {
@@ -253,8 +248,8 @@ nb::object py_gather_spans(nb::list datas, Int64In chunks, Int64In starts, Int64
     uint8_t* w = dst.data;
     for (size_t i = 0; i < count; ++i) {
       const size_t n = static_cast<size_t>(lengths(i));
-      if (stream && n >= 4096) copy_streaming(w, views[chunks(i)]->data() + starts(i), n);
-      else if (n) std::memcpy(w, views[chunks(i)]->data() + starts(i), n);
+      if (stream && n >= 4096) copy_streaming(w, from[i], n);
+      else if (n) std::memcpy(w, from[i], n);
       w += n;
     }
   }

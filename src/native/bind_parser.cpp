@@ -93,7 +93,10 @@ void bind_parser(nb::module_& m) {
       .def("parse_list", &ParserObject::parse_list, "records"_a, "threads"_a, nb::kw_only(), "views"_a = false,
            "Parses a sequence of bytes-like records (GIL released).")
       .def("parse_records", &ParserObject::parse_records, "records"_a, "threads"_a, nb::kw_only(), "views"_a = false,
-           "Parses the records of a RecordSet where they are (GIL released).");
+           "Parses the records of a RecordSet where they are (GIL released).")
+      .def("parse_spans", &ParserObject::parse_spans, "buffers"_a, "which"_a, "starts"_a, "lengths"_a, "threads"_a,
+           nb::kw_only(), "views"_a = false,
+           "Parses records buffers[which[i]][starts[i]:starts[i]+lengths[i]] where they lie (GIL released).");
 
   m.def("sparse_indices", &sparse_indices, "outer"_a, "inner"_a = nb::none(), "with_indices"_a = true,
         "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"

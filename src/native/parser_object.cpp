@@ -170,6 +170,22 @@ ParseResult ParserObject::parse_records(const tfrx::RecordSet& set, int threads,
   return run(records, threads, views, Input{});
 }
 
+ParseResult ParserObject::parse_spans(nb::handle buffers, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> which,
+                                      nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
+                                      nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads,
+                                      bool views) {
+  const size_t n = starts.shape(0);
+  if (which.shape(0) != n || lengths.shape(0) != n)
+    throw nb::value_error("parse_spans: which, starts and lengths must have equal lengths");
+  const tfrx::ByteViews held(buffers);
+  std::vector<Span> records(n);
+  const int64_t* w = which.data();
+  const int64_t* s = starts.data();
+  const int64_t* l = lengths.data();
+  for (size_t i = 0; i < n; ++i) records[i] = Span{held.span(w[i], s[i], l[i], "parse_spans"), static_cast<size_t>(l[i])};
+  return run(records, threads, views, Input{});
+}
+
 template <typename SpanAt>
 nb::object ParserObject::bytes_column(size_t n, SpanAt span, const std::vector<std::string>* defaults,
                                       ObjectArena* arena, uint32_t* skip, BytesFiller* filler, bool views,

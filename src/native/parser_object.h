@@ -70,6 +70,12 @@ class ParserObject {
   // Records a shuffle buffer moved out (shuffle.h), each in its own allocation: parsed where they are.
   ParseResult parse_records(const tfrx::RecordSet& records, int threads, bool views);
 
+  // Records in runs in several buffers (record i is buffers[which[i]][starts[i] : starts[i] + lengths[i]],
+  // buffer.h's ByteViews): parsed where they are.
+  ParseResult parse_spans(nb::handle buffers, nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> which,
+                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
+                          nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
+
  private:
   using Span = tfrx::parse::Span;
   // Where the records live: one buffer (parse_buffer) or none (parse_list).

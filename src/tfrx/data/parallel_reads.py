@@ -4,7 +4,10 @@
 ``shuffle(m).batch(b).parse``) reads through :class:`InterleavedBatchIterator`:
 each open file is read ahead on its own thread (:class:`tfrx.data.files.FileIterator`
 in a prefetch), and each batch is planned with NumPy over whole rounds of
-the open files and gathered in one native call. The turns are those of
+the open files. A batch's records stay in the pieces the files' readers
+read them into (``MultiBufferRecordBatch``): the parser reads them there,
+and they are gathered end to end only for a consumer that asks for
+``data``. The turns are those of
 ``interleave(cycle_length=n, block_length=1)``, from the same planner
 (``interleave_plan.py``).
 """
@@ -13,13 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfrx import _native
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext
 from tfrx.data.files import FileIterator, FilesIterator, as_path
 from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.unbatch import split_records
-from tfrx.io.batch import RecordBatch
+from tfrx.io.batch import MultiBufferRecordBatch, RecordBatch
 from tfrx.io.paths import is_url
 
 __all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interleaved_records", "read_ahead"]
@@ -103,10 +105,12 @@ class InterleavedBatchIterator(DatasetIterator):
     that ends empties its slot and passes the turn. Each file is read ahead on
     its own thread in pieces of ``_PARALLEL_READ_BATCH`` records; the planner
     hands out whole runs of records per file (many rounds of turns at once
-    while no file opens or ends), and a batch is copied out of the pieces in
-    one native call (``_native.gather_spans``): no Python object per
-    record. A batch that is one run of one piece is that
-    piece's records, uncopied.
+    while no file opens or ends), and a batch is a
+    :class:`tfrx.io.batch.MultiBufferRecordBatch` of those runs: the records
+    stay in the pieces they were read into (which the batch keeps alive), the
+    parser reads them there, and they are gathered end to end only for a
+    consumer that asks for ``data``. No Python object per record. A batch
+    from one piece is a plain ``RecordBatch`` over that piece's buffer.
 
     Remote files (URLs) are also opened ahead: the next ``cycle_length``
     names are taken from the file list early and their readers start
@@ -238,15 +242,11 @@ class InterleavedBatchIterator(DatasetIterator):
             need -= got
         if not parts or (self._drop and need):
             raise StopIteration
-        if len(pieces) == 1 and len(parts) == 1:  # the records of one piece: no copy
-            piece = next(iter(pieces.values()))[1]
-            return RecordBatch(piece.data, parts[0][1], parts[0][2])
         which, starts, lengths = (np.concatenate(a) if len(parts) > 1 else a[0] for a in zip(*parts))
+        if len(pieces) == 1:  # the records of one piece, where they lie
+            return RecordBatch(next(iter(pieces.values()))[1].data, starts, lengths)
         datas = [piece.data for _, piece in sorted(pieces.values(), key=lambda v: v[0])]
-        data: np.ndarray = _native.gather_spans(datas, which, starts, lengths)  # type: ignore[assignment]  # the stub says object
-        out_starts = np.zeros(len(lengths), np.int64)
-        np.cumsum(lengths[:-1], out=out_starts[1:])
-        return RecordBatch(data, out_starts, lengths)
+        return MultiBufferRecordBatch(datas, which, starts, lengths)
 
     def get_state(self) -> dict:
         return {

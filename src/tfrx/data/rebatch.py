@@ -67,10 +67,16 @@ def _cut_records(batch: RecordBatch, start: int, stop: int) -> RecordBatch:
     return batch if start == 0 and stop == len(batch) else batch[start:stop]
 
 
-def record_rebatcher(pieces: DatasetIterator, batch_size: int, drop_remainder: bool) -> BatchIterator:
+def record_rebatcher(
+    pieces: DatasetIterator,
+    batch_size: int,
+    drop_remainder: bool,
+    join: Callable[[list], RecordBatch] = RecordBatch.concat,
+) -> BatchIterator:
     """Batches of exactly ``batch_size`` records (the last one smaller unless ``drop_remainder``) out
-    of a stream of :class:`tfrx.RecordBatch` es; a batch made of one piece is that piece, uncopied."""
-    return rebatcher(pieces, [batch_size], drop_remainder, len, _cut_records, RecordBatch.concat)
+    of a stream of :class:`tfrx.RecordBatch` es; a batch made of one piece is that piece, uncopied.
+    ``join`` makes a batch of pieces' cuts (by default copied into one buffer)."""
+    return rebatcher(pieces, [batch_size], drop_remainder, len, _cut_records, join)
 
 
 class RebatchDataset(Dataset):

@@ -1,10 +1,27 @@
-"""shard: every ``num_shards``-th element, starting at ``index`` (``tf.data.Dataset.shard``)."""
+"""shard: every ``num_shards``-th element, starting at ``index`` (``tf.data.Dataset.shard``).
+
+Over records read from files the shard is batch-native: ``shard(n, i).batch(b)``
+(and a ``shuffle`` above the shard) takes the input's record pieces
+(:meth:`Dataset._record_pieces`) and keeps every ``n``-th record of each as a
+strided view of the piece (:class:`tfrx.RecordBatch` slicing; ``index_step``
+keeps each record's index in its file), no Python object per record and no
+copy; a batch that spans pieces is a :class:`tfrx.io.batch.MultiBufferRecordBatch`
+of them. The records, their order and the iterator state are the per-record
+shard's: its state is the input's plus the input elements seen.
+"""
 
 from __future__ import annotations
 
+from tfrx.data.batch import batch_cardinality
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
+from tfrx.data.rebatch import record_rebatcher
+from tfrx.io.batch import MultiBufferRecordBatch
 
 __all__ = ["ShardDataset"]
+
+# The record pieces a batch-native shard(n, i).batch(b) reads: n * b records (one batch of the
+# shard's) of at most this many payload bytes.
+_PIECE_BYTES = 4 << 20
 
 
 class _ShardIterator(DatasetIterator):
@@ -31,6 +48,74 @@ class _ShardIterator(DatasetIterator):
         self._seen = int(state["seen"])
 
 
+class _ShardPiecesIterator(_ShardIterator):
+    """The shard's records of each ``RecordBatch`` piece of ``parent``, as a strided view of the piece.
+
+    State: the per-record shard's (``seen`` counts the input's records).
+    """
+
+    def __next__(self):
+        while True:
+            piece = next(self._parent)
+            first = (self._index - self._seen) % self._n
+            self._seen += len(piece)
+            if first < len(piece):
+                return piece[first :: self._n]
+
+
+class _ShardPiecesDataset(Dataset):
+    """The record pieces of ``shard(num_shards, index)`` over a dataset of record pieces."""
+
+    def __init__(self, pieces: Dataset, num_shards: int, index: int) -> None:
+        super().__init__()
+        self._pieces = pieces
+        self._num_shards = num_shards
+        self._index = index
+
+    def _iterator(self, ctx: IterContext) -> DatasetIterator:
+        return _ShardPiecesIterator(self._pieces._iterator(ctx), self._num_shards, self._index)
+
+    def _natively_batched(self) -> Dataset:
+        return self
+
+    def _describe(self) -> str:
+        n, i = self._num_shards, self._index
+        return f"shard({n}, {i}), batch-native: records {i}, {i}+{n}, ... of its input, strided views of each piece"
+
+    def _plan_inputs(self) -> tuple[Dataset, ...]:
+        return (self._pieces,)
+
+
+class _ShardRecordBatchDataset(Dataset):
+    """``shard(num_shards, index).batch(batch_size)`` over records read from files, batch-native."""
+
+    def __init__(self, shard: ShardDataset, pieces: Dataset, batch_size: int, drop_remainder: bool) -> None:
+        super().__init__()
+        self._shard = shard
+        self._pieces = _ShardPiecesDataset(pieces, shard._num_shards, shard._index)
+        self.batch_size = batch_size
+        self.drop_remainder = drop_remainder
+
+    def _iterator(self, ctx: IterContext) -> DatasetIterator:
+        pieces = self._pieces._iterator(ctx)
+        return record_rebatcher(pieces, self.batch_size, self.drop_remainder, MultiBufferRecordBatch.join)
+
+    def _natively_batched(self) -> Dataset:
+        return self
+
+    def _describe(self) -> str:
+        return (
+            f"batch({self.batch_size}), batch-native: the shard's records where the reader put them "
+            "(a batch spanning pieces is read from each)"
+        )
+
+    def _plan_inputs(self) -> tuple[Dataset, ...]:
+        return (self._pieces,)
+
+    def cardinality(self) -> int:
+        return batch_cardinality(self._shard.cardinality(), self.batch_size, self.drop_remainder)
+
+
 class ShardDataset(Dataset):
     def __init__(self, input_dataset: Dataset, num_shards: int, index: int) -> None:
         if not isinstance(num_shards, int) or num_shards < 1:
@@ -43,6 +128,29 @@ class ShardDataset(Dataset):
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         return _ShardIterator(self._inputs[0]._iterator(ctx), self._num_shards, self._index)
+
+    def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
+        pieces = self._inputs[0]._record_pieces(self._num_shards * batch_size, _PIECE_BYTES)
+        return None if pieces is None else _ShardRecordBatchDataset(self, pieces, batch_size, drop_remainder)
+
+    def _record_pieces(self, max_records: int, max_bytes: int) -> Dataset | None:
+        n = self._num_shards
+        pieces = self._inputs[0]._record_pieces(n * max_records, n * max_bytes)
+        return None if pieces is None else _ShardPiecesDataset(pieces, n, self._index)
+
+    def _why_not_record_batches(self) -> str:
+        # A shard passes its input's elements through: it is batch-native where they are records read from files.
+        return self._inputs[0]._why_not_record_batches()
+
+    def _natively_batched(self) -> Dataset | None:
+        """Over batches of records (a pipeline sharded by whole batches), a shard of the batch-native batches."""
+        native = self._inputs[0]._natively_batched()
+        if native is None:
+            return None
+        return self if native is self._inputs[0] else ShardDataset(native, self._num_shards, self._index)
+
+    def _describe(self) -> str:
+        return f"shard({self._num_shards}, {self._index})"
 
     def cardinality(self) -> int:
         n = self._inputs[0].cardinality()

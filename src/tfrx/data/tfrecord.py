@@ -92,7 +92,7 @@ class RecordBatchDataset(Dataset):
         if reads > 1:
             return (
                 f"batch({self.batch_size}), batch-native: {reads} files at a time in runs of records "
-                "(interleave planner), each batch gathered in one native call"
+                "(interleave planner), each batch parsed where the files' readers put its records"
             )
         return (
             f"batch({self.batch_size}), batch-native: RecordBatch es filled whole by the reader "

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["RecordBatch", "ScatteredRecordBatch"]
+__all__ = ["MultiBufferRecordBatch", "RecordBatch", "ScatteredRecordBatch"]
 
 
 class RecordBatch(Sequence):
@@ -24,13 +24,17 @@ class RecordBatch(Sequence):
     view into a buffer that the reader reuses later), ``starts`` and
     ``lengths`` are ``int64`` arrays of equal length. Optional provenance:
     ``path`` (the file the records came from), ``first_index`` (the index in
-    that file of the first record) and ``file_offsets`` (``int64``, the byte
-    offset of each record's header in the uncompressed file).
+    that file of the first record), ``index_step`` (how far apart in the file
+    the batch's records are: 1, or ``n`` for every ``n``-th record, as a
+    record-level ``shard`` takes them; :meth:`record_index`) and
+    ``file_offsets`` (``int64``, the byte offset of each record's header in
+    the uncompressed file).
 
-    Indexing gives ``bytes``; slicing gives a ``RecordBatch`` sharing ``data``.
+    Indexing gives ``bytes``; slicing (with a step too) gives a
+    ``RecordBatch`` sharing ``data``.
     """
 
-    __slots__ = ("data", "starts", "lengths", "path", "first_index", "file_offsets")
+    __slots__ = ("data", "starts", "lengths", "path", "first_index", "index_step", "file_offsets")
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class RecordBatch(Sequence):
         path: str | None = None,
         first_index: int = 0,
         file_offsets: np.ndarray | None = None,
+        index_step: int = 1,
     ) -> None:
         data = np.asarray(data)
         if data.dtype != np.uint8 or data.ndim != 1:
@@ -56,7 +61,12 @@ class RecordBatch(Sequence):
         self.lengths = lengths
         self.path = path
         self.first_index = first_index
+        self.index_step = index_step
         self.file_offsets = file_offsets
+
+    def record_index(self, i: int) -> int:
+        """The index in its file (``path``) of the batch's record ``i``."""
+        return self.first_index + i * self.index_step
 
     @classmethod
     def from_records(cls, records: Sequence[bytes]) -> RecordBatch:
@@ -96,13 +106,15 @@ class RecordBatch(Sequence):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
+            rows = range(len(self))[i]
             return RecordBatch(
                 self.data,
                 self.starts[i],
                 self.lengths[i],
                 path=self.path,
-                first_index=self.first_index + range(len(self))[i].start if len(self) else self.first_index,
+                first_index=self.record_index(rows.start) if len(rows) else self.first_index,
                 file_offsets=None if self.file_offsets is None else self.file_offsets[i],
+                index_step=self.index_step * rows.step,
             )
         n = len(self)
         if i < 0:
@@ -137,26 +149,16 @@ class RecordBatch(Sequence):
         return f"RecordBatch({len(self)} records, {self.nbytes} bytes{where})"
 
 
-class ScatteredRecordBatch(RecordBatch):
-    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
+class _GatheredOnUse(RecordBatch):
+    """A :class:`RecordBatch` whose records still lie where they were read or kept, not end to end.
 
-    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
-    record in its own allocation. The native parser reads them where they are
-    (one copy fewer than gathering them first); everything else sees an
-    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
-    first use (into a buffer from ``gather_into(nbytes)`` when given), and
-    ``starts`` are their offsets there.
+    The native parser reads them there (:meth:`_parse_in_place`);
+    everything else sees an ordinary ``RecordBatch``: ``data`` gathers the
+    records end to end on first use (``_gather``), and ``starts`` are their
+    offsets there.
     """
 
-    __slots__ = ("records", "_gather_into")
-
-    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
-        self.records = records
-        self.lengths = records.lengths()
-        self.path = None
-        self.first_index = 0
-        self.file_offsets = None
-        self._gather_into = gather_into
+    __slots__ = ()
 
     def _slot(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
         """RecordBatch's slot ``name``, filled by ``make()`` on first use."""
@@ -177,9 +179,11 @@ class ScatteredRecordBatch(RecordBatch):
         return self._slot("starts", self._offsets)
 
     def _gather(self) -> np.ndarray:
-        total = self.records.nbytes
-        out = self._gather_into(total) if self._gather_into is not None else None
-        return self.records.gather(out)[:total]
+        raise NotImplementedError
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        """The native ``ParserCore``'s result for these records, read where they lie."""
+        raise NotImplementedError
 
     def _offsets(self) -> np.ndarray:
         starts = np.zeros(len(self.lengths), np.int64)
@@ -189,9 +193,98 @@ class ScatteredRecordBatch(RecordBatch):
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
 
+    def __reduce__(self):
+        return RecordBatch, (self.data, self.starts, self.lengths)
+
+
+class ScatteredRecordBatch(_GatheredOnUse):
+    """A :class:`RecordBatch` whose records still lie where a shuffle buffer kept them.
+
+    ``records`` is the native ``RecordSet`` the shuffle moved them into, each
+    record in its own allocation. The native parser reads them where they are
+    (one copy fewer than gathering them first); everything else sees an
+    ordinary ``RecordBatch``: ``data`` gathers the records end to end on
+    first use (into a buffer from ``gather_into(nbytes)`` when given), and
+    ``starts`` are their offsets there.
+    """
+
+    __slots__ = ("records", "_gather_into")
+
+    def __init__(self, records: Any, *, gather_into: Callable[[int], np.ndarray] | None = None) -> None:
+        self.records = records
+        self.lengths = records.lengths()
+        self.path = None
+        self.first_index = 0
+        self.index_step = 1
+        self.file_offsets = None
+        self._gather_into = gather_into
+
+    def _gather(self) -> np.ndarray:
+        total = self.records.nbytes
+        out = self._gather_into(total) if self._gather_into is not None else None
+        return self.records.gather(out)[:total]
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        return core.parse_records(self.records, threads, views=views)
+
     @property
     def nbytes(self) -> int:
         return int(self.records.nbytes)
 
-    def __reduce__(self):
-        return RecordBatch, (self.data, self.starts, self.lengths)
+
+class MultiBufferRecordBatch(_GatheredOnUse):
+    """A :class:`RecordBatch` whose records lie in runs in several buffers, as they were read.
+
+    Record ``i`` is ``buffers[which[i]][spans[i] : spans[i] + lengths[i]]``
+    (the read buffers of the files of a parallel read, kept alive by the
+    batch and reused once it is gone). The native parser reads the records
+    there; ``data`` gathers them end to end on first use.
+    """
+
+    __slots__ = ("buffers", "which", "spans")
+
+    def __init__(
+        self, buffers: Sequence[np.ndarray], which: np.ndarray, spans: np.ndarray, lengths: np.ndarray
+    ) -> None:
+        self.buffers = list(buffers)
+        self.which = np.ascontiguousarray(which, dtype=np.int64)
+        self.spans = np.ascontiguousarray(spans, dtype=np.int64)
+        self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        if not self.which.shape == self.spans.shape == self.lengths.shape or self.lengths.ndim != 1:
+            raise ValueError("MultiBufferRecordBatch: which, spans and lengths must be 1-D arrays of equal length")
+        self.path = None
+        self.first_index = 0
+        self.index_step = 1
+        self.file_offsets = None
+
+    @classmethod
+    def join(cls, parts: Sequence[RecordBatch]) -> RecordBatch:
+        """The records of ``parts`` in order, left where they lie (the part itself when there is one)."""
+        if len(parts) == 1:
+            return parts[0]
+        buffers: list[np.ndarray] = []
+        which, spans = [], []
+        for p in parts:
+            if isinstance(p, MultiBufferRecordBatch):
+                which.append(p.which + len(buffers))
+                spans.append(p.spans)
+                buffers.extend(p.buffers)
+            else:
+                which.append(np.full(len(p), len(buffers), np.int64))
+                spans.append(p.starts)
+                buffers.append(p.data)
+        return cls(buffers, np.concatenate(which), np.concatenate(spans), np.concatenate([p.lengths for p in parts]))
+
+    def __getitem__(self, i):
+        if not isinstance(i, slice):
+            return super().__getitem__(i)
+        # the sliced records where they lie (the buffers are shared, not gathered)
+        return MultiBufferRecordBatch(self.buffers, self.which[i], self.spans[i], self.lengths[i])
+
+    def _gather(self) -> np.ndarray:
+        from tfrx import _native
+
+        return _native.gather_spans(self.buffers, self.which, self.spans, self.lengths)  # type: ignore[return-value]  # the stub says object
+
+    def _parse_in_place(self, core: Any, threads: int, views: bool) -> Any:
+        return core.parse_spans(self.buffers, self.which, self.spans, self.lengths, threads, views=views)

@@ -19,7 +19,7 @@ from tfrx import _native
 from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
-from tfrx.io.batch import RecordBatch, ScatteredRecordBatch
+from tfrx.io.batch import RecordBatch, _GatheredOnUse
 from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing.arrays import RaggedArray, SparseArray
 from tfrx.parsing.bytes_array import BytesArray
@@ -376,9 +376,8 @@ def _cast_splits(rt: Any, dtype: np.dtype) -> Any:
 
 def _records_call(core: Any, serialized: Any, threads: int, views: bool = False) -> tuple[ParseResult, int]:
     """Runs the native core on any accepted form of serialized records."""
-    if isinstance(serialized, ScatteredRecordBatch):
-        result = core.parse_records(serialized.records, threads, views=views)
-        return result, len(serialized)
+    if isinstance(serialized, _GatheredOnUse):  # records where they were read or kept
+        return serialized._parse_in_place(core, threads, views), len(serialized)
     if isinstance(serialized, RecordBatch):
         result = core.parse_buffer(serialized.data, serialized.starts, serialized.lengths, threads, views=views)
         return result, len(serialized)
@@ -529,13 +528,14 @@ def _raise_error(
     seq_names: list[str],
     specs: Mapping,
     seq_specs: Mapping,
-    first_index: int = 0,
-    path: str | None = None,
+    serialized: Any = None,
     sequence: bool = False,
 ) -> None:
     code, record, column, in_seq, step = err.code, err.record, err.column, err.in_sequence, err.step
     expected, actual, offset = err.expected, err.actual, err.offset
-    where = f"record {record + first_index}" + (f" of {path!r}" if path else "")
+    batch = serialized if isinstance(serialized, RecordBatch) else None
+    path = batch.path if batch is not None else None
+    where = f"record {batch.record_index(record) if batch is not None else record}" + (f" of {path!r}" if path else "")
     if code == ParseErrorCode.MALFORMED:
         feat = ""
         if column >= 0:
@@ -621,9 +621,7 @@ class ExampleParser:
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
         result, batch = _records_call(core, serialized, threads, self._views)
         if result.error is not None:
-            first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
-            path = serialized.path if isinstance(serialized, RecordBatch) else None
-            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, first, path)
+            _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, serialized)
         return self._plan.build(result.columns, batch)
 
     __call__ = parse
@@ -713,16 +711,13 @@ class SequenceExampleParser:
         threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
         result, batch = _records_call(self._core, serialized, threads, self._views)
         if result.error is not None:
-            first = serialized.first_index if isinstance(serialized, RecordBatch) else 0
-            path = serialized.path if isinstance(serialized, RecordBatch) else None
             _raise_error(
                 result.error,
                 self._context.cols.keys,
                 self.seq_cols.keys,
                 self.context_features,
                 self.sequence_features,
-                first,
-                path,
+                serialized,
                 sequence=True,
             )
         context = self._context.build(result.columns, batch)
