@@ -37,6 +37,10 @@ def frame(record: bytes) -> bytes:
     return length + struct.pack("<I", masked_crc32c(length)) + record + struct.pack("<I", masked_crc32c(record))
 
 
+# No record is 2^48 bytes or longer: a header claiming so is not taken for a record start.
+LENGTH_LIMIT = 1 << 48
+
+
 def _u32(buf: bytes, p: int) -> int:
     return struct.unpack_from("<I", buf, p)[0]
 
@@ -62,7 +66,7 @@ def oracle(buf: bytes):
 
     A record is delivered where both CRCs hold. Damage at ``a`` ends at the
     next position whose record verifies (or the end). Inside it, a header
-    whose length CRC holds is taken for a record start when another such
+    whose length CRC holds and whose length is below ``LENGTH_LIMIT`` is taken for a record start when another such
     header's length ends exactly on it, or its own length ends exactly on
     another such header or on the region's end; the region counts as one
     record plus those starts after ``a``.
@@ -78,7 +82,7 @@ def oracle(buf: bytes):
             continue
         a = pos
         q = next((p for p in range(a + 1, len(buf)) if whole_record(buf, p) is not None), len(buf))
-        ends = {p: p + 16 + n for p in range(a, q) if (n := header_length(buf, p)) is not None}
+        ends = {p: p + 16 + n for p in range(a, q) if (n := header_length(buf, p)) is not None and n < LENGTH_LIMIT}
         starts = set()
         for p, e in ends.items():
             if e in ends or e == q:
