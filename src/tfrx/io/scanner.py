@@ -3,17 +3,17 @@
 A file is read in chunks of a few MiB into buffers from the process's read
 pool (``io/buffer_pool.py``) and walked by ``_native.scan_records`` (GIL
 released), which checks both CRCs of every record. Complete records leave as
-:class:`~tfrx.io.batch.RecordBatch` views of a buffer that the scanner never
+:class:`~tfrx.io.batch.RecordBatch` views of bytes that the scanner never
 writes to again; the incomplete tail of a chunk is copied into the next
-buffer, unless the buffer has room after it: then the next read goes there
-(past everything handed out). ``next_batch(n, exact=True)`` sizes the buffer
-for a whole batch of ``n`` records instead, after a small first read
-(``_PROBE``) has told the record sizes, so that a batch's buffer is not grown
-(and copied) once most of it is read. A record larger than a chunk grows the buffer only
-after its length CRC has validated, and only up to the bytes that really
-exist. After damage, ``on_error="skip"`` searches on byte by byte
-(``_native.find_header``) and never trusts a damaged length to step over
-bytes (``io/damage.py`` counts what is skipped).
+buffer. ``next_batch(n, exact=True)`` sizes the buffer for a whole batch of
+``n`` records instead, after a small first read (``_PROBE``) has told the
+record sizes, so that a batch's buffer is not grown (and copied) once most
+of it is read; the reads that complete a batch go after the buffered bytes
+where its buffer has room (past everything handed out). A record larger
+than a chunk grows the buffer only after its length CRC has validated, and
+only up to the bytes that really exist. After damage, ``on_error="skip"``
+searches on byte by byte (``_native.find_header``) and never trusts a
+damaged length to step over bytes (``io/damage.py`` counts what is skipped).
 """
 
 from __future__ import annotations
@@ -128,14 +128,18 @@ class FileScanner:
         return self._base + self._lo
 
     # -------------------------------------------------------------- buffering
-    def _fill(self, need: int = 0, whole_chunk: bool = True) -> bool:
+    def _fill(self, need: int = 0, whole_chunk: bool = True, in_place: bool = False) -> bool:
         """Reads more bytes so that at least ``need`` more follow the buffered ones (a whole chunk at
         least, unless ``whole_chunk`` is false).
 
-        The bytes go after the buffered ones in the same buffer where it has
-        room (nothing handed out lies there), else into a new buffer that the
-        buffered bytes are copied to. Returns False (and sets eof) when
-        nothing more could be read.
+        The bytes go into a new buffer that the buffered bytes are copied to;
+        with ``in_place`` (a batch being read whole), after the buffered ones
+        in the same buffer where it has room (nothing handed out lies there).
+        Chunks read one after another take new buffers: malloc hands back
+        the one freed a chunk ago, whose pages are mapped already, where the
+        second half of a buffer read in place would be fresh pages kept
+        resident. Returns False (and sets eof) when nothing more could be
+        read.
         """
         if self._io_error is not None:
             err, self._io_error = self._io_error, None
@@ -152,7 +156,7 @@ class FileScanner:
             self._eof = True
             return False
         room = self._buf.shape[0] - self._hi
-        if room >= min(extra, max(need, 1)) and not self._mapped:
+        if in_place and room >= min(extra, max(need, 1)) and not self._mapped:
             return self._read(self._buf, self._hi, min(extra, room))
         target = have + extra
         # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
@@ -307,7 +311,7 @@ class FileScanner:
         want += 2 * self._largest  # room for records larger than the average
         have = self._hi - self._lo
         if want > have and want > self._chunk:
-            self._fill(want - have)
+            self._fill(want - have, in_place=True)
 
     def _learn(self, count: int, consumed: int, largest: int) -> None:
         if count:
@@ -351,7 +355,7 @@ class FileScanner:
                             and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes)
                         ):
                             rest = (max_records - len(scan.starts)) * self._record_bytes + 2 * self._largest
-                            self._fill(max(int(scan.need), rest))
+                            self._fill(max(int(scan.need), rest), in_place=True)
                             continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(scan.starts, scan.lengths, scan.consumed)
                 if scan.status == ScanStatus.LIMIT:  # stop_offset reached
@@ -360,7 +364,7 @@ class FileScanner:
                     return None
                 if scan.status == ScanStatus.NEED_MORE and not self._eof:
                     if self._remaining is None or scan.need <= self._remaining:
-                        self._fill(scan.need)
+                        self._fill(scan.need, in_place=exact)
                         continue
                 if scan.status == ScanStatus.NEED_MORE and self._stream_error is not None and not self._damage.active:
                     self._note_break()  # the record here is cut by the break: its region reports it
