@@ -93,3 +93,33 @@ def test_object_arrays_are_freed_on_the_prefetch_thread():
     # Every array the consumer dropped was freed, all but the last few on the prefetch thread.
     assert len(freed_on) == 39
     assert freed_on.count("tfrx-prefetch") >= 30, freed_on
+
+
+def test_every_object_array_of_an_element_is_freed_on_the_prefetch_thread():
+    """Several object arrays, in the dict and in a tuple inside it: all are freed on the prefetch thread."""
+    import threading
+
+    freed_on: dict[str, list] = {"a": [], "b": [], "c": []}
+
+    class Tracked:
+        def __init__(self, key):
+            self.key = key
+
+        def __del__(self):
+            freed_on[self.key].append(threading.current_thread().name)
+
+    def make(i):
+        a = np.array([Tracked("a"), b"a"], dtype=object)
+        b = np.array([Tracked("b")], dtype=object)
+        c = np.array([Tracked("c"), i], dtype=object)
+        return {"n": np.arange(2) + i, "a": a, "pair": (c, np.arange(3)), "b": b}
+
+    got = []
+    for element in tfrx.data.Dataset.range(30).map(make).prefetch(2):
+        assert set(element) == {"n", "a", "pair", "b"} and element["pair"][0][1] == element["n"][0]
+        got.append(int(element["n"][0]))
+    del element
+    assert got == list(range(30))
+    for key, threads in freed_on.items():
+        assert len(threads) == 30, key
+        assert threads.count("tfrx-prefetch") >= 20, (key, threads)

@@ -116,3 +116,39 @@ def test_record_store_moves_records_out_by_number_and_refuses_bad_input():
     assert taken.gather(out) is out and out[:4].tobytes() == b"jabc"
     with pytest.raises(ValueError, match="smaller"):
         taken.gather(np.zeros(3, np.uint8))
+
+
+def test_record_store_reuses_the_allocations_of_records_that_left():
+    from tfrx import _native
+
+    rng = np.random.default_rng(5)
+    payload = rng.integers(0, 256, 200_000, dtype=np.uint8)
+    lengths = rng.integers(0, 5000, 60).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    store = _native.RecordStore()
+    store.add(payload, starts, lengths)
+    taken = store.take(np.arange(30, dtype=np.int64))
+    assert store.recycled_bytes == 0
+    del taken  # its records' allocations go back to the store's recycler
+    kept = store.recycled_bytes
+    assert kept >= int(lengths[:30].sum())
+    later = _native.RecordStore(store)  # shares the recycler: its records take those allocations
+    later.add(payload, starts, lengths)
+    assert later.recycled_bytes < kept
+    expected = [payload[s : s + n].tobytes() for s, n in zip(starts, lengths)]
+    got = later.take(np.arange(60)[::-1].copy())
+    blob = got.gather().tobytes()
+    assert blob == b"".join(expected[::-1])
+    rest = store.take(np.arange(30, 60, dtype=np.int64)).gather().tobytes()
+    assert rest == b"".join(expected[30:])
+
+
+def test_record_sets_outliving_their_store_still_hold_their_records():
+    from tfrx import _native
+
+    data = np.frombuffer(bytes(range(200)), np.uint8)
+    store = _native.RecordStore()
+    store.add(data, np.array([0, 50], np.int64), np.array([50, 150], np.int64))
+    taken = store.take(np.array([1, 0], np.int64))
+    del store
+    assert taken.gather().tobytes() == bytes(range(50, 200)) + bytes(range(50))

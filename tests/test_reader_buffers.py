@@ -157,3 +157,32 @@ def test_nothing_handed_out_is_ever_overwritten(tmp_path_factory, pool, sizes, c
             starts, lengths, recs = want
             data = bytes(obj)
             assert [data[s : s + n] for s, n in zip(starts, lengths)] == recs
+
+
+def test_a_whole_batch_of_large_records_is_read_into_one_buffer(tmp_path, pool, monkeypatch):
+    # Sizes unknown at first: a small first read learns them, so no batch's buffer is grown (and copied) again.
+    rng = np.random.default_rng(3)
+    records = [rng.bytes(int(n)) for n in rng.integers(40_000, 60_000, 48)]
+    path = write(tmp_path / "x", records)
+    taken = []
+    take = pool.take
+    monkeypatch.setattr(pool, "take", lambda n, fresh=None: taken.append(n) or take(n, fresh))
+    with tfrx.RecordReader(path, chunk_size=64 << 10) as r:
+        batches = list(r.iter_batches(8, exact=True))
+    assert [len(b) for b in batches] == [8] * 6
+    assert [x for b in batches for x in b] == records
+    assert len(taken) == len(batches)  # one buffer per batch
+
+
+def test_reads_go_after_handed_out_batches_in_the_same_buffer(tmp_path):
+    records = [bytes([i]) * 900 for i in range(60)]
+    path = write(tmp_path / "x", records)
+    with tfrx.RecordReader(path, chunk_size=8192) as r:
+        first = r.read_batch(8, exact=True)  # probe: a first read of one chunk, 8 records of it
+        scanner = r._scanner
+        buffer = scanner._buf
+        second = r.read_batch(6, exact=True)  # needs more bytes: read into the same buffer, after the first
+        assert scanner._buf is buffer and first.data.base is buffer and second.data.base is buffer
+        rest = list(r.iter_batches(20, exact=True))
+    assert first.to_list() == records[:8] and second.to_list() == records[8:14]
+    assert [x for b in rest for x in b] == records[14:]

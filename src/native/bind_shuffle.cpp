@@ -95,7 +95,13 @@ void bind_shuffle(nb::module_& m) {
   nb::class_<RecordStore>(m, "RecordStore",
                           "The records of a shuffle buffer by number (0, 1, ... in the order added), each copied\n"
                           "once into its own allocation: memory follows the bytes of the records held.")
-      .def(nb::init<>())
+      .def(
+          "__init__",
+          [](RecordStore* self, const RecordStore* share) {
+            new (self) RecordStore(share != nullptr ? share->recycler() : std::make_shared<RecordRecycler>());
+          },
+          "share"_a = nb::none(),
+          "A store; with `share`, one that reuses the allocations of records that left either store.")
       .def(
           "add",
           [](RecordStore& store, nb::handle data, Int64In starts, Int64In lengths) {
@@ -121,7 +127,14 @@ void bind_shuffle(nb::module_& m) {
           "ids"_a, "Moves the records numbered `ids` out, in that order, into a RecordSet.")
       .def_prop_ro("end", &RecordStore::end, "the number the next record added gets")
       .def_prop_ro("nbytes", &RecordStore::bytes, "payload bytes of the records held")
-      .def_prop_ro("count", &RecordStore::count, "records held");
+      .def_prop_ro("count", &RecordStore::count, "records held")
+      .def_prop_ro(
+          "recycled_bytes",
+          [](const RecordStore& store) {
+            std::lock_guard<std::mutex> lock(store.recycler()->lock());
+            return store.recycler()->held();
+          },
+          "bytes of allocations of records that left, kept for the records that enter next");
 }
 
 }  // namespace py

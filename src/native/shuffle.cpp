@@ -34,8 +34,55 @@ namespace {
 constexpr size_t kStreamCopyBytes = 16 * 1024;
 }  // namespace
 
+RecordRecycler::~RecordRecycler() {
+  for (auto& entry : free_)
+    for (uint8_t* p : entry.second) std::free(p);
+}
+
+size_t RecordRecycler::capacity(size_t n) {
+  if (n <= 256) return n <= 32 ? 32 : (n + 31) & ~size_t{31};
+  int top = 63 - __builtin_clzll(static_cast<unsigned long long>(n));  // n >= 2^top
+  const size_t step = size_t{1} << (top - 3);                         // eight classes per doubling
+  return (n + step - 1) & ~(step - 1);
+}
+
+uint8_t* RecordRecycler::get_locked(size_t n) {
+  const size_t cap = capacity(n);
+  if (cap <= kMaxRecycled) {
+    auto it = free_.find(cap);
+    if (it != free_.end() && !it->second.empty()) {
+      uint8_t* p = it->second.back();
+      it->second.pop_back();
+      held_ -= cap;
+      return p;
+    }
+  }
+  return static_cast<uint8_t*>(std::malloc(cap));
+}
+
+void RecordRecycler::put(const std::vector<StoredRecord>& records) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const StoredRecord& r : records) {
+    if (r.data == nullptr) continue;
+    if (r.capacity > kMaxRecycled || held_ + r.capacity > kMaxHeld) {
+      std::free(r.data);
+      continue;
+    }
+    try {
+      free_[r.capacity].push_back(r.data);
+      held_ += r.capacity;
+    } catch (...) {  // (out of memory for the list: let the record go)
+      std::free(r.data);
+    }
+  }
+}
+
 RecordSet::~RecordSet() {
-  for (const StoredRecord& r : records_) std::free(r.data);
+  if (recycler_) {
+    recycler_->put(records_);
+  } else {
+    for (const StoredRecord& r : records_) std::free(r.data);
+  }
 }
 
 RecordStore::~RecordStore() {
@@ -53,14 +100,24 @@ bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t*
   const size_t first = slots_.size();
   slots_.resize(first + n);
   size_t added = 0;
+  {
+    // Allocations first (one lock of the recycler), copies after it: a RecordSet given back on another
+    // thread does not wait for the copies.
+    std::lock_guard<std::mutex> recycled(recycler_->lock());
+    for (size_t i = 0; i < n; ++i) {
+      const size_t len = static_cast<size_t>(lengths[i]);
+      uint8_t* p = recycler_->get_locked(len);
+      if (p == nullptr) {
+        for (size_t j = first; j < first + i; ++j) std::free(slots_[j].data);
+        slots_.resize(first);
+        return false;
+      }
+      slots_[first + i] = StoredRecord{p, len, RecordRecycler::capacity(len)};
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     const size_t len = static_cast<size_t>(lengths[i]);
-    uint8_t* p = static_cast<uint8_t*>(std::malloc(len ? len : 1));
-    if (p == nullptr) {
-      for (size_t j = first; j < first + i; ++j) std::free(slots_[j].data);
-      slots_.resize(first);
-      return false;
-    }
+    uint8_t* p = slots_[first + i].data;
     // A record is read again only when drawn, long after its lines left the cache: large ones are
     // written around it (no read for ownership of the destination).
     if (len >= kStreamCopyBytes) {
@@ -68,7 +125,6 @@ bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t*
     } else if (len) {
       std::memcpy(p, data + starts[i], len);
     }
-    slots_[first + i] = StoredRecord{p, len};
     added += len;
   }
   bytes_ += added;
@@ -85,6 +141,7 @@ bool RecordStore::take(const int64_t* ids, size_t n, RecordSet* out) {
       return false;
   }
   out->records_.reserve(out->records_.size() + n);
+  out->recycler_ = recycler_;
   for (size_t i = 0; i < n; ++i) {
     StoredRecord& slot = slots_[static_cast<size_t>(ids[i] - base_)];
     if (slot.data == nullptr) {  // the same number twice: put back what moved, report it

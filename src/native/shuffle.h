@@ -5,7 +5,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 namespace tfrx {
@@ -31,19 +33,51 @@ DrawStatus shuffle_draws(int64_t* buffer, int64_t size, ShuffleState* state, con
                          int64_t n_uniforms, int64_t read_end, bool exhausted, int64_t* out, int64_t count,
                          int64_t* written);
 
-// One record in its own allocation (malloc'd; null once moved out).
+// One record in its own allocation (null once moved out); `capacity` bytes were allocated.
 struct StoredRecord {
   uint8_t* data = nullptr;
   size_t size = 0;
+  size_t capacity = 0;
 };
 
-// Records moved out of a RecordStore, in the order asked for; frees them.
+// The allocations of records that left, kept by size class for the records that enter next. A
+// shuffle adds and frees a record for every record it returns, and malloc's path for a block of a
+// few KiB (beyond its per-thread cache) cost as much as copying the record. Sizes round up by at
+// most 1/8; at most kMaxHeld bytes are kept, and records over kMaxRecycled bytes are not kept.
+class RecordRecycler {
+ public:
+  static constexpr size_t kMaxRecycled = 64 * 1024;
+  static constexpr size_t kMaxHeld = size_t{8} << 20;
+
+  RecordRecycler() = default;
+  RecordRecycler(const RecordRecycler&) = delete;
+  RecordRecycler& operator=(const RecordRecycler&) = delete;
+  ~RecordRecycler();
+
+  // The bytes allocated for a record of `n` bytes.
+  static size_t capacity(size_t n);
+  // An allocation of capacity(n) bytes, null when out of memory. The caller holds lock().
+  uint8_t* get_locked(size_t n);
+  // Keeps (or frees) the allocations of `records`.
+  void put(const std::vector<StoredRecord>& records) noexcept;
+  std::mutex& lock() { return mutex_; }
+  size_t held() const { return held_; }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<uint8_t*>> free_;  // capacity -> allocations
+  size_t held_ = 0;
+};
+
+// Records moved out of a RecordStore, in the order asked for; gives them back to the store's recycler
+// (or frees them).
 class RecordSet {
  public:
   RecordSet() = default;
   RecordSet(const RecordSet&) = delete;
   RecordSet& operator=(const RecordSet&) = delete;
-  RecordSet(RecordSet&& other) noexcept : records_(std::move(other.records_)), bytes_(other.bytes_) {
+  RecordSet(RecordSet&& other) noexcept
+      : records_(std::move(other.records_)), bytes_(other.bytes_), recycler_(std::move(other.recycler_)) {
     other.records_.clear();
     other.bytes_ = 0;
   }
@@ -57,6 +91,7 @@ class RecordSet {
   friend class RecordStore;
   std::vector<StoredRecord> records_;
   size_t bytes_ = 0;
+  std::shared_ptr<RecordRecycler> recycler_;  // (the set may outlive its store)
 };
 
 // The records a shuffle buffer holds, numbered in the order they were added,
@@ -66,6 +101,8 @@ class RecordSet {
 class RecordStore {
  public:
   RecordStore() = default;
+  // A store that shares `recycler` (with the stores of earlier passes, say).
+  explicit RecordStore(std::shared_ptr<RecordRecycler> recycler) : recycler_(std::move(recycler)) {}
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;
   ~RecordStore();
@@ -81,9 +118,11 @@ class RecordStore {
   int64_t end() const { return base_ + static_cast<int64_t>(slots_.size()); }
   size_t bytes() const { return bytes_; }   // payload bytes of the records held
   size_t count() const { return count_; }   // records held
+  const std::shared_ptr<RecordRecycler>& recycler() const { return recycler_; }
 
  private:
   std::mutex mutex_;  // (add copies without the GIL)
+  std::shared_ptr<RecordRecycler> recycler_ = std::make_shared<RecordRecycler>();
   // slots_[i] is record base_ + i; records below base_ + head_ have all left.
   std::vector<StoredRecord> slots_;
   int64_t base_ = 0;

@@ -105,13 +105,24 @@ def _handed_over(value, held: list, token: list, depth: int = 0):
         return value
     kind = type(value)
     if kind is dict:
-        out = {}
+        out = None  # a copy, once an entry differs (the token, or a container on the way to it)
         for k, v in value.items():
-            if type(v) is np.ndarray and v.dtype.kind != "O":
-                out[k] = v  # (most values: no call)
+            if type(v) is np.ndarray:  # (most values: no call)
+                if v.dtype.kind != "O":
+                    continue
+                held.append(v)
+                if token:
+                    continue
+                handed = v.view()
+                token.append(weakref.ref(handed))
             else:
-                out[k] = _handed_over(v, held, token, depth + 1)
-        return out if token else value
+                handed = _handed_over(v, held, token, depth + 1)
+                if handed is v:
+                    continue
+            if out is None:
+                out = dict(value)
+            out[k] = handed
+        return value if out is None else out
     if kind is tuple or kind is list:
         if len(value) > 64:
             return value

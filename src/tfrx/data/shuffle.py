@@ -31,6 +31,7 @@ so a restore costs one read of the part of the pass already consumed. Put
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -213,16 +214,27 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
 
     Each record read is copied once into the native ``RecordStore`` (its own
     allocation; the reader's chunk is dropped at once), so the memory held
-    follows the bytes of the records in the buffer. A batch moves its drawn
+    follows the bytes of the records in the buffer. The allocations of
+    records that left are reused for the next ones (up to 8 MiB of them are
+    kept, shared by the dataset's passes): malloc and free of a few-KiB
+    block per record cost as much as copying it. A batch moves its drawn
     records out of the store into a ``RecordSet`` without copying them: the
     parser reads them there, and a ``ScatteredRecordBatch`` gathers them
     only for a consumer that asks for ``data``.
     """
 
     def __init__(
-        self, parent: DatasetIterator, buffer_size: int, seed: int, epoch, batch_size: int, drop_remainder: bool
+        self,
+        parent: DatasetIterator,
+        buffer_size: int,
+        seed: int,
+        epoch,
+        batch_size: int,
+        drop_remainder: bool,
+        recycler: _native.RecordStore | None = None,
     ) -> None:
         self._parent = parent
+        self._recycler = recycler
         self._children = (parent,)
         self._size = buffer_size
         self._batch_size = batch_size
@@ -237,7 +249,9 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         self._epoch = tuple(int(e) for e in epoch)
         self._draws = ShuffleDraws(self._size, self._seed, self._epoch)
         self._produced = 0
-        self._store = _native.RecordStore()  # record number -> record, for the records read and not yet drawn
+        # record number -> record, for the records read and not yet drawn; the allocations of records that
+        # left (this pass's or an earlier one's) take the next records
+        self._store = _native.RecordStore(self._recycler)
 
     def _read_chunk(self, _wanted: int) -> bool:
         while True:
@@ -302,6 +316,10 @@ class ShuffledRecordBatchDataset(Dataset):
         self._pieces = pieces
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
+        # An empty store, for its recycler: the passes' stores share it (made again in a forked child, where
+        # another thread of the parent may have held its lock).
+        self._recycler: _native.RecordStore | None = None
+        self._recycler_pid = 0
 
     @classmethod
     def over(cls, shuffle: ShuffleDataset, batch_size: int, drop_remainder: bool) -> ShuffledRecordBatchDataset | None:
@@ -310,8 +328,16 @@ class ShuffledRecordBatchDataset(Dataset):
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         sh = self._shuffle
+        if self._recycler is None or self._recycler_pid != os.getpid():
+            self._recycler, self._recycler_pid = _native.RecordStore(), os.getpid()
         return _ShuffledRecordBatchIterator(
-            self._pieces._iterator(ctx), sh._size, sh._seed, sh._epoch(ctx), self.batch_size, self.drop_remainder
+            self._pieces._iterator(ctx),
+            sh._size,
+            sh._seed,
+            sh._epoch(ctx),
+            self.batch_size,
+            self.drop_remainder,
+            self._recycler,
         )
 
     def _natively_batched(self) -> Dataset:

@@ -3,14 +3,17 @@
 A file is read in chunks of a few MiB into buffers from the process's read
 pool (``io/buffer_pool.py``) and walked by ``_native.scan_records`` (GIL
 released), which checks both CRCs of every record. Complete records leave as
-:class:`~tfrx.io.batch.RecordBatch` views of a buffer that the scanner never
+:class:`~tfrx.io.batch.RecordBatch` views of bytes that the scanner never
 writes to again; the incomplete tail of a chunk is copied into the next
 buffer. ``next_batch(n, exact=True)`` sizes the buffer for a whole batch of
-``n`` records instead. A record larger than a chunk grows the buffer only
-after its length CRC has validated, and only up to the bytes that really
-exist. After damage, ``on_error="skip"`` searches on byte by byte
-(``_native.find_header``) and never trusts a damaged length to step over
-bytes (``io/damage.py`` counts what is skipped).
+``n`` records instead, after a small first read (``_PROBE``) has told the
+record sizes, so that a batch's buffer is not grown (and copied) once most
+of it is read; the reads that complete a batch go after the buffered bytes
+where its buffer has room (past everything handed out). A record larger
+than a chunk grows the buffer only after its length CRC has validated, and
+only up to the bytes that really exist. After damage, ``on_error="skip"``
+searches on byte by byte (``_native.find_header``) and never trusts a
+damaged length to step over bytes (``io/damage.py`` counts what is skipped).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from tfrx.io.positions import ReaderStats
 from tfrx.io.streams import map_file, open_stream, readinto
 
 __all__ = ["FileScanner"]
+
+_PROBE = 256 << 10  # bytes first read by ``next_batch(exact=True)`` while record sizes are unknown
 
 
 class FileScanner:
@@ -123,16 +128,24 @@ class FileScanner:
         return self._base + self._lo
 
     # -------------------------------------------------------------- buffering
-    def _fill(self, need: int = 0) -> bool:
-        """Reads more bytes so that at least ``need`` more follow the buffered ones.
+    def _fill(self, need: int = 0, whole_chunk: bool = True, in_place: bool = False) -> bool:
+        """Reads more bytes so that at least ``need`` more follow the buffered ones (a whole chunk at
+        least, unless ``whole_chunk`` is false).
 
-        Returns False (and sets eof) when nothing more could be read.
+        The bytes go into a new buffer that the buffered bytes are copied to;
+        with ``in_place`` (a batch being read whole), after the buffered ones
+        in the same buffer where it has room (nothing handed out lies there).
+        Chunks read one after another take new buffers: malloc hands back
+        the one freed a chunk ago, whose pages are mapped already, where the
+        second half of a buffer read in place would be fresh pages kept
+        resident. Returns False (and sets eof) when nothing more could be
+        read.
         """
         if self._io_error is not None:
             err, self._io_error = self._io_error, None
             raise err
         have = self._hi - self._lo
-        extra = max(need, self._chunk)
+        extra = max(need, self._chunk) if whole_chunk else max(need, 1)
         if self._remaining is not None:
             extra = min(extra, self._remaining)
         elif need > self._chunk:
@@ -142,6 +155,9 @@ class FileScanner:
         if extra <= 0:
             self._eof = True
             return False
+        room = self._buf.shape[0] - self._hi
+        if in_place and room >= min(extra, max(need, 1)) and not self._mapped:
+            return self._read(self._buf, self._hi, min(extra, room))
         target = have + extra
         # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
         size = max(target + target // 8, 2 * self._chunk)
@@ -152,8 +168,17 @@ class FileScanner:
             # pages mapped (tfrx/memory.py), more cheaply than the pool's exporter is made.
             new = np.empty(size, np.uint8)
         new[:have] = self._buf[self._lo : self._hi]
-        view = memoryview(new)[:target]  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
-        n = have
+        self._base += self._lo
+        self._buf = new
+        self._lo = 0
+        self._hi = have
+        return self._read(new, have, extra)
+
+    def _read(self, buf: np.ndarray, at: int, extra: int) -> bool:
+        """Reads up to ``extra`` bytes into ``buf[at:]`` (``buf`` is ``self._buf``, ``at`` its end)."""
+        view = memoryview(buf)[: at + extra]  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
+        target = at + extra
+        n = have = at
         io_error = None
         try:
             while n < target:
@@ -179,9 +204,6 @@ class FileScanner:
                 self._remaining = 0
             if self._remaining <= 0:
                 self._eof = True
-        self._base += self._lo
-        self._buf = new
-        self._lo = 0
         self._hi = n
         if io_error is not None:
             if n == have:
@@ -289,7 +311,7 @@ class FileScanner:
         want += 2 * self._largest  # room for records larger than the average
         have = self._hi - self._lo
         if want > have and want > self._chunk:
-            self._fill(want - have)
+            self._fill(want - have, in_place=True)
 
     def _learn(self, count: int, consumed: int, largest: int) -> None:
         if count:
@@ -305,6 +327,11 @@ class FileScanner:
         while not self._finished:
             if exact and self._lo < self._hi:
                 self._reserve(max_records, max_bytes)
+            elif exact and self._record_bytes <= 0 and not self._eof:
+                # Sizes unknown: a small first read tells them, so that the batch's buffer is sized before
+                # most of its bytes are read (growing a chunk's buffer would copy the chunk).
+                self._fill(min(_PROBE, self._chunk), whole_chunk=False)
+                continue
             if self._lo < self._hi:
                 stop = -1
                 if self._end is not None:
@@ -327,7 +354,8 @@ class FileScanner:
                             and len(scan.starts) < max_records
                             and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes)
                         ):
-                            self._fill(max(int(scan.need), (max_records - len(scan.starts)) * self._record_bytes))
+                            rest = (max_records - len(scan.starts)) * self._record_bytes + 2 * self._largest
+                            self._fill(max(int(scan.need), rest), in_place=True)
                             continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(scan.starts, scan.lengths, scan.consumed)
                 if scan.status == ScanStatus.LIMIT:  # stop_offset reached
@@ -336,7 +364,7 @@ class FileScanner:
                     return None
                 if scan.status == ScanStatus.NEED_MORE and not self._eof:
                     if self._remaining is None or scan.need <= self._remaining:
-                        self._fill(scan.need)
+                        self._fill(scan.need, in_place=exact)
                         continue
                 if scan.status == ScanStatus.NEED_MORE and self._stream_error is not None and not self._damage.active:
                     self._note_break()  # the record here is cut by the break: its region reports it
