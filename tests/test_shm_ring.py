@@ -117,6 +117,59 @@ def test_bytes_arrays_keep_shape_and_values_and_free_the_slot():
         ring.close()
 
 
+def _packed_columns(columns):
+    """Columns of bytes packed as a slot holds them: (buffer, offsets_at, values_at, counts)."""
+    buf, offsets_at, values_at = bytearray(), [], []
+    for column in columns:
+        offsets = np.cumsum([0] + [len(v) for v in column]).astype(np.int64)
+        offsets_at.append(len(buf))
+        buf += offsets.tobytes()
+        values_at.append(len(buf))
+        buf += b"".join(column)
+    return buf, *(np.array(x, np.int64) for x in (offsets_at, values_at, [len(c) for c in columns]))
+
+
+def test_bytes_columns_makes_every_column_in_one_call():
+    from tfrx import _native
+
+    rng = np.random.default_rng(3)
+    codes = [f"{int(x):08x}".encode() for x in rng.integers(0, 1 << 32, 300)]
+    columns = [codes, [codes[0]] * 300, [b"", b"\x00", b"long" * 100], []]
+    buf, offsets_at, values_at, counts = _packed_columns(columns)
+    for _ in range(3):  # the cache of short values and each column's hit rate carry over between calls
+        got = _native.bytes_columns(buf, offsets_at, values_at, counts)
+        assert [a.tolist() for a in got] == columns
+        assert all(a.dtype == object and a.ndim == 1 for a in got)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda o, v, n: (o, v, n + np.array([0, 1])),  # more values than offsets in the buffer
+        lambda o, v, n: (o + np.array([0, 8]), v, n),  # offsets not starting at 0
+        lambda o, v, n: (o, v + np.array([0, 1 << 20]), n),  # values past the end
+        lambda o, v, n: (o, v, -n),
+        lambda o, v, n: (o[:1], v, n),
+    ],
+)
+def test_bytes_columns_refuses_spans_outside_the_buffer(damage):
+    from tfrx import _native
+
+    buf, offsets_at, values_at, counts = _packed_columns([[b"ab", b"c"], [b"xyz"]])
+    with pytest.raises(ValueError, match="bytes_columns"):
+        _native.bytes_columns(buf, *damage(offsets_at, values_at, counts))
+
+
+def test_bytes_columns_refuses_decreasing_offsets():
+    from tfrx import _native
+
+    buf, offsets_at, values_at, counts = _packed_columns([[b"ab", b"c", b"d"]])
+    buf[8:16] = np.int64(3).tobytes()  # offsets 0, 3, 1, 4: decreasing
+    buf[16:24] = np.int64(1).tobytes()
+    with pytest.raises(ValueError, match="not increasing"):
+        _native.bytes_columns(buf, offsets_at, values_at, counts)
+
+
 Point = collections.namedtuple("Point", "x y")
 
 

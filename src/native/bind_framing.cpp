@@ -190,17 +190,53 @@ nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
   return out;
 }
 
-// The same values as a 1-D NumPy object array, the way the parser returns bytes
-// features: short values repeated across calls (categorical codes) come from
-// one cache of bytes objects instead of being made again. Used with the GIL
-// held only (the module does not declare itself free-threaded).
-nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
+// Packed bytes columns as 1-D NumPy object arrays, the way the parser returns
+// bytes features (a batch's string columns as a shared-memory slot carries
+// them). Column c has counts[c] values end to end at data[values_at[c]:] and
+// their int64 offsets[counts[c] + 1] (from 0) at data[offsets_at[c]:]. All
+// columns share one object arena, and short values repeated across calls
+// (categorical codes) come from one cache of bytes objects, each column
+// following its own hit rate as in the parser (column c of every call is
+// taken to be the same feature). Used with the GIL held only (the module
+// does not declare itself free-threaded).
+nb::list py_bytes_columns(nb::handle data, Int64In offsets_at, Int64In values_at, Int64In counts) {
   static ShortBytesCache* cache = new ShortBytesCache();  // never freed: its objects may outlive the module
+  static std::vector<uint32_t>* skips = new std::vector<uint32_t>();
   ByteView view(data);
-  check_spans(view.size(), starts, lengths);
-  const size_t count = starts.shape(0);
-  ObjectArena arena(count);
-  return arena.take(count, [&](size_t i) { return cache->get(view.data() + starts(i), static_cast<size_t>(lengths(i))); });
+  const size_t k = counts.shape(0), size = view.size();
+  if (offsets_at.shape(0) != k || values_at.shape(0) != k)
+    throw nb::value_error("bytes_columns: offsets_at, values_at and counts must have equal lengths");
+  size_t total = 0;
+  for (size_t c = 0; c < k; ++c) {
+    const int64_t n = counts(c), o = offsets_at(c), v = values_at(c);
+    if (n < 0 || o < 0 || v < 0 || static_cast<uint64_t>(o) > size ||
+        static_cast<uint64_t>(n) >= (size - static_cast<size_t>(o)) / 8 || static_cast<uint64_t>(v) > size)
+      throw nb::value_error("bytes_columns: a column's offsets or values lie outside the buffer");
+    int64_t previous = 0;
+    for (int64_t i = 0; i <= n; ++i) {
+      int64_t at;
+      std::memcpy(&at, view.data() + o + 8 * i, 8);
+      if (at < previous || (i == 0 && at != 0) || static_cast<uint64_t>(at) > size - static_cast<size_t>(v))
+        throw nb::value_error("bytes_columns: a column's offsets are not increasing from 0 within the buffer");
+      previous = at;
+    }
+    total += static_cast<size_t>(n);
+  }
+  if (skips->size() < k) skips->resize(k, 0);
+  ObjectArena arena(total);
+  nb::list out;
+  for (size_t c = 0; c < k; ++c) {
+    const uint8_t* offsets = view.data() + offsets_at(c);
+    const uint8_t* values = view.data() + values_at(c);
+    out.append(cache->column(&arena, static_cast<size_t>(counts(c)), &(*skips)[c],
+                             [&](size_t i, ShortBytesCache* hit) -> PyObject* {
+                               int64_t span[2];
+                               std::memcpy(span, offsets + 8 * i, 16);
+                               const Span s{values + span[0], static_cast<size_t>(span[1] - span[0])};
+                               return span_bytes(s, hit, nullptr);
+                             }));
+  }
+  return out;
 }
 
 // The values data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8
@@ -308,8 +344,9 @@ void bind_framing(nb::module_& m) {
       },
       "data"_a, "starts"_a, "lengths"_a,
       "(values, offsets): data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
-  m.def("bytes_array", &py_bytes_array, "data"_a, "starts"_a, "lengths"_a,
-        "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
+  m.def("bytes_columns", &py_bytes_columns, "data"_a, "offsets_at"_a, "values_at"_a, "counts"_a,
+        "Packed bytes columns as 1-D object arrays: column c's counts[c] values end to end at data[values_at[c]:],\n"
+        "their int64 offsets (counts[c] + 1 of them, from 0) at data[offsets_at[c]:]; short repeated values shared.");
   m.def(
       "gather_spans",
       [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out, bool stream) {

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import ctypes
 import io
-import math
 import mmap
 import os
 import pickle
@@ -85,8 +84,10 @@ class _SlotPickler(pickle.Pickler):
 
     A numeric array in the native byte order becomes ``_slot_array(offset,
     dtype, shape)``; an object array whose items are all ``bytes`` becomes
-    ``_slot_bytes(offsets_at, values_at, shape)`` (its values end to end and
-    their offsets); other objects pickle as usual. ``reducer_override`` is
+    ``_slot_bytes(column, shape)``, its values end to end in the slot and
+    their offsets, listed in ``columns`` as (offsets_at, values_at, count)
+    so that the receiver makes every column's ``bytes`` in one native call
+    before unpickling; other objects pickle as usual. ``reducer_override`` is
     asked only about objects other than dicts, lists, tuples, str, bytes and
     numbers, so the structure around the arrays costs nothing extra; the
     pickler's memo keeps an array met twice one array.
@@ -96,6 +97,7 @@ class _SlotPickler(pickle.Pickler):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset in the slot)
         self.end = 0
+        self.columns: list[int] = []  # (offsets_at, values_at, count) of each bytes column, flat
         self._views_as_objects = views_as_objects
 
     def _place(self, x: np.ndarray) -> int:
@@ -103,6 +105,10 @@ class _SlotPickler(pickle.Pickler):
         self.pieces.append((x if x.flags.c_contiguous else np.ascontiguousarray(x), at))
         self.end = (at + x.nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
         return at
+
+    def _column(self, values: np.ndarray, offsets: np.ndarray, shape: tuple) -> tuple:
+        self.columns += (self._place(offsets), self._place(values), len(offsets) - 1)
+        return _slot_bytes, (len(self.columns) // 3 - 1, shape)
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is np.ndarray:
@@ -114,14 +120,14 @@ class _SlotPickler(pickle.Pickler):
                     values, offsets = _native.pack_bytes(obj.reshape(-1))
                 except TypeError:  # an item that is not bytes: the array pickles as usual
                     return NotImplemented
-                return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
+                return self._column(values, offsets, obj.shape)
         elif self._views_as_objects and type(obj) is BytesArray:
             starts, lengths = (
                 np.ascontiguousarray(obj.starts.reshape(-1)),
                 np.ascontiguousarray(obj.lengths.reshape(-1)),
             )
             values, offsets = _native.pack_spans(obj.data, starts, lengths)
-            return _slot_bytes, (self._place(offsets), self._place(values), obj.shape)
+            return self._column(values, offsets, obj.shape)
         return NotImplemented
 
 
@@ -146,12 +152,14 @@ def views_to_objects(element: Any) -> Any:
 
 
 class Prepared:
-    """An element ready for a slot: its pickle (arrays as references) and the arrays to copy."""
+    """An element ready for a slot: its pickle (arrays as references), the arrays to copy and its bytes columns."""
 
-    __slots__ = ("pickle", "pieces", "size")
+    __slots__ = ("pickle", "pieces", "size", "columns")
 
-    def __init__(self, pickled: bytes, pieces: list[tuple[np.ndarray, int]], size: int) -> None:
-        self.pickle, self.pieces, self.size = pickled, pieces, size
+    def __init__(
+        self, pickled: bytes, pieces: list[tuple[np.ndarray, int]], size: int, columns: tuple[int, ...] = ()
+    ) -> None:
+        self.pickle, self.pieces, self.size, self.columns = pickled, pieces, size, columns
 
 
 def prepare(element: Any, *, views_as_objects: bool = False) -> Prepared | None:
@@ -165,7 +173,7 @@ def prepare(element: Any, *, views_as_objects: bool = False) -> Prepared | None:
     pickler.dump(element)
     if not pickler.pieces:
         return None
-    return Prepared(out.getvalue(), pickler.pieces, pickler.end)
+    return Prepared(out.getvalue(), pickler.pieces, pickler.end, tuple(pickler.columns))
 
 
 class Ring:
@@ -228,7 +236,7 @@ class Ring:
         _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
         del dst  # (an export of the mapping, which close() needs gone)
         self._state[_SLOT0 + slot] = 1
-        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle)
+        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle, prepared.columns)
 
     def _free_slot(self, wait: float) -> int | None:
         assert self._state is not None  # the ring is open
@@ -270,13 +278,16 @@ class Ring:
 class PackedBatch:
     """A batch in a slot, as the loader's queue carries it: unpickles into the batch, its arrays viewing the slot."""
 
-    __slots__ = ("path", "slot", "base", "size", "pickle")
+    __slots__ = ("path", "slot", "base", "size", "pickle", "columns")
 
-    def __init__(self, path: str, slot: int, base: int, size: int, pickled: bytes) -> None:
+    def __init__(
+        self, path: str, slot: int, base: int, size: int, pickled: bytes, columns: tuple[int, ...] = ()
+    ) -> None:
         self.path, self.slot, self.base, self.size, self.pickle = path, slot, base, size, pickled
+        self.columns = columns
 
     def __reduce__(self):
-        return unpack, (self.path, self.slot, self.base, self.size, self.pickle)
+        return unpack, (self.path, self.slot, self.base, self.size, self.pickle, self.columns)
 
 
 # ------------------------------------------------------------------ the receiving process
@@ -303,29 +314,31 @@ def _release(header: np.ndarray, slot: int) -> None:
     header[_SLOT0 + slot] = 0
 
 
-_loading = threading.local()  # .owner: a ctypes array over the slot being unpacked on this thread
+# On the thread unpacking a slot: .owner, a ctypes array over the slot; .columns, its bytes columns, made.
+_loading = threading.local()
 
 
 def _slot_array(at: int, dtype: str, shape: tuple) -> np.ndarray:
     return np.ndarray(shape, dtype, buffer=_loading.owner, offset=at)
 
 
-def _slot_bytes(offsets_at: int, values_at: int, shape: tuple) -> np.ndarray:
-    owner = _loading.owner
-    n = math.prod(shape)
-    offsets = np.ndarray((n + 1,), np.int64, buffer=owner, offset=offsets_at)
-    values: np.ndarray = _native.bytes_array(owner, offsets[:-1] + values_at, offsets[1:] - offsets[:-1])  # type: ignore[assignment]  # the stub says object
-    return values.reshape(shape)
+def _slot_bytes(column: int, shape: tuple) -> np.ndarray:
+    values: np.ndarray = _loading.columns[column]
+    return values if len(shape) == 1 else values.reshape(shape)
 
 
-def unpack(path: str, slot: int, base: int, size: int, pickled: bytes) -> Any:
+def unpack(path: str, slot: int, base: int, size: int, pickled: bytes, columns: tuple[int, ...] = ()) -> Any:
     """The batch, its numeric arrays viewing its slot; the slot is freed when the last of them is released."""
     mm, header = _attach(path)
     owner = (ctypes.c_char * max(size, 1)).from_buffer(mm, base)
     weakref.finalize(owner, _release, header, slot)
-    outer = getattr(_loading, "owner", None)
-    _loading.owner = owner
+    made = ()
+    if columns:
+        table = np.array(columns, np.int64).reshape(-1, 3).T.copy()
+        made = _native.bytes_columns(owner, table[0], table[1], table[2])
+    outer = getattr(_loading, "owner", None), getattr(_loading, "columns", ())
+    _loading.owner, _loading.columns = owner, made
     try:
         return pickle.loads(pickled)
     finally:
-        _loading.owner = outer
+        _loading.owner, _loading.columns = outer
