@@ -240,3 +240,118 @@ def test_views_come_back_as_the_object_arrays_they_stand_for():
             np.testing.assert_array_equal(got["n"], np.arange(2))
     finally:
         ring.close()
+
+
+def _parsed_records(rows=6):
+    import tfrx
+
+    spec = {
+        "ids": tfrx.FixedLenFeature([4], tfrx.int64),
+        "w": tfrx.FixedLenFeature([2], tfrx.float32),
+        "name": tfrx.FixedLenFeature([], tfrx.string),
+        "tags": tfrx.VarLenFeature(tfrx.int64),
+    }
+    records = [
+        tfrx.make_example(
+            {"ids": [i, i + 1, i + 2, i + 3], "w": [i / 2, -i], "name": [b"n%d" % i], "tags": list(range(1 + i % 3))}
+        ).SerializeToString()
+        for i in range(rows)
+    ]
+    return tfrx.ExampleParser(spec), records
+
+
+def test_a_batch_parsed_into_a_leased_slot_equals_the_ordinary_batch_and_is_not_copied():
+    parser, records = _parsed_records()
+    expected = parser.parse(records)
+    ring = Ring(1 << 16, slots=2)
+    try:
+        arena = ring.lease()
+        with arena:
+            batch = parser.parse(records)
+        del arena
+        prepared = shm_ring.prepare(batch, ring=ring)
+        assert prepared.slot is not None and prepared.start > 0
+        # Only what the parse did not write into the slot is copied: the bytes column and the sparse parts.
+        copied = [x for x, _ in prepared.pieces]
+        assert not any(np.shares_memory(x, batch["ids"]) or np.shares_memory(x, batch["w"]) for x in copied)
+        got = _roundtrip(ring.put(prepared))
+        assert got.keys() == expected.keys()
+        for key in ("ids", "w", "name"):
+            _assert_same(expected[key], got[key])
+        assert got["tags"] == expected["tags"]
+    finally:
+        ring.close()
+
+
+def test_leased_slots_are_recycled_and_never_handed_out_twice():
+    parser, records = _parsed_records()
+    ring = Ring(1 << 16, slots=2)
+    try:
+        first, second = ring.lease(), ring.lease()
+        assert first is not None and second is not None and ring.lease() is None  # both leased
+        assert ring.pack({"x": np.arange(3)}, wait=0.0) is None  # nor does a copy take a leased slot
+        with first:
+            batch = parser.parse(records)
+        del first
+        gc.collect()
+        assert ring.lease() is None  # the batch's arrays still hold the first slot
+        got = _roundtrip(ring.put(shm_ring.prepare(batch, ring=ring)))
+        del batch
+        gc.collect()
+        assert ring.lease() is None  # sent: the slot is the receiver's until it lets go
+        del got
+        gc.collect()
+        again = ring.lease()
+        assert again is not None  # released by the receiver
+        del second, again
+        gc.collect()
+        assert ring.lease() is not None  # a lease dropped unused frees its slot
+    finally:
+        ring.close()
+
+
+def test_outputs_that_do_not_fit_a_leased_slot_come_from_the_pool():
+    parser, records = _parsed_records(rows=200)
+    expected = parser.parse(records)
+    ring = Ring(4096, slots=1)  # "w" (1,600 bytes) fits the slot, "ids" (6,400) does not
+    try:
+        arena = ring.lease()
+        with arena:
+            batch = parser.parse(records)
+        assert arena.used <= arena.size == ring.slot_bytes
+        del arena
+        for key in ("ids", "w", "name"):
+            _assert_same(expected[key], batch[key])
+        prepared = shm_ring.prepare(batch, ring=ring)
+        copied = [x for x, _ in prepared.pieces]
+        assert prepared.slot is not None
+        assert any(np.shares_memory(x, batch["ids"]) for x in copied)
+        assert not any(np.shares_memory(x, batch["w"]) for x in copied)
+        assert prepared.size > ring.slot_bytes  # what the worker does then: all of it into a larger ring
+        with pytest.raises(ValueError, match="does not fit"):
+            ring.put(prepared)
+        assert shm_ring.prepare(batch).slot is None
+    finally:
+        ring.close()
+
+
+def test_an_output_arena_is_active_only_inside_its_with_block():
+    from tfrx import _native
+
+    parser, records = _parsed_records()
+    buffer = bytearray(1 << 16)
+    arena = _native.OutputArena(buffer, 128)
+    with arena:
+        inside = parser.parse(records)
+        with pytest.raises(ValueError, match="already active"):
+            with _native.OutputArena(bytearray(64)):
+                pass
+    outside = parser.parse(records)
+    region = np.frombuffer(buffer, np.uint8)
+    assert np.shares_memory(inside["ids"], region) and not np.shares_memory(outside["ids"], region)
+    assert arena.used > 128
+    del arena, region
+    buffer[:] = bytes(len(buffer))  # the arrays view the buffer itself
+    assert not inside["ids"].any()
+    with pytest.raises(ValueError, match="past the end"):
+        _native.OutputArena(bytearray(8), 9)

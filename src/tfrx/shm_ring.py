@@ -22,6 +22,14 @@ the worker open a larger ring; when every slot is still held by the consumer
 (a training loop that keeps batches), the batch goes the ordinary way.
 Nothing is ever overwritten while the main process can still see it.
 
+A parse can also write its numeric outputs straight into a slot: the worker
+leases a free slot (:meth:`Ring.lease`, a native ``OutputArena`` over it)
+for the parse call, and :func:`prepare` then refers to the arrays found in
+that slot where they lie, copying only the rest of the batch after them.
+Outputs that do not fit come from the parser's usual pool and are copied;
+a slot is leased until the arena and its arrays are gone in the worker or,
+once sent, until the main process releases it.
+
 The file is unlinked as soon as the main process has mapped it (or, failing
 that, when the worker exits), so nothing is left in ``/dev/shm`` after a crash
 once the first batch has arrived; memory is returned when both sides have
@@ -93,12 +101,29 @@ class _SlotPickler(pickle.Pickler):
     pickler's memo keeps an array met twice one array.
     """
 
-    def __init__(self, file: io.BytesIO, views_as_objects: bool = False) -> None:
+    def __init__(self, file: io.BytesIO, views_as_objects: bool = False, ring: Ring | None = None) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset in the slot)
+        self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset after the arena's part)
         self.end = 0
         self.columns: list[int] = []  # (offsets_at, values_at, count) of each bytes column, flat
         self._views_as_objects = views_as_objects
+        # Arrays a parse wrote into a slot of `ring` (Ring.lease) stay where they are: (start, end) of
+        # the slots' memory, and the one slot this element's arrays lie in (None until one is met).
+        self._ring = ring if ring is not None and ring._leased else None
+        self.slot: int | None = None
+
+    def _in_slot(self, x: np.ndarray) -> int | None:
+        """Where ``x`` lies in its slot of the ring, when it lies in the leased slot of this element."""
+        ring = self._ring
+        assert ring is not None
+        address = x.__array_interface__["data"][0] - ring._address
+        if not 0 <= address < ring.slots * ring.slot_bytes:
+            return None
+        slot, at = divmod(address, ring.slot_bytes)
+        if (self.slot is None and slot in ring._leased) or slot == self.slot:
+            self.slot = slot
+            return at
+        return None
 
     def _place(self, x: np.ndarray) -> int:
         at = self.end
@@ -114,6 +139,10 @@ class _SlotPickler(pickle.Pickler):
         if type(obj) is np.ndarray:
             kind = obj.dtype.kind
             if kind in _NUMERIC and obj.dtype.byteorder in "=|":
+                if self._ring is not None and obj.flags.c_contiguous:
+                    at = self._in_slot(obj)
+                    if at is not None:
+                        return _arena_array, (at, obj.dtype.str, obj.shape)
                 return _slot_array, (self._place(obj), obj.dtype.str, obj.shape)
             if kind == "O":
                 try:
@@ -152,28 +181,45 @@ def views_to_objects(element: Any) -> Any:
 
 
 class Prepared:
-    """An element ready for a slot: its pickle (arrays as references), the arrays to copy and its bytes columns."""
+    """An element ready for a slot: its pickle (arrays as references), the arrays to copy and its bytes columns.
 
-    __slots__ = ("pickle", "pieces", "size", "columns")
+    ``slot``: the leased slot that a parse wrote some of its arrays into (then
+    the copies go after them, from byte ``start``), or None.
+    """
+
+    __slots__ = ("pickle", "pieces", "size", "columns", "slot", "start")
 
     def __init__(
-        self, pickled: bytes, pieces: list[tuple[np.ndarray, int]], size: int, columns: tuple[int, ...] = ()
+        self,
+        pickled: bytes,
+        pieces: list[tuple[np.ndarray, int]],
+        size: int,
+        columns: tuple[int, ...] = (),
+        slot: int | None = None,
+        start: int = 0,
     ) -> None:
-        self.pickle, self.pieces, self.size, self.columns = pickled, pieces, size, columns
+        self.pickle, self.pieces, self.columns = pickled, pieces, columns
+        self.slot, self.start, self.size = slot, start, start + size
 
 
-def prepare(element: Any, *, views_as_objects: bool = False) -> Prepared | None:
+def prepare(element: Any, *, views_as_objects: bool = False, ring: Ring | None = None) -> Prepared | None:
     """``element`` pickled with its arrays as references into a slot; None when it holds no array to place.
 
     With ``views_as_objects``, each ``BytesArray`` comes out of the slot as the
     object array of ``bytes`` it stands for (what a parser gives by default).
+    With ``ring``, arrays that a parse wrote into a slot it leased
+    (:meth:`Ring.lease`) are referred to where they are, not copied.
     """
     out = io.BytesIO()
-    pickler = _SlotPickler(out, views_as_objects)
+    pickler = _SlotPickler(out, views_as_objects, ring)
     pickler.dump(element)
-    if not pickler.pieces:
+    if not pickler.pieces and pickler.slot is None:
         return None
-    return Prepared(out.getvalue(), pickler.pieces, pickler.end, tuple(pickler.columns))
+    start = 0
+    if pickler.slot is not None:
+        assert ring is not None
+        start = _round_up(ring._arena_end(pickler.slot), _ALIGN)
+    return Prepared(out.getvalue(), pickler.pieces, pickler.end, tuple(pickler.columns), pickler.slot, start)
 
 
 class Ring:
@@ -194,8 +240,13 @@ class Ring:
             raise
         os.close(fd)
         self._state: np.ndarray | None = np.frombuffer(self._mm, np.int32, count=_SLOT0 + slots)
+        self._address = self._state.ctypes.data + _HEADER  # of slot 0
         self._unlinked = False
         self._next = 0
+        # Slots this process uses (leased to a parse, or being filled): slot -> the lease's arena (a weak
+        # reference) or None. Taken under _lock; a lease leaves when its arena is collected.
+        self._leased: dict[int, Any] = {}
+        self._lock = threading.Lock()
         # At the worker's exit (multiprocessing runs these finalizers there), in case the
         # main process never mapped the file: by then it has received every batch it will.
         mp_util.Finalize(None, _unlink, args=(self.path,), exitpriority=10)
@@ -209,19 +260,69 @@ class Ring:
         prepared = prepare(element)
         return None if prepared is None else self.put(prepared, wait=wait)
 
+    def lease(self) -> Any:
+        """A free slot as an ``OutputArena`` for a parse to write its numeric outputs into, or None when
+        no slot is free now.
+
+        The slot stays this process's until the arena and every array over it
+        are gone, or, once :meth:`put` has sent the batch in it, until the
+        main process releases it.
+        """
+        if self._mm is None:
+            return None
+        with self._lock:
+            slot = self._claim()
+        if slot is None:
+            return None
+        memory = (ctypes.c_char * self.slot_bytes).from_buffer(self._mm, _HEADER + slot * self.slot_bytes)
+        arena = _native.OutputArena(memory)
+        self._leased[slot] = weakref.ref(arena)
+        weakref.finalize(arena, self._leased.pop, slot, None)
+        return arena
+
+    def _arena_end(self, slot: int) -> int:
+        arena = self._leased[slot]()
+        return 0 if arena is None else arena.used
+
+    def _claim(self) -> int | None:
+        """A slot that is free on both sides, now marked this process's; call with _lock held."""
+        assert self._state is not None
+        for k in range(self.slots):
+            slot = (self._next + k) % self.slots
+            if self._state[_SLOT0 + slot] == 0 and slot not in self._leased:
+                self._next = slot + 1
+                self._leased[slot] = None
+                return slot
+        return None
+
     def put(self, prepared: Prepared, *, wait: float = 0.02) -> PackedBatch | None:
-        """A prepared element copied into a free slot; None when none is free in ``wait`` seconds.
+        """A prepared element copied into a free slot (or completed in the slot its parse leased);
+        None when none is free in ``wait`` seconds.
 
         Raises ValueError when it does not fit a slot (open a larger ring).
         """
         if prepared.size > self.slot_bytes:
             raise ValueError(f"a batch of {prepared.size} bytes does not fit slots of {self.slot_bytes}")
         self._maybe_unlink()
-        slot = self._free_slot(wait)
-        if slot is None:
-            return None
+        slot = prepared.slot
+        if slot is not None:
+            assert self._state is not None
+            if slot not in self._leased or self._state[_SLOT0 + slot] != 0:
+                raise ValueError(f"slot {slot} is not leased to this batch")
+        else:
+            slot = self._free_slot(wait)
+            if slot is None:
+                return None
+        try:
+            return self._fill(slot, prepared)
+        finally:
+            if prepared.slot is None:
+                self._leased.pop(slot, None)
+
+    def _fill(self, slot: int, prepared: Prepared) -> PackedBatch:
         assert self._mm is not None and self._state is not None  # _maybe_unlink checked it is open
         base = _HEADER + slot * self.slot_bytes
+        start = prepared.start
         datas: list = [_PADDING]
         spans: list[int] = []  # (source, start, length) triples
         cursor = 0
@@ -231,22 +332,22 @@ class Ring:
             datas.append(x)
             spans += (len(datas) - 1, 0, x.nbytes)
             cursor = at + x.nbytes
-        table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
-        dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base)
-        _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
-        del dst  # (an export of the mapping, which close() needs gone)
+        if spans:
+            table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
+            dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base + start)
+            _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
+            del dst  # (an export of the mapping, which close() needs gone)
         self._state[_SLOT0 + slot] = 1
-        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle, prepared.columns)
+        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle, prepared.columns, start)
 
     def _free_slot(self, wait: float) -> int | None:
-        assert self._state is not None  # the ring is open
+        """A free slot, claimed (in _leased until put has filled it); None after ``wait`` seconds without one."""
         deadline = None
         while True:
-            for k in range(self.slots):
-                slot = (self._next + k) % self.slots
-                if self._state[_SLOT0 + slot] == 0:
-                    self._next = slot + 1
-                    return slot
+            with self._lock:
+                slot = self._claim()
+            if slot is not None:
+                return slot
             now = time.monotonic()
             if deadline is None:
                 deadline = now + wait
@@ -278,16 +379,23 @@ class Ring:
 class PackedBatch:
     """A batch in a slot, as the loader's queue carries it: unpickles into the batch, its arrays viewing the slot."""
 
-    __slots__ = ("path", "slot", "base", "size", "pickle", "columns")
+    __slots__ = ("path", "slot", "base", "size", "pickle", "columns", "copied_at")
 
     def __init__(
-        self, path: str, slot: int, base: int, size: int, pickled: bytes, columns: tuple[int, ...] = ()
+        self,
+        path: str,
+        slot: int,
+        base: int,
+        size: int,
+        pickled: bytes,
+        columns: tuple[int, ...] = (),
+        copied_at: int = 0,
     ) -> None:
         self.path, self.slot, self.base, self.size, self.pickle = path, slot, base, size, pickled
-        self.columns = columns
+        self.columns, self.copied_at = columns, copied_at
 
     def __reduce__(self):
-        return unpack, (self.path, self.slot, self.base, self.size, self.pickle, self.columns)
+        return unpack, (self.path, self.slot, self.base, self.size, self.pickle, self.columns, self.copied_at)
 
 
 # ------------------------------------------------------------------ the receiving process
@@ -314,11 +422,16 @@ def _release(header: np.ndarray, slot: int) -> None:
     header[_SLOT0 + slot] = 0
 
 
-# On the thread unpacking a slot: .owner, a ctypes array over the slot; .columns, its bytes columns, made.
+# On the thread unpacking a slot: .owner, a ctypes array over the slot; .columns, its bytes columns, made;
+# .copied_at, where the arrays copied into the slot start (after those a parse wrote there).
 _loading = threading.local()
 
 
 def _slot_array(at: int, dtype: str, shape: tuple) -> np.ndarray:
+    return np.ndarray(shape, dtype, buffer=_loading.owner, offset=_loading.copied_at + at)
+
+
+def _arena_array(at: int, dtype: str, shape: tuple) -> np.ndarray:
     return np.ndarray(shape, dtype, buffer=_loading.owner, offset=at)
 
 
@@ -327,18 +440,21 @@ def _slot_bytes(column: int, shape: tuple) -> np.ndarray:
     return values if len(shape) == 1 else values.reshape(shape)
 
 
-def unpack(path: str, slot: int, base: int, size: int, pickled: bytes, columns: tuple[int, ...] = ()) -> Any:
+def unpack(
+    path: str, slot: int, base: int, size: int, pickled: bytes, columns: tuple[int, ...] = (), copied_at: int = 0
+) -> Any:
     """The batch, its numeric arrays viewing its slot; the slot is freed when the last of them is released."""
     mm, header = _attach(path)
     owner = (ctypes.c_char * max(size, 1)).from_buffer(mm, base)
     weakref.finalize(owner, _release, header, slot)
-    made = ()
+    made: Any = ()
     if columns:
         table = np.array(columns, np.int64).reshape(-1, 3).T.copy()
+        table[:2] += copied_at
         made = _native.bytes_columns(owner, table[0], table[1], table[2])
-    outer = getattr(_loading, "owner", None), getattr(_loading, "columns", ())
-    _loading.owner, _loading.columns = owner, made
+    outer = getattr(_loading, "owner", None), getattr(_loading, "columns", ()), getattr(_loading, "copied_at", 0)
+    _loading.owner, _loading.columns, _loading.copied_at = owner, made, copied_at
     try:
         return pickle.loads(pickled)
     finally:
-        _loading.owner, _loading.columns = outer
+        _loading.owner, _loading.columns, _loading.copied_at = outer

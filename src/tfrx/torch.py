@@ -26,7 +26,9 @@ arrays as tensors viewing the slot, without a copy, and makes string columns'
 handoff of one new shared-memory segment per tensor, which costs more CPU
 than parsing the batch. When the pipeline ends with ``parse`` (and
 ``prefetch``), workers parse strings as views and never make ``bytes``
-objects themselves; the batches arrive exactly as the parser returns them.
+objects themselves, and the parse writes its numeric outputs straight into
+a free slot (``Ring.lease``), so that only the rest of the batch is copied;
+the batches arrive exactly as the parser returns them.
 ``shared_memory=False`` turns all this off; ``shared_memory_slots`` sets the
 ring's depth (default 6: the loader's ``prefetch_factor`` plus the batches a
 training step holds). A batch whose slot is still held when the worker needs
@@ -113,13 +115,28 @@ class _Handoff:
         return _unpack_tensors, self.packed.__reduce__()[1]
 
 
-def _bytes_as_views(pipeline: Dataset) -> tuple[Dataset, bool]:
-    """``pipeline`` with its last stage's parse giving ``BytesArray`` instead of ``bytes`` objects, and whether it does.
+class _Slots:
+    """Hands a worker's parse a slot of the worker's ring to write its outputs into (``Ring.lease``), once there is a ring."""
+
+    __slots__ = ("ring",)
+
+    def __init__(self) -> None:
+        self.ring: Ring | None = None
+
+    def __call__(self) -> Any:
+        ring = self.ring
+        return None if ring is None else ring.lease()
+
+
+def _for_handoff(pipeline: Dataset, slots: _Slots) -> tuple[Dataset, bool]:
+    """``pipeline`` with its last stage's parse giving ``BytesArray`` instead of ``bytes`` objects and writing
+    its numeric outputs into slots of the worker's ring, and whether its bytes come as views.
 
     Only when nothing but ``prefetch`` follows the parse, so that no stage of
     the user's sees the difference: the worker then never makes (or frees) a
     ``bytes`` object per value, and the main process makes each once, from
-    the values in the slot, as the parse itself would have.
+    the values in the slot, as the parse itself would have; the numeric
+    outputs are already where the main process reads them, and are not copied.
     """
     prefetches = []
     stage = pipeline
@@ -128,12 +145,14 @@ def _bytes_as_views(pipeline: Dataset) -> tuple[Dataset, bool]:
         stage = stage._inputs[0]
     if not isinstance(stage, ParseDataset):
         return pipeline, False
-    rewritten: Dataset | None = stage._with_bytes_views()
-    if rewritten is None:
+    views: ParseDataset | None = stage._with_bytes_views()
+    into_slots = (views if views is not None else stage)._with_outputs_from(slots)
+    if into_slots is None:
         return pipeline, False
+    rewritten: Dataset = into_slots
     for prefetch in reversed(prefetches):
         rewritten = prefetch._with_inputs((rewritten,))
-    return rewritten, True
+    return rewritten, views is not None
 
 
 class TorchIterableDataset(IterableDataset):
@@ -185,7 +204,8 @@ class TorchIterableDataset(IterableDataset):
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
         handoff = self.shared_memory and info is not None
-        pipeline, views = _bytes_as_views(self.pipeline()) if handoff else (self.pipeline(), False)
+        slots = _Slots()
+        pipeline, views = _for_handoff(self.pipeline(), slots) if handoff else (self.pipeline(), False)
         it = pipeline.iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)
@@ -193,35 +213,39 @@ class TorchIterableDataset(IterableDataset):
         self._iterator = it
         try:
             if handoff:
-                yield from self._through_shared_memory(it, views)
+                yield from self._through_shared_memory(it, views, slots)
             else:
                 for element in it:
                     yield to_tensors(element)
         finally:
             it.close()
 
-    def _through_shared_memory(self, it, views: bool):
+    def _through_shared_memory(self, it, views: bool, slots: _Slots):
         """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails.
 
-        ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _bytes_as_views).
+        ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _for_handoff);
+        ``slots``: what the pipeline's parse takes slots of the ring from, to write its outputs into.
         """
         ring = None
         try:
             for element in it:
-                prepared = prepare(element, views_as_objects=views)
-                packed = None
-                if prepared is not None:
-                    if ring is not None and prepared.size > ring.slot_bytes:  # a ring of larger slots
+                prepared = prepare(element, views_as_objects=views, ring=ring)
+                if prepared is not None and ring is not None and prepared.size > ring.slot_bytes:
+                    if prepared.slot is not None:  # the copies do not fit after the parse's outputs
+                        prepared = prepare(element, views_as_objects=views)  # all of it into another slot
+                        assert prepared is not None
+                    if prepared.size > ring.slot_bytes:  # a ring of larger slots
                         ring.close()
-                        ring = None
-                    if ring is None:
-                        ring = Ring(2 * prepared.size, self.shared_memory_slots)
-                    packed = ring.put(prepared)
+                        ring = slots.ring = None
+                if prepared is not None and ring is None:
+                    ring = slots.ring = Ring(2 * prepared.size, self.shared_memory_slots)
+                packed = None if prepared is None or ring is None else ring.put(prepared)
                 if packed is not None:
                     yield _Handoff(packed)
                 else:
                     yield to_tensors(views_to_objects(element) if views else element)
         finally:
+            slots.ring = None
             if ring is not None:
                 ring.close()
 
