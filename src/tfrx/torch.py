@@ -37,6 +37,7 @@ it travels the ordinary way.
 
 from __future__ import annotations
 
+from multiprocessing import util as mp_util
 from typing import Any
 
 import numpy as np
@@ -182,6 +183,12 @@ class TorchIterableDataset(IterableDataset):
         self.epoch = 0
         self._iterator = None
         self._resume = None
+        self._slots: _Slots | None = None  # in a DataLoader worker: its ring, kept from epoch to epoch
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_slots"] = None  # a process's own ring
+        return state
 
     def set_epoch(self, epoch: int) -> None:
         """Selects the epoch: seeded shuffles reshuffle per epoch, identically on every rank and worker."""
@@ -204,7 +211,10 @@ class TorchIterableDataset(IterableDataset):
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
         handoff = self.shared_memory and info is not None
-        slots = _Slots()
+        if handoff and self._slots is None:
+            self._slots = _Slots()
+        slots = self._slots if handoff else _Slots()
+        assert slots is not None
         pipeline, views = _for_handoff(self.pipeline(), slots) if handoff else (self.pipeline(), False)
         it = pipeline.iterator(epoch=self.epoch)
         if self._resume is not None:
@@ -224,30 +234,30 @@ class TorchIterableDataset(IterableDataset):
         """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails.
 
         ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _for_handoff);
-        ``slots``: what the pipeline's parse takes slots of the ring from, to write its outputs into.
+        ``slots``: the worker's ring, which the pipeline's parse takes slots from to write its outputs into.
+
+        The ring lasts from epoch to epoch (a new one would cost the page
+        faults of its memory in both processes again); it is closed when a
+        batch needs larger slots, and at the worker's exit.
         """
-        ring = None
-        try:
-            for element in it:
-                prepared = prepare(element, views_as_objects=views, ring=ring)
-                if prepared is not None and ring is not None and prepared.size > ring.slot_bytes:
-                    if prepared.slot is not None:  # the copies do not fit after the parse's outputs
-                        prepared = prepare(element, views_as_objects=views)  # all of it into another slot
-                        assert prepared is not None
-                    if prepared.size > ring.slot_bytes:  # a ring of larger slots
-                        ring.close()
-                        ring = slots.ring = None
-                if prepared is not None and ring is None:
-                    ring = slots.ring = Ring(2 * prepared.size, self.shared_memory_slots)
-                packed = None if prepared is None or ring is None else ring.put(prepared)
-                if packed is not None:
-                    yield _Handoff(packed)
-                else:
-                    yield to_tensors(views_to_objects(element) if views else element)
-        finally:
-            slots.ring = None
-            if ring is not None:
-                ring.close()
+        for element in it:
+            ring = slots.ring
+            prepared = prepare(element, views_as_objects=views, ring=ring)
+            if prepared is not None and ring is not None and prepared.size > ring.slot_bytes:
+                if prepared.slot is not None:  # the copies do not fit after the parse's outputs
+                    prepared = prepare(element, views_as_objects=views)  # all of it into another slot
+                    assert prepared is not None
+                if prepared.size > ring.slot_bytes:  # a ring of larger slots
+                    ring.close()
+                    ring = slots.ring = None
+            if prepared is not None and ring is None:
+                ring = slots.ring = Ring(2 * prepared.size, self.shared_memory_slots)
+                mp_util.Finalize(None, ring.close, exitpriority=10)
+            packed = None if prepared is None or ring is None else ring.put(prepared)
+            if packed is not None:
+                yield _Handoff(packed)
+            else:
+                yield to_tensors(views_to_objects(element) if views else element)
 
     def __len__(self) -> int:
         rank, world = rank_and_world_size(self._rank, self._world_size)
