@@ -242,6 +242,49 @@ def test_views_come_back_as_the_object_arrays_they_stand_for():
         ring.close()
 
 
+def test_views_and_object_arrays_mixed_keep_their_places():
+    from tfrx.parsing.bytes_array import BytesArray
+
+    data = np.frombuffer(b"abcdefgh", np.uint8)
+    element = {
+        "a": BytesArray(data, np.array([0, 3]), np.array([3, 2])),
+        "o": np.array([b"x", b"", b"yz"], dtype=object),
+        "b": BytesArray(data, np.array([7]), np.array([1])),
+        "c": np.array([b"q"], dtype=object),
+    }
+    ring = Ring(1 << 16, slots=1)
+    try:
+        got = _roundtrip(ring.put(shm_ring.prepare(element, views_as_objects=True)))
+        assert {k: v.tolist() for k, v in got.items()} == {
+            "a": [b"abc", b"de"],
+            "o": [b"x", b"", b"yz"],
+            "b": [b"h"],
+            "c": [b"q"],
+        }
+        del got
+        only = {"v": BytesArray(data, np.array([1]), np.array([2]))}  # no array to copy, one column to pack
+        assert _roundtrip(ring.put(shm_ring.prepare(only, views_as_objects=True)))["v"].tolist() == [b"bc"]
+    finally:
+        ring.close()
+
+
+def test_pack_span_columns_checks_its_spans_and_room():
+    from tfrx import _native
+
+    data = np.frombuffer(b"abcdef", np.uint8)
+    starts, lengths = [np.array([0, 2], np.int64)], [np.array([2, 4], np.int64)]
+    size = _native.span_columns_size(lengths)
+    assert size == 64 + 64  # three offsets, then six bytes, each part aligned
+    out = np.zeros(size, np.uint8)
+    table = _native.pack_span_columns(out, 0, [data], starts, lengths)
+    assert table.tolist() == [0, 64, 2]
+    assert out[:24].view(np.int64).tolist() == [0, 2, 6] and bytes(out[64:70]) == b"abcdef"
+    with pytest.raises(ValueError, match="do not fit"):
+        _native.pack_span_columns(np.zeros(size - 1, np.uint8), 0, [data], starts, lengths)
+    with pytest.raises(ValueError):
+        _native.pack_span_columns(out, 0, [data], starts, [np.array([2, 5], np.int64)])  # past the data's end
+
+
 def _parsed_records(rows=6):
     import tfrx
 

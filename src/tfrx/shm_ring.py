@@ -105,7 +105,10 @@ class _SlotPickler(pickle.Pickler):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.pieces: list[tuple[np.ndarray, int]] = []  # (C-contiguous array, offset after the arena's part)
         self.end = 0
-        self.columns: list[int] = []  # (offsets_at, values_at, count) of each bytes column, flat
+        # Bytes columns in the order met: (offsets_at, values_at, count) of one placed now, or None for
+        # one given as spans (a BytesArray), whose values put() packs after everything else (in `spans`).
+        self.columns: list[tuple[int, int, int] | None] = []
+        self.spans: tuple[list, list, list] = ([], [], [])  # datas, starts, lengths
         self._views_as_objects = views_as_objects
         # Arrays a parse wrote into a slot of `ring` (Ring.lease) stay where they are: (start, end) of
         # the slots' memory, and the one slot this element's arrays lie in (None until one is met).
@@ -132,8 +135,8 @@ class _SlotPickler(pickle.Pickler):
         return at
 
     def _column(self, values: np.ndarray, offsets: np.ndarray, shape: tuple) -> tuple:
-        self.columns += (self._place(offsets), self._place(values), len(offsets) - 1)
-        return _slot_bytes, (len(self.columns) // 3 - 1, shape)
+        self.columns.append((self._place(offsets), self._place(values), len(offsets) - 1))
+        return _slot_bytes, (len(self.columns) - 1, shape)
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is np.ndarray:
@@ -151,12 +154,12 @@ class _SlotPickler(pickle.Pickler):
                     return NotImplemented
                 return self._column(values, offsets, obj.shape)
         elif self._views_as_objects and type(obj) is BytesArray:
-            starts, lengths = (
-                np.ascontiguousarray(obj.starts.reshape(-1)),
-                np.ascontiguousarray(obj.lengths.reshape(-1)),
-            )
-            values, offsets = _native.pack_spans(obj.data, starts, lengths)
-            return self._column(values, offsets, obj.shape)
+            datas, starts, lengths = self.spans
+            datas.append(obj.data)
+            starts.append(np.ascontiguousarray(obj.starts.reshape(-1), np.int64))
+            lengths.append(np.ascontiguousarray(obj.lengths.reshape(-1), np.int64))
+            self.columns.append(None)
+            return _slot_bytes, (len(self.columns) - 1, obj.shape)
         return NotImplemented
 
 
@@ -187,19 +190,21 @@ class Prepared:
     the copies go after them, from byte ``start``), or None.
     """
 
-    __slots__ = ("pickle", "pieces", "size", "columns", "slot", "start")
+    __slots__ = ("pickle", "pieces", "end", "size", "columns", "spans", "slot", "start")
 
     def __init__(
         self,
         pickled: bytes,
         pieces: list[tuple[np.ndarray, int]],
-        size: int,
-        columns: tuple[int, ...] = (),
+        end: int,
+        columns: list[tuple[int, int, int] | None] | None = None,
+        spans: tuple[list, list, list] = ([], [], []),
         slot: int | None = None,
         start: int = 0,
     ) -> None:
-        self.pickle, self.pieces, self.columns = pickled, pieces, columns
-        self.slot, self.start, self.size = slot, start, start + size
+        self.pickle, self.pieces, self.columns, self.spans = pickled, pieces, columns or [], spans
+        self.slot, self.start, self.end = slot, start, end  # the pieces from start, the spans' columns from end
+        self.size = start + end + (_native.span_columns_size(spans[2]) if spans[2] else 0)
 
 
 def prepare(element: Any, *, views_as_objects: bool = False, ring: Ring | None = None) -> Prepared | None:
@@ -213,13 +218,13 @@ def prepare(element: Any, *, views_as_objects: bool = False, ring: Ring | None =
     out = io.BytesIO()
     pickler = _SlotPickler(out, views_as_objects, ring)
     pickler.dump(element)
-    if not pickler.pieces and pickler.slot is None:
+    if not pickler.pieces and pickler.slot is None and not pickler.columns:
         return None
     start = 0
     if pickler.slot is not None:
         assert ring is not None
         start = _round_up(ring._arena_end(pickler.slot), _ALIGN)
-    return Prepared(out.getvalue(), pickler.pieces, pickler.end, tuple(pickler.columns), pickler.slot, start)
+    return Prepared(out.getvalue(), pickler.pieces, pickler.end, pickler.columns, pickler.spans, pickler.slot, start)
 
 
 class Ring:
@@ -337,8 +342,20 @@ class Ring:
             dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base + start)
             _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
             del dst  # (an export of the mapping, which close() needs gone)
+        columns: list[int] = []
+        if prepared.columns:
+            packed: list[list[int]] = []  # the spans' columns, in the order met
+            if prepared.spans[0]:
+                dst = np.frombuffer(self._mm, np.uint8, count=prepared.size - start, offset=base + start)
+                packed = (
+                    np.asarray(_native.pack_span_columns(dst, prepared.end, *prepared.spans)).reshape(-1, 3).tolist()
+                )
+                del dst
+            made = iter(packed)
+            for column in prepared.columns:
+                columns += column if column is not None else next(made)
         self._state[_SLOT0 + slot] = 1
-        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle, prepared.columns, start)
+        return PackedBatch(self.path, slot, base, prepared.size, prepared.pickle, tuple(columns), start)
 
     def _free_slot(self, wait: float) -> int | None:
         """A free slot, claimed (in _leased until put has filled it); None after ``wait`` seconds without one."""
