@@ -425,6 +425,13 @@ void bind_framing(nb::module_& m) {
   m.def("bytes_columns", &py_bytes_columns, "data"_a, "offsets_at"_a, "values_at"_a, "counts"_a,
         "Packed bytes columns as 1-D object arrays: column c's counts[c] values end to end at data[values_at[c]:],\n"
         "their int64 offsets (counts[c] + 1 of them, from 0) at data[offsets_at[c]:]; short repeated values shared.");
+  m.def(
+      "buffer_address",
+      [](nb::handle obj) {
+        ByteView view(obj);
+        return reinterpret_cast<uintptr_t>(view.data());
+      },
+      "obj"_a, "The address of a C-contiguous buffer's first byte (cheaper than NumPy's __array_interface__).");
   m.def("span_columns_size", &py_span_columns_size, "lengths"_a,
         "The bytes pack_span_columns writes for columns with these int64 value lengths (from an aligned start).");
   m.def(

@@ -119,7 +119,7 @@ class _SlotPickler(pickle.Pickler):
         """Where ``x`` lies in its slot of the ring, when it lies in the leased slot of this element."""
         ring = self._ring
         assert ring is not None
-        address = x.__array_interface__["data"][0] - ring._address
+        address = _native.buffer_address(x) - ring._address
         if not 0 <= address < ring.slots * ring.slot_bytes:
             return None
         slot, at = divmod(address, ring.slot_bytes)
@@ -156,11 +156,17 @@ class _SlotPickler(pickle.Pickler):
         elif self._views_as_objects and type(obj) is BytesArray:
             datas, starts, lengths = self.spans
             datas.append(obj.data)
-            starts.append(np.ascontiguousarray(obj.starts.reshape(-1), np.int64))
-            lengths.append(np.ascontiguousarray(obj.lengths.reshape(-1), np.int64))
+            starts.append(_flat_int64(obj.starts))
+            lengths.append(_flat_int64(obj.lengths))
             self.columns.append(None)
             return _slot_bytes, (len(self.columns) - 1, obj.shape)
         return NotImplemented
+
+
+def _flat_int64(x: np.ndarray) -> np.ndarray:
+    if x.ndim == 1 and x.dtype == np.int64 and x.flags.c_contiguous:  # as a parse gives them
+        return x
+    return np.ascontiguousarray(x.reshape(-1), np.int64)
 
 
 class _ObjectsPickler(pickle.Pickler):
@@ -252,6 +258,7 @@ class Ring:
         # reference) or None. Taken under _lock; a lease leaves when its arena is collected.
         self._leased: dict[int, Any] = {}
         self._lock = threading.Lock()
+        self._memory: list[Any] = [None] * slots  # per slot, once leased: a ctypes array over it
         # At the worker's exit (multiprocessing runs these finalizers there), in case the
         # main process never mapped the file: by then it has received every batch it will.
         mp_util.Finalize(None, _unlink, args=(self.path,), exitpriority=10)
@@ -279,7 +286,11 @@ class Ring:
             slot = self._claim()
         if slot is None:
             return None
-        memory = (ctypes.c_char * self.slot_bytes).from_buffer(self._mm, _HEADER + slot * self.slot_bytes)
+        memory = self._memory[slot]
+        if memory is None:
+            memory = self._memory[slot] = (ctypes.c_char * self.slot_bytes).from_buffer(
+                self._mm, _HEADER + slot * self.slot_bytes
+            )
         arena = _native.OutputArena(memory)
         self._leased[slot] = weakref.ref(arena)
         weakref.finalize(arena, self._leased.pop, slot, None)
@@ -386,6 +397,7 @@ class Ring:
         self._state[_CLOSED] = 1
         self._maybe_unlink()  # else batches still in the queue need the name: unlinked at exit
         self._state = None
+        self._memory = [None] * self.slots  # (exports of the mapping; leases still alive keep theirs)
         try:
             self._mm.close()
         except BufferError:  # an array still views it; the mapping closes when that is collected
