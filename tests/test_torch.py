@@ -215,6 +215,31 @@ def _parsed_pipeline(tmp_path, files=3, per_file=40):
 
 
 @pytest.mark.parametrize("num_workers", [1, 2])
+def test_stateful_dataloader_resumes_exactly_through_the_shared_memory_handoff(tmp_path, num_workers):
+    # The workers run the parse into their rings' slots, strings as views and without the trailing
+    # prefetch; the saved positions must still be exact.
+    stateful = pytest.importorskip("torchdata.stateful_dataloader")
+    ds = _parsed_pipeline(tmp_path).prefetch(2)
+
+    def loader():
+        return stateful.StatefulDataLoader(
+            ds.to_torch(), batch_size=None, num_workers=num_workers, multiprocessing_context="fork", timeout=60
+        )
+
+    dl = loader()
+    it = iter(dl)
+    first = [next(it)["id"].tolist() for _ in range(5)]
+    state = dl.state_dict()
+    rest = [b["id"].tolist() for b in it]
+    resumed = loader()
+    resumed.load_state_dict(state)
+    again = list(resumed)
+    assert [b["id"].tolist() for b in again] == rest
+    assert all(b["name"].tolist() == [b"n%d" % i for i in b["id"].tolist()] for b in again)
+    assert sorted(i for b in first + rest for i in b) == sorted(f * 1000 + i for f in range(3) for i in range(40))
+
+
+@pytest.mark.parametrize("num_workers", [1, 2])
 def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_path, num_workers):
     ds = _parsed_pipeline(tmp_path)
 

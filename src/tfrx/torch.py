@@ -130,19 +130,21 @@ class _Slots:
 
 
 def _for_handoff(pipeline: Dataset, slots: _Slots) -> tuple[Dataset, bool]:
-    """``pipeline`` with its last stage's parse giving ``BytesArray`` instead of ``bytes`` objects and writing
-    its numeric outputs into slots of the worker's ring, and whether its bytes come as views.
+    """``pipeline`` as a DataLoader worker runs it for the shared-memory handoff, and whether its bytes come as views.
 
-    Only when nothing but ``prefetch`` follows the parse, so that no stage of
-    the user's sees the difference: the worker then never makes (or frees) a
-    ``bytes`` object per value, and the main process makes each once, from
-    the values in the slot, as the parse itself would have; the numeric
-    outputs are already where the main process reads them, and are not copied.
+    When nothing but ``prefetch`` follows a ``parse`` (so that no stage of
+    the user's sees the difference), the parse gives ``BytesArray`` instead
+    of ``bytes`` objects and writes its numeric outputs into slots of the
+    worker's ring: the worker never makes (or frees) a ``bytes`` object per
+    value, the main process makes each once, from the values in the slot, as
+    the parse itself would have, and the numeric outputs are already where
+    the main process reads them. The trailing ``prefetch`` stages are left
+    out: the loader's own ``prefetch_factor`` keeps batches ready, and a
+    prefetch thread in the worker only adds a hand-over per batch (about 10%
+    more CPU time a Criteo-like batch on 2 cores, no faster).
     """
-    prefetches = []
     stage = pipeline
     while isinstance(stage, PrefetchDataset):
-        prefetches.append(stage)
         stage = stage._inputs[0]
     if not isinstance(stage, ParseDataset):
         return pipeline, False
@@ -150,10 +152,7 @@ def _for_handoff(pipeline: Dataset, slots: _Slots) -> tuple[Dataset, bool]:
     into_slots = (views if views is not None else stage)._with_outputs_from(slots)
     if into_slots is None:
         return pipeline, False
-    rewritten: Dataset = into_slots
-    for prefetch in reversed(prefetches):
-        rewritten = prefetch._with_inputs((rewritten,))
-    return rewritten, views is not None
+    return into_slots, views is not None
 
 
 class TorchIterableDataset(IterableDataset):
