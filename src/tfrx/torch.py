@@ -26,9 +26,11 @@ arrays as tensors viewing the slot, without a copy, and makes string columns'
 handoff of one new shared-memory segment per tensor, which costs more CPU
 than parsing the batch. When the pipeline ends with ``parse`` (and
 ``prefetch``), workers parse strings as views and never make ``bytes``
-objects themselves, and the parse writes its numeric outputs straight into
-a free slot (``Ring.lease``), so that only the rest of the batch is copied;
-the batches arrive exactly as the parser returns them.
+objects themselves, the parse writes its numeric outputs straight into a
+free slot (``Ring.lease``), so that only the rest of the batch is copied,
+and the trailing ``prefetch`` is left out in the workers (the loader's
+``prefetch_factor`` keeps batches ready); the batches arrive exactly as the
+parser returns them.
 ``shared_memory=False`` turns all this off; ``shared_memory_slots`` sets the
 ring's depth (default 6: the loader's ``prefetch_factor`` plus the batches a
 training step holds). A batch whose slot is still held when the worker needs
