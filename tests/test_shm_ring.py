@@ -349,6 +349,8 @@ def test_leased_slots_are_recycled_and_never_handed_out_twice():
         del second, again
         gc.collect()
         assert ring.lease() is not None  # a lease dropped unused frees its slot
+        ring.close()
+        assert ring.lease() is None  # a closed ring lends nothing
     finally:
         ring.close()
 

@@ -280,17 +280,17 @@ class Ring:
         are gone, or, once :meth:`put` has sent the batch in it, until the
         main process releases it.
         """
-        if self._mm is None:
-            return None
-        with self._lock:
+        with self._lock:  # (a parse on another thread may lease while the ring is being closed)
+            if self._mm is None or self._state is None:
+                return None
             slot = self._claim()
-        if slot is None:
-            return None
-        memory = self._memory[slot]
-        if memory is None:
-            memory = self._memory[slot] = (ctypes.c_char * self.slot_bytes).from_buffer(
-                self._mm, _HEADER + slot * self.slot_bytes
-            )
+            if slot is None:
+                return None
+            memory = self._memory[slot]
+            if memory is None:
+                memory = self._memory[slot] = (ctypes.c_char * self.slot_bytes).from_buffer(
+                    self._mm, _HEADER + slot * self.slot_bytes
+                )
         arena = _native.OutputArena(memory)
         self._leased[slot] = weakref.ref(arena)
         weakref.finalize(arena, self._leased.pop, slot, None)
@@ -392,17 +392,18 @@ class Ring:
 
     def close(self) -> None:
         """No more batches from this ring: the main process lets go of it once its batches are released."""
-        if self._mm is None or self._state is None:
-            return
-        self._state[_CLOSED] = 1
-        self._maybe_unlink()  # else batches still in the queue need the name: unlinked at exit
-        self._state = None
-        self._memory = [None] * self.slots  # (exports of the mapping; leases still alive keep theirs)
-        try:
-            self._mm.close()
-        except BufferError:  # an array still views it; the mapping closes when that is collected
-            pass
-        self._mm = None
+        with self._lock:
+            if self._mm is None or self._state is None:
+                return
+            self._state[_CLOSED] = 1
+            self._maybe_unlink()  # else batches still in the queue need the name: unlinked at exit
+            self._state = None
+            self._memory = [None] * self.slots  # (exports of the mapping; leases still alive keep theirs)
+            try:
+                self._mm.close()
+            except BufferError:  # an array still views it; the mapping closes when that is collected
+                pass
+            self._mm = None
 
 
 class PackedBatch:
