@@ -190,17 +190,53 @@ nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
   return out;
 }
 
-// The same values as a 1-D NumPy object array, the way the parser returns bytes
-// features: short values repeated across calls (categorical codes) come from
-// one cache of bytes objects instead of being made again. Used with the GIL
-// held only (the module does not declare itself free-threaded).
-nb::object py_bytes_array(nb::handle data, Int64In starts, Int64In lengths) {
+// Packed bytes columns as 1-D NumPy object arrays, the way the parser returns
+// bytes features (a batch's string columns as a shared-memory slot carries
+// them). Column c has counts[c] values end to end at data[values_at[c]:] and
+// their int64 offsets[counts[c] + 1] (from 0) at data[offsets_at[c]:]. All
+// columns share one object arena, and short values repeated across calls
+// (categorical codes) come from one cache of bytes objects, each column
+// following its own hit rate as in the parser (column c of every call is
+// taken to be the same feature). Used with the GIL held only (the module
+// does not declare itself free-threaded).
+nb::list py_bytes_columns(nb::handle data, Int64In offsets_at, Int64In values_at, Int64In counts) {
   static ShortBytesCache* cache = new ShortBytesCache();  // never freed: its objects may outlive the module
+  static std::vector<uint32_t>* skips = new std::vector<uint32_t>();
   ByteView view(data);
-  check_spans(view.size(), starts, lengths);
-  const size_t count = starts.shape(0);
-  ObjectArena arena(count);
-  return arena.take(count, [&](size_t i) { return cache->get(view.data() + starts(i), static_cast<size_t>(lengths(i))); });
+  const size_t k = counts.shape(0), size = view.size();
+  if (offsets_at.shape(0) != k || values_at.shape(0) != k)
+    throw nb::value_error("bytes_columns: offsets_at, values_at and counts must have equal lengths");
+  size_t total = 0;
+  for (size_t c = 0; c < k; ++c) {
+    const int64_t n = counts(c), o = offsets_at(c), v = values_at(c);
+    if (n < 0 || o < 0 || v < 0 || static_cast<uint64_t>(o) > size ||
+        static_cast<uint64_t>(n) >= (size - static_cast<size_t>(o)) / 8 || static_cast<uint64_t>(v) > size)
+      throw nb::value_error("bytes_columns: a column's offsets or values lie outside the buffer");
+    int64_t previous = 0;
+    for (int64_t i = 0; i <= n; ++i) {
+      int64_t at;
+      std::memcpy(&at, view.data() + o + 8 * i, 8);
+      if (at < previous || (i == 0 && at != 0) || static_cast<uint64_t>(at) > size - static_cast<size_t>(v))
+        throw nb::value_error("bytes_columns: a column's offsets are not increasing from 0 within the buffer");
+      previous = at;
+    }
+    total += static_cast<size_t>(n);
+  }
+  if (skips->size() < k) skips->resize(k, 0);
+  ObjectArena arena(total);
+  nb::list out;
+  for (size_t c = 0; c < k; ++c) {
+    const uint8_t* offsets = view.data() + offsets_at(c);
+    const uint8_t* values = view.data() + values_at(c);
+    out.append(cache->column(&arena, static_cast<size_t>(counts(c)), &(*skips)[c],
+                             [&](size_t i, ShortBytesCache* hit) -> PyObject* {
+                               int64_t span[2];
+                               std::memcpy(span, offsets + 8 * i, 16);
+                               const Span s{values + span[0], static_cast<size_t>(span[1] - span[0])};
+                               return span_bytes(s, hit, nullptr);
+                             }));
+  }
+  return out;
 }
 
 // The values data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8
@@ -222,6 +258,84 @@ nb::tuple py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
     for (size_t i = 0; i < count; ++i) std::memcpy(w + off[i], view.data() + starts(i), static_cast<size_t>(lengths(i)));
   }
   return nb::make_tuple(values, offsets);
+}
+
+// Bytes columns given as spans (column c's value i is datas[c][starts[c][i] :
+// starts[c][i] + lengths[c][i]]) as a shared-memory slot carries them: per
+// column its int64 offsets[n + 1] (from 0), then its values end to end, each
+// part starting at a multiple of 64 bytes from the buffer's start.
+constexpr size_t kSlotAlign = 64;
+
+size_t round_up_slot(size_t n) { return (n + kSlotAlign - 1) / kSlotAlign * kSlotAlign; }
+
+// The bytes that pack_span_columns writes for columns of these lengths, from an aligned `at`.
+size_t py_span_columns_size(nb::list lengths) {
+  size_t total = 0;
+  for (nb::handle item : lengths) {
+    Int64In l = nb::cast<Int64In>(item);
+    size_t values = 0;
+    for (size_t i = 0; i < l.shape(0); ++i) {
+      if (l(i) < 0) throw nb::value_error("span_columns_size: a negative length");
+      values += static_cast<size_t>(l(i));
+    }
+    total += round_up_slot(8 * (l.shape(0) + 1)) + round_up_slot(values);
+  }
+  return total;
+}
+
+// Writes the columns into `out` from byte `at` on; returns their flat int64
+// (offsets_at, values_at, count) per column, the table bytes_columns reads.
+nb::object py_pack_span_columns(nb::handle out, size_t at, nb::list datas, nb::list starts, nb::list lengths) {
+  const size_t k = nb::len(datas);
+  if (nb::len(starts) != k || nb::len(lengths) != k)
+    throw nb::value_error("pack_span_columns: datas, starts and lengths must have equal lengths");
+  std::vector<std::unique_ptr<ByteView>> views;
+  std::vector<Int64In> s, l;
+  views.reserve(k);
+  for (size_t c = 0; c < k; ++c) {
+    views.emplace_back(new ByteView(datas[c]));
+    s.push_back(nb::cast<Int64In>(starts[c]));
+    l.push_back(nb::cast<Int64In>(lengths[c]));
+    if (s[c].shape(0) != l[c].shape(0)) throw nb::value_error("pack_span_columns: starts and lengths differ in length");
+    check_spans(views[c]->size(), s[c], l[c]);
+  }
+  void* table_data;
+  nb::object table = new_array(3 * k, np_dtype_int64, &table_data);
+  int64_t* t = static_cast<int64_t*>(table_data);
+  size_t end = round_up_slot(at);
+  for (size_t c = 0; c < k; ++c) {
+    const size_t n = s[c].shape(0);
+    size_t values = 0;
+    for (size_t i = 0; i < n; ++i) values += static_cast<size_t>(l[c](i));
+    t[3 * c] = static_cast<int64_t>(end);
+    t[3 * c + 1] = static_cast<int64_t>(end + round_up_slot(8 * (n + 1)));
+    t[3 * c + 2] = static_cast<int64_t>(n);
+    end = static_cast<size_t>(t[3 * c + 1]) + round_up_slot(values);
+  }
+  Py_buffer dst;
+  if (PyObject_GetBuffer(out.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
+  if (static_cast<size_t>(dst.len) < end) {
+    PyBuffer_Release(&dst);
+    throw nb::value_error("pack_span_columns: the columns do not fit the buffer");
+  }
+  {
+    nb::gil_scoped_release release;
+    uint8_t* base = static_cast<uint8_t*>(dst.buf);
+    for (size_t c = 0; c < k; ++c) {
+      uint8_t* offsets = base + t[3 * c];
+      uint8_t* values = base + t[3 * c + 1];
+      int64_t total = 0;
+      std::memcpy(offsets, &total, 8);
+      for (size_t i = 0; i < static_cast<size_t>(t[3 * c + 2]); ++i) {
+        const int64_t n = l[c](i);
+        if (n) std::memcpy(values + total, views[c]->data() + s[c](i), static_cast<size_t>(n));
+        total += n;
+        std::memcpy(offsets + 8 * (i + 1), &total, 8);
+      }
+    }
+  }
+  PyBuffer_Release(&dst);
+  return table;
 }
 
 // Copies records out of several buffers into one new uint8 array: record i is
@@ -303,8 +417,28 @@ void bind_framing(nb::module_& m) {
       },
       "data"_a, "starts"_a, "lengths"_a,
       "(values, offsets): data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
-  m.def("bytes_array", &py_bytes_array, "data"_a, "starts"_a, "lengths"_a,
-        "A 1-D NumPy object array of the bytes data[starts[i]:starts[i]+lengths[i]], short repeated values shared.");
+  m.def("bytes_columns", &py_bytes_columns, "data"_a, "offsets_at"_a, "values_at"_a, "counts"_a,
+        "Packed bytes columns as 1-D object arrays: column c's counts[c] values end to end at data[values_at[c]:],\n"
+        "their int64 offsets (counts[c] + 1 of them, from 0) at data[offsets_at[c]:]; short repeated values shared.");
+  m.def(
+      "buffer_address",
+      [](nb::handle obj) {
+        ByteView view(obj);
+        return reinterpret_cast<uintptr_t>(view.data());
+      },
+      "obj"_a, "The address of a C-contiguous buffer's first byte (cheaper than NumPy's __array_interface__).");
+  m.def("span_columns_size", &py_span_columns_size, "lengths"_a,
+        "The bytes pack_span_columns writes for columns with these int64 value lengths (from an aligned start).");
+  m.def(
+      "pack_span_columns",
+      [](nb::handle out, size_t at, nb::list datas, nb::list starts, nb::list lengths) {
+        init_numpy();
+        return py_pack_span_columns(out, at, datas, starts, lengths);
+      },
+      "out"_a, "at"_a, "datas"_a, "starts"_a, "lengths"_a,
+      "Bytes columns given as spans (value i of column c: datas[c][starts[c][i]:starts[c][i]+lengths[c][i]])\n"
+      "written into `out` from byte `at` on, per column its int64 offsets (n + 1, from 0) then its values,\n"
+      "each part 64-byte aligned. Returns the flat int64 (offsets_at, values_at, count) per column.");
   m.def(
       "gather_spans",
       [](nb::list datas, Int64In chunks, Int64In starts, Int64In lengths, nb::handle out, bool stream) {

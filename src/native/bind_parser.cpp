@@ -4,6 +4,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "output_buffers.h"
 #include "parser_object.h"
 
 namespace nb = nanobind;
@@ -97,6 +98,26 @@ void bind_parser(nb::module_& m) {
       .def("parse_spans", &ParserObject::parse_spans, "buffers"_a, "which"_a, "starts"_a, "lengths"_a, "threads"_a,
            nb::kw_only(), "views"_a = false,
            "Parses records buffers[which[i]][starts[i]:starts[i]+lengths[i]] where they lie (GIL released).");
+
+  nb::class_<OutputArena>(m, "OutputArena", nb::is_weak_referenceable(),
+                          "A writable buffer that the parse calls on this thread take their numeric outputs from\n"
+                          "while the arena is entered (`with arena:`), front to back in 64-byte aligned pieces,\n"
+                          "from byte `start` on; outputs that do not fit come from the usual pool. Arrays over\n"
+                          "its pieces keep the arena (and so the buffer) alive.")
+      .def(nb::init<nb::handle, size_t>(), "buffer"_a, "start"_a = 0)
+      .def("__enter__",
+           [](nb::handle self) {
+             if (active_arena() != nullptr) throw nb::value_error("an OutputArena is already active on this thread");
+             OutputArena::activate(nb::inst_ptr<OutputArena>(self), self.ptr());
+             return self;
+           })
+      .def("__exit__",
+           [](OutputArena& self, nb::handle, nb::handle, nb::handle) {
+             if (active_arena() == &self) OutputArena::activate(nullptr, nullptr);
+           },
+           "type"_a.none(), "value"_a.none(), "traceback"_a.none())
+      .def_prop_ro("used", &OutputArena::used, "bytes from the start of the buffer to the end of the last piece taken")
+      .def_prop_ro("size", &OutputArena::size, "the buffer's size in bytes");
 
   m.def("sparse_indices", &sparse_indices, "outer"_a, "inner"_a = nb::none(), "with_indices"_a = true,
         "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"

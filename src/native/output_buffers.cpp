@@ -57,6 +57,47 @@ BufferPool& buffer_pool() {
   return *pool;
 }
 
+namespace {
+thread_local OutputArena* current_arena = nullptr;
+thread_local PyObject* current_owner = nullptr;
+}  // namespace
+
+OutputArena::OutputArena(nb::handle buffer, size_t start) : used_(start) {
+  if (PyObject_GetBuffer(buffer.ptr(), &view_, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+  if (start > size()) {
+    PyBuffer_Release(&view_);
+    throw nb::value_error("OutputArena: start lies past the end of the buffer");
+  }
+}
+
+OutputArena::~OutputArena() {
+  if (current_arena == this) activate(nullptr, nullptr);
+  if (Py_IsInitialized()) PyBuffer_Release(&view_);
+}
+
+void* OutputArena::take(size_t bytes) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(view_.buf);
+  const uintptr_t at = (base + used_ + 63) & ~uintptr_t{63};
+  const size_t offset = static_cast<size_t>(at - base);
+  if (offset > size() || bytes > size() - offset) return nullptr;
+  used_ = offset + bytes;
+  return reinterpret_cast<void*>(at);
+}
+
+void OutputArena::activate(OutputArena* arena, PyObject* owner) {
+  current_arena = arena;
+  current_owner = owner;
+  if (arena != nullptr) arena->owner_ = owner;
+}
+
+OutputArena* active_arena() { return current_arena; }
+
+OutputArena::Pause::Pause() : arena_(current_arena), owner_(current_owner) { activate(nullptr, nullptr); }
+
+OutputArena::Pause::~Pause() {
+  if (arena_ != nullptr) activate(arena_, owner_);
+}
+
 nb::capsule pooled_owner(void* data, size_t size_class) {
   auto* state = new PooledOwner{data, size_class};
   return nb::capsule(state, [](void* p) noexcept {

@@ -200,6 +200,8 @@ nb::object ParserObject::bytes_column(size_t n, SpanAt span, const std::vector<s
       return span_bytes(sp, cache, filler);
     });
   }
+  // Spans are for this process to read (a consumer packs the values where it needs them): not in an arena.
+  OutputArena::Pause not_in_arena;
   auto starts = aligned_buffer<int64_t>(n);
   auto lengths = aligned_buffer<int64_t>(n);
   // Zero copy when every value lies in the input buffer (defaults do not).

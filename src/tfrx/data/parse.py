@@ -70,6 +70,10 @@ class _Parse:
     cores; otherwise the parser picks its own thread count.
     """
 
+    # A function giving an OutputArena (native) for the next call's numeric outputs, or None: see
+    # ParseDataset._with_outputs_from.
+    _take: Any = None
+
     def __init__(self, spec: Any, threads_per_call: int | None) -> None:
         self._parser = make_parser(spec)
         self._kwargs = {}
@@ -79,6 +83,15 @@ class _Parse:
         self.__qualname__ = f"parse({type(self._parser).__name__})"
 
     def __call__(self, records):
+        take = self._take
+        if take is not None:
+            arena = take()
+            if arena is not None:
+                with arena:
+                    return self._call(records)
+        return self._call(records)
+
+    def _call(self, records):
         if isinstance(records, (bytes, np.bytes_)):
             single = getattr(self._parser, "parse_single", None)
             if single is not None:
@@ -114,10 +127,29 @@ class ParseDataset(MapDataset):
         parser = self._fn._parser
         if type(parser) is not ExampleParser or parser.bytes_as != "bytes":
             return None
-        fn: Any = copy.copy(self._fn)
-        fn._parser = ExampleParser(parser.features, num_parallel_calls=parser.num_parallel_calls, bytes_as="views")
+        clone = self._with_fn()
+        clone._fn._parser = ExampleParser(
+            parser.features, num_parallel_calls=parser.num_parallel_calls, bytes_as="views"
+        )
+        return clone
+
+    def _with_outputs_from(self, take: Any) -> ParseDataset | None:
+        """This parse with each call's numeric outputs written into the memory ``take()`` hands out (a
+        native ``OutputArena``: a DataLoader worker's shared-memory slot), or None when it is not tfrx's.
+
+        When ``take()`` gives None, or an output does not fit, the output comes
+        from the parser's usual pool.
+        """
+        if not isinstance(self._fn, _Parse):
+            return None
+        clone = self._with_fn()
+        clone._fn._take = take
+        return clone
+
+    def _with_fn(self) -> Any:
+        """A copy of this stage with a copy of its parse function (to change one setting of the copy)."""
         clone = copy.copy(self)
-        clone._fn = fn
+        clone._fn = copy.copy(self._fn)
         return clone
 
     def _describe(self) -> str:
