@@ -276,22 +276,21 @@ def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_
 
 
 @pytest.mark.slow
-def test_spawned_workers_hand_batches_over_their_rings():
-    # With spawn the dataset is pickled into each worker (a process's own ring is not part of it).
-    # (A pipeline with a parse stage cannot be pickled yet: the parser holds native column specs.)
-    ids = np.arange(90)
-    ds = Dataset.from_tensor_slices({"id": ids, "x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32)})
+def test_spawned_workers_hand_batches_over_their_rings(tmp_path):
+    # With spawn the dataset, parser included, is pickled into each worker (a process's own ring is not part of it).
+    ds = _parsed_pipeline(tmp_path, files=2, per_file=45)
     loader = DataLoader(
-        ds.batch(7).prefetch(2).to_torch(), batch_size=None, num_workers=2, multiprocessing_context="spawn", timeout=120
+        ds.prefetch(2).to_torch(), batch_size=None, num_workers=2, multiprocessing_context="spawn", timeout=120
     )
     from tfrx import shm_ring
 
     shm_ring._attached.clear()
     batches = list(loader)
     assert shm_ring._attached, "no batch came through a shared-memory ring"
-    assert sorted(int(i) for b in batches for i in b["id"]) == list(range(90))
+    assert sorted(int(i) for b in batches for i in b["id"]) == sorted(f * 1000 + i for f in range(2) for i in range(45))
     for b in batches:
         np.testing.assert_array_equal(b["x"].numpy(), np.repeat(b["id"].numpy()[:, None], 5, axis=1).astype(np.float32))
+        assert b["name"].tolist() == [b"n%d" % i for i in b["id"].tolist()]
 
 
 def test_shared_memory_slots_are_reused_and_leave_nothing_behind(tmp_path):

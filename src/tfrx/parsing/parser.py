@@ -10,6 +10,7 @@ and :class:`RaggedArray`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -637,6 +638,12 @@ class ExampleParser:
             self._single_core = _native.ParserCore([_skipping_empty(c) for c in self._plan.cols.native], [], False)
         return {k: _strip_batch(v) for k, v in self._parse(self._single_core, _single_record(serialized), 1).items()}
 
+    def __reduce__(self):
+        # Pickled as its arguments (the native column specs are rebuilt from them): a pipeline with a
+        # parse stage reaches DataLoader workers under spawn, the default start method on macOS and Windows.
+        options = {"num_parallel_calls": self.num_parallel_calls, "bytes_as": self.bytes_as}
+        return functools.partial(ExampleParser, **options), (self.features,)
+
     def __repr__(self) -> str:
         views = ', bytes_as="views"' if self._views else ""
         return f"tfrx.ExampleParser({self.features!r}{views})"
@@ -765,6 +772,11 @@ class SequenceExampleParser:
             {k: _strip_batch(v) for k, v in context.items()},
             {k: _strip_batch(v) for k, v in feature_lists.items()},
         )
+
+    def __reduce__(self):
+        # As ExampleParser's: pickled as its arguments.
+        options = {"num_parallel_calls": self.num_parallel_calls, "bytes_as": self.bytes_as}
+        return functools.partial(SequenceExampleParser, **options), (self.context_features, self.sequence_features)
 
     def __repr__(self) -> str:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
