@@ -21,9 +21,10 @@ to **bare** is given per round (median and range).
 Memory: peak resident memory added by one pass of
 ``shuffle(m, seed=0).batch(256).parse(spec)`` (tfrx) and of
 ``shuffle(m).batch(256).map(parse_example)`` (tf.data) for each ``m`` in
-``MEMORY_BUFFERS``, measured in a fresh interpreter as ``ru_maxrss`` after
-the pass minus the resident size before it, beside the bytes of the records
-a full shuffle buffer holds: what does not grow with ``m`` is fixed overhead.
+``MEMORY_BUFFERS``, measured in a fresh interpreter as the peak resident size
+during the pass (``VmHWM``, reset before it) minus the resident size before
+it, beside the bytes of the records a full shuffle buffer holds: what does
+not grow with ``m`` is fixed overhead.
 
 Run: ``python -m benchmarks overhead [--size small|full] [--workloads image,bert]``.
 """
@@ -133,11 +134,31 @@ def _memory(contender: str, name: str, size: str, buffer: int = SHUFFLE) -> dict
         parser = pipeline._tfrx_parser(name)
         ds = tfrx.TFRecordDataset(path).shuffle(buffer, seed=0).batch(BATCH).parse(parser)
         iterate = lambda: sum(1 for _ in ds)  # noqa: E731
-    with open("/proc/self/statm") as f:
-        before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    before = _status_bytes("VmRSS")
+    try:  # resets the process's peak (VmHWM) to what is resident now (Linux 4.0+)
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
     iterate()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # Not ru_maxrss: Linux carries a parent's high-water mark into a child started with
+    # fork/vfork + exec, so a driver that had grown once inflated every later figure.
+    peak = _status_bytes("VmHWM")
+    if peak is None:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {"before": before, "peak": peak}
+
+
+def _status_bytes(field: str) -> int | None:
+    """A memory field of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes, or None where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None:
