@@ -96,6 +96,8 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
             )
         n_inst, n_tok = r.num_instances, r.num_tokens
     wall = time.perf_counter() - t0
+    from benchmarks.report import proc_status_bytes
+
     usage = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime - cpu0
@@ -104,7 +106,8 @@ def run_one(contender: str, corpus: str, vocab: str, out: str, workers: int) -> 
         "tokens": n_tok,
         "wall": wall,
         "cpu": cpu,
-        "peak_rss_mb": max(usage.ru_maxrss, children.ru_maxrss) / 1024,
+        # This process's own peak (see proc_status_bytes), or its workers'.
+        "peak_rss_mb": max((proc_status_bytes("VmHWM") or usage.ru_maxrss * 1024) // 1024, children.ru_maxrss) / 1024,
     }
 
 

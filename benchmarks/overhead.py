@@ -37,7 +37,7 @@ import statistics
 import sys
 
 from benchmarks import pipeline
-from benchmarks.report import Result, measure, run_worker, worker_suite_main
+from benchmarks.report import Result, measure, proc_status_bytes, run_worker, worker_suite_main
 
 BATCH = 256
 SHUFFLE = 10_000
@@ -134,7 +134,7 @@ def _memory(contender: str, name: str, size: str, buffer: int = SHUFFLE) -> dict
         parser = pipeline._tfrx_parser(name)
         ds = tfrx.TFRecordDataset(path).shuffle(buffer, seed=0).batch(BATCH).parse(parser)
         iterate = lambda: sum(1 for _ in ds)  # noqa: E731
-    before = _status_bytes("VmRSS")
+    before = proc_status_bytes("VmRSS")
     try:  # resets the process's peak (VmHWM) to what is resident now (Linux 4.0+)
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")
@@ -143,22 +143,10 @@ def _memory(contender: str, name: str, size: str, buffer: int = SHUFFLE) -> dict
     iterate()
     # Not ru_maxrss: Linux carries a parent's high-water mark into a child started with
     # fork/vfork + exec, so a driver that had grown once inflated every later figure.
-    peak = _status_bytes("VmHWM")
+    peak = proc_status_bytes("VmHWM")
     if peak is None:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return {"before": before, "peak": peak}
-
-
-def _status_bytes(field: str) -> int | None:
-    """A memory field of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes, or None where there is none."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None:

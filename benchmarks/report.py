@@ -233,6 +233,23 @@ def in_subprocess(suite: str, contender: str, workload: str, size: str, compress
     return out["value"], out["wall"], out["cpu"]
 
 
+def proc_status_bytes(field: str) -> int | None:
+    """A memory field of /proc/self/status (``VmRSS``, ``VmHWM``) in bytes, or None where there is none.
+
+    ``VmHWM`` is this process's own peak; ``ru_maxrss`` is not a substitute in
+    a worker: Linux carries the parent's high-water mark over into a child
+    started with fork/vfork + exec.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def run_worker(module: str, *args: str, gpu: bool = False) -> dict:
     """Runs ``python -m <module> --worker <args>`` in a fresh interpreter; returns the JSON it prints last.
 
