@@ -170,3 +170,60 @@ def test_a_bad_record_is_named_by_its_place_in_the_batch():
     batch = _scatter(records, 2, lambda i: i * 3 + 1)
     with pytest.raises(tfrx.DecodeError, match="record 3 is not a valid serialized Example"):
         tfrx.ExampleParser(SPEC).parse(batch)
+
+
+def test_the_record_store_copies_a_batchs_records_from_where_they_lie():
+    from tfrx import _native
+
+    a = np.frombuffer(b"0123456789", np.uint8)
+    b = np.frombuffer(b"abcdefghij", np.uint8)
+    store = _native.RecordStore()
+    store.add_spans([a, b], np.array([1, 0, 1], np.int64), np.array([2, 5, 0], np.int64), np.array([3, 0, 4], np.int64))
+    assert (store.end, store.count, store.nbytes) == (3, 3, 7)
+    assert store.take(np.array([2, 0, 1], np.int64)).gather().tobytes() == b"abcdcde"
+    for which, span, length, error in ((2, 0, 1, IndexError), (-1, 0, 1, IndexError), (0, 8, 3, ValueError)):
+        with pytest.raises(error, match="RecordStore.add_spans"):
+            store.add_spans(
+                [a, b], np.array([which], np.int64), np.array([span], np.int64), np.array([length], np.int64)
+            )
+    with pytest.raises(ValueError, match="equal lengths"):
+        store.add_spans([a], np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    assert store.end == 3  # (nothing was added by a refused call)
+
+
+@pytest.mark.parametrize("piece", [1, 3, 64])
+def test_a_shuffle_over_parallel_reads_takes_the_records_from_the_files_pieces(tmp_path, monkeypatch, piece):
+    from tfrx import _native
+
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", piece)
+    files = _examples_files(tmp_path, [7, 2, 9, 4])
+    added = []
+    real = _native.RecordStore
+
+    class Spy:  # records which way each piece entered the store
+        def __init__(self, share=None):
+            self._store = real(share._store if isinstance(share, Spy) else share)
+
+        def add_spans(self, *args):
+            added.append("spans")
+            return self._store.add_spans(*args)
+
+        def add(self, *args):
+            added.append("buffer")
+            return self._store.add(*args)
+
+        def __getattr__(self, name):
+            return getattr(self._store, name)
+
+    monkeypatch.setattr(_native, "RecordStore", Spy)
+    parser = tfrx.ExampleParser(SPEC)
+    for seed in (0, 5):
+        # The per-record shuffle (a map between shuffle and batch keeps it off the batch-native path).
+        per_record = TFRecordDataset(files, num_parallel_reads=2).shuffle(8, seed=seed).map(bytes).batch(5)
+        want = [parser.parse(list(b)) for b in per_record]
+        got = list(TFRecordDataset(files, num_parallel_reads=2).shuffle(8, seed=seed).batch(5).parse(parser))
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            _same(a, b)
+    if piece < 64:
+        assert "spans" in added

@@ -117,6 +117,26 @@ void bind_shuffle(nb::module_& m) {
           "data"_a, "starts"_a, "lengths"_a,
           "Copies records data[starts[i]:starts[i]+lengths[i]] in, numbered from `end` on.")
       .def(
+          "add_spans",
+          [](RecordStore& store, nb::handle buffers, Int64In which, Int64In spans, Int64In lengths) {
+            const size_t n = spans.shape(0);
+            if (which.shape(0) != n || lengths.shape(0) != n)
+              throw nb::value_error("RecordStore.add_spans: which, spans and lengths must have equal lengths");
+            ByteViews views(buffers);
+            std::vector<const uint8_t*> records(n);
+            for (size_t i = 0; i < n; ++i)
+              records[i] = views.span(which(i), spans(i), lengths(i), "RecordStore.add_spans");
+            bool ok;
+            {
+              nb::gil_scoped_release release;
+              ok = store.add(records.data(), lengths.data(), n);
+            }
+            if (!ok) throw std::bad_alloc();
+          },
+          "buffers"_a, "which"_a, "spans"_a, "lengths"_a,
+          "Copies records buffers[which[i]][spans[i]:spans[i]+lengths[i]] in (a parallel read's batch), "
+          "numbered from `end` on.")
+      .def(
           "take",
           [](RecordStore& store, Int64In ids) {
             RecordSet out;

@@ -90,6 +90,12 @@ RecordStore::~RecordStore() {
 }
 
 bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t* lengths, size_t n) {
+  std::vector<const uint8_t*> records(n);
+  for (size_t i = 0; i < n; ++i) records[i] = data + starts[i];
+  return add(records.data(), lengths, n);
+}
+
+bool RecordStore::add(const uint8_t* const* records, const int64_t* lengths, size_t n) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Drop the slots of records that have all left once they are most of the table.
   if (head_ >= 4096 && head_ * 2 >= slots_.size()) {
@@ -121,9 +127,9 @@ bool RecordStore::add(const uint8_t* data, const int64_t* starts, const int64_t*
     // A record is read again only when drawn, long after its lines left the cache: large ones are
     // written around it (no read for ownership of the destination).
     if (len >= kStreamCopyBytes) {
-      copy_streaming(p, data + starts[i], len);
+      copy_streaming(p, records[i], len);
     } else if (len) {
-      std::memcpy(p, data + starts[i], len);
+      std::memcpy(p, records[i], len);
     }
     added += len;
   }

@@ -111,6 +111,8 @@ class RecordStore {
   // checked the spans), numbered from end() on. False when out of memory
   // (nothing added then).
   bool add(const uint8_t* data, const int64_t* starts, const int64_t* lengths, size_t n);
+  // The same for records anywhere: record i is records[i][0 .. lengths[i]).
+  bool add(const uint8_t* const* records, const int64_t* lengths, size_t n);
   // Moves the records numbered ids[0 .. n) into `out`, in that order. False
   // (and nothing moved) when one of them is not held.
   bool take(const int64_t* ids, size_t n, RecordSet* out);

@@ -43,7 +43,7 @@ from tfrx.data.buffers import RecycledBuffers
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.shard import ShardDataset
-from tfrx.io.batch import RecordBatch, ScatteredRecordBatch
+from tfrx.io.batch import MultiBufferRecordBatch, RecordBatch, ScatteredRecordBatch
 
 __all__ = ["ShuffleDataset", "ShuffleDraws", "ShuffledRecordBatchDataset"]
 
@@ -261,7 +261,10 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
                 return False
             if len(piece):
                 break
-        self._store.add(piece.data, piece.starts, piece.lengths)
+        if isinstance(piece, MultiBufferRecordBatch):  # a parallel read's records, copied from where they lie
+            self._store.add_spans(piece.buffers, piece.which, piece.spans, piece.lengths)
+        else:
+            self._store.add(piece.data, piece.starts, piece.lengths)
         self._draws.read_end += len(piece)
         return True
 
