@@ -289,15 +289,13 @@ nb::object py_pack_span_columns(nb::handle out, size_t at, nb::list datas, nb::l
   const size_t k = nb::len(datas);
   if (nb::len(starts) != k || nb::len(lengths) != k)
     throw nb::value_error("pack_span_columns: datas, starts and lengths must have equal lengths");
-  std::vector<std::unique_ptr<ByteView>> views;
+  const ByteViews views(datas);
   std::vector<Int64In> s, l;
-  views.reserve(k);
   for (size_t c = 0; c < k; ++c) {
-    views.emplace_back(new ByteView(datas[c]));
     s.push_back(nb::cast<Int64In>(starts[c]));
     l.push_back(nb::cast<Int64In>(lengths[c]));
     if (s[c].shape(0) != l[c].shape(0)) throw nb::value_error("pack_span_columns: starts and lengths differ in length");
-    check_spans(views[c]->size(), s[c], l[c]);
+    check_spans(views[c].size(), s[c], l[c]);
   }
   void* table_data;
   nb::object table = new_array(3 * k, np_dtype_int64, &table_data);
@@ -328,7 +326,7 @@ nb::object py_pack_span_columns(nb::handle out, size_t at, nb::list datas, nb::l
       std::memcpy(offsets, &total, 8);
       for (size_t i = 0; i < static_cast<size_t>(t[3 * c + 2]); ++i) {
         const int64_t n = l[c](i);
-        if (n) std::memcpy(values + total, views[c]->data() + s[c](i), static_cast<size_t>(n));
+        if (n) std::memcpy(values + total, views[c].data() + s[c](i), static_cast<size_t>(n));
         total += n;
         std::memcpy(offsets + 8 * (i + 1), &total, 8);
       }

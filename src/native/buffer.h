@@ -41,6 +41,7 @@ class ByteViews {
   }
 
   size_t size() const { return views_.size(); }
+  const ByteView& operator[](size_t k) const { return *views_[k]; }
 
   // The first byte of buffers[which][start .. start + length); throws (naming `what`) unless it lies there.
   const uint8_t* span(int64_t which, int64_t start, int64_t length, const char* what) const {

@@ -211,19 +211,21 @@ class TorchIterableDataset(IterableDataset):
         info = get_worker_info()
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
-        handoff = self.shared_memory and info is not None
-        if handoff and self._slots is None:
-            self._slots = _Slots()
-        slots = self._slots if handoff else _Slots()
-        assert slots is not None
-        pipeline, views = _for_handoff(self.pipeline(), slots) if handoff else (self.pipeline(), False)
+        slots = None
+        if self.shared_memory and info is not None:
+            if self._slots is None:
+                self._slots = _Slots()
+            slots = self._slots
+            pipeline, views = _for_handoff(self.pipeline(), slots)
+        else:
+            pipeline, views = self.pipeline(), False
         it = pipeline.iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)
             self._resume = None
         self._iterator = it
         try:
-            if handoff:
+            if slots is not None:
                 yield from self._through_shared_memory(it, views, slots)
             else:
                 for element in it:
