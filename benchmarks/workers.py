@@ -9,6 +9,9 @@ and of its workers (``getrusage`` of the process and its reaped children):
   workers hand batches over through tfrx's shared-memory ring
   (``to_torch(shared_memory=True)``, the default); ``tfrx (torch handoff)``
   is the same with ``shared_memory=False`` (PyTorch's own per-tensor handoff).
+* **tfrx (own workers)**: ``DataLoader(ds.to_torch(num_workers=k),
+  batch_size=None)``: tfrx's own worker processes with the same rings, and
+  no PyTorch queue between them and the main process.
 * **tf.data**: the same pipeline in-process (``num_parallel_calls=AUTOTUNE``,
   its own threads), into NumPy (TensorFlow and torch crash in one process).
 * **tfrecord**: the package's ``TFRecordDataset`` with an index file, which
@@ -62,19 +65,22 @@ def _shards(name: str, size: str) -> list[str]:
     return [str(pipeline.ensure(name, size))] * SHARDS
 
 
-def _tfrx(name: str, size: str, workers: int, shared_memory: bool, device: str = "cpu"):
+def _tfrx(name: str, size: str, workers: int, shared_memory: bool, device: str = "cpu", own: bool = False):
     import torch
 
     import tfrx
 
     ds = tfrx.TFRecordDataset(_shards(name, size)).shuffle(pipeline.SHUFFLE, seed=0).batch(pipeline.BATCH)
     ds = ds.parse(pipeline._tfrx_parser(name)).prefetch(2)
-    extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers else {}
+    extra = {"multiprocessing_context": "fork", "persistent_workers": True} if workers and not own else {}
     if device != "cpu":
         extra["pin_memory"] = True
-    loader = torch.utils.data.DataLoader(
-        ds.to_torch(shared_memory=shared_memory), batch_size=None, num_workers=workers, **extra
-    )
+    if own:  # tfrx's own worker processes under a DataLoader without workers
+        tds = ds.to_torch(num_workers=workers, multiprocessing_context="fork")
+        workers = 0
+    else:
+        tds = ds.to_torch(shared_memory=shared_memory)
+    loader = torch.utils.data.DataLoader(tds, batch_size=None, num_workers=workers, **extra)
 
     def run():
         n = 0
@@ -173,6 +179,7 @@ BASELINE_ENV = "TFRX_BENCH_BASELINE"
 
 CONTENDERS = {
     "tfrx": lambda name, size, k: _tfrx(name, size, k, True),
+    "tfrx (own workers)": lambda name, size, k: _tfrx(name, size, k, True, own=True),
     "tfrx (baseline)": _baseline,
     "handoff only": _handoff_only,
     "tfrx (torch handoff)": lambda name, size, k: _tfrx(name, size, k, False),
@@ -189,6 +196,8 @@ def worker(contender: str, name: str, size: str, workers: str) -> None:
     n = run()
     if loader is not None and getattr(loader, "_iterator", None) is not None:
         loader._iterator._shutdown_workers()  # persistent workers exit and are reaped: their CPU time counts
+    if loader is not None and hasattr(loader.dataset, "close"):
+        loader.dataset.close()  # to_torch(num_workers=k)'s own workers, likewise
     del loader
     wall = time.perf_counter() - t0
     deadline = time.monotonic() + 10
@@ -218,7 +227,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print, workers=Non
 
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
     counts = list(workers or WORKERS)
-    runs = [("tfrx", k) for k in counts] + [("tfrx (torch handoff)", k) for k in counts if k]
+    runs = [("tfrx", k) for k in counts] + [("tfrx (own workers)", k) for k in counts if k]
+    runs += [("tfrx (torch handoff)", k) for k in counts if k]
     if _cuda_available():
         runs += [("tfrx -> GPU (pin_memory)", k) for k in counts]
     if find_spec("tensorflow") is not None:

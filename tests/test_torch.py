@@ -342,16 +342,16 @@ def test_share_cores_with_rejects_nonsense():
 
 def test_workers_parse_bytes_as_views_only_where_no_stage_of_the_users_sees_it(tmp_path):
     from tfrx.parsing.bytes_array import BytesArray
-    from tfrx.torch import _for_handoff, _Slots
+    from tfrx.worker_pool import Slots, for_handoff
 
     ds = _parsed_pipeline(tmp_path, files=1, per_file=5)
-    rewritten, views = _for_handoff(ds.prefetch(2), _Slots())
+    rewritten, views = for_handoff(ds.prefetch(2), Slots())
     assert views and type(next(iter(rewritten))["name"]) is BytesArray
     assert type(next(iter(ds))["name"]) is np.ndarray  # the user's pipeline is left as it was
     for other in (ds.map(lambda b: b), ds.unbatch()):
-        assert _for_handoff(other, _Slots()) == (other, False)
+        assert for_handoff(other, Slots()) == (other, False)
     spec = {"name": tfrx.FixedLenFeature([], tfrx.string)}
     own = TFRecordDataset(str(tmp_path / "shm-0.tfrecord")).batch(2).parse(tfrx.ExampleParser(spec, bytes_as="views"))
-    rewritten, views = _for_handoff(own, _Slots())
+    rewritten, views = for_handoff(own, Slots())
     assert not views  # the user asked for views: they get BytesArray, kept as such
     assert type(next(iter(rewritten))["name"]) is BytesArray

@@ -39,7 +39,6 @@ it travels the ordinary way.
 
 from __future__ import annotations
 
-from multiprocessing import util as mp_util
 from typing import Any
 
 import numpy as np
@@ -47,12 +46,11 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from tfrx.data.dataset import Dataset
-from tfrx.options import share_cores_with
 from tfrx.data.shard import shard_pipeline
 from tfrx.data.structure import map_structure
-from tfrx.data.parse import ParseDataset
-from tfrx.data.prefetch import PrefetchDataset
-from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
+from tfrx.options import share_cores_with
+from tfrx.shm_ring import PackedBatch, unpack
+from tfrx.worker_pool import Slots, WorkerPool, for_handoff, handoffs
 
 __all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
 
@@ -118,45 +116,6 @@ class _Handoff:
         return _unpack_tensors, self.packed.__reduce__()[1]
 
 
-class _Slots:
-    """Hands a worker's parse a slot of the worker's ring to write its outputs into (``Ring.lease``), once there is a ring."""
-
-    __slots__ = ("ring",)
-
-    def __init__(self) -> None:
-        self.ring: Ring | None = None
-
-    def __call__(self) -> Any:
-        ring = self.ring
-        return None if ring is None else ring.lease()
-
-
-def _for_handoff(pipeline: Dataset, slots: _Slots) -> tuple[Dataset, bool]:
-    """``pipeline`` as a DataLoader worker runs it for the shared-memory handoff, and whether its bytes come as views.
-
-    When nothing but ``prefetch`` follows a ``parse`` (so that no stage of
-    the user's sees the difference), the parse gives ``BytesArray`` instead
-    of ``bytes`` objects and writes its numeric outputs into slots of the
-    worker's ring: the worker never makes (or frees) a ``bytes`` object per
-    value, the main process makes each once, from the values in the slot, as
-    the parse itself would have, and the numeric outputs are already where
-    the main process reads them. The trailing ``prefetch`` stages are left
-    out: the loader's own ``prefetch_factor`` keeps batches ready, and a
-    prefetch thread in the worker only adds a hand-over per batch (about 10%
-    more CPU time a Criteo-like batch on 2 cores, no faster).
-    """
-    stage = pipeline
-    while isinstance(stage, PrefetchDataset):
-        stage = stage._inputs[0]
-    if not isinstance(stage, ParseDataset):
-        return pipeline, False
-    views: ParseDataset | None = stage._with_bytes_views()
-    into_slots = (views if views is not None else stage)._with_outputs_from(slots)
-    if into_slots is None:
-        return pipeline, False
-    return into_slots, views is not None
-
-
 class TorchIterableDataset(IterableDataset):
     """An ``IterableDataset`` over a tfrx pipeline, sharded across ranks and workers."""
 
@@ -169,11 +128,19 @@ class TorchIterableDataset(IterableDataset):
         shard: bool = True,
         shared_memory: bool = True,
         shared_memory_slots: int = 6,
+        num_workers: int = 0,
+        prefetch_factor: int = 2,
+        multiprocessing_context: Any = None,
     ) -> None:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"expected a tfrx Dataset, got {type(dataset).__name__}")
         if not 1 <= int(shared_memory_slots) <= 1000:
             raise ValueError(f"shared_memory_slots must be in [1, 1000], got {shared_memory_slots}")
+        for name, value, least in (("num_workers", num_workers, 0), ("prefetch_factor", prefetch_factor, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+        if num_workers and not shared_memory:
+            raise ValueError("num_workers hands batches over through shared memory: it needs shared_memory=True")
         super().__init__()
         self.dataset = dataset
         self.shared_memory = bool(shared_memory)
@@ -184,11 +151,16 @@ class TorchIterableDataset(IterableDataset):
         self.epoch = 0
         self._iterator = None
         self._resume = None
-        self._slots: _Slots | None = None  # in a DataLoader worker: its ring, kept from epoch to epoch
+        self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
+        self.multiprocessing_context = multiprocessing_context
+        self._slots: Slots | None = None  # in a DataLoader worker: its ring, kept from epoch to epoch
+        self._pool: WorkerPool | None = None  # with num_workers: the worker processes, kept from epoch to epoch
+        self._progress: dict | None = None  # with num_workers: where each worker is (WorkerPool.iterate)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
-        state["_slots"] = None  # a process's own ring
+        state["_slots"] = state["_pool"] = None  # a process's own ring and workers
         return state
 
     def set_epoch(self, epoch: int) -> None:
@@ -208,15 +180,18 @@ class TorchIterableDataset(IterableDataset):
         return shard_pipeline(self.dataset, self._levels())
 
     def __iter__(self):
+        if self.num_workers:
+            yield from self._through_own_workers()
+            return
         info = get_worker_info()
         if info is not None:  # the loader's workers share the cores: each starts its share of threads
             share_cores_with(info.num_workers)
         slots = None
         if self.shared_memory and info is not None:
             if self._slots is None:
-                self._slots = _Slots()
+                self._slots = Slots()
             slots = self._slots
-            pipeline, views = _for_handoff(self.pipeline(), slots)
+            pipeline, views = for_handoff(self.pipeline(), slots)
         else:
             pipeline, views = self.pipeline(), False
         it = pipeline.iterator(epoch=self.epoch)
@@ -226,41 +201,46 @@ class TorchIterableDataset(IterableDataset):
         self._iterator = it
         try:
             if slots is not None:
-                yield from self._through_shared_memory(it, views, slots)
+                for element in handoffs(it, views, slots, self.shared_memory_slots):
+                    yield _Handoff(element) if isinstance(element, PackedBatch) else to_tensors(element)
             else:
                 for element in it:
                     yield to_tensors(element)
         finally:
             it.close()
 
-    def _through_shared_memory(self, it, views: bool, slots: _Slots):
-        """In a DataLoader worker: elements packed into this worker's ring (``PackedBatch``), or tensors when that fails.
+    def _through_own_workers(self):
+        """The epoch from this dataset's own worker processes (started on the first epoch, kept until closed)."""
+        if get_worker_info() is not None:
+            raise ValueError(
+                "to_torch(num_workers=k) starts its own worker processes: give it to a DataLoader "
+                "with num_workers=0, or use the DataLoader's workers with to_torch() alone"
+            )
+        pool = self._pool
+        if pool is None or pool.closed:
+            levels = []
+            if self.shard:
+                levels = [rank_and_world_size(self._rank, self._world_size)[::-1]]
+            pool = self._pool = WorkerPool(
+                self.dataset,
+                self.num_workers,
+                levels=levels,
+                depth=self.shared_memory_slots,
+                prefetch=self.prefetch_factor,
+                context=self.multiprocessing_context,
+            )
+        resume, self._resume = self._resume, None
+        self._progress = resume
+        yield from pool.iterate(self.epoch, to_tensors, resume, self._note_progress)
 
-        ``views``: the pipeline's ``BytesArray`` leaves stand for object arrays of ``bytes`` (see _for_handoff);
-        ``slots``: the worker's ring, which the pipeline's parse takes slots from to write its outputs into.
+    def _note_progress(self, progress: dict) -> None:
+        self._progress = progress
 
-        The ring lasts from epoch to epoch (a new one would cost the page
-        faults of its memory in both processes again); it is closed when a
-        batch needs larger slots, and at the worker's exit.
-        """
-        for element in it:
-            ring = slots.ring
-            prepared = prepare(element, views_as_objects=views, ring=ring)
-            if prepared is not None and ring is not None and prepared.size > ring.slot_bytes:
-                if prepared.slot is not None:  # the copies do not fit after the parse's outputs
-                    prepared = prepare(element, views_as_objects=views)  # all of it into another slot
-                    assert prepared is not None
-                if prepared.size > ring.slot_bytes:  # a ring of larger slots
-                    ring.close()
-                    ring = slots.ring = None
-            if prepared is not None and ring is None:
-                ring = slots.ring = Ring(2 * prepared.size, self.shared_memory_slots)
-                mp_util.Finalize(None, ring.close, exitpriority=10)
-            packed = None if prepared is None or ring is None else ring.put(prepared)
-            if packed is not None:
-                yield _Handoff(packed)
-            else:
-                yield to_tensors(views_to_objects(element) if views else element)
+    def close(self) -> None:
+        """Stops the worker processes of ``num_workers`` (they also stop when this dataset is collected)."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
     def __len__(self) -> int:
         rank, world = rank_and_world_size(self._rank, self._world_size)
@@ -271,6 +251,8 @@ class TorchIterableDataset(IterableDataset):
     # process's running iterator (each worker has its own), restored by the next __iter__.
     def state_dict(self) -> dict:
         """The epoch and the running iterator's position (torchdata's StatefulDataLoader calls it)."""
+        if self.num_workers:
+            return {"epoch": self.epoch, "workers": self._progress}
         if self._iterator is None:
             return {"epoch": self.epoch, "iterator": None}
         return {"epoch": self.epoch, "iterator": self._iterator.get_state()}
@@ -278,4 +260,8 @@ class TorchIterableDataset(IterableDataset):
     def load_state_dict(self, state: dict) -> None:
         """Restores :meth:`state_dict`; the next iteration resumes right after the saved element."""
         self.epoch = int(state["epoch"])
-        self._resume = state.get("iterator")
+        key = "workers" if self.num_workers else "iterator"
+        if key not in state:
+            saved = "with" if "workers" in state else "without"
+            raise ValueError(f"this state was saved {saved} to_torch(num_workers=...); it resumes only the same way")
+        self._resume = state[key]
