@@ -49,3 +49,20 @@ class OpenedFiles:
             return reader
 
         monkeypatch.setattr(files_mod, "open_reader", spy)
+
+
+def interrupted_and_resumed(make_loader, taken: int):
+    """A loader stopped after ``taken`` elements and one resumed from the state it saved there.
+
+    ``make_loader()`` makes a fresh ``StatefulDataLoader``. Returns the first
+    ``taken`` elements, the rest of the interrupted loader's epoch, and what
+    the resumed loader gives (which must equal the rest).
+    """
+    loader = make_loader()
+    it = iter(loader)
+    first = [next(it) for _ in range(taken)]
+    state = loader.state_dict()
+    rest = list(it)
+    resumed = make_loader()
+    resumed.load_state_dict(state)
+    return first, rest, list(resumed)

@@ -16,6 +16,7 @@ import tfrx
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
+from data_helpers import interrupted_and_resumed  # noqa: E402
 from tfrx.data import TFRecordDataset  # noqa: E402
 
 
@@ -145,20 +146,12 @@ def test_stateful_dataloader_resumes_exactly(tmp_path):
     def loader():
         return stateful.StatefulDataLoader(ds.to_torch(num_workers=2), batch_size=None)
 
-    dl = loader()
-    it = iter(dl)
-    first = [next(it)["id"].tolist() for _ in range(5)]
-    state = dl.state_dict()
-    rest = [b["id"].tolist() for b in it]
-    resumed = loader()
-    resumed.load_state_dict(state)
-    again = list(resumed)
-    assert [b["id"].tolist() for b in again] == rest
+    first, rest, again = interrupted_and_resumed(loader, 5)
+    assert _ids(again) == _ids(rest)
     for b in again:
         _check(b)
-    assert sorted(i for b in first + rest for i in b) == sorted(
-        f * 1000 + i for f, n in enumerate((40, 55, 20)) for i in range(n)
-    )
+    ids = sorted(i for b in first + rest for i in b["id"].tolist())
+    assert ids == sorted(f * 1000 + i for f, n in enumerate((40, 55, 20)) for i in range(n))
     # A state says how it was saved; it resumes only the same way.
     with pytest.raises(ValueError, match="saved with to_torch"):
         ds.to_torch().load_state_dict(ds.to_torch(num_workers=2).state_dict())

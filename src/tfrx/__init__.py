@@ -199,6 +199,7 @@ _SUBMODULES = frozenset(
         "torch",
         "train",
         "viewer",
+        "worker_pool",
     }
 )
 
