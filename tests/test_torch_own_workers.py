@@ -261,3 +261,19 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_elements_without_arrays_travel_as_they_are():
+    # An in-memory source of scalars: nothing to place in a slot, so each element crosses pickled.
+    from tfrx.data import Dataset
+
+    ds = Dataset.range(40).shuffle(8, seed=1).map(lambda x: x * 10)
+    own = ds.to_torch(num_workers=2)
+    reference = DataLoader(ds.to_torch(), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60)
+    try:
+        ours = [int(x) for x in own]
+        assert ours == [int(x) for x in reference]
+        assert sorted(ours) == [x * 10 for x in range(40)]
+        assert len(own) == 40
+    finally:
+        own.close()
