@@ -23,11 +23,13 @@ costs more than a short epoch's batches); each epoch is one command.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
 import pickle
 import signal
 import threading
+import time
 import traceback
 import weakref
 from collections.abc import Callable, Iterator
@@ -123,33 +125,69 @@ def handoffs(elements: Iterator, views: bool, slots: Slots, depth: int) -> Itera
 
 # ------------------------------------------------------------------ tfrx's own workers
 
-# main -> worker: one byte, or _EPOCH followed by a pickle of (epoch, iterator state or None, credits)
-_MORE, _STOP, _EXIT, _EPOCH = b"m", b"s", b"x", b"e"
+# main -> worker, on the pipe: one byte, or _EPOCH followed by a pickle of (epoch, iterator state or None, ahead)
+_STOP, _EXIT, _EPOCH = b"s", b"x", b"e"
 # worker -> main: a pickled tuple whose first item is one of these
 _PACKED, _PLAIN, _END, _ERROR, _STOPPED = "packed", "plain", "end", "error", "stopped"
-_PARENT_CHECK = 1.0  # seconds between checks, while a worker waits for a command, that its parent lives
+# Each worker's words of shared memory, written by the main process only: the batches it has received
+# this epoch (a worker makes a batch while it is fewer than `ahead` batches ahead of that), and how
+# many times it has been asked to read the pipe (a stop, or the exit) while the worker may be busy.
+_RECEIVED, _CALLS = 0, 1
+_PARENT_CHECK = 1.0  # seconds between checks, while a worker waits, that its parent lives
+_LONGEST_NAP = 0.002  # seconds a worker that is far enough ahead sleeps between looks at the count
 
 
 class _Exit(Exception):
     """The main process asked the worker to exit, or is gone."""
 
 
-def _command(commands: Any, parent: int) -> bytes:
-    """The next command; raises _Exit when it is to exit or the main process is gone."""
-    while not commands.poll(_PARENT_CHECK):
-        if os.getppid() != parent:
+class _Channel:
+    """A worker's ends: the command pipe, the result pipe and its shared words (see _RECEIVED)."""
+
+    def __init__(self, commands: Any, results: Any, shared: Any, parent: int) -> None:
+        self.commands, self.results, self.shared, self.parent = commands, results, shared, parent
+        self.answered = 0  # the calls (shared[_CALLS]) this worker has read the pipe for
+
+    def command(self) -> bytes:
+        """The next command on the pipe; raises _Exit when it is to exit or the main process is gone."""
+        while not self.commands.poll(_PARENT_CHECK):
+            if os.getppid() != self.parent:
+                raise _Exit
+        try:
+            command = self.commands.recv_bytes()
+        except (EOFError, OSError):
+            raise _Exit from None
+        if command == _EXIT:
             raise _Exit
-    try:
-        command = commands.recv_bytes()
-    except (EOFError, OSError):
-        raise _Exit from None
-    if command == _EXIT:
-        raise _Exit
-    return command
+        return command
 
+    def send(self, message: tuple) -> None:
+        self.results.send_bytes(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
 
-def _send(results: Any, message: tuple) -> None:
-    results.send_bytes(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+    def stopped(self) -> None:
+        self.answered = self.shared[_CALLS]
+        self.send((_STOPPED,))
+
+    def wait_to_make(self, made: int, ahead: int) -> bool:
+        """Waits until fewer than ``ahead`` of the ``made`` batches are unreceived; False when the main
+        process stops the epoch instead (the stop is answered)."""
+        shared = self.shared
+        nap, napped = 0.00005, 0.0
+        while True:
+            if shared[_CALLS] != self.answered:  # a stop (or the exit) is on the pipe
+                while self.command() != _STOP:
+                    pass
+                self.stopped()
+                return False
+            if made - shared[_RECEIVED] < ahead:
+                return True
+            time.sleep(nap)
+            napped += nap
+            nap = min(2 * nap, _LONGEST_NAP)
+            if napped >= _PARENT_CHECK:
+                napped = 0.0
+                if os.getppid() != self.parent:
+                    raise _Exit
 
 
 def _error_message(error: BaseException) -> tuple:
@@ -162,22 +200,31 @@ def _error_message(error: BaseException) -> tuple:
 
 
 def _serve(
-    dataset: Dataset, levels: list, depth: int, commands: Any, results: Any, parent: int, processes: int
+    dataset: Dataset,
+    levels: list,
+    depth: int,
+    channel: _Channel,
+    processes: int,
+    inherited: list[int],
 ) -> None:
     """A worker's life: one epoch per command until the pool closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    for fd in inherited:  # (forked: the main process's ends of the earlier workers' pipes)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     share_cores_with(processes)
     slots = Slots()
     try:
         pipeline, views = for_handoff(shard_pipeline(dataset, levels), slots)
         while True:
-            command = _command(commands, parent)
+            command = channel.command()
             if command == _STOP:  # (a stop for an epoch that ended before it came)
-                _send(results, (_STOPPED,))
+                channel.stopped()
             elif command[:1] == _EPOCH:
-                epoch, state, credits = pickle.loads(command[1:])
-                _run_epoch(pipeline, views, slots, depth, epoch, state, credits, commands, results, parent)
-            # (a credit left from an epoch that ended is dropped)
+                epoch, state, ahead = pickle.loads(command[1:])
+                _run_epoch(pipeline, views, slots, depth, epoch, state, ahead, channel)
     except (_Exit, BrokenPipeError):
         pass
     finally:
@@ -185,41 +232,27 @@ def _serve(
 
 
 def _run_epoch(
-    pipeline: Dataset,
-    views: bool,
-    slots: Slots,
-    depth: int,
-    epoch: int,
-    state: Any,
-    credits: int,
-    commands: Any,
-    results: Any,
-    parent: int,
+    pipeline: Dataset, views: bool, slots: Slots, depth: int, epoch: int, state: Any, ahead: int, channel: _Channel
 ) -> None:
     it = None
     try:
         it = pipeline.iterator(epoch=epoch)
         if state is not None:
             it.set_state(state)
+        made = 0
         for packed in handoffs(it, views, slots, depth):
             if isinstance(packed, PackedBatch):
-                message = (_PACKED, packed.__reduce__()[1], it.get_state())
+                channel.send((_PACKED, packed.__reduce__()[1], it.get_state()))
             else:
-                message = (_PLAIN, packed, it.get_state())
-            _send(results, message)
-            credits -= 1
-            while credits == 0 or commands.poll(0):
-                command = _command(commands, parent)
-                if command == _MORE:
-                    credits += 1
-                elif command == _STOP:
-                    _send(results, (_STOPPED,))
-                    return
-        _send(results, (_END,))
+                channel.send((_PLAIN, packed, it.get_state()))
+            made += 1
+            if not channel.wait_to_make(made, ahead):
+                return
+        channel.send((_END,))
     except (_Exit, BrokenPipeError):
         raise
     except Exception as error:
-        _send(results, _error_message(error))
+        channel.send(_error_message(error))
     finally:
         if it is not None:
             it.close()
@@ -256,26 +289,23 @@ class WorkerPool:
         self._workers: list[Any] = []
         self._commands: list[Any] = []
         self._results: list[Any] = []
+        self._shared: list[Any] = []  # each worker's words (_RECEIVED, _CALLS)
         self._lock = threading.Lock()
         self._running: int | None = None  # the id of the iteration the workers run now
         self._running_active: list[int] = []  # its workers that have not run out
         self._iterations = 0
         levels = list(levels or [])
         try:
+            forked = ctx.get_start_method() == "fork"
             for index in range(processes):
                 commands_in, commands_out = ctx.Pipe(duplex=False)
                 results_in, results_out = ctx.Pipe(duplex=False)
+                shared = ctx.RawArray(ctypes.c_int64, 2)
+                inherited = [c.fileno() for c in self._commands + self._results] if forked else []
+                channel = _Channel(commands_in, results_out, shared, os.getpid())
                 worker = ctx.Process(
                     target=_serve,
-                    args=(
-                        dataset,
-                        [*levels, (processes, index)],
-                        depth,
-                        commands_in,
-                        results_out,
-                        os.getpid(),
-                        processes,
-                    ),
+                    args=(dataset, [*levels, (processes, index)], depth, channel, processes, inherited),
                     name=f"tfrx-worker-{index}",
                     daemon=True,
                 )
@@ -285,10 +315,11 @@ class WorkerPool:
                 self._workers.append(worker)
                 self._commands.append(commands_out)
                 self._results.append(results_in)
+                self._shared.append(shared)
         except BaseException:
-            _shut_down(self._workers, self._commands, self._results)
+            _shut_down(self._workers, self._commands, self._results, self._shared)
             raise
-        self._finalizer = weakref.finalize(self, _shut_down, self._workers, self._commands, self._results)
+        self._finalizer = weakref.finalize(self, _shut_down, self._workers, self._commands, self._results, self._shared)
 
     def close(self) -> None:
         """Stops the workers (waiting a little for each to exit cleanly) and frees their rings."""
@@ -329,6 +360,7 @@ class WorkerPool:
             active = [i for i in range(count) if not done[i]]
             self._running_active = active
             for i in active:
+                self._shared[i][_RECEIVED] = 0
                 start = pickle.dumps((epoch, states[i], self.prefetch), pickle.HIGHEST_PROTOCOL)
                 self._commands[i].send_bytes(_EPOCH + start)
         finished = False
@@ -351,7 +383,7 @@ class WorkerPool:
                     error = message[1]
                     error.add_note(f"(in tfrx worker {i}; its traceback:)\n{message[2]}")
                     raise error
-                self._commands[i].send_bytes(_MORE)
+                self._shared[i][_RECEIVED] += 1  # the worker may make one more
                 if kind == _PACKED:
                     element = convert(unpack(*message[1]))
                 else:
@@ -384,6 +416,7 @@ class WorkerPool:
     def _stop(self, active: list[int]) -> None:
         """Stops the workers still running an epoch, releasing the slots of the batches they had sent."""
         for i in active:
+            self._shared[i][_CALLS] += 1
             try:
                 self._commands[i].send_bytes(_STOP)
             except OSError:
@@ -400,16 +433,19 @@ class WorkerPool:
                     unpack(*message[1])  # (made and dropped at once: its slot is free again)
 
 
-def _shut_down(workers: list, commands: list, results: list) -> None:
-    for connection in commands:
+def _shut_down(workers: list, commands: list, results: list, shared: list) -> None:
+    for connection, words in zip(commands, shared):
+        words[_CALLS] += 1
         try:
             connection.send_bytes(_EXIT)
         except OSError:
             pass
+    for connection in results:  # a worker blocked sending a batch no one will read gets an error
+        connection.close()
     for worker in workers:
         worker.join(5.0)
         if worker.is_alive():
             worker.terminate()
             worker.join(1.0)
-    for connection in commands + results:
+    for connection in commands:
         connection.close()
