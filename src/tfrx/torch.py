@@ -39,8 +39,9 @@ it travels the ordinary way.
 ``to_torch(num_workers=k)`` starts tfrx's own ``k`` worker processes instead
 (``tfrx.worker_pool``; give it to a ``DataLoader`` without workers). They
 run the same shards and rings, but a batch crosses as one small message on a
-pipe and one byte of credit back, not through PyTorch's index and result
-queues, which cost the main process about 0.2 ms of CPU a batch on their own.
+pipe (the count of batches received goes back through shared memory), not
+through PyTorch's index and result queues, which cost the main process about
+0.2 ms of CPU a batch on their own.
 Batches come in the order ``DataLoader(ds.to_torch(), num_workers=k)`` gives
 them; ``prefetch_factor`` batches a worker are made ahead; the workers live
 from epoch to epoch until :meth:`TorchIterableDataset.close` (or until the

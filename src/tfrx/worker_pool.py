@@ -8,15 +8,17 @@ Two kinds of worker use this module:
   PyTorch about 0.2 ms of CPU a batch in the main process and 0.15 ms in the
   worker, whatever the batch holds.
 * **tfrx's own** (:class:`WorkerPool`, ``ds.to_torch(num_workers=k)`` in a
-  ``DataLoader`` without workers): each worker has the same ring and two
-  pipes. Per batch one message (the slot's place and the iterator's state,
-  a few hundred bytes) crosses one way and one byte of credit the other,
-  so that the main process spends on a batch little more than making its
-  arrays from the slot. Batches come in PyTorch's order: one from each
+  ``DataLoader`` without workers): each worker has the same ring, two pipes
+  and two words of shared memory. Per batch one message (the slot's place
+  and the iterator's state, a few hundred bytes) crosses on a pipe, and the
+  main process counts it received in shared memory (a pipe's system calls
+  cost 15-40 us each on a virtual machine), so that the main process spends
+  on a batch little more than making its arrays from the slot. Batches come in PyTorch's order: one from each
   worker in turn, skipping workers that have run out.
 
-A worker runs only as far ahead as its credits: ``prefetch`` batches each,
-as a loader's ``prefetch_factor``. The workers live as long as the pool,
+A worker runs at most ``prefetch`` batches ahead of what the main process
+has received, as a loader's ``prefetch_factor``; one that is that far ahead
+naps (50 us, doubling to 2 ms) between looks at the count. The workers live as long as the pool,
 from epoch to epoch (starting a worker, and faulting its ring's memory in,
 costs more than a short epoch's batches); each epoch is one command.
 """
@@ -125,7 +127,7 @@ def handoffs(elements: Iterator, views: bool, slots: Slots, depth: int) -> Itera
 
 # ------------------------------------------------------------------ tfrx's own workers
 
-# main -> worker, on the pipe: one byte, or _EPOCH followed by a pickle of (epoch, iterator state or None, ahead)
+# main -> worker, on the pipe: _STOP, _EXIT, or _EPOCH followed by a pickle of (epoch, iterator state or None, ahead)
 _STOP, _EXIT, _EPOCH = b"s", b"x", b"e"
 # worker -> main: a pickled tuple whose first item is one of these
 _PACKED, _PLAIN, _END, _ERROR, _STOPPED = "packed", "plain", "end", "error", "stopped"
