@@ -231,13 +231,10 @@ class TorchIterableDataset(IterableDataset):
             )
         pool = self._pool
         if pool is None or pool.closed:
-            levels = []
-            if self.shard:
-                levels = [rank_and_world_size(self._rank, self._world_size)[::-1]]
             pool = self._pool = WorkerPool(
                 self.dataset,
                 self.num_workers,
-                levels=levels,
+                levels=self._levels(),  # (this rank's shard; each worker adds its own)
                 depth=self.shared_memory_slots,
                 prefetch=self.prefetch_factor,
                 context=self.multiprocessing_context,

@@ -340,9 +340,10 @@ class WorkerPool:
     ) -> Iterator[Any]:
         """One epoch's elements, ``convert`` ed, in turn from each worker.
 
-        ``resume``: a :meth:`progress` state to go on from; ``progress`` is
+        ``resume``: a ``progress`` state to go on from; ``progress`` is
         called with the state after each element, before it is yielded
-        (``{"turn": next worker, "states": [each worker's iterator state,
+        (``{"turn": the worker whose turn is next, or after it the first that
+        has not run out, "states": [each worker's iterator state,
         None for one that has given nothing], "done": [whether each has run
         out]}``). A new iteration stops one still running.
         """
@@ -391,8 +392,7 @@ class WorkerPool:
                 else:
                     element = convert(message[1])
                 states[i] = message[2]
-                later = [j for j in active if j > i]
-                turn = later[0] if later else active[0]
+                turn = (i + 1) % count  # (the next worker that has not run out, found above)
                 if progress is not None:
                     progress({"turn": turn, "states": list(states), "done": list(done)})
                 del message
