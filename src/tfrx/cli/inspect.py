@@ -84,7 +84,7 @@ def _raw_line(i: int, rec: bytes, args) -> str:
 
 def _show_events(name: str, items: list, args, out) -> bool:
     """TensorBoard event records as readable lines (or JSON); False when the records are not events."""
-    from tfrx.events import Event, Events, decode_event, is_event_file
+    from tfrx.codec.events import Event, Events, decode_event, is_event_file
 
     try:
         first = Event.FromString(items[0][1]) if items else None
@@ -124,7 +124,7 @@ def _show_events(name: str, items: list, args, out) -> bool:
         else:
             lines.append(f"record {i}: step {e.step}  wall_time {e.wall_time:.3f}  " + "; ".join(parts))
     if not args.json:
-        out.write(f"# {name}: TensorBoard event file (tfrx.events.read decodes it whole)\n")
+        out.write(f"# {name}: TensorBoard event file (tfrx.codec.events.read decodes it whole)\n")
     out.write("\n".join(lines) + ("\n" if lines else ""))
     return True
 

@@ -82,7 +82,7 @@ class _RoundRobinFiles:
 
 class _Sharded:
     def __init__(self, prefix: str, num_shards: int, compression, naming, storage_options) -> None:
-        from tfrx.tools.sharded import ShardedWriter
+        from tfrx.io.sharded import ShardedWriter
 
         self._w = ShardedWriter(
             prefix, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
@@ -235,7 +235,7 @@ def _create_exact(
     from tfrx.text.exact import create_instances
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
 
     t0 = time.perf_counter()
     tokenizer = FullTokenizer(vocab, do_lower_case=options.do_lower_case)

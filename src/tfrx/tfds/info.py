@@ -167,7 +167,7 @@ def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -
         ]
         if num_shards and not lengths:
             # TFDS 1.x wrote only numShards: count the records (through cached tfrx indexes).
-            from tfrx.index import load_index
+            from tfrx.io.index import load_index
 
             lengths = [len(load_index(f, cache_dir=index_cache_dir)) for f in files]
         splits[s["name"]] = SplitInfo(s["name"], lengths, int(s.get("numBytes", 0)), files)

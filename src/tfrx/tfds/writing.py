@@ -49,7 +49,7 @@ def write(
     local path or an fsspec URL.
     """
     from tfrx.io.paths import is_url, url_to_fs
-    from tfrx.tools.sharded import ShardedWriter
+    from tfrx.io.sharded import ShardedWriter
 
     feats = _from_user(features)
     if not isinstance(feats, features_lib.FeaturesDict):

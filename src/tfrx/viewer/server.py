@@ -587,7 +587,7 @@ def serve(
 
 
 def _terminal_progress(server: ViewerServer) -> None:
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
 
     job = server.preparing
     time.sleep(0.5)

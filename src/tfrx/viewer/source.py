@@ -147,7 +147,7 @@ class ViewSource:
                 progress(done, total)
 
     def _index(self, shard: Shard, progress):
-        from tfrx.index import build_index, load_index
+        from tfrx.io.index import build_index, load_index
 
         try:
             try:

@@ -6,7 +6,7 @@ import time
 
 from tfrx.errors import TfrxError
 from tfrx.tools.convert._common import ConvertSummary
-from tfrx.tools.progress import progress_bar
+from tfrx._progress import progress_bar
 
 
 _SAMPLE = 32  # records per file whose payload kind is checked in full before converting

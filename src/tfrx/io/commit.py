@@ -96,7 +96,7 @@ def commit_shards(
     """
     from tfrx.io.paths import with_options
     from tfrx.io.writer import TFRecordWriter
-    from tfrx.tools.sharded import shard_name
+    from tfrx.io.sharded import shard_name
 
     remote = fs is not None
     total = len(parts)

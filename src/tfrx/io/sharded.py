@@ -15,7 +15,7 @@ from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
 from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
 from tfrx.io.writer import TFRecordWriter
-from tfrx.tools.commit import commit_shards, discard_parts, part_path, sync_part
+from tfrx.io.commit import commit_shards, discard_parts, part_path, sync_part
 
 __all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
 
@@ -97,7 +97,7 @@ class ShardedWriter:
     folder ``.tfrx/`` beside the shards (``.tfrx/<name>-00003.tmp`` while
     open, ``.tfrx/<name>-00003.part`` once complete), where no glob written
     for the shards can match it. Only ``close()`` - after every shard is
-    flushed and synced - commits them (:mod:`tfrx.tools.commit`): it writes
+    flushed and synced - commits them (:mod:`tfrx.io.commit`): it writes
     a journal listing the final names, moves the shards to their final
     ``-of-NNNNN`` names, writes the manifest (``.tfrx/<name>.manifest.json``:
     names, record counts, bytes, ``shardLengths`` as TFDS) and deletes the
@@ -171,7 +171,7 @@ class ShardedWriter:
         if self.want_index:
             if self.compression:
                 raise ValueError("index=True needs uncompressed shards: an index cannot point into a compressed stream")
-            from tfrx.index import build_index
+            from tfrx.io.index import build_index
 
             self._build_index = build_index
         directory = os.path.dirname(self.prefix)
@@ -497,7 +497,7 @@ def write_examples(
                 writer.abort()  # no half-written object appears
             paths = [os.fspath(prefix_or_path)]
             if ok and index:
-                from tfrx.index import build_index
+                from tfrx.io.index import build_index
 
                 build_index(paths[0])
     return paths
