@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from tfrx.cli._common import CliError, add_input, describe_other, name_of, reader, sources
+from tfrx.cli._common import CliError, add_input, name_of, reader, sources
 from tfrx.tools.convert.jsonl import json_value
 
 DESCRIPTION = """Print the first records of TFRecord files.
@@ -132,7 +132,7 @@ def _show_events(name: str, items: list, args, out) -> bool:
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.tools.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind
+    from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, describe, payload_kind
 
     out = sys.stdout
     srcs = sources(args)
@@ -150,7 +150,7 @@ def run(args) -> int:
         if kind == OTHER and not args.raw:
             print(
                 f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "
-                f"(they look like {describe_other([r for _, r in items])}); showing raw bytes",
+                f"(they look like {describe([r for _, r in items])}); showing raw bytes",
                 file=sys.stderr,
             )
             if args.json:

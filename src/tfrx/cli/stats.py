@@ -46,7 +46,7 @@ def _short(label: str) -> str:
 
 def run(args) -> int:
     from tfrx._progress import progress_bar
-    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE
+    from tfrx.codec.sniff import OTHER, SEQUENCE_EXAMPLE
     from tfrx.tools.stats import DatasetStats, compute_stats
 
     srcs = sources(args)

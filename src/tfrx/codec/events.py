@@ -325,7 +325,7 @@ def _event_files(path: str) -> list[tuple[str, str]]:
                     rel = os.path.relpath(root, path)
                     out.append(("" if rel == "." else rel, os.path.join(root, name)))
         return sorted(out)
-    from tfrx.io.paths import expand_paths
+    from tfrx.io.data_files import expand_paths
 
     return [("", str(p)) for p in expand_paths(path)]
 

@@ -439,7 +439,7 @@ def _inferred(batch, infer_records: int):
     """
     from tfrx.errors import DecodeError
     from tfrx.parsing import RaggedFeature, VarLenFeature, infer_features
-    from tfrx.tools.sniff import OTHER, describe, payload_kind, record_kind
+    from tfrx.codec.sniff import OTHER, describe, payload_kind, record_kind
 
     sample = [batch[i] for i in range(min(len(batch), 32))]
     if payload_kind(sample) == OTHER:

@@ -39,7 +39,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations.arrow import FEATURE_LISTS_KEY, to_examples, to_record_batch, to_sequence_examples
 from tfrx.errors import TfrxError
-from tfrx.io.paths import expand_paths, is_url, source_name, url_to_fs, with_options
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url, source_name, url_to_fs, with_options
 from tfrx.io.ranges import DEFAULT_MIN_SPLIT_BYTES, RecordRange, file_size, group_ranges, plan_ranges, read_range
 from tfrx.options import check_on_error, normalize_compression, renamed_arguments
 

@@ -50,7 +50,8 @@ from tfrx._native import ScanStatus
 from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
-from tfrx.io.paths import expand_paths, is_url, open_input
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url, open_input
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 
 __all__ = [

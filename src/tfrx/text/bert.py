@@ -363,7 +363,8 @@ def read(
     ``shuffle_buffer`` shuffles records (seeded) before batching; feed the
     dataset to PyTorch with ``.to_torch()``, to JAX/Keras as NumPy.
     """
-    import tfrx
+    from tfrx.data import Dataset, TFRecordDataset
+    from tfrx.parsing import parse_single_example
 
     meta = _find_metadata(paths, metadata, storage_options)
     opts = (meta or {}).get("options", {})
@@ -377,7 +378,7 @@ def read(
         mlm_only=pick(mlm_only, "mlm_only", False),
         disable_masking=pick(disable_masking, "disable_masking", False),
     )
-    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(
+    ds: Dataset = TFRecordDataset(
         paths, compression=compression, num_parallel_reads=num_parallel_reads, storage_options=storage_options
     )
     if repeat:
@@ -385,7 +386,7 @@ def read(
     if shuffle_buffer:
         ds = ds.shuffle(shuffle_buffer, seed=seed)
     if batch_size is None:
-        return ds.map(lambda r: tfrx.parse_single_example(r, spec))
+        return ds.map(lambda r: parse_single_example(r, spec))
     return ds.batch(batch_size, drop_remainder=drop_remainder).parse(spec).prefetch(2)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.tools.sniff import EXAMPLE, SEQUENCE_EXAMPLE, record_kind
+from tfrx.codec.sniff import EXAMPLE, SEQUENCE_EXAMPLE, record_kind
 
 __all__ = ["record_view", "media_kind", "raw_image_shape", "boxes_of", "INLINE", "MAX_STEPS"]
 
@@ -196,11 +196,11 @@ def record_view(record: bytes) -> dict:
             }
     except DecodeError as e:
         return {"kind": "other", "size": len(record), "message": f"not a valid Example: {e}", "hex": record[:256].hex()}
-    from tfrx.cli._common import describe_other
+    from tfrx.codec.sniff import describe
 
     return {
         "kind": "other",
         "size": len(record),
-        "message": f"not a tf.train.Example or SequenceExample: {describe_other([record])}",
+        "message": f"not a tf.train.Example or SequenceExample: {describe([record])}",
         "hex": record[:256].hex(),
     }

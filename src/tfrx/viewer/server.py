@@ -237,7 +237,7 @@ class ViewerServer(ThreadingHTTPServer):
         return schema
 
     def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
-        from tfrx.cli.schema import python_code
+        from tfrx.parsing.specs import features_to_python
         from tfrx.parsing import infer_features
 
         src = self.source
@@ -256,7 +256,7 @@ class ViewerServer(ThreadingHTTPServer):
         kind = "sequence" if "SequenceExample" in payloads else "example"
         try:
             if out["code"] is None:
-                out["code"] = python_code(infer_features(records, kind=kind))
+                out["code"] = features_to_python(infer_features(records, kind=kind))
             if sampled:
                 seen = {r[0] for r in head}
                 picks = [n for n in src.sample_numbers(256, 0).tolist() if n not in seen]
@@ -314,7 +314,7 @@ class ViewerServer(ThreadingHTTPServer):
     def media(self, n: int, feature: str, j: int) -> tuple[bytes, str]:
         from tfrx.codec import decode_example, decode_sequence_example
         from tfrx.errors import DecodeError
-        from tfrx.tools.sniff import SEQUENCE_EXAMPLE, record_kind
+        from tfrx.codec.sniff import SEQUENCE_EXAMPLE, record_kind
 
         try:
             record = self.source.record(n)

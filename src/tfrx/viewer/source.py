@@ -20,7 +20,8 @@ import numpy as np
 
 from tfrx.errors import TfrxError
 from tfrx.io.compression import detect_compression
-from tfrx.io.paths import expand_paths, is_url, source_name
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url, source_name
 
 if TYPE_CHECKING:
     from tfrx.data.random_access import RandomAccessDataset
