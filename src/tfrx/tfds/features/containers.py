@@ -49,7 +49,10 @@ class Sequence(Feature):
     def _encode(self, value, key, out, seq):
         if isinstance(self.feature, FeaturesDict) and not isinstance(value, Mapping):
             steps = list(value)
-            value = {k: [s[k] for s in steps] for k in self.feature.features}
+            if self.length is not None and len(steps) != self.length:
+                raise ValueError(f"feature {key!r}: Sequence of length {self.length} given {len(steps)} items")
+            # A list of step dicts (RLDS steps, nested dicts included) as the dict of per-key lists TFDS stacks.
+            value = _steps_to_columns(self.feature, steps, key)
         if self.length is not None and not isinstance(value, Mapping) and len(value) != self.length:
             raise ValueError(f"feature {key!r}: Sequence of length {self.length} given {len(value)} items")
         self.feature._encode(value, key, out, seq + (self.length,))
@@ -79,6 +82,21 @@ class Dataset(Sequence):
         if seq:
             return stacked
         return [[_tree_index(steps, j) for j in range(_leading(steps))] for steps in stacked]
+
+
+def _steps_to_columns(feature: FeaturesDict, steps: list, key: str) -> dict:
+    """``[{"a": 1, "o": {"x": 2}}, ...]`` -> ``{"a": [1, ...], "o": {"x": [2, ...]}}`` down every nested dict."""
+    out = {}
+    for name, sub in feature.features.items():
+        column = []
+        for j, step in enumerate(steps):
+            if not isinstance(step, Mapping) or name not in step:
+                given = sorted(step) if isinstance(step, Mapping) else type(step).__name__
+                raise ValueError(f"feature {_child(key, name)!r} missing from step {j} of the value to write ({given})")
+            column.append(step[name])
+        nested = isinstance(sub, FeaturesDict) and sub.kind == "FeaturesDict"
+        out[name] = _steps_to_columns(sub, column, _child(key, name)) if nested else column
+    return out
 
 
 def _leading(tree) -> int:
