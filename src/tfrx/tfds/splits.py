@@ -224,3 +224,53 @@ def file_instructions(start: int, stop: int, files: Sequence[str], shard_lengths
             out.append((path, skip, length - skip if take == -1 else take))
         index_start += length
     return out
+
+
+# TFDS's default ReadConfig: interleave_cycle_length=16 (1 for datasets with disable_shuffling), block_length 16.
+DEFAULT_CYCLE_LENGTH = 16
+DEFAULT_BLOCK_LENGTH = 16
+
+
+def interleave_order(takes: Sequence[int], cycle_length: int, block_length: int):
+    """The order ``tf.data.Dataset.interleave`` reads files holding ``takes`` examples in, as indices.
+
+    Index ``j`` counts the examples of all files one after the other (file by
+    file). ``cycle_length`` files are open at once and ``block_length``
+    consecutive examples are taken from each in turn; a file that ends is
+    replaced by the next one in the same slot, which is read when the cycle
+    comes back to it (tf.data's rule, also that of its deterministic parallel
+    interleave, which TFDS uses). ``cycle_length=1`` is file order.
+    """
+    import numpy as np
+
+    if cycle_length < 1 or block_length < 1:
+        raise ValueError(
+            f"interleave_cycle_length and interleave_block_length must be positive, got {cycle_length}, {block_length}"
+        )
+    takes = [int(t) for t in takes]
+    total = sum(takes)
+    if cycle_length == 1 or len(takes) <= 1:
+        return np.arange(total, dtype=np.int64)
+    starts = np.cumsum([0] + takes[:-1]).tolist()
+    slots: list = [None] * cycle_length  # [file, examples read]
+    pieces = []
+    next_file, open_files, slot = 0, 0, 0
+    while next_file < len(takes) or open_files:
+        current = slots[slot]
+        if current is None:
+            if next_file < len(takes):  # fill the slot in place; its first block is read right away
+                slots[slot] = [next_file, 0]
+                next_file += 1
+                open_files += 1
+                continue
+        else:
+            f, done = current
+            k = min(block_length, takes[f] - done)
+            if k:
+                pieces.append(np.arange(starts[f] + done, starts[f] + done + k, dtype=np.int64))
+                current[1] += k
+            if k < block_length:  # the file ended: its slot empties and the cycle moves on
+                slots[slot] = None
+                open_files -= 1
+        slot = (slot + 1) % cycle_length
+    return np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
