@@ -75,7 +75,7 @@ def keep_encoded(features):
     return walk(features) or None
 
 
-def rewrite(name: str, out_dir) -> str:
+def rewrite(name: str, out_dir, cache_dir: str) -> str:
     """The golden directory ``name`` read by tfrx (in TFDS's order) and written again by ``tfrx.tfds.write``.
 
     One shard per split, so TFDS reads the copy in the order the original gives.
@@ -84,7 +84,7 @@ def rewrite(name: str, out_dir) -> str:
 
     b = tt.builder(golden_dir(name))
     decoders = keep_encoded(b.info.features)
-    splits = {split: list(b.as_dataset(split, decoders=decoders)) for split in b.info.splits}
+    splits = {split: list(b.as_dataset(split, decoders=decoders, cache_dir=cache_dir)) for split in b.info.splits}
     return tt.write(
         os.path.join(os.fspath(out_dir), name, b.info.version),
         features=b.info.features,
