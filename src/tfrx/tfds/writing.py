@@ -115,7 +115,7 @@ def write(
         info["supervisedKeys"] = {"tuple": {"items": [{"featureKey": k} for k in supervised_keys]}}
     put_text("dataset_info.json", json.dumps(info, indent=2, sort_keys=True))
     put_text("features.json", json.dumps(features_lib.to_json(feats), indent=4, sort_keys=True))
-    for lname, label in features_lib.class_labels(feats):
+    for lname, label in features_lib.class_labels(feats, labeled_images=True):
         if label.names_given:  # ClassLabel(num_classes=n) has no file, as in TFDS
             put_text(f"{features_lib.label_file_stem(lname)}.labels.txt", "\n".join(label.names) + "\n")
     return data_dir

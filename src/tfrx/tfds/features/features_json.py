@@ -168,16 +168,24 @@ def _from_legacy(obj, labels, name) -> Feature:
     return Unknown(class_name=obj["type"], payload=obj)
 
 
-def class_labels(feature: Feature, name: str = ""):
-    """``[(label file stem, ClassLabel)]`` of every ClassLabel, named as TFDS names label files."""
+def class_labels(feature: Feature, name: str = "", *, labeled_images: bool = False):
+    """``[(feature name, ClassLabel)]`` of every ClassLabel (label files are named after it, see :func:`label_file_stem`).
+
+    ``labeled_images=True`` adds each LabeledImage's ClassLabel (its names are a
+    label file too), not a label value of the examples.
+    """
     if isinstance(feature, ClassLabel):
         return [(name, feature)]
     if isinstance(feature, LabeledImage):
-        return [(name, feature.class_label)]
+        return [(name, feature.class_label)] if labeled_images else []
     if isinstance(feature, Sequence):
-        return class_labels(feature.feature, name)
+        return class_labels(feature.feature, name, labeled_images=labeled_images)
     if isinstance(feature, FeaturesDict) and feature.kind == "FeaturesDict":
-        return [x for k, f in feature.features.items() for x in class_labels(f, _child(name, k))]
+        return [
+            x
+            for k, f in feature.features.items()
+            for x in class_labels(f, _child(name, k), labeled_images=labeled_images)
+        ]
     return []
 
 
