@@ -241,36 +241,37 @@ def interleave_order(takes: Sequence[int], cycle_length: int, block_length: int)
     comes back to it (tf.data's rule, also that of its deterministic parallel
     interleave, which TFDS uses). ``cycle_length=1`` is file order.
     """
+    import heapq
+
     import numpy as np
 
     if cycle_length < 1 or block_length < 1:
         raise ValueError(
             f"interleave_cycle_length and interleave_block_length must be positive, got {cycle_length}, {block_length}"
         )
-    takes = [int(t) for t in takes]
-    total = sum(takes)
-    if cycle_length == 1 or len(takes) <= 1:
+    t = np.asarray([int(x) for x in takes], dtype=np.int64)
+    total = int(t.sum()) if len(t) else 0
+    if cycle_length == 1 or len(t) <= 1:
         return np.arange(total, dtype=np.int64)
-    starts = np.cumsum([0] + takes[:-1]).tolist()
-    slots: list = [None] * cycle_length  # [file, examples read]
-    pieces = []
-    next_file, open_files, slot = 0, 0, 0
-    while next_file < len(takes) or open_files:
-        current = slots[slot]
-        if current is None:
-            if next_file < len(takes):  # fill the slot in place; its first block is read right away
-                slots[slot] = [next_file, 0]
-                next_file += 1
-                open_files += 1
-                continue
-        else:
-            f, done = current
-            k = min(block_length, takes[f] - done)
-            if k:
-                pieces.append(np.arange(starts[f] + done, starts[f] + done + k, dtype=np.int64))
-                current[1] += k
-            if k < block_length:  # the file ended: its slot empties and the cycle moves on
-                slots[slot] = None
-                open_files -= 1
-        slot = (slot + 1) % cycle_length
-    return np.concatenate(pieces) if pieces else np.zeros(0, np.int64)
+    # tf.data visits the slots round after round. A file opened in round r (in the
+    # visit that finds its slot empty) is read in rounds r, r+1, ... and its slot
+    # finds it ended in round r + take // block_length; the next file opens there in
+    # the round after. Files are handed out in visiting order: (round, slot).
+    first_round = np.empty(len(t), np.int64)
+    slot_of = np.empty(len(t), np.int64)
+    free = [(0, s) for s in range(min(cycle_length, len(t)))]
+    for f, take in enumerate(t.tolist()):
+        r, slot = heapq.heappop(free)
+        first_round[f], slot_of[f] = r, slot
+        heapq.heappush(free, (r + take // block_length + 1, slot))
+    # Every block of every file, ordered by the (round, slot) visit that reads it.
+    blocks = -(-t // block_length)
+    owner = np.repeat(np.arange(len(t)), blocks)
+    j = np.arange(len(owner)) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    key = (first_round[owner] + j) * cycle_length + slot_of[owner]
+    order = np.argsort(key, kind="stable")
+    starts = np.cumsum(t) - t
+    block_start = (starts[owner] + j * block_length)[order]
+    block_len = np.minimum(block_length, t[owner] - j * block_length)[order]
+    offsets = np.arange(total) - np.repeat(np.cumsum(block_len) - block_len, block_len)
+    return np.repeat(block_start, block_len) + offsets
