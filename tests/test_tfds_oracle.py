@@ -241,3 +241,24 @@ def test_cmyk_jpegs_decode_as_tensorflow(tf, monkeypatch, native):
             ).numpy()
             got = decode_jpeg(data, channels=channels, ratio=ratio, fancy_upscaling=fancy, dct_method=dct)
             np.testing.assert_array_equal(got, want)
+
+
+def test_tfds_reads_sequences_of_dicts_written_as_lists_of_dicts(tfds, tmp_path):
+    """Steps given as dicts at every level: Sequence(Sequence(dict)), a Sequence of dicts inside Dataset steps."""
+    feats = {
+        "s": tt.Sequence(tt.Sequence({"a": np.int64, "b": {"c": tt.Text()}})),
+        "steps": tt.Dataset({"obs": {"x": tt.Sequence({"y": np.int64})}, "r": np.float32}),
+    }
+    rows = [
+        {
+            "s": [[{"a": 1, "b": {"c": "p"}}, {"a": 2, "b": {"c": "q"}}], [{"a": 3, "b": {"c": "r"}}], []],
+            "steps": [{"obs": {"x": [{"y": 1}, {"y": 2}]}, "r": 0.5}, {"obs": {"x": []}, "r": 1.0}],
+        },
+        {"s": [], "steps": []},
+    ]
+    d = tt.write(tmp_path / "sd" / "1.0.0", features=feats, splits={"train": rows})
+    b = tfds.builder_from_directory(str(d))
+    theirs = flatten(list(tfds.as_numpy(b.as_dataset(split="train", shuffle_files=False))), "", {})
+    ours = flatten(list(tt.builder(d).as_dataset("train", cache_dir=str(tmp_path))), "", {})
+    assert_same(ours, theirs)
+    assert [int(v) for v in theirs["0/s/a/0"]] == [1, 2] and bytes(theirs["0/s/b/c/1"][0]) == b"r"

@@ -285,3 +285,12 @@ def test_a_step_missing_a_nested_key_is_named(tmp_path):
             features=feats,
             splits={"train": [{"steps": [{"obs": {"x": 1, "y": 2}}, {"obs": {"x": 1}}]}]},
         )
+
+
+def test_sequence_of_sequences_of_dicts_written_from_nested_lists(tmp_path):
+    feats = {"s": tt.Sequence(tt.Sequence({"a": np.int64, "b": {"c": tt.Text()}}))}
+    value = [[{"a": 1, "b": {"c": "p"}}, {"a": 2, "b": {"c": "q"}}], [], [{"a": 3, "b": {"c": "r"}}]]
+    d = tt.write(tmp_path / "ss" / "1.0.0", features=feats, splits={"train": [{"s": value}]})
+    (ex,) = tt.builder(d).as_data_source("train", cache_dir=str(tmp_path))
+    assert [v.tolist() for v in ex["s"]["a"]] == [[1, 2], [], [3]]
+    assert [v.tolist() for v in ex["s"]["b"]["c"]] == [[b"p", b"q"], [], [b"r"]]
