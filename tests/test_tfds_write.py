@@ -294,3 +294,29 @@ def test_sequence_of_sequences_of_dicts_written_from_nested_lists(tmp_path):
     (ex,) = tt.builder(d).as_data_source("train", cache_dir=str(tmp_path))
     assert [v.tolist() for v in ex["s"]["a"]] == [[1, 2], [], [3]]
     assert [v.tolist() for v in ex["s"]["b"]["c"]] == [[b"p", b"q"], [], [b"r"]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_optional_round_trip(tmp_path_factory, data):
+    """Random optional tensors, each value None or given: read back as given, or as TFDS's default for None."""
+    dt = np.dtype(data.draw(st.sampled_from([np.int8, np.uint8, np.int32, np.int64, np.float32, np.bool_, object])))
+    shape = data.draw(st.sampled_from([(), (2,), (2, 3)]))
+    feature = tt.Tensor(shape, dt, optional=True)
+    elems = (
+        st.text(max_size=3).map(str.encode)
+        if dt == object
+        else hnp.from_dtype(dt, allow_nan=False, allow_infinity=False)
+    )
+    values = data.draw(st.lists(st.one_of(st.none(), hnp.arrays(dt, shape, elements=elems)), min_size=1, max_size=5))
+    d = tmp_path_factory.mktemp("opt") / "o" / "1.0.0"
+    tt.write(d, features={"v": feature}, splits={"train": [{"v": v} for v in values]})
+    got = [ex["v"] for ex in tt.builder(d).as_data_source("train", cache_dir=str(d.parent / "c"))]
+    for g, v in zip(got, values):
+        want = feature.default_value() if v is None else v
+        if dt == object and shape == ():  # a string scalar is bytes, as in TFDS
+            assert isinstance(g, bytes) and g == (want.item() if isinstance(want, np.ndarray) else want)
+            continue
+        g = np.asarray(g)
+        assert g.dtype == dt and g.shape == shape
+        np.testing.assert_array_equal(g, np.asarray(want, dtype=dt))
