@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.parse
 from collections import Counter
 import subprocess
 import sys
@@ -107,6 +108,8 @@ def files(tmp_path_factory):
 
 
 class _Served:
+    """A viewer on loopback, asked as its page asks: with this launch's token."""
+
     def __init__(self, paths, **kwargs):
         # Indexes into a temporary cache: nothing is written beside the corpus's files.
         self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
@@ -116,12 +119,28 @@ class _Served:
         while self.json("/api/info").get("status") == "indexing" and time.monotonic() < deadline:
             time.sleep(0.02)
 
-    def get(self, path):
+    def request(self, path, *, method="GET", body=None, headers=None, token=True):
+        request = urllib.request.Request(self.server.base_url + path.lstrip("/"), data=body, method=method)
+        if token:
+            request.add_header("X-Tfrx-Token", self.server.token)
+        for k, v in (headers or {}).items():
+            request.add_header(k, v)
         try:
-            with urllib.request.urlopen(self.server.url + path.lstrip("/"), timeout=60) as r:
+            with urllib.request.urlopen(request, timeout=60) as r:
                 return r.status, r.headers.get("Content-Type"), r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type"), e.read()
+
+    def get(self, path, **kwargs):
+        return self.request(path, **kwargs)
+
+    def post(self, path, params=None, status=None, **kwargs):
+        body = json.dumps(params or {}).encode()
+        headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+        code, kind, raw = self.request(path, method="POST", body=body, headers=headers, **kwargs)
+        if status is not None:
+            assert code == status, raw[:500]
+        return code, json.loads(raw) if kind == "application/json" else raw
 
     def json(self, path, status=200):
         code, kind, body = self.get(path)
@@ -130,6 +149,8 @@ class _Served:
         return json.loads(body)
 
     def poll(self, path):
+        if path.startswith("/api/stats"):
+            self.post(path, status=200)  # statistics start with a POST, then are polled
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             state = self.json(path)
@@ -137,6 +158,19 @@ class _Served:
                 return state
             time.sleep(0.05)
         raise AssertionError(f"{path} did not finish")
+
+    def export(self, fmt="tfrecord", filter=None, limit=None):
+        """Starts an export as the page does (POST), waits for it, and returns (status code, type, file bytes)."""
+        params = {"format": fmt, "filter": filter, "limit": limit}
+        code, state = self.post("/api/export", {k: v for k, v in params.items() if v is not None})
+        if code != 202:
+            return code, "application/json", json.dumps(state).encode()
+        deadline = time.monotonic() + 60
+        while state["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            state = self.json("/api/export")
+        assert state["status"] == "done", state
+        return self.get("/api/export/file")
 
     def close(self):
         self.server.shutdown()
@@ -209,14 +243,18 @@ def test_filter_matches_what_python_computes(det, files):
 
 
 def test_export_writes_the_selection(det, files):
-    code, _, body = det.get("/api/export?format=tfrecord&filter=" + urllib.parse.quote("label == 2"))
+    code, _, body = det.export("tfrecord", filter="label == 2")
     assert code == 200
     got = list(tfrx.read_records(io.BytesIO(body)))
     assert got == [r for i, r in enumerate(files["det"]) if i % 5 == 2]
-    code, kind, body = det.get("/api/export?format=jsonl&limit=3")
+    state = det.json("/api/export")
+    assert state["status"] == "done" and state["written"] == len(got) and state["bytes"] == len(body)
+    assert state["scanned"] == 30 and state["total"] == 30
+    code, kind, body = det.export("jsonl", limit=3)
     lines = body.decode().splitlines()
     assert kind == "application/x-ndjson" and len(lines) == 3 and json.loads(lines[1])["label"] == [1]
-    assert det.json("/api/export?format=xml", 400)["error"].startswith("format must be")
+    code, state = det.post("/api/export", {"format": "xml"})
+    assert code == 400 and state["error"].startswith("format must be") and state["status"] == 400
 
 
 def test_bad_parameters_answer_with_errors_and_the_server_stays_up(det):
@@ -248,7 +286,14 @@ def test_damaged_file_shows_every_intact_record_and_where_it_is_damaged(files):
         health = served.poll("/api/health")["result"]
         assert health["damaged"] == 1
         error = health["files"][0]["errors"][0]
-        assert error["offset"] is not None and "damaged.tfrecord" in error["message"]
+        assert error["offset"] is not None and error["path"].endswith("damaged.tfrecord")
+        # Numbered as the Records tab numbers the intact records: the damage lies between records 0 and 1.
+        page = served.json("/api/records?count=10")
+        assert [(r["n"], r["features"]["i"]["v"][0]) for r in page["records"]] == [(0, 0), (1, 2)]
+        assert error["before"] == 1 and [d["before"] for d in page["damage"]] == [1]
+        assert 0 < error["start"] < error["end"] and page["damage"][0]["end"] == error["end"]
+        # Listed once, and the same under Files as under Health.
+        assert error["message"] in info["shards"][0]["error"] and len(health["files"][0]["errors"]) == 1
     finally:
         served.close()
 
@@ -265,17 +310,35 @@ def test_sequence_examples_show_their_steps(files):
         served.close()
 
 
-def test_other_payloads_say_what_they_are(corpus_dir):
-    events = sorted(corpus_dir.glob("*tfevents*"))[0]
-    served = _Served(str(events))
-    try:
-        info = served.json("/api/info")
-        assert info["payload"] == ["other"] and info["schema"] is None
-        r = served.json("/api/records?count=1")["records"][0]
-        assert r["kind"] == "other" and "TensorBoard" in r["message"] and r["hex"]
-        assert served.poll("/api/stats")["status"] == "failed"
-    finally:
-        served.close()
+def test_events_files_show_steps_tags_and_values(corpus_dir):
+    """Every corpus events file: each record's step and tags as tfrx.events.read decodes them."""
+    for events in sorted(corpus_dir.glob("*tfevents*")):
+        expected = tfrx.events.read(str(events))
+        served = _Served(str(events))
+        try:
+            info = served.json("/api/info")
+            assert info["payload"] == ["Event"] and info["schema"] is None, events.name
+            page = served.json(f"/api/records?count={MAX}")
+            got = {}
+            for r in page["records"]:
+                assert r["kind"] == "Event"
+                step = r["features"]["step"]["v"][0]
+                for tag, cell in r["features"].items():
+                    if cell["t"] == "num" and tag != "step":
+                        got[(tag, step)] = cell["v"][0]
+            want = {(s.tag, s.step): s.value for s in expected.scalars if s.step is not None}
+            shown = {k: v for k, v in want.items() if k in got}
+            assert len(shown) >= min(len(want), 1), events.name
+            for key, value in shown.items():
+                assert got[key] == pytest.approx(value, rel=1e-6), (events.name, key)
+            assert "wall_time" in page["records"][0]["features"]
+            assert "no features to filter on" in served.json("/api/records?filter=step%20%3E%201", 400)["error"]
+            assert served.poll("/api/stats")["status"] == "failed"
+        finally:
+            served.close()
+
+
+MAX = 200
 
 
 def test_every_corpus_file_opens(corpus_dir, tmp_path):
@@ -326,7 +389,7 @@ def test_filter_expressions():
 def test_notebook_view_renders_a_static_page(files):
     v = tfrx.view(str(files["dir"] / "det-00000-of-00002.tfrecord"), count=3)
     page = v._repr_html_()
-    assert page.count("<tr>") == 4 and "data:image/png;base64," in page and "20 records" in page
+    assert page.count("<tr>") == 4 and "data:image/jpeg;base64," in page and "20 records" in page
     ds_view = tfrx.view(tfrx.TFRecordDataset(str(files["dir"] / "seq.tfrecord")), count=2)
     assert "<table>" in ds_view._repr_html_()
 
@@ -540,13 +603,14 @@ def test_export_to_parquet_and_jsonl_goes_through_the_converters(det, files, tmp
         w.write_many(chosen)
     tfrecord_to_parquet(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.parquet", progress=False)
     tfrecord_to_jsonl(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.jsonl", progress=False)
-    code, kind, body = det.get("/api/export?format=parquet&filter=" + urllib.parse.quote("label == 1"))
+    code, kind, body = det.export("parquet", filter="label == 1")
     assert code == 200 and kind == "application/vnd.apache.parquet"
     got = pq.read_table(io.BytesIO(body))
     assert got.num_rows == len(chosen) and got.equals(pq.read_table(tmp_path / "want.parquet"))
-    code, kind, body = det.get("/api/export?format=jsonl&filter=" + urllib.parse.quote("label == 1"))
+    code, kind, body = det.export("jsonl", filter="label == 1")
     assert body == (tmp_path / "want.jsonl").read_bytes()
-    assert det.json("/api/export?format=parquet&filter=" + urllib.parse.quote("label ==="), 400)["error"]
+    code, state = det.post("/api/export", {"format": "parquet", "filter": "label ==="})
+    assert code == 400 and state["error"]
 
 
 # ---------------------------------------------------------------------- bad input, endpoint by endpoint
@@ -569,11 +633,14 @@ def _answers(served):
     """Each endpoint's status and body: JSON with an error for 4xx/5xx, never a dropped connection."""
     out = {}
     for path in _ENDPOINTS:
-        code, kind, body = served.get(path)
+        if path.startswith("/api/export?"):
+            code, kind, body = served.export(urllib.parse.parse_qs(path.split("?")[1])["format"][0])
+        else:
+            code, kind, body = served.get(path)
         if code >= 400 or kind == "application/json":
             assert kind == "application/json", (path, code, body[:200])
             parsed = json.loads(body)
-            assert code < 400 or parsed["error"], path
+            assert code < 400 or (parsed["error"] and parsed["status"] == code and set(parsed) == {"error", "status"})
             out[path] = (code, parsed)
         else:
             out[path] = (code, body)
@@ -648,18 +715,23 @@ def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch):
     monkeypatch.setattr(ViewSource, "prepare", slow)
     server = ViewerServer(ViewSource(str(files["dir"] / "seq.tfrecord"), index_cache_dir=tempfile.mkdtemp()))
     threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def ask(path):
+        request = urllib.request.Request(server.base_url + path, headers={"X-Tfrx-Token": server.token})
+        return urllib.request.urlopen(request, timeout=30)
+
     try:
-        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+        with ask("api/info") as r:
             info = json.loads(r.read())
         assert info["status"] == "indexing" and info["message"].startswith("50%")
         with pytest.raises(urllib.error.HTTPError) as e:
-            urllib.request.urlopen(server.url + "api/records", timeout=30)
+            ask("api/records")
         assert e.value.code == 503 and "building the record index: 50%" in json.loads(e.value.read())["error"]
         release.set()
         deadline = time.monotonic() + 30
         while server.preparing.status != "done" and time.monotonic() < deadline:
             time.sleep(0.02)
-        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+        with ask("api/info") as r:
             assert json.loads(r.read())["total"] == 5
     finally:
         release.set()
