@@ -846,3 +846,177 @@ def test_a_tfds_directory_opens_as_its_shards_with_its_class_names(tmp_path):
     (tmp_path / "plain" / "a.tfrecord").write_bytes(b"")
     with pytest.raises(FileNotFoundError, match="not a TFDS dataset"):
         ViewSource(str(tmp_path / "plain"))  # a folder without dataset_info.json
+
+
+# ---------------------------------------------------------------------- TFDS boxes, depth and float images
+def test_tfds_boxes_are_drawn_with_their_class_names(tmp_path):
+    from tfrx import tfds
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(6):
+        k = i % 3
+        ymin, xmin = rng.uniform(0, 0.5, (2, k)).astype(np.float32)
+        rows.append(
+            {
+                "image": rng.integers(0, 255, (20, 30, 3), dtype=np.uint8),
+                "objects": {
+                    "bbox": np.stack([ymin, xmin, ymin + 0.4, xmin + 0.3], axis=1).reshape(k, 4),
+                    "label": np.arange(k) % 2,
+                },
+            }
+        )
+    tfds.write(
+        tmp_path / "boxes" / "1.0.0",
+        features={
+            "image": tfds.Image(),
+            "objects": tfds.Sequence({"bbox": tfds.BBoxFeature(), "label": tfds.ClassLabel(names=["cat", "dog"])}),
+        },
+        splits={"train": rows},
+    )
+    served = _Served(str(tmp_path / "boxes"))
+    try:
+        for r in served.json("/api/records?count=6")["records"]:
+            want = rows[r["n"]]["objects"]
+            got = r["boxes"]
+            assert [b["label"] for b in got] == [["cat", "dog"][c] for c in want["label"]]
+            for b, (ymin, xmin, ymax, xmax) in zip(got, want["bbox"]):
+                assert (b["ymin"], b["xmin"], b["ymax"], b["xmax"]) == pytest.approx((ymin, xmin, ymax, xmax), abs=1e-5)
+    finally:
+        served.close()
+
+
+def _viridis_ends():
+    from tfrx.viewer.cells import _VIRIDIS
+
+    return _VIRIDIS[0].astype(np.uint8), _VIRIDIS[-1].astype(np.uint8)
+
+
+def test_float_and_depth_images_go_through_a_colour_map(tmp_path):
+    from tfrx import tfds
+    from tfrx.image import decode_image, encode_png
+
+    h, w = 24, 40
+    ramp = np.tile(np.linspace(-3.0, 5.0, w, dtype=np.float32), (h, 1))[..., None]  # increases left to right
+    tfds.write(
+        tmp_path / "depth" / "1.0.0",
+        features={"depth": tfds.Image(shape=(h, w, 1), dtype=np.float32), "id": np.int64},
+        splits={"train": [{"depth": ramp, "id": 0}]},
+    )
+    deep = np.tile(np.linspace(0, 60000, w).astype(np.uint16), (h, 1))[..., None]
+    path16 = tmp_path / "mm.tfrecord"
+    with tfrx.TFRecordWriter(str(path16)) as w16:
+        w16.write(tfrx.make_example({"depth/encoded": encode_png(deep)}).SerializeToString())
+    low, high = _viridis_ends()
+    for folder, feature in ((tmp_path / "depth", "depth"), (path16, "depth/encoded")):
+        served = _Served(str(folder))
+        try:
+            item = served.json("/api/record?n=0")["features"][feature]["items"][0]
+            assert item["t"] == "image" and item["colormap"] is True
+            code, kind, body = served.get(f"/api/media?n=0&feature={urllib.parse.quote(feature)}&j=0")
+            assert code == 200 and kind == "image/png"
+            rgb = np.asarray(decode_image(body, channels=3))
+            assert rgb.shape == (h, w, 3)
+            np.testing.assert_array_equal(rgb[:, 0], np.broadcast_to(low, (h, 3)))  # the smallest values
+            np.testing.assert_array_equal(rgb[:, -1], np.broadcast_to(high, (h, 3)))  # the largest
+            assert (np.diff(rgb[0, :, 1].astype(int)) >= 0).all()  # viridis' green rises with the value
+            assert (rgb[0] == rgb[-1]).all()  # the same value down each column: no noise
+        finally:
+            served.close()
+
+
+def test_notebook_thumbnails_are_capped_in_size(tmp_path):
+    import base64
+    import re
+
+    from tfrx.image import decode_image, encode_png
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "big.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        for i in range(20):
+            photo = rng.integers(0, 255, (600, 800, 3), dtype=np.uint8)  # noise: ~1.4 MB of PNG each
+            w.write(tfrx.make_example({"image": encode_png(photo), "label": i}).SerializeToString())
+    page = tfrx.view(str(path), count=20)._repr_html_()
+    images = re.findall(r"src='data:(image/\w+);base64,([^']+)'", page)
+    assert len(page) < 1_500_000  # 20 full images would be ~38 MB of base64
+    assert images and len(images) + page.count("&lt;image,") == 20
+    for _, data in images:
+        thumb = np.asarray(decode_image(base64.b64decode(data)))
+        assert max(thumb.shape[:2]) <= tfrx.viewer.THUMBNAIL
+
+
+# ---------------------------------------------------------------------- damage: one numbering for every tab
+def test_corpus_damage_agrees_with_the_records_tab(corpus_dir, tmp_path):
+    import shutil
+
+    path = tmp_path / "pets.record"
+    shutil.copyfile(corpus_dir / "tfmodels_vendored__pets_examples.CORRUPTED.record", path)
+    from tfrx.tools.verify import verify_files
+
+    (check,) = verify_files(str(path))
+    intact = list(tfrx.read_records(str(path), on_error="skip"))
+    raw = path.read_bytes()
+    served = _Served(str(path))
+    try:
+        info = served.json("/api/info")
+        page = served.json("/api/records?count=50")
+        health = served.poll("/api/health")["result"]
+        errors = health["files"][0]["errors"]
+        assert info["total"] == len(intact) == len(page["records"]) == health["files"][0]["records"]
+        assert len(errors) == len(check.errors) == len(check.regions)  # each region once
+        for e, region in zip(errors, check.regions):
+            assert (e["start"], e["end"]) == (region.start, region.end)
+            # The record that starts where the damage ends is the one the Records tab numbers e["before"].
+            if e["before"] < len(intact):
+                length = int.from_bytes(raw[region.end : region.end + 8], "little")
+                following = raw[region.end + 12 : region.end + 12 + length]
+                assert intact[e["before"]] == following
+                assert served.json(f"/api/record?n={e['before']}")["size"] == length
+        assert [d["before"] for d in page["damage"]] == [e["before"] for e in errors]
+        assert [(d["start"], d["end"]) for d in page["damage"]] == [(e["start"], e["end"]) for e in errors]
+        # The Files tab's problem is one of Health's rows, in the same words.
+        first = info["shards"][0]["error"]
+        assert any(e["message"] in first for e in errors)
+        assert "record 1 at byte" not in first  # not the index builder's numbering of the file
+    finally:
+        served.close()
+
+
+def test_damage_the_index_did_not_see_is_found_and_renumbered(tmp_path):
+    records = [tfrx.make_example({"i": i}).SerializeToString() for i in range(5)]
+    blob = io.BytesIO()
+    with tfrx.TFRecordWriter(blob) as w:
+        w.write_many(records)
+    data = bytearray(blob.getvalue())
+    third = 2 * (16 + len(records[0]))
+    data[third + 12 + 2] ^= 0xFF  # a payload byte: the lengths still frame, the data CRC fails
+    path = tmp_path / "flipped.tfrecord"
+    path.write_bytes(bytes(data))
+    served = _Served(str(path))
+    try:
+        # The index frames 5 records; the first read through it meets the bad CRC, and the file is streamed.
+        info = served.json("/api/info")
+        assert info["total"] == 4 and info["shards"][0]["damaged"] == 1
+        health = served.poll("/api/health")["result"]
+        (error,) = health["files"][0]["errors"]
+        assert error["kind"] == "data_crc" and error["before"] == 2 and error["start"] == third
+        assert error["message"] in info["shards"][0]["error"]
+        page = served.json("/api/records?count=10")
+        assert [r["features"]["i"]["v"][0] for r in page["records"]] == [0, 1, 3, 4] and page["total"] == 4
+        assert [d["before"] for d in page["damage"]] == [2]
+    finally:
+        served.close()
+    # Health finds it too when no page was read first (only the index was built).
+    src = ViewSource(str(path), index_cache_dir=str(tmp_path / "cache"))
+    server = ViewerServer(src)
+    try:
+        assert src.total() == 5
+        job = server.health
+        job.state()
+        deadline = time.monotonic() + 30
+        while job.status == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert job.result["files"][0]["errors"][0]["before"] == 2 and src.total() == 4
+    finally:
+        server.server_close()
