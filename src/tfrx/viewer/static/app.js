@@ -118,7 +118,7 @@ function cell(c, rec, name, big) {
               box.append(el("img", { class: "mask", src: mediaUrl(rec.n, "image/object/mask", m.j), alt: "mask" }));
             }
           }
-          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask") {
+          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask" && !it.colormap) {
             box.append(boxesSvg(rec.boxes));
             for (const b of rec.boxes) {
               if (b.label) box.append(el("span", { class: "box-label", style: `left:${100 * b.xmin}%;top:${100 * b.ymin}%` }, b.label));
@@ -145,7 +145,9 @@ function cell(c, rec, name, big) {
 function damageRow(d, span) {
   const name = d.path.split("/").pop();
   const where = d.start !== null && d.start !== undefined ? `bytes ${d.start.toLocaleString()}–${d.end.toLocaleString()} of ${name} skipped (${(d.end - d.start).toLocaleString()} bytes)` : name;
-  return el("tr", { class: "damage-gap" }, el("td", { colspan: span, title: d.path }, `⚠ damage between records ${d.before - 1} and ${d.before}: ${d.message}; ${where}`));
+  const total = state.total === undefined ? Infinity : state.total;
+  const place = d.before === 0 ? "before record 0" : (d.before >= total ? `after record ${d.before - 1}` : `between records ${d.before - 1} and ${d.before}`);
+  return el("tr", { class: "damage-gap" }, el("td", { colspan: span, title: d.path }, `⚠ damage ${place}: ${d.message}; ${where}`));
 }
 
 function renderRows(records, damage) {
@@ -215,7 +217,7 @@ async function loadPage(start) {
   if (state.filter) q.set("filter", state.filter);
   try {
     const page = await api(`/api/records?${q}`);
-    state.start = start; state.next = page.next;
+    state.start = start; state.next = page.next; state.total = page.total;
     renderRows(page.records, page.damage);
     const shown = page.records.length ? `${page.records[0].n}–${page.records[page.records.length - 1].n}` : "none";
     setStatus(state.filter
@@ -319,9 +321,9 @@ function showInfo(info) {
   }
 }
 
-async function poll(path, render, target, start) {
+async function poll(path, render, target) {
   try {
-    const s = await api(path, start);
+    const s = await api(path);
     if (s.status === "done") return render(s.result);
     if (s.status === "failed") { target.replaceChildren(el("p", { class: "error" }, s.error)); return; }
     if (s.status === "cancelled") return;
