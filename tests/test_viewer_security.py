@@ -365,3 +365,39 @@ def test_a_list_of_paths_with_a_tfds_directory_opens_its_shards(tmp_path):
     assert src.total() == 6 and [len(s.path) > 0 for s in src.shards] == [True] * 4
     assert [tfrx.decode_example(r[3])["x"][0] for r in src.read(0, 6)] == [0, 1, 2, 3, 4, 99]
     src.close()
+
+
+def test_the_schema_sample_does_not_stream_through_a_whole_compressed_file(tmp_path, monkeypatch):
+    path = tmp_path / "big.tfrecord.gz"
+    with tfrx.TFRecordWriter(str(path), "GZIP") as w:
+        w.write_many(tfrx.make_example({"label": i % 5}).SerializeToString() for i in range(3000))
+    monkeypatch.setattr(server_module, "SAMPLE_STREAMED", 100)
+    asked = []
+    original = ViewSource.read_numbers
+
+    def spy(self, numbers):
+        asked.extend(int(n) for n in numbers)
+        return original(self, numbers)
+
+    monkeypatch.setattr(ViewSource, "read_numbers", spy)
+    s = _Served(str(path))
+    try:
+        schema = s.server.schema()
+        assert schema["sampled"] and schema["kinds"] == {"label": "int64"}
+        assert asked and max(asked) < 100  # not 3000 records deep: the file is not streamed whole
+    finally:
+        s.close()
+
+
+def test_a_filter_waits_for_the_schema_sample_only_its_time_budget(served, monkeypatch):
+    served.server._schema = None
+    monkeypatch.setattr(server_module, "SCAN_SECONDS", 0.3)
+    served.server._sample_lock.acquire()  # a sample being read, slowly, by another request
+    try:
+        t0 = time.monotonic()
+        page = served.json("/api/records?count=3&filter=" + urllib.parse.quote("label == 2"))
+        assert time.monotonic() - t0 < 3 and [r["n"] for r in page["records"]] == [2, 9, 16]
+        answer = served.json("/api/records?count=3&filter=" + urllib.parse.quote("lable == 2"), 400)
+        assert "still being read" in answer["error"]
+    finally:
+        served.server._sample_lock.release()

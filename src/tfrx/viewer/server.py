@@ -64,6 +64,7 @@ MAX_SCAN_RECORDS = 1_000_000  # and after scanning this many records
 MAX_FILTER_CHARS = 2_000
 MAX_SCANS = 2  # filtered pages scanned at once; more wait, then get a 503
 MAX_STATS_RECORDS = 10_000_000
+SAMPLE_STREAMED = 10_000  # the schema's random sample reads streamed files only this far
 MAX_EXPORT = 1 << 40
 EXPORT_MAX_BYTES = 2 << 30  # the default cap on an export's file
 MAX_BODY = 64 << 10
@@ -225,6 +226,7 @@ class ViewerServer(ThreadingHTTPServer):
         self._schema: dict | None = None
         self._sampling = False
         self._scans = threading.BoundedSemaphore(MAX_SCANS)
+        self._sample_lock = threading.Lock()
         self._export_lock = threading.Lock()
         self.export_job: ExportJob | None = None
         self._export_dir = tempfile.mkdtemp(prefix="tfrx-view-export-")
@@ -349,23 +351,31 @@ class ViewerServer(ThreadingHTTPServer):
             },
         }
 
-    def schema(self, *, sampled: bool = True) -> dict:
+    def schema(self, *, sampled: bool = True, wait: float | None = None) -> dict:
         """The payload kinds, the inferred spec (as code) and each feature's kind.
 
         The page's first answer comes from the first 64 records; filters and
         statistics use the kinds seen in those and in 256 records drawn at
         random (features that appear only later in the files are found so;
         reading the sample costs random reads, so it is not on the way to
-        the first page).
+        the first page). ``wait`` bounds how long to wait for the sample
+        another thread is reading (a filtered page then goes on with the
+        first records' kinds).
         """
         schema = self._schema
-        if schema is None or (sampled and not schema["sampled"]):
+        if schema is None:
             with self._lock:
                 if self._schema is None:
                     self._schema = self._infer(sampled=False)
-                if sampled and not self._schema["sampled"]:
-                    self._schema = self._infer(sampled=True, first=self._schema)
                 schema = self._schema
+        if sampled and not schema["sampled"] and self._sample_lock.acquire(timeout=-1 if wait is None else wait):
+            try:
+                schema = self._schema
+                assert schema is not None
+                if not schema["sampled"]:
+                    schema = self._schema = self._infer(sampled=True, first=schema)
+            finally:
+                self._sample_lock.release()
         return schema
 
     def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
@@ -391,7 +401,7 @@ class ViewerServer(ThreadingHTTPServer):
                 out["code"] = features_to_python(infer_features(records, kind=kind))
             if sampled:
                 seen = {r[0] for r in head}
-                picks = [n for n in src.sample_numbers(256, 0).tolist() if n not in seen]
+                picks = [n for n in src.sample_numbers(256, 0).tolist() if n not in seen and self._cheap(n)]
                 records += [r[3] for r in src.read_numbers(picks)]
             spec = infer_features(records, max_records=None, kind=kind)
         except Exception as e:
@@ -405,6 +415,11 @@ class ViewerServer(ThreadingHTTPServer):
 
     def _view(self, path: str, record: bytes) -> dict:
         return record_view(record, tfds=self.source.tfds, events=is_event_file(path))
+
+    def _cheap(self, number: int) -> bool:
+        """Whether record ``number`` can be read without streaming far into a compressed or damaged file."""
+        k, local = self.source.locate(number)
+        return not self.source.shards[k].streamed or local < SAMPLE_STREAMED
 
     def _row(self, number: int, path: str, index: int, record: bytes) -> dict:
         return {"n": number, "shard": path, "i": index, **self._view(path, record)}
@@ -496,7 +511,7 @@ class ViewerServer(ThreadingHTTPServer):
             raise _ApiError(
                 400, f"the filter is {len(expression):,} characters long; filters are at most {MAX_FILTER_CHARS:,}"
             )
-        schema = self.schema()
+        schema = self.schema(wait=SCAN_SECONDS)
         if _not_examples(schema["payload"]):
             raise _ApiError(
                 400, "these records are not tf.train.Example or SequenceExample: there are no features to filter on"
@@ -504,7 +519,8 @@ class ViewerServer(ThreadingHTTPServer):
         try:
             f = Filter(expression, schema["kinds"], sequence_kinds=schema["sequence_kinds"])
         except FilterError as e:
-            raise _ApiError(400, str(e)) from None
+            later = "" if schema["sampled"] else " (a random sample of the files is still being read: try again soon)"
+            raise _ApiError(400, f"{e}{later}") from None
         except (RecursionError, MemoryError):
             raise _ApiError(400, "the filter is nested too deeply to read") from None
         return f, schema["sequence_kinds"] is not None
