@@ -192,7 +192,13 @@ def _kind_name(spec) -> str | None:
 
 
 class ViewerServer(ThreadingHTTPServer):
-    """The viewer's HTTP server over ``source``; ``serve_forever()`` runs it."""
+    """The viewer's HTTP server over ``source``; ``serve_forever()`` runs it.
+
+    ``token`` is the launch's secret (a fresh random one by default; ``url``
+    carries it); ``allowed_hosts`` are host names accepted in ``Host``
+    headers besides loopback names (and IP literals when bound to another
+    address); ``export_max_bytes`` caps an export's file.
+    """
 
     daemon_threads = True
 
