@@ -401,3 +401,17 @@ def test_a_filter_waits_for_the_schema_sample_only_its_time_budget(served, monke
         assert "still being read" in answer["error"]
     finally:
         served.server._sample_lock.release()
+
+
+def test_a_refused_post_does_not_poison_the_connection(served):
+    """The body of a refused POST is never read as the next request on a kept-alive connection."""
+    host, port = served.server.server_address[:2]
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        smuggled = b"GET /api/export/file HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+        conn.request("POST", "/api/export", body=smuggled, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 401 and r.getheader("Connection") == "close"
+        r.read()
+    finally:
+        conn.close()

@@ -830,6 +830,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         for k, v in {**_SECURITY_HEADERS, **(extra or {})}.items():
             self.send_header(k, v)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -838,6 +840,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(obj, allow_nan=False, default=str).encode(), "application/json")
 
     def _error(self, status: int, message: str) -> None:
+        if self.command == "POST":
+            self.close_connection = True  # its body may not have been read: the connection cannot be reused
         self._json(status, {"error": message, "status": status})
 
     def send_error(self, code, message=None, explain=None):
