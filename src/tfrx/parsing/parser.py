@@ -750,8 +750,11 @@ class SequenceExampleParser:
                         rec = int(np.flatnonzero(counts[0] != counts[1])[0])
                         raise ParseError(
                             f"ragged feature {key!r}: record {rec} has {int(counts[0][rec])} steps of "
-                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}; "
-                            "TensorFlow rejects this too, with validate=False as well",
+                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}: the steps do "
+                            "not line up, so tfrx refuses it; give both feature lists the same number of steps "
+                            "(TensorFlow refuses it with validate=True, but with validate=False, and in "
+                            "parse_single_sequence_example for some partitions, returns rows that do not "
+                            "match their values)",
                             feature=key,
                         )
                 feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])
