@@ -77,7 +77,7 @@ class _RoundRobinFiles:
 
     @property
     def metadata_path(self) -> str:
-        return self.paths[0] + ".bert.json"
+        return metadata_path_for(self.paths[0])
 
 
 class _Sharded:
@@ -100,7 +100,20 @@ class _Sharded:
 
     @property
     def metadata_path(self) -> str:
-        return self.prefix + ".bert.json"
+        return metadata_path_for(self.prefix)
+
+
+METADATA_SUFFIX = ".bert.json"
+
+
+def metadata_path_for(name) -> str:
+    """Where the metadata of records written under ``name`` (a prefix, or the first output file) goes:
+    ``<folder>/.tfrx/<name>.bert.json``, tfrx's sidecar folder, which no shard glob matches
+    (``out*`` or ``out.tfrecord*`` never list it; earlier versions wrote ``<name>.bert.json`` beside
+    the records, which such globs did match, and :func:`read` still finds it there)."""
+    from tfrx.io.sidecars import sidecar_path
+
+    return sidecar_path(name, METADATA_SUFFIX)
 
 
 def open_output(
@@ -168,7 +181,7 @@ def create_pretraining_data(
     NumPy, streams with bounded memory and can use several processes (pass
     ``num_parallel_calls=`` (processes; ``num_workers=`` is its deprecated name), ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
     ``tokenizer="auto"|"hf"|"reference"``). ``metadata=True`` writes
-    ``{prefix}.bert.json``: the options, the input files and documents, the counts.
+    ``.tfrx/{prefix}.bert.json`` in the output folder: the options, the input files and documents, the counts.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -296,8 +309,12 @@ def write_metadata(
     storage_options: dict | None = None,
     extra: dict | None = None,
 ) -> str:
-    """``{prefix}.bert.json``: how the data was made (options, inputs, documents, counts, the record spec)."""
+    """``.tfrx/{prefix}.bert.json``: how the data was made (options, inputs, documents, counts, the record spec)."""
+    from tfrx.io.paths import is_url
     from tfrx.io.paths import open_output as open_path
+
+    if not is_url(path):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
 
     body = {
         "format": "tfrx-bert-data/1",
@@ -330,7 +347,7 @@ def write_metadata(
 
 
 def read_metadata(path: str, *, storage_options: dict | None = None) -> dict:
-    """The ``.bert.json`` written beside the records."""
+    """The ``.bert.json`` written with the records (in their folder's ``.tfrx/``)."""
     from tfrx.text.sources import read_bytes
 
     return json.loads(read_bytes(path, storage_options=storage_options))
@@ -357,7 +374,7 @@ def read(
     """A :class:`tfrx.Dataset` of parsed batches (dicts of NumPy arrays) of BERT pre-training records.
 
     The sizes and layout come from the arguments, else from the metadata file
-    (``metadata=`` or ``{prefix}.bert.json`` found from the first file's name),
+    (``metadata=`` or ``.tfrx/{prefix}.bert.json`` found from the first file's name),
     else BERT's defaults (128, 20, both objectives). With ``batch_size=None``
     one record at a time is parsed (a dict of arrays without the batch axis).
     ``shuffle_buffer`` shuffles records (seeded) before batching; feed the
@@ -401,8 +418,10 @@ def _find_metadata(paths, metadata, storage_options):
     if not isinstance(first, (str, os.PathLike)):
         return None
     first = os.fspath(first)
-    # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX.bert.json; a reference-style file -> FILE.bert.json
-    candidates = [re.sub(r"\.tfrecord-[^/]*$", "", first) + ".bert.json", first + ".bert.json"]
+    # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX's; a reference-style file -> FILE's: in the
+    # sidecar folder, else beside the records, where earlier versions wrote it
+    names = [re.sub(r"\.tfrecord-[^/]*$", "", first), first]
+    candidates = [metadata_path_for(n) for n in names] + [n + METADATA_SUFFIX for n in names]
     for c in candidates:
         try:
             return json.loads(read_bytes(c, storage_options=storage_options))
