@@ -596,8 +596,6 @@ def _names_nearby(key: str, serialized: Any, record: int, in_seq: bool, sequence
     cannot be read back here."""
     import difflib
 
-    from tfrx.codec import decode_example, decode_sequence_example
-
     try:
         count = len(serialized)
         picks = [record] + [i for i in range(min(count, _NAME_SAMPLE)) if i != record]
@@ -605,10 +603,10 @@ def _names_nearby(key: str, serialized: Any, record: int, in_seq: bool, sequence
         for i in picks:
             payload = bytes(serialized[i])
             if sequence:
-                context, lists = decode_sequence_example(payload)
+                context, lists = _native.decode_sequence_example(payload, keep_empty=True)
                 names.update(lists if in_seq else context)
             else:
-                names.update(decode_example(payload))
+                names.update(_native.decode_example(payload, keep_empty=True))
     except Exception:  # not records this can index or decode: keep the general advice
         return None
     if key in names:
