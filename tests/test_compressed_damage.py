@@ -297,3 +297,17 @@ def test_a_small_damaged_level_0_file_is_read_as_compressed(tmp_path, compressio
         assert len(skipped) >= 5  # every intact record
     if err is not None:
         assert not (err[0] == "length_crc" and err[1] == 0 and part != "first_record")
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_a_damaged_stored_stream_read_as_plain_is_named_compressed(tmp_path, compression):
+    # compression="" given: the first header fails, and the error says which compression to name
+    # although the stream no longer inflates (its end check fails)
+    raw = b"".join(frame(bytes([i]) * 20) for i in range(6))
+    data = bytearray(gzip.compress(raw, 0, mtime=0) if compression == "GZIP" else zlib.compress(raw, 0))
+    data[len(data) // 2] ^= 0x5A
+    path = tmp_path / "stored.tfrecord"
+    path.write_bytes(bytes(data))
+    got, err = read(str(path), compression="")
+    assert got == [] and err is not None and err.kind == "compressed"
+    assert f"looks {compression}-compressed" in str(err)

@@ -12,13 +12,12 @@ counted).
 from __future__ import annotations
 
 import warnings
-import zlib
 from dataclasses import dataclass
 
 from tfrx import _native
 from tfrx._native import ScanStatus
 from tfrx.errors import CorruptRecordError, CorruptRecordWarning
-from tfrx.io.compression import detect_compression
+from tfrx.io.compression import detect_compression, shows_compressed_stream
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.positions import ReaderStats
 
@@ -117,15 +116,11 @@ class DamageRegions:
 
 
 def looks_compressed(head: bytes) -> str:
-    """``"GZIP"`` / ``"ZLIB"`` when ``head`` (a stream's first bytes) inflates as one, else ``""``."""
+    """``"GZIP"`` / ``"ZLIB"`` when ``head`` (a stream's first bytes) shows such a stream, damaged or not
+    (:func:`tfrx.io.compression.shows_compressed_stream`), else ``""`` (a damaged first header that only
+    starts like a compressed stream)."""
     kind = detect_compression(head)
-    if not kind:
-        return ""
-    try:
-        zlib.decompressobj(31 if kind == "GZIP" else 15).decompress(head, 1 << 16)
-    except zlib.error:
-        return ""  # a damaged first header that only starts like a compressed stream
-    return kind
+    return kind if kind and shows_compressed_stream(head, kind) else ""
 
 
 def record_error(

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import mmap
 import os
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tfrx import _native
-from tfrx.io.compression import DecompressingReader, detect_compression
+from tfrx.io.compression import DecompressingReader, detect_compression, shows_compressed_stream
 from tfrx.io.framing import HEADER_BYTES
 from tfrx.io.paths import local_size, open_input
 
@@ -75,74 +74,16 @@ def _read_up_to(raw, n: int) -> bytes:
 def _plain_after_all(head: bytes, compression: str) -> bool:
     """A plain file whose damaged first header only looks like a gzip/zlib header.
 
-    Taken as plain only when nothing in the head shows a compressed stream and
-    a TFRecord header with a valid length CRC lies in it as it is (a chance
-    match in compressed bytes is a 2^-32 event per position). A damaged
-    compressed stream stays compressed, so its damage is reported as such and
-    naming the compression changes nothing: it is compressed when the head
-    inflates, when what inflates before the damage starts with a valid TFRecord
-    header, when the deflate data ended and only the end check failed, or when
-    a valid TFRecord header starts exactly where a first stored block's data
-    would (level 0, or records that do not compress, carry their bytes as they are).
+    Taken as plain only when nothing in the head shows a compressed stream
+    (:func:`tfrx.io.compression.shows_compressed_stream`) and a TFRecord header
+    with a valid length CRC lies in it as it is (a chance match in compressed
+    bytes is a 2^-32 event per position). A damaged compressed stream stays
+    compressed, so its damage is reported as such and naming the compression
+    changes nothing.
     """
-    inflater = zlib.decompressobj(31 if compression == "GZIP" else 15)
-    try:
-        inflater.decompress(head)
-        return False
-    except zlib.error:
-        pass
-    if _inflates_to_a_record_header(head, compression):
-        return False
-    stored_at = _stored_data_offset(head, compression)
-    if stored_at is not None and _valid_header_at(head, stored_at):
+    if shows_compressed_stream(head, compression):
         return False
     return _native.find_header(np.frombuffer(head, dtype=np.uint8), 1) >= 0
-
-
-def _valid_header_at(buf: bytes, at: int) -> bool:
-    return len(buf) >= at + HEADER_BYTES and _native.masked_crc32c(buf[at : at + 8]) == int.from_bytes(
-        buf[at + 8 : at + HEADER_BYTES], "little"
-    )
-
-
-def _inflates_to_a_record_header(head: bytes, compression: str) -> bool:
-    # The head failed to inflate at once: feed it again byte by byte (at most _SNIFF small calls,
-    # on this damaged path only) to keep what comes out before the damage.
-    inflater = zlib.decompressobj(31 if compression == "GZIP" else 15)
-    out = b""
-    for at in range(len(head)):
-        try:
-            out += inflater.decompress(head[at : at + 1])
-        except zlib.error as e:
-            # "incorrect ... check": the deflate data ended whole, only the stream's end check failed
-            return "incorrect data check" in str(e) or "incorrect length check" in str(e) or _valid_header_at(out, 0)
-        if len(out) >= HEADER_BYTES:
-            return _valid_header_at(out, 0)
-    return False
-
-
-def _stored_data_offset(head: bytes, compression: str) -> int | None:
-    """Where the first deflate block's data starts if it is a stored block (RFC 1951 3.2.4); None: no such place."""
-    at = 2  # RFC 1950: CMF, FLG (FDICT would add 4 bytes: TFRecord writers set none)
-    if compression == "GZIP":
-        # RFC 1952: ID1 ID2 CM FLG MTIME(4) XFL OS, then the optional fields FLG announces.
-        if len(head) < 10 or head[2] != 8:
-            return None
-        flags, at = head[3], 10
-        if flags & 0x04:  # FEXTRA
-            if len(head) < at + 2:
-                return None
-            at += 2 + int.from_bytes(head[at : at + 2], "little")
-        for bit in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
-            if flags & bit:
-                end = head.find(b"\0", at)
-                if end < 0:
-                    return None
-                at = end + 1
-        if flags & 0x02:  # FHCRC
-            at += 2
-    # The block header's byte (BFINAL, BTYPE 00: stored; not checked, it may be the damaged byte), LEN, NLEN.
-    return at + 5
 
 
 def _can_seek(raw) -> bool:
