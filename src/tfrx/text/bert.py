@@ -77,7 +77,7 @@ class _RoundRobinFiles:
 
     @property
     def metadata_path(self) -> str:
-        return metadata_path_for(self.paths[0])
+        return _metadata_path_for(self.paths[0])
 
 
 class _Sharded:
@@ -100,20 +100,20 @@ class _Sharded:
 
     @property
     def metadata_path(self) -> str:
-        return metadata_path_for(self.prefix)
+        return _metadata_path_for(self.prefix)
 
 
-METADATA_SUFFIX = ".bert.json"
+_METADATA_SUFFIX = ".bert.json"
 
 
-def metadata_path_for(name) -> str:
+def _metadata_path_for(name) -> str:
     """Where the metadata of records written under ``name`` (a prefix, or the first output file) goes:
     ``<folder>/.tfrx/<name>.bert.json``, tfrx's sidecar folder, which no shard glob matches
     (``out*`` or ``out.tfrecord*`` never list it; earlier versions wrote ``<name>.bert.json`` beside
     the records, which such globs did match, and :func:`read` still finds it there)."""
     from tfrx.io.sidecars import sidecar_path
 
-    return sidecar_path(name, METADATA_SUFFIX)
+    return sidecar_path(name, _METADATA_SUFFIX)
 
 
 def open_output(
@@ -421,7 +421,7 @@ def _find_metadata(paths, metadata, storage_options):
     # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX's; a reference-style file -> FILE's: in the
     # sidecar folder, else beside the records, where earlier versions wrote it
     names = [re.sub(r"\.tfrecord-[^/]*$", "", first), first]
-    candidates = [metadata_path_for(n) for n in names] + [n + METADATA_SUFFIX for n in names]
+    candidates = [_metadata_path_for(n) for n in names] + [n + _METADATA_SUFFIX for n in names]
     for c in candidates:
         try:
             return json.loads(read_bytes(c, storage_options=storage_options))
