@@ -132,6 +132,30 @@ class DatasetIterator(Iterator):
         self.close()
 
 
+class _ViewedIterator(DatasetIterator):
+    """Another iterator's elements through a view function; state, readiness and provenance are the other's."""
+
+    def __init__(self, inner: DatasetIterator, view: Callable[[Any], Any]) -> None:
+        self._inner = inner
+        self._view = view
+        self._children = (inner,)
+
+    def __next__(self):
+        return self._view(next(self._inner))
+
+    def get_state(self) -> dict:
+        return self._inner.get_state()
+
+    def set_state(self, state: dict) -> None:
+        self._inner.set_state(state)
+
+    def ready(self) -> bool:
+        return self._inner.ready()
+
+    def provenance(self, state: dict) -> Provenance | None:
+        return self._inner.provenance(state)
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -168,6 +192,10 @@ class Dataset:
     #: workers and ranks) rebuild a pipeline by replacing these.
     _inputs: tuple[Dataset, ...] = ()
 
+    #: Applied to every element a top-level iteration returns, when set on any stage of the
+    #: pipeline (``tfrx.tf`` sets it on the datasets it makes, to hand out tensors); None here.
+    _element_view: Callable[[Any], Any] | None = None
+
     def __init__(self, *inputs: Dataset) -> None:
         self._inputs = tuple(inputs)
         self._iterations = 0  # passes started with iter(ds): the default epoch of the next one
@@ -182,12 +210,26 @@ class Dataset:
         raise NotImplementedError
 
     def __iter__(self) -> DatasetIterator:
-        return self._iterator(self._root_context(self._next_epoch()))
+        return self._viewed(self._iterator(self._root_context(self._next_epoch())))
 
     def iterator(self, *, epoch: int | None = None) -> DatasetIterator:
         """An iterator; ``epoch`` fixes which reshuffle of seeded shuffles it uses (default: the next one)."""
         e = self._next_epoch() if epoch is None else int(epoch)
-        return self._iterator(self._root_context(e))
+        return self._viewed(self._iterator(self._root_context(e)))
+
+    def _pipeline_element_view(self) -> Callable[[Any], Any] | None:
+        """The ``_element_view`` of this stage or the first of its inputs (depth first) that has one."""
+        if self._element_view is not None:
+            return self._element_view
+        for d in self._inputs:
+            view = d._pipeline_element_view()
+            if view is not None:
+                return view
+        return None
+
+    def _viewed(self, it: DatasetIterator) -> DatasetIterator:
+        view = self._pipeline_element_view()
+        return it if view is None else _ViewedIterator(it, view)
 
     # ------------------------------------------------------------------ options
     def _own_options(self):
@@ -214,8 +256,9 @@ class Dataset:
         return ctx if options is None else replace(ctx, **options._context())
 
     def as_numpy_iterator(self) -> DatasetIterator:
-        """Same as ``iter(ds)``: elements already are NumPy values (``tf.data`` name)."""
-        return iter(self)
+        """An iterator of plain NumPy values (``tf.data`` name): ``iter(ds)`` for datasets tfrx makes,
+        without the tensor view for those ``tfrx.tf`` makes."""
+        return self._iterator(self._root_context(self._next_epoch()))
 
     def take_all(self) -> list:
         """All elements as a list (for tests and small datasets)."""

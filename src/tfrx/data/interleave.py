@@ -157,6 +157,17 @@ class _InterleaveIterator(DatasetIterator):
         super().close()
 
 
+def _reads_like_tfrecord_dataset(map_func: Callable) -> bool:
+    """Whether ``map_func`` is TFRecordDataset, or a subclass that reads records the same way
+    (``tfrx.tf.data.TFRecordDataset``, which only hands its elements out as tensors)."""
+    return map_func is TFRecordDataset or (
+        isinstance(map_func, type)
+        and issubclass(map_func, TFRecordDataset)
+        and map_func.__init__ is TFRecordDataset.__init__
+        and map_func._iterator is TFRecordDataset._iterator
+    )
+
+
 class InterleaveDataset(Dataset):
     def __init__(
         self,
@@ -192,14 +203,14 @@ class InterleaveDataset(Dataset):
 
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
         # ``files.interleave(TFRecordDataset, ...)``: the files' records, read batch-native in the same order.
-        if self._map_func is not TFRecordDataset or self._parallel and self._deterministic is False:
+        if not _reads_like_tfrecord_dataset(self._map_func) or self._parallel and self._deterministic is False:
             return None
         return InterleavedRecordBatchDataset(
             self._inputs[0], reader_options(), self._cycle_length, self._block_length, batch_size, drop_remainder
         )
 
     def _why_not_record_batches(self) -> str:
-        if self._map_func is not TFRecordDataset:
+        if not _reads_like_tfrecord_dataset(self._map_func):
             return "interleave's map_func is not TFRecordDataset itself (files.interleave(TFRecordDataset, ...) is batch-native)"
         return (
             "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
