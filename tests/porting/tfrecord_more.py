@@ -1,13 +1,15 @@
 import tensorflow as tf
 # ruff: noqa: I001  (the first line is the one line a port changes)
 
-# TensorFlow's "TFRecord and tf.train.Example" guide, its code cells in order,
-# written to run unattended: seeded NumPy data instead of np.random's global
-# state, a small embedded JPEG instead of downloaded photos, and values
-# recorded with report() instead of displayed by a notebook. Lines marked
-# "porting:" differ from the guide; docs/porting.md says why.
+# The earlier edition of TensorFlow's "TFRecord and tf.train.Example" guide
+# (writing with tf.data: from_tensor_slices, from_generator,
+# tf.data.experimental.TFRecordWriter) and what it notes beside the cells
+# (parse_example on batches, TF1's tf_record_iterator, serialize_tensor, JPEG
+# crops), written as TensorFlow code to run unattended: seeded NumPy data, a
+# small embedded JPEG instead of downloaded photos, values recorded with
+# report(). tfrecord_guide.py is the current edition, cell by cell.
 #
-#     python tests/porting/tfrecord_guide.py OUT.pickle [WORKDIR]
+#     python tests/porting/tfrecord_more.py OUT.pickle [WORKDIR]
 import base64
 import os
 import pickle
@@ -27,8 +29,11 @@ def report(name, value):
         for key in sorted(value):
             report(f"{name}/{key}", value[key])
         return
-    if isinstance(value, (str, bytes)):
+    if isinstance(value, str):
         RESULTS[name] = value
+        return
+    if isinstance(value, bytes):  # NumPy converts bytes subclasses (tfrx.tf's scalar strings) only to object arrays
+        RESULTS[name] = np.asarray(bytes(value), dtype=object)
         return
     array = np.asarray(value)
     RESULTS[name] = np.asarray(value, dtype=object) if array.dtype.kind == "S" else array  # "S" drops trailing NULs
@@ -36,7 +41,7 @@ def report(name, value):
 
 def report_example(name, serialized):
     """Keeps a serialized Example in canonical form: protobuf writes map entries in no fixed order."""
-    serialized = np.asarray(serialized, dtype=object).item()
+    serialized = serialized.numpy() if hasattr(serialized, "numpy") else serialized
     RESULTS[name] = tf.train.Example.FromString(serialized).SerializeToString(deterministic=True)
 
 
@@ -44,7 +49,7 @@ def report_example(name, serialized):
 def _bytes_feature(value):
     """Returns a bytes_list from a string / byte."""
     if isinstance(value, type(tf.constant(0))):
-        value = np.asarray(value, dtype=object).item()  # porting: the guide calls value.numpy()
+        value = value.numpy()
     return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
 
@@ -55,7 +60,7 @@ def _float_feature(value):
 
 def _int64_feature(value):
     """Returns an int64_list from a bool / enum / int / uint."""
-    # int(): protobuf 5 refuses bools in Int64List, with TensorFlow's classes too.
+    # int(): protobuf 5 refuses bools in Int64List, with TensorFlow's classes too (tf-fix).
     return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
 
 
@@ -143,12 +148,12 @@ with tf.io.TFRecordWriter(filename) as writer:
         example = serialize_example(feature0[i], feature1[i], feature2[i], feature3[i])
         writer.write(example)
 
-report("file_size", len(np.asarray(tf.io.read_file(filename), dtype=object).item()))
+report("file_size", len(tf.io.read_file(filename).numpy()))
 filenames = [filename]
 raw_dataset = tf.data.TFRecordDataset(filenames)
 for raw_record in raw_dataset.take(1):
     example = tf.train.Example()
-    example.ParseFromString(np.asarray(raw_record, dtype=object).item())  # porting: the guide calls raw_record.numpy()
+    example.ParseFromString(raw_record.numpy())
     report("parsed_in_python", str(example))
 
 result = {}
@@ -177,7 +182,7 @@ report("serialize_tensor_str", tf.io.serialize_tensor(tf.constant([b"a", b"bc"])
 # ---- Walkthrough: reading and writing image data
 image_string = base64.b64decode(
     "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMUFRUVDA8XGBYUGBIUFRT/2wBDAQMEBAUEBQkFBQkUDQsNFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBT/wAARCAAYACADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4B0TwJ9393+legaJ4E+7+7/SvStE8Cfd/d/pXf6J4E+7+7/St8JXPL4e4q294810TwJ9393+ld/ofgT7v7v8ASvStE8Cfd/d/pXf6J4E+7+7/AEr7HCVz+meHuKtveOL0PwJ9393+ld/ongT7v7v9KKK/MMJNn+YHD2Y4jT3j0DRPAn3f3f6V29j4Ri0+386ZdqjoAOWPoPeiiu/Oczr5Vk+Kx+Htz04Skr6q6Wl9vzP6g4Yx1edSEXLdo//Z"
-)  # porting: the guide downloads two photos with tf.keras.utils.get_file
+)  # the guide downloads two photos with tf.keras.utils.get_file
 image_labels = {"gradient": 0}
 report("decoded_shape", tf.io.decode_jpeg(image_string).shape)
 report("decoded_pixels", tf.io.decode_jpeg(image_string))
@@ -228,9 +233,7 @@ for image_features in parsed_image_dataset:
 # ---- The tf.data guide, "Consuming TFRecord data" (its file is a download; the one written above stands in)
 dataset = tf.data.TFRecordDataset(filenames=[record_file])
 raw_example = next(iter(dataset))
-parsed = tf.train.Example.FromString(
-    np.asarray(raw_example, dtype=object).item()
-)  # porting: the guide calls raw_example.numpy()
+parsed = tf.train.Example.FromString(raw_example.numpy())
 report("consuming/label", str(parsed.features.feature["label"]))
 report("consuming/height", parsed.features.feature["height"].int64_list.value[0])
 
