@@ -615,14 +615,21 @@ def test_dataset_elements_carry_numpy_and_stay_numpy(tmp_path):
     assert rtf.data.experimental.cardinality(rtf.data.Dataset.range(4)).numpy() == 4
 
 
-def test_functions_and_as_numpy_iterator_get_plain_values(tmp_path):
+def test_functions_get_tensors_and_as_numpy_iterator_plain_values(tmp_path):
     seen = []
     ds = rtf.data.Dataset.range(3).map(lambda i: seen.append(type(i)) or i * 2)
     assert [int(v.numpy()) for v in ds] == [0, 2, 4]
-    assert seen == [np.int64] * 3  # map functions see the values, not tensors (TensorFlow's see graph tensors)
+    assert all(issubclass(t, rtf.Tensor) for t in seen) and len(seen) == 3  # as TensorFlow's map functions get tensors
     assert [type(v) for v in ds.as_numpy_iterator()] == [np.int64] * 3
     path = _records(tmp_path)
     assert [type(r) for r in rtf.data.TFRecordDataset(path).as_numpy_iterator()] == [bytes] * 3
+    records = rtf.data.TFRecordDataset(path)
+    firsts = records.map(lambda r: rtf.io.parse_example(r[rtf.newaxis], SPEC)["s"][0])  # the tf.data guide's tf_parse
+    assert [s.numpy() for s in firsts] == [b"r0", b"r1", b"r2"]
+    assert [r.numpy()[:1] for r in records.filter(lambda r: r.numpy().endswith(b"1") or len(r) > 0)][:1] == [b"\n"]
+    plain = []
+    tfrx.data.Dataset.range(2).map(lambda i: plain.append(type(i))).take_all()
+    assert plain == [np.int64] * 2  # tfrx's own pipelines are untouched
 
 
 def test_tfrx_api_still_returns_plain_values(tmp_path):
@@ -663,3 +670,15 @@ def test_tensor_iterators_resume(tmp_path):
     again = ds.iterator(epoch=0)
     again.set_state(state)
     assert [r.numpy() for r in again] == rest and len(first + rest) == 5
+
+
+def test_from_tensor_slices_stores_text_as_bytes_and_prints_as_tensorflow():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"sex": ["male", "female"], "age": [22.0, 38.0]})
+    ds = rtf.data.Dataset.from_tensor_slices({name: np.array(v) for name, v in frame.items()})
+    first = next(iter(ds))
+    assert first["sex"].numpy() == b"male" and f"{first['sex']}" == "b'male'" and f"{first['age']}" == "22.0"
+    assert str(first["age"]) == "tf.Tensor(22.0, shape=(), dtype=float64)"
+    assert str(first["sex"]) == "tf.Tensor(b'male', shape=(), dtype=string)"
+    assert [x.numpy() for x in rtf.data.Dataset.from_tensor_slices(["a", "bc"])] == [b"a", b"bc"]
+    assert [x for x in tfrx.data.Dataset.from_tensor_slices(np.array(["a"], dtype=object))] == ["a"]  # tfrx: as given

@@ -14,6 +14,7 @@ module never imports them.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
@@ -192,9 +193,11 @@ class Dataset:
     #: workers and ranks) rebuild a pipeline by replacing these.
     _inputs: tuple[Dataset, ...] = ()
 
-    #: Applied to every element a top-level iteration returns, when set on any stage of the
-    #: pipeline (``tfrx.tf`` sets it on the datasets it makes, to hand out tensors); None here.
-    _element_view: Callable[[Any], Any] | None = None
+    #: When set on any stage of the pipeline, applied to every element a top-level iteration
+    #: returns and to the arguments of map/filter/interleave functions; its ``plain`` method undoes
+    #: it for ``as_numpy_iterator``. ``tfrx.tf`` sets one on the datasets it makes, to hand out
+    #: tensors; None here.
+    _element_view: Any = None
 
     def __init__(self, *inputs: Dataset) -> None:
         self._inputs = tuple(inputs)
@@ -217,7 +220,7 @@ class Dataset:
         e = self._next_epoch() if epoch is None else int(epoch)
         return self._viewed(self._iterator(self._root_context(e)))
 
-    def _pipeline_element_view(self) -> Callable[[Any], Any] | None:
+    def _pipeline_element_view(self) -> Any:
         """The ``_element_view`` of this stage or the first of its inputs (depth first) that has one."""
         if self._element_view is not None:
             return self._element_view
@@ -226,6 +229,20 @@ class Dataset:
             if view is not None:
                 return view
         return None
+
+    def _viewing_function(self, fn: Callable) -> Callable:
+        """``fn`` taking its arguments through this pipeline's element view, if it has one (``tfrx.tf``'s
+        pipelines give ``map``/``filter``/``interleave`` functions tensors, as TensorFlow's do); classes
+        (``interleave(TFRecordDataset)``) are left as they are."""
+        view = self._pipeline_element_view()
+        if view is None or isinstance(fn, type):
+            return fn
+
+        @functools.wraps(fn)
+        def call(*args: Any) -> Any:
+            return fn(*[view(a) for a in args])
+
+        return call
 
     def _viewed(self, it: DatasetIterator) -> DatasetIterator:
         view = self._pipeline_element_view()
@@ -258,7 +275,9 @@ class Dataset:
     def as_numpy_iterator(self) -> DatasetIterator:
         """An iterator of plain NumPy values (``tf.data`` name): ``iter(ds)`` for datasets tfrx makes,
         without the tensor view for those ``tfrx.tf`` makes."""
-        return self._iterator(self._root_context(self._next_epoch()))
+        it = self._iterator(self._root_context(self._next_epoch()))
+        view = self._pipeline_element_view()
+        return it if view is None else _ViewedIterator(it, view.plain)
 
     def take_all(self) -> list:
         """All elements as a list (for tests and small datasets)."""

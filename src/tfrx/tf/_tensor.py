@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["BytesTensor", "EagerTensor", "Tensor", "as_tensors", "returns_tensors"]
+__all__ = ["TENSORS", "BytesTensor", "EagerTensor", "Tensor", "TensorView", "as_plain", "as_tensors", "returns_tensors"]
 
 
 class Tensor(ABC):  # noqa: B024 - a marker for isinstance, as tf.Tensor is for its concrete classes
@@ -50,6 +50,12 @@ class EagerTensor(np.ndarray):
     def __repr__(self) -> str:
         return _repr(self.numpy(), self.shape, "string" if self.dtype == object else self.dtype.name)
 
+    def __str__(self) -> str:
+        return _str(self.numpy(), self.shape, "string" if self.dtype == object else self.dtype.name)
+
+    def __format__(self, format_spec: str) -> str:
+        return format(self.numpy(), format_spec)  # the value's format, as TensorFlow's f-strings show it
+
 
 class BytesTensor(bytes):
     """A scalar string (``bytes``) with TensorFlow's ``numpy()``, ``shape`` ``()`` and ``dtype`` ``object``.
@@ -71,6 +77,12 @@ class BytesTensor(bytes):
     def __repr__(self) -> str:
         return _repr(bytes(self), (), "string")
 
+    def __str__(self) -> str:
+        return _str(bytes(self), (), "string")
+
+    def __format__(self, format_spec: str) -> str:
+        return format(bytes(self), format_spec)
+
     def __getitem__(self, key: Any) -> Any:
         """``bytes`` indexing, except NumPy's ``x[None]`` / ``x[...]`` (``tf.newaxis``), which give tensors."""
         if key is None or key is Ellipsis or isinstance(key, tuple):
@@ -84,6 +96,14 @@ def _repr(value: Any, shape: tuple, dtype: str) -> str:
     """TensorFlow's ``repr`` of an eager tensor."""
     shown = repr(value.item() if isinstance(value, np.generic) else value)
     return f"<tf.Tensor: shape={shape}, dtype={dtype}, numpy={shown}>"
+
+
+def _str(value: Any, shape: tuple, dtype: str) -> str:
+    """TensorFlow's ``str`` (and ``print``) of an eager tensor."""
+    shown = (
+        repr(value.item()) if isinstance(value, np.generic) else repr(value) if isinstance(value, bytes) else str(value)
+    )
+    return f"tf.Tensor({shown}, shape={shape}, dtype={dtype})"
 
 
 Tensor.register(EagerTensor)
@@ -118,6 +138,34 @@ def as_tensors(value: Any) -> Any:
         return kind(*(as_tensors(v) for v in value))
     return value
 
+
+def as_plain(value: Any) -> Any:
+    """The inverse of :func:`as_tensors`: tensors in ``value`` back to plain ndarrays, NumPy scalars and ``bytes``."""
+    kind = type(value)
+    if kind is EagerTensor:
+        return value.numpy()
+    if kind is BytesTensor:
+        return bytes(value)
+    if kind is dict:
+        return {k: as_plain(v) for k, v in value.items()}
+    if kind is tuple:
+        return tuple(as_plain(v) for v in value)
+    if kind is list:
+        return [as_plain(v) for v in value]
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return kind(*(as_plain(v) for v in value))
+    return value
+
+
+class TensorView:
+    """The element view ``tfrx.tf``'s datasets carry: ``view(element)`` gives tensors, ``view.plain(element)``
+    plain values (for ``as_numpy_iterator``)."""
+
+    __call__ = staticmethod(as_tensors)
+    plain = staticmethod(as_plain)
+
+
+TENSORS = TensorView()
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

@@ -16,6 +16,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import tfrx.data as _data
 from tfrx.data import (
     AUTOTUNE,
@@ -23,7 +25,7 @@ from tfrx.data import (
     UNKNOWN_CARDINALITY,
     Options,
 )
-from tfrx.tf._tensor import as_tensors
+from tfrx.tf._tensor import TENSORS
 
 __all__ = [
     "AUTOTUNE",
@@ -42,10 +44,39 @@ def giving_tensors(make: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(make)
     def call(*args: Any, **kwargs: Any) -> Any:
         dataset = make(*args, **kwargs)
-        dataset._element_view = as_tensors
+        dataset._element_view = TENSORS
         return dataset
 
     return call
+
+
+def _strings_as_bytes(value: Any) -> Any:
+    """``value`` with its text as ``bytes``, as TensorFlow stores strings: ``str``, NumPy ``U`` arrays and
+    object arrays (a pandas column) holding ``str``; dicts and tuples are structure, the rest is left as is."""
+    if isinstance(value, dict):
+        return {k: _strings_as_bytes(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_strings_as_bytes(v) for v in value)
+    if isinstance(value, str):
+        return value.encode()
+    if not (isinstance(value, (np.ndarray, list)) or hasattr(value, "__array__")):
+        return value
+    array = np.asarray(value)
+    if array.dtype.kind != "U" and not (array.dtype == object and any(isinstance(v, str) for v in array.flat)):
+        return value
+    out = np.empty(array.size, dtype=object)
+    out[:] = [v.encode() if isinstance(v, str) else v for v in array.flat]
+    return out.reshape(array.shape)
+
+
+def _from_values(make: Callable[..., Any]) -> Callable[..., Any]:
+    """A constructor from in-memory values that stores their text as ``bytes``, then gives tensors."""
+
+    @functools.wraps(make)
+    def call(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        return make(_strings_as_bytes(tensors), *args, **kwargs)
+
+    return giving_tensors(call)
 
 
 class _AnyTfrxDataset(type):
@@ -65,15 +96,16 @@ class Dataset(_data.Dataset, metaclass=_AnyTfrxDataset):
 
 for _name, _attr in list(vars(_data.Dataset).items()):
     if isinstance(_attr, staticmethod) and not _name.startswith("_"):
-        setattr(Dataset, _name, staticmethod(giving_tensors(_attr.__func__)))
-del _name, _attr
+        _make = _from_values if _name in ("from_tensor_slices", "from_tensors") else giving_tensors
+        setattr(Dataset, _name, staticmethod(_make(_attr.__func__)))
+del _name, _attr, _make
 
 
 class TFRecordDataset(_data.TFRecordDataset):
     """``tf.data.TFRecordDataset``: :class:`tfrx.TFRecordDataset` whose records come out as
     :class:`tfrx.tf.Tensor` (``bytes`` with ``.numpy()``); its arguments are tfrx's."""
 
-    _element_view = staticmethod(as_tensors)
+    _element_view = TENSORS
 
 
 TFRecordDataset.__init__.__signature__ = inspect.signature(_data.TFRecordDataset.__init__)  # type: ignore[attr-defined]
