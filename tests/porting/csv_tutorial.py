@@ -53,8 +53,8 @@ def print(*args, **kwargs):  # harness: what the tutorial prints is recorded
         RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
 
 
-with open("train.csv", "w") as f:  # harness: the first rows of the Titanic file the tutorial downloads
-  f.write("survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone\n"  # harness:
+with open("train.csv", "w") as csv_file:  # harness: the first rows of the Titanic file the tutorial downloads
+  csv_file.write("survived,sex,age,n_siblings_spouses,parch,fare,class,deck,embark_town,alone\n"  # harness:
           "0,male,22.0,1,0,7.25,Third,unknown,Southampton,n\n"  # harness:
           "1,female,38.0,1,0,71.2833,First,C,Cherbourg,n\n"  # harness:
           "1,female,26.0,0,0,7.925,Third,unknown,Southampton,y\n"  # harness:

@@ -88,7 +88,7 @@ def benchmark(dataset, num_epochs=2):
 timed_benchmark = benchmark  # harness: each benchmark's elements are recorded, its time is not
 
 
-def benchmark(dataset, num_epochs=2):  # harness:
+def benchmark(dataset, num_epochs=2):  # type: ignore[no-redef]  # harness:
     global RECORDING  # harness:
     report(f"elements/{len(RESULTS):04d}", sorted(sample.numpy().tolist() for sample in dataset))  # harness: sorted, as interleave's default cycle_length is the machine's core count
     RECORDING = False  # harness:
@@ -167,7 +167,7 @@ def increment(x):
 timed_fast_benchmark = fast_benchmark  # harness:
 
 
-def fast_benchmark(dataset, num_epochs=2):  # harness:
+def fast_benchmark(dataset, num_epochs=2):  # type: ignore[no-redef]  # harness:
     global RECORDING  # harness:
     batches = [batch.numpy() for batch in dataset]  # harness:
     report(f"batches/{len(RESULTS):04d}", {"count": len(batches), "first": batches[0], "last": batches[-1]})  # harness:
