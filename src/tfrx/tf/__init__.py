@@ -106,3 +106,14 @@ __all__ = [
     "uint32",
     "uint64",
 ]
+
+
+def __getattr__(name: str):
+    if name == "keras":
+        # tf.keras: Keras 3 itself (any backend), with tfrx datasets accepted by fit/evaluate/predict.
+        import keras
+
+        import tfrx.keras  # noqa: F401 - registers tfrx datasets with Keras's adapter lookup
+
+        return keras
+    raise AttributeError(f"module 'tfrx.tf' has no attribute {name!r}; see docs/porting.md for what tfrx.tf has")
