@@ -5,8 +5,8 @@ added later; ``tf.data.experimental`` holds TensorFlow's experimental aliases.
 The datasets made here are tfrx datasets whose elements come out as tensors
 (:class:`tfrx.tf.Tensor`: NumPy arrays and ``bytes`` with ``.numpy()``), and
 so do those of every pipeline built on them; functions given to ``map``,
-``filter`` ... receive the plain values, and ``as_numpy_iterator()`` yields
-plain values, as TensorFlow's does.
+``filter``, ``interleave`` and ``flat_map`` receive tensors too, and
+``as_numpy_iterator()`` yields plain values, as TensorFlow's does.
 """
 
 from __future__ import annotations
