@@ -7,6 +7,7 @@ golden values TensorFlow wrote (``tests/golden/tf_namespace.json``, by
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import pickle
@@ -104,7 +105,7 @@ def test_namespace_re_exports_tfrx_implementations():
     assert issubclass(rtf.data.TFRecordDataset, tfrx.TFRecordDataset)
     assert issubclass(rtf.data.Dataset, tfrx.data.Dataset)
     assert rtf.data.Dataset.map is tfrx.data.Dataset.map
-    assert rtf.data.Dataset.from_tensor_slices.__wrapped__ is tfrx.data.Dataset.from_tensor_slices
+    assert inspect.unwrap(rtf.data.Dataset.from_tensor_slices) is tfrx.data.Dataset.from_tensor_slices
     assert rtf.TensorSpec is tfrx.data.TensorSpec
     assert rtf.data.AUTOTUNE == tfrx.AUTOTUNE
     assert rtf.train.Example is tfrx.train.Example
