@@ -169,3 +169,17 @@ def test_every_corpus_file_scans_equal_to_tfrxs_parse(corpus_dir, row):
     assert got.num_rows == len(records)
     if records:
         assert got.combine_chunks().to_batches()[0].equals(expected.select(got.column_names))
+
+
+def test_a_callable_filter_reads_its_columns_first_and_equals_filtering_afterwards(files):
+    def keep(table):
+        return pc.less(pc.add(table.column("f1"), table.column("f2")), 300)
+
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["name"], filter=keep, filter_columns=["f1", "f2"], stats=stats).read_all()
+    whole = _whole(files)
+    expected = whole.filter(keep(whole)).select(["name"])
+    assert got.num_rows == expected.num_rows > 0 and got.equals(expected)
+    assert stats.parsed == {"f1": 3 * N, "f2": 3 * N, "name": expected.num_rows}
+    with pytest.raises(ValueError, match="filter_columns"):
+        scan(files, spec=SPEC, filter=keep)

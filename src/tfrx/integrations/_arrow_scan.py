@@ -6,9 +6,12 @@ Hugging Face ``datasets``, Spark and Dask read through it
 
 * **Projection**: only the features named in ``columns`` are parsed (the
   native parser skips the others' values without decoding them).
-* **Filter**: a ``pyarrow.compute.Expression`` over parsed columns. Each
-  batch parses the features the filter names first, keeps the records it
-  selects, and parses the other projected features for those records only.
+* **Filter**: a ``pyarrow.compute.Expression`` over parsed columns, or a
+  callable taking a ``pyarrow.Table`` of the columns it names
+  (``filter_columns``) and returning a boolean mask (an engine evaluating
+  its own predicate language). Each batch parses the features the filter
+  names first, keeps the records it selects, and parses the other
+  projected features for those records only.
 * **Limit**: reading stops once ``limit`` rows have been produced.
 * **Parallelism in bounded memory**: the files are cut into record ranges
   (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
@@ -32,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tfrx.integrations.arrow import _inferred, to_record_batch
 from tfrx.io.batch import RecordBatch
@@ -105,7 +109,7 @@ def _schema_of(spec) -> pa.Schema:
     return to_record_batch(_parser(spec).parse(_empty_batch())).schema
 
 
-def filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
+def _filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
     """The columns a ``pyarrow.compute.Expression`` reads, found by binding it to growing empty tables.
 
     pyarrow does not list an expression's field references, but binding
@@ -133,6 +137,9 @@ def filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
     return found
 
 
+filter_columns = _filter_columns
+
+
 # ------------------------------------------------------------------ one batch
 @dataclass
 class _Plan:
@@ -154,7 +161,11 @@ class _Plan:
         first = to_record_batch(_parser(self.filter_spec).parse(records))
         self.stats._count(len(records), _names(self.filter_spec), len(records))
         table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        keep = table.filter(self.filter)
+        if callable(self.filter) and not isinstance(self.filter, pc.Expression):
+            mask = self.filter(pa.Table.from_batches([first]))
+            keep = table.filter(pc.fill_null(mask, False) if mask.null_count else mask)
+        else:
+            keep = table.filter(self.filter)
         if keep.num_rows == 0:
             return None
         rows = keep.column("__row").to_numpy()
@@ -210,6 +221,7 @@ def scan(
     *,
     columns: Sequence[str] | None = None,
     filter: Any = None,
+    filter_columns: Sequence[str] | None = None,
     limit: int | None = None,
     spec: Mapping | tuple | bool | None = None,
     batch_size: int = 65536,
@@ -229,7 +241,9 @@ def scan(
     ``infer_records`` records. ``columns``: the features to parse and
     return, in this order (all of the spec's when ``None``). ``filter``: a
     ``pyarrow.compute.Expression`` over parsed features (those it names are
-    parsed even when not in ``columns``). ``limit``: at most this many rows.
+    parsed even when not in ``columns``), or a callable given the
+    ``filter_columns`` it reads as a ``pyarrow.Table`` and returning a
+    boolean mask over its rows (a null keeps no row). ``limit``: at most this many rows.
     ``num_threads``: ranges read and parsed at once (default: the usable
     cores). ``compression``, ``on_error`` and ``storage_options`` as for
     :class:`tfrx.RecordReader`; damaged records raise
@@ -250,7 +264,12 @@ def scan(
         plan = _Plan(False, [RAW_COLUMN], None, None, None, stats)
     else:
         out_columns = _checked(columns, spec) if columns is not None else _names(spec)
-        needed = filter_columns(filter, _names(spec)) if filter is not None else []
+        if callable(filter) and not isinstance(filter, pc.Expression):
+            if filter_columns is None:
+                raise ValueError("a callable filter needs filter_columns: the features it reads")
+            needed = _checked(filter_columns, spec)
+        else:
+            needed = _filter_columns(filter, _names(spec)) if filter is not None else []
         plan = _Plan(
             spec=_restrict(spec, out_columns),
             columns=out_columns,
