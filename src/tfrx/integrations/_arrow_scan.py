@@ -44,7 +44,7 @@ from tfrx.io.ranges import RecordRange, plan_ranges, read_range
 from tfrx.io.reader import RecordReader
 from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
 
-__all__ = ["ScanStats", "scan", "scan_schema", "RAW_COLUMN"]
+__all__ = ["ScanStats", "scan", "scan_schema", "resolve_spec", "RAW_COLUMN"]
 
 #: The column of raw records (``spec=False``).
 RAW_COLUMN = "record"
@@ -187,6 +187,25 @@ def _resolve_spec(sources, spec, infer_records: int, compression: str, on_error:
         for batch in reader.iter_batches(max_records=infer_records):
             return _inferred(batch, infer_records)
     return {}
+
+
+def resolve_spec(
+    paths,
+    spec: Mapping | tuple | bool | None = None,
+    *,
+    compression: str | None = "auto",
+    infer_records: int = 1000,
+    storage_options: dict | None = None,
+):
+    """``spec`` itself, or (``None``) the spec inferred from the first ``infer_records`` records, as :func:`scan` does.
+
+    Adapters call it once when a lazy scan is built, so that its schema and
+    every later scan of it agree.
+    """
+    if spec is not None:
+        return spec
+    sources = expand_paths(paths, storage_options=storage_options)
+    return _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
 
 
 def scan_schema(
