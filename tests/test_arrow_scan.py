@@ -94,6 +94,7 @@ def test_schema_without_reading_and_from_a_sample(files):
     inferred = scan_schema(files)
     assert set(inferred.names) == set(SPEC)
     assert scan(files, spec=SPEC, columns=["tags", "f7"]).schema == schema
+    assert scan_schema(files, spec=SPEC) == scan(files, spec=SPEC).schema  # the spec's order in both
 
 
 def test_features_absent_in_some_records(tmp_path):

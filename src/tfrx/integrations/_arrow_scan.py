@@ -222,8 +222,8 @@ def scan_schema(
         sources = expand_paths(paths, storage_options=storage_options)
         spec = _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
     schema = _schema_of(spec if spec is False or columns is None else _restrict(spec, _checked(columns, spec)))
-    if columns is not None and spec is not False:
-        schema = pa.schema([schema.field(c) for c in columns])
+    if spec is not False:  # the columns' order, or the spec's (the parser's is not always the spec's)
+        schema = pa.schema([schema.field(c) for c in (columns if columns is not None else _names(spec))])
     return schema
 
 
