@@ -59,7 +59,7 @@ def _plain(values):
     return values
 
 
-def _same(got: pa.Table, expected: pa.Table | pa.RecordBatch) -> None:
+def _same(got, expected) -> None:
     """Equal values, whatever Arrow layout the engine chose (large lists, views, fixed-size lists as lists)."""
     assert got.column_names == expected.schema.names
     assert got.num_rows == expected.num_rows
@@ -256,3 +256,141 @@ def test_every_corpus_file_through_the_engine_equals_tfrxs_parse(engine, row, co
     got = _read(engine, path, spec, tmp_path)
     _same(got, expected.select(got.column_names))
     assert sorted(got.column_names) == sorted(expected.schema.names)
+
+
+# ------------------------------------------------------------------ Polars
+def test_polars_predicates_pushed_translated_or_evaluated_by_polars_and_on_lists(files):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    whole = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    cases = {
+        "translated": (pl.col("f1") < 50) & ~pl.col("f2").is_null(),
+        "polars (floats, NaN ordered last)": pl.col("x") > 0.9,
+        "polars (is_in, arithmetic)": pl.col("f2").is_in([4, 6, 8]) | ((pl.col("f1") + pl.col("f3")) % 7 == 0),
+        "a list feature": pl.col("tags").list.len() > 2,
+    }
+    for label, predicate in cases.items():
+        stats = ScanStats()
+        got = tp.scan_tfrecord(files, spec=SPEC, stats=stats).filter(predicate).select("name").collect()
+        expected = whole.filter(predicate).select("name")
+        assert expected.height > 0 and got.equals(expected), label
+        if label != "a list feature":  # pushed: the name parsed for the kept rows only
+            assert stats.parsed["name"] == expected.height, label
+        else:
+            assert stats.parsed["name"] == 2 * N, label
+    assert tp._translate(cases["translated"], tp.scan_schema(files, spec=SPEC), ["f1", "f2"]) is not None
+    assert tp._translate(cases["polars (floats, NaN ordered last)"], tp.scan_schema(files, spec=SPEC), ["x"]) is None
+
+
+def test_polars_limit_before_a_filter_and_counts(files):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    frame = tp.scan_tfrecord(files, spec=SPEC)
+    whole = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    assert frame.head(100).filter(pl.col("f1") < 50).collect().equals(whole.head(100).filter(pl.col("f1") < 50))
+    assert frame.filter(pl.col("f1") < 50).head(3).collect().equals(whole.filter(pl.col("f1") < 50).head(3))
+    assert frame.select(pl.len()).collect().item() == 2 * N
+    stats = ScanStats()
+    four = files + files  # four files read on one thread: two ranges in flight at most
+    assert tp.scan_tfrecord(four, spec=SPEC, stats=stats, num_threads=1).head(10).select("f0").collect().height == 10
+    assert stats.rows_out == 10 and stats.records_read <= 2 * N  # the limit reached the scan, which stopped early
+
+
+def test_polars_write_then_read_round_trip_with_lists_nulls_and_sequences(tmp_path):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    df = pl.DataFrame(
+        {"id": [1, 2, 3], "w": [0.5, None, 2.0], "s": ["a", "b", None], "v": [[1, 2], [], [3]]},
+        schema={"id": pl.Int64, "w": pl.Float32, "s": pl.Utf8, "v": pl.List(pl.Int64)},
+    )
+    (path,) = tp.write_tfrecord(df, tmp_path / "out.tfrecord")
+    spec = {
+        "id": tfrx.FixedLenFeature([], tfrx.int64),
+        "w": tfrx.VarLenFeature(tfrx.float32),
+        "s": tfrx.VarLenFeature(tfrx.string),
+        "v": tfrx.VarLenFeature(tfrx.int64),
+    }
+    back = tp.read_tfrecord(path, spec=spec)
+    assert back["id"].to_list() == [1, 2, 3]
+    assert back["w"].to_list() == [[0.5], [], [2.0]]  # a null is a missing feature
+    assert back["s"].to_list() == [[b"a"], [b"b"], []]
+    assert back["v"].to_list() == [[1, 2], [], [3]]
+    shards = tp.write_tfrecord(df, tmp_path / "train", num_shards=2)
+    assert len(shards) == 2 and sum(1 for _ in tfrx.read_records(shards)) == 3
+    seq = pl.DataFrame({"id": [7, 8], "steps": [[[1], [2, 3]], [[]]]})
+    (path,) = tp.write_tfrecord(seq, tmp_path / "seq.tfrecord", feature_lists=["steps"])
+    seq_spec = ({"id": tfrx.FixedLenFeature([], tfrx.int64)}, {"steps": tfrx.RaggedFeature(tfrx.int64)})
+    back = tp.read_tfrecord(path, spec=seq_spec)
+    assert back["id"].to_list() == [7, 8] and back["steps"].to_list() == [[[1], [2, 3]], [[]]]
+
+
+# ------------------------------------------------------------------ DuckDB
+def test_duckdb_filters_pushed_only_where_exact_and_explained(files, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from tfrx.integrations import duckdb as td
+
+    con = duckdb.connect()
+    stats = ScanStats()
+    con.register("train", td.source(files, spec=SPEC, stats=stats))
+    plan = "".join(row[1] for row in con.sql('EXPLAIN SELECT name FROM train WHERE "f1" < 50').fetchall())
+    assert "Filters" in plan and "f1" in plan and "Projections: name" in plan
+    whole = tfrx.read_tfrecord(files, SPEC)
+    nan_kept = con.sql("SELECT count(*) FROM train WHERE x > 0.9").fetchall()[0][0]
+    xs = np.asarray(whole.column("x").to_numpy(zero_copy_only=False))
+    assert nan_kept == int(((xs > 0.9) | np.isnan(xs)).sum())  # DuckDB orders NaN above every number
+    stats.parsed.clear()
+    listed = con.sql("SELECT name FROM train WHERE len(tags) > 2").fetchall()  # a list: DuckDB filters
+    assert len(listed) == sum(len(t) > 2 for t in whole.column("tags").to_pylist())
+    assert stats.parsed["name"] == 2 * N
+    (out,) = td.write_tfrecord(con.sql('SELECT "f1", tags FROM train WHERE "f1" < 5'), tmp_path / "out.tfrecord")
+    back = tfrx.read_tfrecord(out, {"f1": SPEC["f1"], "tags": SPEC["tags"]})
+    _same(back, whole.filter(pc.field("f1") < 5).select(["f1", "tags"]))
+
+
+def test_duckdb_macro_over_a_glob_and_an_unregistered_path(files):
+    duckdb = pytest.importorskip("duckdb")
+    from tfrx.integrations import duckdb as td
+
+    con = duckdb.connect()
+    glob = files[0].replace("part-0", "part-*")
+    td.register(con, glob, spec=SPEC)
+    assert con.sql(f"SELECT count(*), sum(f2) FROM tfrecord('{glob}')").fetchall()[0] == (
+        2 * N,
+        sum(tfrx.read_tfrecord(files, SPEC).column("f2").to_pylist()),
+    )
+    with pytest.raises(duckdb.CatalogException, match="nope"):
+        con.sql("SELECT * FROM tfrecord('nope')").fetchall()
+
+
+# ------------------------------------------------------------------ Daft
+def test_daft_sink_writes_committed_shards(files, tmp_path):
+    daft = pytest.importorskip("daft")
+    from tfrx.integrations import daft as tdf
+
+    sink = tdf.TFRecordSink(tmp_path / "out" / "train")
+    frame = tdf.read_tfrecord(files, spec=SPEC).where(daft.col("f1") < 50).select("name", "tags")
+    result = frame.write_sink(sink).to_pydict()
+    assert result["path"] == sink.paths and all(".tfrecord-" in p for p in sink.paths)
+    expected = tfrx.read_tfrecord(files, SPEC).filter(pc.field("f1") < 50).select(["name", "tags"])
+    back = tfrx.read_tfrecord(sink.paths, {"name": SPEC["name"], "tags": SPEC["tags"]})
+    assert sorted(_plain(back.to_pylist()), key=str) == sorted(_plain(expected.to_pylist()), key=str)
+    assert sum(result["records"]) == expected.num_rows
+
+
+# ------------------------------------------------------------------ Hugging Face datasets
+def test_hf_cache_reused_streaming_equal(files, tmp_path):
+    pytest.importorskip("datasets")
+    from tfrx.integrations import hf
+
+    stats = ScanStats()
+    first = hf.load_dataset(files, spec=SPEC, columns=["f0", "tags"], cache_dir=tmp_path, stats=stats)
+    again = hf.load_dataset(files, spec=SPEC, columns=["f0", "tags"], cache_dir=tmp_path, stats=stats)
+    assert stats.records_read == 2 * N  # the second load read the cache file only
+    assert first.cache_files[0]["filename"].startswith(str(tmp_path))
+    assert again.data.table.equals(first.data.table)
+    streamed = hf.load_dataset(files, spec=SPEC, columns=["f0", "tags"], streaming=True)
+    assert list(streamed) == first.to_list()
+    assert first.filter(lambda r: r["f0"] < 3).num_rows == sum(v < 3 for v in first["f0"])

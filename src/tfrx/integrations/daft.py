@@ -45,7 +45,7 @@ __all__ = ["TFRecordSource", "TFRecordSink", "read_tfrecord"]
 def _daft_mask(expression: Any):
     def mask(table: pa.Table) -> pa.Array:
         batch = RecordBatch.from_arrow_table(table)
-        return batch.eval_expression_list([expression]).to_arrow_table().column(0).combine_chunks()
+        return batch.eval_expression_list([expression]).to_arrow_table().column(0).combine_chunks()  # type: ignore[arg-type]
 
     return mask
 
@@ -67,9 +67,9 @@ class _Task(DataSourceTask):
         end = object()
         while True:
             batch = await asyncio.to_thread(next, batches, end)
-            if batch is end:
+            if not isinstance(batch, pa.RecordBatch):
                 break
-            yield RecordBatch.from_arrow_record_batches([batch], batch.schema)  # type: ignore[arg-type]
+            yield RecordBatch.from_arrow_record_batches([batch], batch.schema)
 
 
 class TFRecordSource(DataSource):
@@ -94,7 +94,7 @@ class TFRecordSource(DataSource):
         storage_options: dict | None = None,
         stats: ScanStats | None = None,
     ) -> None:
-        options = {"compression": compression, "storage_options": storage_options}
+        options: dict[str, Any] = {"compression": compression, "storage_options": storage_options}
         self.paths = [str(p) for p in expand_paths(paths, storage_options=storage_options)]
         self.spec = resolve_spec(self.paths, spec, infer_records=infer_records, **options)
         self.arrow_schema = scan_schema(self.paths, spec=self.spec, **options)
@@ -177,12 +177,14 @@ class TFRecordSink(DataSink[tuple[str, int]]):
             tmp = str(part_path(self.prefix, f"-{self.run}-{uuid.uuid4().hex[:12]}.part"))
             write_batches(table.to_batches(), tmp, feature_lists=self.feature_lists, compression=self.compression)
             sync_part(tmp)
-            yield WriteResult(result=(tmp, table.num_rows), bytes_written=os.path.getsize(tmp), rows_written=table.num_rows)
+            yield WriteResult(
+                result=(tmp, table.num_rows), bytes_written=os.path.getsize(tmp), rows_written=table.num_rows
+            )
 
     def finalize(self, write_results: list[WriteResult[tuple[str, int]]]) -> MicroPartition:
         from tfrx.io.commit import commit_shards
 
-        shards = [r.result for r in write_results] or [(None, 0)]
+        shards: list[tuple[str | None, int]] = [r.result for r in write_results] or [(None, 0)]
         paths, _ = commit_shards(
             shards, self.prefix, naming=self.naming, compression=self.compression, manifest=self.manifest
         )

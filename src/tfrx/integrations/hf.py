@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 try:
     import datasets
@@ -43,7 +44,7 @@ def _fingerprint(files: Sequence[str], spec, columns) -> str:
     return h.hexdigest()[:32]
 
 
-def _rows(files: list[str], options: dict) -> Iterator[dict]:
+def _rows(files: list[str], options: dict[str, Any]) -> Iterator[dict]:
     for batch in scan(files, **options):
         yield from batch.to_pylist()
 
@@ -78,7 +79,7 @@ def load_dataset(
     spec = resolve_spec(files, spec, compression=compression, infer_records=infer_records)
     schema = scan_schema(files, spec=spec, columns=columns, compression=compression)
     features = datasets.Features.from_arrow_schema(schema)
-    options = {
+    options: dict[str, Any] = {
         "spec": spec,
         "columns": list(columns) if columns is not None else None,
         "compression": compression,

@@ -109,7 +109,8 @@ def _is_scalar(t: pa.DataType) -> bool:
 
 def _polars_mask(predicate: pl.Expr):
     def mask(table: pa.Table) -> pa.Array:
-        return pl.from_arrow(table).select(predicate.alias("__keep")).to_series().to_arrow()
+        frame = pl.DataFrame(table)
+        return frame.select(predicate.alias("__keep")).to_series().to_arrow()
 
     return mask
 
@@ -136,17 +137,23 @@ def scan_tfrecord(
     ``stats``: a :class:`tfrx.integrations._arrow_scan.ScanStats` that
     every collect of the frame adds its counts to.
     """
-    options = {"compression": compression, "storage_options": storage_options}
+    options: dict[str, Any] = {"compression": compression, "storage_options": storage_options}
     spec = resolve_spec(source, spec, infer_records=infer_records, **options)
     schema = scan_schema(source, spec=spec, **options)
     polars_schema = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
-    scan_options = {**options, "spec": spec, "on_error": on_error, "num_threads": num_threads, "stats": stats}
+    scan_options: dict[str, Any] = {
+        **options,
+        "spec": spec,
+        "on_error": on_error,
+        "num_threads": num_threads,
+        "stats": stats,
+    }
 
     def io_source(
         with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
     ) -> Iterator[pl.DataFrame]:
         columns = list(schema.names) if with_columns is None else list(with_columns)
-        size = {"batch_size": batch_size} if batch_size else {}
+        size: dict[str, Any] = {"batch_size": batch_size} if batch_size else {}
         if not columns:  # a row count: the raw records are enough
             raw = scan(source, limit=n_rows, **{**scan_options, "spec": False}, **size)
             for batch in raw:
@@ -178,7 +185,7 @@ def scan_tfrecord(
             return
         # a list feature in the predicate, or a limit Polars means before filtering: Polars filters each batch
         for batch in scan(source, columns=wanted, limit=n_rows, **scan_options, **size):
-            frame = pl.from_arrow(batch).filter(predicate).select(columns)  # type: ignore[union-attr]
+            frame = pl.DataFrame(batch).filter(predicate).select(columns)
             if frame.height:
                 yield frame
 
