@@ -11,7 +11,9 @@ Hugging Face ``datasets``, Spark and Dask read through it
   (``filter_columns``) and returning a boolean mask (an engine evaluating
   its own predicate language). Each batch parses the features the filter
   names first, keeps the records it selects, and parses the other
-  projected features for those records only.
+  projected features for those records only; once a batch's filter kept
+  more than half of its records (:data:`ONE_PASS_ABOVE`), the next batches
+  parse them all in one pass and filter afterwards, which is cheaper then.
 * **Limit**: reading stops once ``limit`` rows have been produced.
 * **Parallelism in bounded memory**: the files are cut into record ranges
   (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
@@ -87,6 +89,13 @@ def _restrict(spec, names: Sequence[str]):
     return {k: v for k, v in spec.items() if k in wanted}
 
 
+def _merged(first, second):
+    """Two restricted specs of one spec as one (a ``(context, lists)`` pair stays a pair)."""
+    if isinstance(first, tuple):
+        return ({**first[0], **second[0]}, {**first[1], **second[1]})
+    return {**first, **second}
+
+
 def _empty(spec) -> bool:
     return not _names(spec)
 
@@ -141,6 +150,13 @@ filter_columns = _filter_columns
 
 
 # ------------------------------------------------------------------ one batch
+#: When a filter kept more than this share of a batch's records, the next batches parse the other projected
+#: features in the same pass as the filter's and filter afterwards: a second pass over most of the records
+#: (each one walked again to find its features) costs more than parsing them for the dropped few. At or
+#: below it, the other features are parsed for the kept records only. Either way the rows are the same.
+ONE_PASS_ABOVE = 0.5
+
+
 @dataclass
 class _Plan:
     spec: Any  # the projected spec, or False for raw records
@@ -149,6 +165,24 @@ class _Plan:
     filter_spec: Any  # the features the filter needs, parsed first
     rest_spec: Any  # the other projected features, parsed for the selected records only
     stats: ScanStats
+    #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
+    kept: float = 0.0
+
+    def _mask(self, table: pa.Table) -> Any:
+        if callable(self.filter) and not isinstance(self.filter, pc.Expression):
+            mask = self.filter(table.select(_names(self.filter_spec)))
+            return pc.fill_null(mask, False) if mask.null_count else mask
+        return self.filter
+
+    def _one_pass(self, records: RecordBatch) -> pa.RecordBatch | None:
+        both = _merged(self.filter_spec, self.rest_spec)
+        table = pa.Table.from_batches([to_record_batch(_parser(both).parse(records))])
+        self.stats._count(len(records), _names(both), len(records))
+        keep = table.filter(self._mask(table))
+        self.kept = keep.num_rows / max(1, len(records))
+        if keep.num_rows == 0:
+            return None
+        return pa.record_batch([keep.column(c).combine_chunks() for c in self.columns], names=self.columns)
 
     def batch(self, records: RecordBatch) -> pa.RecordBatch | None:
         if self.spec is False:
@@ -158,14 +192,13 @@ class _Plan:
             out = to_record_batch(_parser(self.spec).parse(records))
             self.stats._count(len(records), _names(self.spec), len(records))
             return out.select(self.columns)  # the parser's order is not always the spec's
+        if self.kept > ONE_PASS_ABOVE and not _empty(self.rest_spec):
+            return self._one_pass(records)
         first = to_record_batch(_parser(self.filter_spec).parse(records))
         self.stats._count(len(records), _names(self.filter_spec), len(records))
         table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        if callable(self.filter) and not isinstance(self.filter, pc.Expression):
-            mask = self.filter(pa.Table.from_batches([first]))
-            keep = table.filter(pc.fill_null(mask, False) if mask.null_count else mask)
-        else:
-            keep = table.filter(self.filter)
+        keep = table.filter(self._mask(table))
+        self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
         rows = keep.column("__row").to_numpy()
