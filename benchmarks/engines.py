@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 from benchmarks import workloads
 from benchmarks.report import Result, measure, worker_result, worker_suite_main
@@ -126,7 +127,7 @@ def duckdb_parquet(_tfrecords: str, parquet: str, _tmp: str):
     return len(con.sql(AGGREGATE.format(f"read_parquet('{parquet}')")).fetchall())
 
 
-CONTENDERS = {
+CONTENDERS: dict[str, list[tuple[str, Callable[[str, str, str], int]]]] = {
     "polars": [
         ("tfrx scan_tfrecord: 2 of 40 features, filter pushed", polars_pushdown),
         ("tfrx read_tfrecord: all 40, then select + filter", polars_full_parse),
