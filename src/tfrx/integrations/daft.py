@@ -190,4 +190,5 @@ class TFRecordSink(DataSink[tuple[str, int]]):
         )
         self.paths = [str(p) for p in paths]
         records = [n for _, n in shards]
-        return MicroPartition.from_pydict({"path": self.paths, "records": records})
+        table = pa.table({"path": pa.array(self.paths, pa.string()), "records": pa.array(records, pa.int64())})
+        return MicroPartition.from_arrow(table)
