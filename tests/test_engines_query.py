@@ -394,3 +394,82 @@ def test_hf_cache_reused_streaming_equal(files, tmp_path):
     streamed = hf.load_dataset(files, spec=SPEC, columns=["f0", "tags"], streaming=True)
     assert list(streamed) == first.to_list()
     assert first.filter(lambda r: r["f0"] < 3).num_rows == sum(v < 3 for v in first["f0"])
+
+
+# ------------------------------------------------------------------ Hypothesis: round trips and damage
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_INTS = st.integers(-(2**63), 2**63 - 1)
+_FLOATS = st.floats(width=32, allow_nan=False)
+_TEXT = st.binary(max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.tuples(
+            _INTS,
+            st.none() | _FLOATS,
+            st.none() | _TEXT,
+            st.lists(_INTS, max_size=4),
+            st.lists(st.lists(_FLOATS, max_size=3), max_size=3),
+        ),
+        max_size=25,
+    ),
+    per_shard=st.sampled_from([None, 1, 7]),
+)
+def test_polars_write_read_round_trip(rows, per_shard, tmp_path_factory):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    df = pl.DataFrame(
+        rows,
+        schema={
+            "i": pl.Int64,
+            "f": pl.Float32,
+            "b": pl.Binary,
+            "v": pl.List(pl.Int64),
+            "steps": pl.List(pl.List(pl.Float32)),
+        },
+        orient="row",
+    )
+    out = tmp_path_factory.mktemp("rt") / "data"
+    paths = tp.write_tfrecord(df, out, feature_lists=["steps"], max_records_per_shard=per_shard)  # shards in order
+    spec = (
+        {
+            "i": tfrx.FixedLenFeature([], tfrx.int64),
+            "f": tfrx.VarLenFeature(tfrx.float32),
+            "b": tfrx.VarLenFeature(tfrx.string),
+            "v": tfrx.VarLenFeature(tfrx.int64),
+        },
+        {"steps": tfrx.RaggedFeature(tfrx.float32)},
+    )
+    if not rows:
+        assert sum(1 for _ in tfrx.read_records(paths)) == 0
+        return
+    back = tp.read_tfrecord(paths, spec=spec)
+    assert back["i"].to_list() == df["i"].to_list()
+    assert back["f"].to_list() == [[] if x is None else [x] for x in df["f"].to_list()]  # null: feature absent
+    assert back["b"].to_list() == [[] if x is None else [x] for x in df["b"].to_list()]
+    assert back["v"].to_list() == df["v"].to_list()
+    assert back["steps"].to_list() == df["steps"].to_list()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(position=st.integers(0, 10_000), engine=st.sampled_from(ENGINES))
+def test_any_flipped_byte_is_reported_where_it_is_through_any_engine(position, engine, tmp_path_factory):
+    d = tmp_path_factory.mktemp("flip")
+    path = d / "f.tfrecord"
+    tfrx.write_records(str(path), tfrx.encode_examples(_columns(100)))
+    data = bytearray(path.read_bytes())
+    position %= len(data)
+    data[position] ^= 0x5A
+    path.write_bytes(bytes(data))
+    with pytest.raises(tfrx.CorruptRecordError) as ref:
+        scan(str(path), spec=SPEC, columns=["f0"]).read_all()
+    assert ref.value.offset is not None and ref.value.offset <= position
+    with pytest.raises(Exception) as e:  # noqa: PT011 - each engine wraps it in its own exception
+        _read(engine, str(path), SPEC, d, columns=["f0"])
+    text = "".join(str(x) for x in _chain(e.value))
+    assert str(path) in text and f"record {ref.value.record_index}" in text and str(ref.value.offset) in text
