@@ -473,3 +473,16 @@ def test_any_flipped_byte_is_reported_where_it_is_through_any_engine(position, e
         _read(engine, str(path), SPEC, d, columns=["f0"])
     text = "".join(str(x) for x in _chain(e.value))
     assert str(path) in text and f"record {ref.value.record_index}" in text and str(ref.value.offset) in text
+
+
+def test_polars_streaming_engine_and_sink_parquet(files, tmp_path):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    frame = tp.scan_tfrecord(files, spec=SPEC)
+    expected = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    query = frame.filter(pl.col("f1") < 50).select("name", "tags")
+    assert query.collect(engine="streaming").equals(expected.filter(pl.col("f1") < 50).select("name", "tags"))
+    frame.select("f0", "tags").sink_parquet(tmp_path / "out.parquet")  # a conversion in one streaming pass
+    assert pl.read_parquet(tmp_path / "out.parquet").equals(expected.select("f0", "tags"))
+    assert "PYTHON[tfrx]" in frame.explain()
