@@ -486,3 +486,22 @@ def test_polars_streaming_engine_and_sink_parquet(files, tmp_path):
     frame.select("f0", "tags").sink_parquet(tmp_path / "out.parquet")  # a conversion in one streaming pass
     assert pl.read_parquet(tmp_path / "out.parquet").equals(expected.select("f0", "tags"))
     assert "PYTHON[tfrx]" in frame.explain()
+
+
+@pytest.mark.parametrize(
+    ("module", "engine", "extra"),
+    [
+        ("polars", "polars", "polars"),
+        ("duckdb", "duckdb", "duckdb"),
+        ("daft", "daft", "daft"),
+        ("hf", "datasets", "hf"),
+    ],
+)
+def test_a_missing_engine_is_an_import_error_naming_the_extra(module, engine, extra):
+    import subprocess
+    import sys
+
+    code = f"import sys; sys.modules[{engine!r}] = None; import tfrx.integrations.{module}"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "ImportError" in proc.stderr and f"pip install 'tfrx[{extra}]'" in proc.stderr, proc.stderr[-500:]
