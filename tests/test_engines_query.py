@@ -505,3 +505,22 @@ def test_a_missing_engine_is_an_import_error_naming_the_extra(module, engine, ex
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr and f"pip install 'tfrx[{extra}]'" in proc.stderr, proc.stderr[-500:]
+
+
+def test_hf_cache_follows_changed_files_and_urls(tmp_path):
+    pytest.importorskip("datasets")
+    fsspec = pytest.importorskip("fsspec")
+    from tfrx.integrations import hf
+
+    path = tmp_path / "a.tfrecord"
+    tfrx.write_examples(str(path), [{"a": [i]} for i in range(5)])
+    spec = {"a": tfrx.FixedLenFeature([], tfrx.int64)}
+    assert hf.load_dataset(str(path), spec=spec, cache_dir=tmp_path / "c")["a"] == list(range(5))
+    tfrx.write_examples(str(path), [{"a": [i]} for i in range(7)])  # changed: size and time
+    assert hf.load_dataset(str(path), spec=spec, cache_dir=tmp_path / "c")["a"] == list(range(7))
+    with fsspec.open("memory://tfrx-hf/b.tfrecord", "wb") as f:
+        f.write(path.read_bytes())
+    stats = ScanStats()
+    ds = hf.load_dataset("memory://tfrx-hf/b.tfrecord", spec=spec, cache_dir=tmp_path / "c", stats=stats)
+    again = hf.load_dataset("memory://tfrx-hf/b.tfrecord", spec=spec, cache_dir=tmp_path / "c", stats=stats)
+    assert ds["a"] == again["a"] == list(range(7)) and stats.records_read == 7

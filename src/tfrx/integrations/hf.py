@@ -30,15 +30,26 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url, url_to_fs
 
 __all__ = ["load_dataset"]
 
 
-def _fingerprint(files: Sequence[str], spec, columns) -> str:
+def _version(path: str, storage_options: dict | None) -> str:
+    """What changes when a file changes: its size and modification time (an object's ETag or time on a store)."""
+    if not is_url(path):
+        st = os.stat(path)
+        return f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}"
+    fs, inner = url_to_fs(path, storage_options)
+    info = fs.info(inner)
+    stamps = [str(info.get(k)) for k in ("size", "ETag", "etag", "mtime", "LastModified", "updated", "md5Hash")]
+    return "\0".join([path, *stamps])
+
+
+def _fingerprint(files: Sequence[str], spec, columns, storage_options: dict | None = None) -> str:
     h = hashlib.sha256()
     for f in files:
-        st = os.stat(f)
-        h.update(f"{os.path.abspath(f)}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+        h.update(_version(f, storage_options).encode() + b"\0")
     h.update(repr(spec).encode())
     h.update(repr(columns).encode())
     return h.hexdigest()[:32]
@@ -60,6 +71,7 @@ def load_dataset(
     on_error: str = "raise",
     num_threads: int | None = None,
     infer_records: int = 1000,
+    storage_options: dict | None = None,
     stats: ScanStats | None = None,
 ) -> datasets.Dataset | datasets.IterableDataset:
     """TFRecord files of Examples or SequenceExamples as a Hugging Face dataset (local files; no network use).
@@ -71,18 +83,22 @@ def load_dataset(
     by an Arrow file in ``cache_dir`` (default: the ``datasets`` cache,
     ``datasets.config.HF_DATASETS_CACHE``, folder ``tfrx``), reused while
     the files are unchanged; ``streaming=True``: an ``IterableDataset``
-    reading the files as it is iterated. Damaged records raise
+    reading the files as it is iterated. ``storage_options`` go to fsspec
+    for URLs (the cache is then keyed by each object's size and ETag or
+    modification time). Damaged records raise
     :class:`tfrx.CorruptRecordError` naming file, record and byte offset
     (``on_error="skip"`` leaves them out).
     """
-    files = [str(p) for p in expand_paths(paths)]
-    spec = resolve_spec(files, spec, compression=compression, infer_records=infer_records)
-    schema = scan_schema(files, spec=spec, columns=columns, compression=compression)
+    files = [str(p) for p in expand_paths(paths, storage_options=storage_options)]
+    where = {"compression": compression, "storage_options": storage_options}
+    spec = resolve_spec(files, spec, infer_records=infer_records, **where)
+    schema = scan_schema(files, spec=spec, columns=columns, **where)
     features = datasets.Features.from_arrow_schema(schema)
     options: dict[str, Any] = {
         "spec": spec,
         "columns": list(columns) if columns is not None else None,
         "compression": compression,
+        "storage_options": storage_options,
         "on_error": on_error,
         "num_threads": num_threads,
         "stats": stats,
@@ -94,7 +110,7 @@ def load_dataset(
         )
     folder = os.path.join(os.fspath(cache_dir) if cache_dir else datasets.config.HF_DATASETS_CACHE, "tfrx")
     os.makedirs(folder, exist_ok=True)
-    target = os.path.join(folder, f"tfrecord-{_fingerprint(files, spec, columns)}.arrow")
+    target = os.path.join(folder, f"tfrecord-{_fingerprint(files, spec, columns, storage_options)}.arrow")
     if not os.path.exists(target):
         tmp = f"{target}.{os.getpid()}.tmp"
         try:
