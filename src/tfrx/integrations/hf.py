@@ -90,7 +90,7 @@ def load_dataset(
     (``on_error="skip"`` leaves them out).
     """
     files = [str(p) for p in expand_paths(paths, storage_options=storage_options)]
-    where = {"compression": compression, "storage_options": storage_options}
+    where: dict[str, Any] = {"compression": compression, "storage_options": storage_options}
     spec = resolve_spec(files, spec, infer_records=infer_records, **where)
     schema = scan_schema(files, spec=spec, columns=columns, **where)
     features = datasets.Features.from_arrow_schema(schema)
