@@ -165,6 +165,8 @@ def scan_tfrecord(
                 yield pl.from_arrow(batch)  # type: ignore[misc]
             return
         names = list(dict.fromkeys(predicate.meta.root_names()))
+        if not set(names) <= set(schema.names):  # a name Polars did not resolve to columns: read them all
+            names = list(schema.names)
         wanted = columns + [n for n in names if n not in columns]
         pushed = n_rows is None and all(_is_scalar(schema.field(n).type) for n in names)
         if pushed:
