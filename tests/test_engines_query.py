@@ -524,3 +524,14 @@ def test_hf_cache_follows_changed_files_and_urls(tmp_path):
     ds = hf.load_dataset("memory://tfrx-hf/b.tfrecord", spec=spec, cache_dir=tmp_path / "c", stats=stats)
     again = hf.load_dataset("memory://tfrx-hf/b.tfrecord", spec=spec, cache_dir=tmp_path / "c", stats=stats)
     assert ds["a"] == again["a"] == list(range(7)) and stats.records_read == 7
+
+
+def test_polars_predicates_over_column_patterns_and_dtypes(files):
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    frame = tp.scan_tfrecord(files, spec=SPEC)
+    whole = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    for predicate in (pl.any_horizontal(pl.col("^f[12]$") < 20), pl.all_horizontal(pl.col(pl.Int64) > 10)):
+        got = frame.filter(predicate).select("name").collect()
+        assert got.height > 0 and got.equals(whole.filter(predicate).select("name"))
