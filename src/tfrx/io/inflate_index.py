@@ -1,0 +1,457 @@
+"""Checkpoint indexes: random access into GZIP and ZLIB TFRecord files.
+
+A deflate stream can only be inflated from its start, unless inflate is
+restarted where a deflate block begins with the 32 KiB of output before it
+as history (the approach of zlib's ``examples/zran.c``). An
+:class:`InflateIndex` stores such checkpoints (the compressed byte and bit
+offset, and the window) about every ``spacing`` bytes of output (1 MiB by
+default), together with the record index of the uncompressed stream, so
+reading record ``i`` inflates at most one checkpoint interval plus the record.
+
+It is built once in one streaming pass (:func:`build_inflate_index`), and kept
+where tfrx keeps the file's record index (:func:`tfrx.io.index.default_index_path`,
+with the suffix ``.tfrxzidx``), validated on loading against the compressed
+file's size, modification time and first and last 4 KiB; a stale one is
+rebuilt. Every member of a multi-member GZIP file and every stream of
+concatenated ZLIB streams is indexed; a member's trailer is checked on the
+indexing pass (inflate from a checkpoint cannot check it: it did not see the
+member's start).
+
+File format (little-endian)::
+
+    magic     8 bytes  b"TFRXZIX\\0"
+    version   uint32   1
+    kind      uint32   1 GZIP, 2 ZLIB
+    size      uint64   compressed file size
+    mtime     int64    its modification time in ns
+    finger    uint32   CRC-32C of its first and last 4 KiB
+    crc       uint32   CRC-32C of everything after the header
+    out_size  uint64   uncompressed size
+    points    uint64   checkpoints
+    records   uint64   records
+    then per checkpoint: out offset uint64, in offset uint64, bits|byte<<8|member<<16 uint32,
+    compressed window length uint32; then the windows (zlib-compressed); then the record offsets uint64.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+import zlib
+from bisect import bisect_right
+
+import numpy as np
+
+from tfrx import _native
+from tfrx._native import InflateStatus
+from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
+from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES
+from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _scan_buffer, default_index_path
+from tfrx.io.paths import is_url
+
+__all__ = [
+    "DEFAULT_SPACING",
+    "INFLATE_INDEX_SUFFIX",
+    "InflateIndex",
+    "CompressedRandomReader",
+    "build_inflate_index",
+    "load_inflate_index",
+    "inflate_index_path",
+]
+
+#: Output bytes between checkpoints: a random read inflates at most this much before its record.
+DEFAULT_SPACING = 1 << 20
+INFLATE_INDEX_SUFFIX = ".tfrxzidx"
+MAGIC = b"TFRXZIX\0"
+VERSION = 1
+_HEADER = struct.Struct("<8sIIQqIIQQQ")
+_KINDS = {"GZIP": 1, "ZLIB": 2}
+_NAMES = {v: k for k, v in _KINDS.items()}
+_POINT = np.dtype([("out", "<u8"), ("inp", "<u8"), ("meta", "<u4"), ("wlen", "<u4")])
+_IN_CHUNK = 1 << 20
+_OUT_CHUNK = 1 << 20
+_MAX_OFFSET = 1 << 62
+
+
+def inflate_index_path(path, *, cache_dir: str | None = None) -> str:
+    """Where the checkpoint index of the compressed file ``path`` is kept: beside its record index."""
+    return default_index_path(path, cache_dir=cache_dir)[: -len(SUFFIX)] + INFLATE_INDEX_SUFFIX
+
+
+def _damage(path: str, at: int, out: int, message: str) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"compressed data of {path!r} is damaged at byte {at} of the file ({message}; {out} bytes inflated "
+        f"before it); records before the damage can be read sequentially with tfrx.RecordReader",
+        path=path,
+        offset=out,
+        kind="compression",
+        compressed_offset=at,
+    )
+
+
+def _truncated(path: str, at: int, out: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"compressed data of {path!r} ends inside a member at byte {at} ({out} bytes inflated); the file is truncated",
+        path=path,
+        offset=out,
+        kind="compression",
+        compressed_offset=at,
+    )
+
+
+class InflateIndex:
+    """Inflate checkpoints and record offsets of one GZIP or ZLIB TFRecord file.
+
+    ``points`` is a structured array (``out``: uncompressed offset, ``inp``:
+    compressed offset, ``meta``: unused bits | the byte before ``inp`` << 8 |
+    1 << 16 at a member start); ``windows[k]`` the 32 KiB of history of
+    checkpoint ``k`` (empty at a member start); ``records`` the
+    :class:`~tfrx.io.index.RecordIndex` of the uncompressed stream (its
+    ``file_size`` the uncompressed size).
+    """
+
+    __slots__ = ("path", "compression", "points", "windows", "records", "file_size", "mtime_ns", "fingerprint")
+
+    def __init__(self, path, compression, points, windows, records, file_size, mtime_ns=0, fingerprint=0) -> None:
+        self.path = path
+        self.compression = compression
+        self.points = points
+        self.windows = windows
+        self.records: RecordIndex = records
+        self.file_size = int(file_size)
+        self.mtime_ns = int(mtime_ns)
+        self.fingerprint = int(fingerprint)
+
+    def __repr__(self) -> str:
+        return (
+            f"InflateIndex({self.path!r}, {self.compression}, checkpoints={len(self.points)}, "
+            f"records={len(self.records)}, inflated_size={self.records.file_size})"
+        )
+
+    @property
+    def out_offsets(self) -> np.ndarray:
+        """The uncompressed offset of each checkpoint."""
+        return self.points["out"].astype(np.int64)
+
+    def to_bytes(self) -> bytes:
+        """The ``.tfrxzidx`` form."""
+        packed = [zlib.compress(w, 6) if w else b"" for w in self.windows]
+        points = self.points.copy()
+        points["wlen"] = [len(p) for p in packed]
+        offsets = self.records.offsets.astype("<u8")
+        body = points.tobytes() + b"".join(packed) + offsets.tobytes()
+        header = _HEADER.pack(
+            MAGIC,
+            VERSION,
+            _KINDS[self.compression],
+            self.file_size,
+            self.mtime_ns,
+            self.fingerprint,
+            _native.crc32c(body),
+            self.records.file_size,
+            len(points),
+            len(offsets),
+        )
+        return header + body
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, *, path: str, index_path: str | None = None) -> InflateIndex:
+        """Parses and checks a ``.tfrxzidx`` blob; damage raises :class:`IndexFileError`."""
+        where = f"checkpoint index {index_path!r}" if index_path else "checkpoint index"
+
+        def bad(why: str) -> IndexFileError:
+            return IndexFileError(
+                f"{where} {why}; delete it and it is rebuilt on next use (or call "
+                f"tfrx.io.inflate_index.build_inflate_index({path!r}))",
+                index_path=index_path,
+                path=path,
+            )
+
+        if len(blob) < _HEADER.size or blob[:8] != MAGIC:
+            raise bad("is not a tfrx checkpoint index (bad magic or truncated)")
+        magic, version, kind, size, mtime, finger, crc, out_size, npoints, nrecords = _HEADER.unpack_from(blob)
+        if version != VERSION or kind not in _NAMES:
+            raise bad(f"has version {version} / kind {kind}; this tfrx reads version {VERSION}")
+        body = memoryview(blob)[_HEADER.size :]
+        if _native.crc32c(body) != crc:
+            raise bad("is corrupt (CRC mismatch)")
+        if npoints > len(body) // _POINT.itemsize or nrecords > len(body) // 8 or out_size > _MAX_OFFSET:
+            raise bad("is corrupt (counts exceed its size)")
+        points = np.frombuffer(body, dtype=_POINT, count=npoints).copy()
+        at = npoints * _POINT.itemsize
+        wlen = points["wlen"].astype(np.int64)
+        if at + int(wlen.sum()) + 8 * nrecords != len(body):
+            raise bad("is truncated or padded")
+        windows = []
+        for n in wlen.tolist():
+            try:
+                w = zlib.decompress(body[at : at + n]) if n else b""
+            except zlib.error:
+                raise bad("is corrupt (a window does not inflate)") from None
+            if len(w) > 32768:
+                raise bad("is corrupt (a window over 32 KiB)")
+            windows.append(w)
+            at += n
+        offsets = np.frombuffer(body[at:], dtype="<u8").astype(np.int64)
+        outs, ins, meta = points["out"].astype(np.int64), points["inp"].astype(np.int64), points["meta"]
+        if npoints == 0 or outs[0] != 0 or ins[0] != 0 or (meta[0] >> 16) != 1:
+            raise bad("is corrupt (no checkpoint at the start)")
+        if (
+            np.any(np.diff(outs) <= 0)
+            or np.any(np.diff(ins) <= 0)
+            or np.any(outs > out_size)
+            or np.any(ins > size)
+            or np.any((meta & 0xFF) > 7)
+            or np.any((meta >> 16) > 1)
+        ):
+            raise bad("is corrupt (checkpoints out of order or out of range)")
+        if nrecords and (
+            np.any(np.diff(offsets) < FRAMING_BYTES) or offsets[0] < 0 or offsets[-1] + FRAMING_BYTES > out_size
+        ):
+            raise bad("is corrupt (record offsets are not increasing record starts)")
+        records = RecordIndex(path, offsets, out_size, mtime_ns=mtime)
+        return cls(path, _NAMES[kind], points, windows, records, size, mtime, finger)
+
+
+# ---------------------------------------------------------------- building
+def _stat(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+def build_inflate_index(
+    path, *, spacing: int = DEFAULT_SPACING, cache_dir: str | None = None, index_path=None, verify: bool = False
+) -> InflateIndex:
+    """Inflates the GZIP or ZLIB TFRecord file ``path`` once, recording a checkpoint about every
+    ``spacing`` output bytes and every record's offset, writes the index (to ``index_path``, else
+    :func:`inflate_index_path`) and returns it.
+
+    Damaged compressed data raises :class:`~tfrx.errors.CorruptRecordError` naming the byte of the file;
+    damaged framing names the record. Uncompressed and remote files raise :class:`CompressedFileError` /
+    ``ValueError``: they have record indexes of their own (:func:`tfrx.build_index`).
+    """
+    path = os.fsdecode(os.fspath(path))
+    if is_url(path):
+        raise ValueError(f"checkpoint indexes are built for local files only, not {path!r}")
+    if spacing < 32768:
+        raise ValueError(f"spacing must be at least 32768 bytes, got {spacing}")
+    size, mtime = _stat(path)
+    with open(path, "rb") as f:
+        head = f.read(4096)
+        kind = detect_compression(head)
+        if not kind:
+            raise CompressedFileError(
+                f"{path!r} is not GZIP or ZLIB compressed; index it with tfrx.build_index({path!r})"
+            )
+        f.seek(0)
+        index = _build(f, path, kind, spacing, verify)
+    index.file_size, index.mtime_ns = size, mtime
+    index.fingerprint = _fingerprint(path, size, head)
+    index.records.mtime_ns = mtime
+    if index_path is None:
+        index_path = inflate_index_path(path, cache_dir=cache_dir)
+    _write(index, os.fsdecode(os.fspath(index_path)))
+    return index
+
+
+def _write(index: InflateIndex, index_path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(index_path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = f"{index_path}.tmp{os.getpid()}-{threading.get_ident()}"
+    with open(tmp, "wb") as f:
+        f.write(index.to_bytes())
+    os.replace(tmp, index_path)
+
+
+def _build(f, path: str, kind: str, spacing: int, verify: bool) -> InflateIndex:
+    inf = _native.CheckpointInflater(kind == "GZIP")
+    out = np.empty(_OUT_CHUNK, dtype=np.uint8)
+    points = [(0, 0, 1 << 16)]
+    windows: list[bytes] = [b""]
+    parts: list[np.ndarray] = []
+    carry = b""
+    base = count = 0  # output offset of carry[0]; records found
+    total_in = total_out = 0
+    last = 0  # output offset of the last checkpoint
+    prev_byte = 0  # the input byte before the current chunk
+    in_member = True  # a member is open (its header expected or being inflated)
+    while True:
+        chunk = f.read(_IN_CHUNK)
+        if not chunk:
+            break
+        pos = 0
+        while pos < len(chunk):
+            step = inf.step(memoryview(chunk)[pos:], out, True)
+            pos += step.consumed
+            total_in += step.consumed
+            if step.produced:
+                buf = carry + out[: step.produced].tobytes()
+                offsets, consumed = _scan_buffer(buf, path, verify, base, count, False)
+                parts.append(offsets)
+                count += len(offsets)
+                base += consumed
+                carry = buf[consumed:]
+                total_out += step.produced
+            in_member = True
+            if step.status == InflateStatus.ERROR:
+                raise _damage(path, total_in, total_out, step.message)
+            if not (step.consumed or step.produced or step.status):
+                raise _damage(path, total_in, total_out, "inflate makes no progress")
+            if step.status == InflateStatus.MEMBER_END:
+                in_member = False
+                if total_out - last >= spacing and pos < len(chunk):
+                    points.append((total_out, total_in, 1 << 16))
+                    windows.append(b"")
+                    last = total_out
+            elif step.status == InflateStatus.BLOCK and total_out - last >= spacing:
+                byte = chunk[pos - 1] if pos else prev_byte
+                points.append((total_out, total_in, step.bits | (byte << 8)))
+                windows.append(inf.window())
+                last = total_out
+        prev_byte = chunk[-1]
+    if in_member and total_in:
+        raise _truncated(path, total_in, total_out)
+    if carry:
+        _scan_buffer(carry, path, verify, base, count, True)  # raises: the stream ends inside a record
+    table = np.array(points, dtype=np.int64)
+    arr = np.zeros(len(points), dtype=_POINT)
+    arr["out"], arr["inp"], arr["meta"] = table[:, 0], table[:, 1], table[:, 2]
+    offsets = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    return InflateIndex(path, kind, arr, windows, RecordIndex(path, offsets, total_out), total_in)
+
+
+def load_inflate_index(
+    path, *, cache_dir: str | None = None, index_path=None, build: bool = True, spacing: int = DEFAULT_SPACING
+) -> InflateIndex:
+    """The checkpoint index of the compressed file ``path``, validated against the file's size, mtime and
+    first and last 4 KiB. A missing, stale or damaged cached one is rebuilt when ``build`` (else
+    ``FileNotFoundError`` / :class:`StaleIndexError` / :class:`IndexFileError`); an explicit ``index_path``
+    that is stale or damaged raises."""
+    path = os.fsdecode(os.fspath(path))
+    explicit = index_path is not None
+    where = os.fsdecode(os.fspath(index_path)) if explicit else inflate_index_path(path, cache_dir=cache_dir)
+    try:
+        with open(where, "rb") as fh:
+            blob = fh.read()
+    except FileNotFoundError:
+        if explicit or not build:
+            raise FileNotFoundError(
+                f"no checkpoint index for {path!r}; build one with tfrx.io.inflate_index.build_inflate_index"
+            ) from None
+        return build_inflate_index(path, cache_dir=cache_dir, spacing=spacing)
+    try:
+        index = InflateIndex.from_bytes(blob, path=path, index_path=where)
+        size, mtime = _stat(path)
+        if index.file_size != size or index.mtime_ns != mtime or _fingerprint(path, size) != index.fingerprint:
+            raise StaleIndexError(
+                f"checkpoint index {where!r} is stale: {path!r} changed since it was built "
+                f"({index.file_size} bytes, mtime {index.mtime_ns}; now {size} bytes, mtime {mtime})",
+                index_path=where,
+                path=path,
+            )
+    except IndexFileError:
+        if explicit or not build:
+            raise
+        return build_inflate_index(path, cache_dir=cache_dir, spacing=spacing)
+    return index
+
+
+# ---------------------------------------------------------------- reading
+class CompressedRandomReader:
+    """Reads byte ranges of the uncompressed stream of a GZIP/ZLIB file through its :class:`InflateIndex`.
+
+    Each read restarts inflate at the last checkpoint at or before it, or carries on from the previous
+    read when that is nearer (ranges read in ascending order share their inflate). ``inflated_bytes``
+    counts every byte inflated, to show what random access costs. Thread-safe (one read at a time).
+    """
+
+    def __init__(self, path, index: InflateIndex | None = None, *, cache_dir: str | None = None) -> None:
+        self.path = os.fsdecode(os.fspath(path))
+        self.index = index if index is not None else load_inflate_index(self.path, cache_dir=cache_dir)
+        self._outs = self.index.out_offsets.tolist()
+        self._file = open(self.path, "rb")
+        self._lock = threading.Lock()
+        self._inf = _native.CheckpointInflater(self.index.compression == "GZIP")
+        self._pos = -1  # output offset the live inflater stands at; -1: none
+        self._in = 0  # file offset of its next input byte
+        self._pending = b""  # input read but not yet used
+        self._buf = np.empty(_OUT_CHUNK, dtype=np.uint8)
+        self.inflated_bytes = 0
+
+    def close(self) -> None:
+        """Closes the file."""
+        self._file.close()
+
+    def __enter__(self) -> CompressedRandomReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _restart(self, k: int) -> None:
+        p = self.index.points[k]
+        meta = int(p["meta"])
+        if meta >> 16:
+            self._inf.start_member()
+        else:
+            self._inf.start_raw(meta & 0xFF, (meta >> 8) & 0xFF, self.index.windows[k])
+        self._pos, self._in, self._pending = int(p["out"]), int(p["inp"]), b""
+
+    def _inflate(self, want: int, keep: bool) -> bytes:
+        """Inflates ``want`` bytes from where the inflater stands; returns them when ``keep``."""
+        got: list[bytes] = []
+        while want > 0:
+            if not self._pending:
+                self._file.seek(self._in)
+                self._pending = self._file.read(_IN_CHUNK)
+                if not self._pending:
+                    raise _truncated(self.path, self._in, self._pos)
+            out = self._buf[: min(want, len(self._buf))]
+            step = self._inf.step(self._pending, out, False)
+            self._pending = self._pending[step.consumed :]
+            self._in += step.consumed
+            if step.status == InflateStatus.ERROR:
+                raise _damage(self.path, self._in, self._pos, step.message)
+            if not (step.consumed or step.produced or step.status):
+                raise _damage(self.path, self._in, self._pos, "inflate makes no progress")
+            if step.produced:
+                if keep:
+                    got.append(out[: step.produced].tobytes())
+                self._pos += step.produced
+                want -= step.produced
+                self.inflated_bytes += step.produced
+        return b"".join(got)
+
+    def read(self, offset: int, size: int) -> bytes:
+        """``size`` bytes of the uncompressed stream from ``offset``."""
+        if offset < 0 or size < 0 or offset + size > self.index.records.file_size:
+            raise ValueError(
+                f"range {offset}+{size} lies outside the {self.index.records.file_size} uncompressed bytes of "
+                f"{self.path!r}"
+            )
+        with self._lock:
+            k = bisect_right(self._outs, offset) - 1
+            # Carry on from the previous read when it stands in this interval, before the offset.
+            if not (0 <= self._pos <= offset and self._pos >= self._outs[k]):
+                self._restart(k)
+            try:
+                self._inflate(offset - self._pos, False)
+                return self._inflate(size, True)
+            except BaseException:
+                self._pos = -1
+                raise
+
+    def read_many(self, offsets, sizes) -> list[bytes]:
+        """The ranges ``sizes[j]`` bytes at ``offsets[j]``, in the order given (inflated in ascending order)."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        sizes = np.asarray(sizes, dtype=np.int64)
+        out: list[bytes] = [b""] * len(offsets)
+        for j in np.argsort(offsets, kind="stable").tolist():
+            out[j] = self.read(int(offsets[j]), int(sizes[j]))
+        return out
+
+    def read_records(self, offsets, lengths) -> list[bytes]:
+        """Framed records (header, payload and data CRC) at ``offsets`` with payload ``lengths``."""
+        return self.read_many(offsets, np.asarray(lengths, dtype=np.int64) + FRAMING_BYTES)
