@@ -1,7 +1,8 @@
 """Random access to TFRecord files through their indexes.
 
 :class:`RandomAccessDataset` is a map-style dataset (``len(ds)``, ``ds[i]``,
-``ds[[i, j, ...]]``) over the records of uncompressed TFRecord files. It is a
+``ds[[i, j, ...]]``) over the records of TFRecord files (GZIP/ZLIB ones
+through their checkpoint index: :mod:`tfrx.io.inflate_index`). It is a
 PyTorch map-style ``Dataset`` as it is (``DataLoader`` with samplers and
 workers) and a Grain ``RandomAccessDataSource``. Local files are read with
 positioned ``preadv`` calls (or through a read-only memory map with
@@ -30,7 +31,8 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import GatherStatus
 from tfrx.errors import CorruptRecordError
-from tfrx.io.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
+from tfrx.io.index import IndexFileError, RecordIndex, load_indexes
+from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
@@ -93,7 +95,7 @@ def _path_of(p: object) -> str:
 
 
 class RandomAccessDataset:
-    """Records of uncompressed TFRecord files by global index.
+    """Records of TFRecord files by global index.
 
     ``paths``: paths, globs or URLs (order kept; globs sorted; ``files=`` is
     the deprecated name). ``index``:
@@ -113,7 +115,10 @@ class RandomAccessDataset:
     ``-NNNNN-of-MMMMM`` shards must hold the whole set unless
     ``require_all_shards=False`` (:class:`tfrx.IncompleteShardSetError`).
     Indexes are looked for in ``.tfrx/`` beside each file, then beside it as
-    ``<file>.tfrxidx`` (earlier versions), then in the cache.
+    ``<file>.tfrxidx`` (earlier versions), then in the cache. Local GZIP/ZLIB
+    files are read through their checkpoint index
+    (:mod:`tfrx.io.inflate_index`, built on first use): a record costs at most
+    one checkpoint interval (about 1 MiB) of inflate.
     """
 
     @renamed_arguments(files="paths")
@@ -145,6 +150,7 @@ class RandomAccessDataset:
             from tfrx.parsing import ExampleParser
 
             self._parser = ExampleParser(features)
+        self._cache_dir = cache_dir
         self.indexes: list[RecordIndex] = load_indexes(self.paths, index=index, cache_dir=cache_dir)
         for path, ix in zip(self.paths, self.indexes):
             if len(ix) and (
@@ -221,7 +227,9 @@ class RandomAccessDataset:
         with self._lock:
             handles, self._handles = self._handles, {}
         for h in handles.values():
-            if isinstance(h, int):
+            if isinstance(h, CompressedRandomReader):
+                h.close()
+            elif isinstance(h, int):
                 os.close(h)
             elif isinstance(h, mmap.mmap):
                 try:
@@ -256,7 +264,10 @@ class RandomAccessDataset:
                         try:
                             kind = detect_compression(os.pread(fd, HEADER_BYTES, 0))
                             if kind:
-                                raise _compressed_error(path, kind)
+                                # Through its checkpoint index: a read inflates at most one interval.
+                                h = CompressedRandomReader(path, load_inflate_index(path, cache_dir=self._cache_dir))
+                                self._handles[f] = h
+                                return h
                             h = fd
                             if self.use_mmap and os.fstat(fd).st_size:
                                 # Mapped reads cost no system call per record; the
@@ -331,12 +342,17 @@ class RandomAccessDataset:
 
     def _gather(self, f: int, idx, offsets, lengths, out_starts, data, fetched=None) -> None:
         h = self._handle(f)
-        if not isinstance(h, tuple):
+        if isinstance(h, CompressedRandomReader):
+            fetched = (h.read_records(offsets, lengths), [0] * len(offsets))
+        if isinstance(h, (int, mmap.mmap)):
             result = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
             k = result.index
         else:
-            fs, path = h
-            blobs, rel = fetched or _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
+            if fetched is None:
+                assert isinstance(h, tuple)
+                fs, path = h
+                fetched = _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
+            blobs, rel = fetched
             for k, (b, r) in enumerate(zip(blobs, rel)):
                 result = _native.gather_records(
                     b, np.array([r], np.int64), lengths[k : k + 1], out_starts[k : k + 1], data, self.verify

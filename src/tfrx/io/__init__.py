@@ -12,6 +12,7 @@ from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
 from tfrx.io.options import TFRecordOptions
 from tfrx.io.data_files import expand_paths
+from tfrx.io import inflate_index as _inflate_index  # noqa: F401  (index.load_index hands GZIP/ZLIB files to it)
 from tfrx.io.paths import open_input, open_output
 from tfrx.io.reader import CorruptRecordWarning, DamagedRegion, ReaderStats, RecordPosition, RecordReader, read_records
 from tfrx.io.writer import TFRecordWriter, write_records

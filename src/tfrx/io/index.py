@@ -28,6 +28,11 @@ index of another file (``finger``) and a damaged or truncated index raise
 ``tfrecord`` package: one ``"<offset> <length>"`` line per record, the length
 counting the 16 framing bytes.
 
+A GZIP or ZLIB file's record index (offsets in its uncompressed stream) is
+kept in its checkpoint index (:mod:`tfrx.io.inflate_index`, ``.tfrxzidx``
+beside where the record index would be), which also makes reading a record
+inflate at most one checkpoint interval.
+
 Indexes are cached in the hidden folder ``.tfrx/`` beside the data file (see
 :mod:`tfrx.io.sidecars`: no glob written for data files matches them) or,
 when its folder is read-only (or the file is remote), under
@@ -42,6 +47,7 @@ import mmap
 import os
 import struct
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -459,11 +465,18 @@ def build_index(
     (default :func:`index_cache_dir`). ``format="dali"`` writes the text index of
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
-    when ``verify``. Compressed files raise :class:`CompressedFileError`.
+    when ``verify``. A local GZIP/ZLIB file gets a checkpoint index instead
+    (:func:`tfrx.io.inflate_index.build_inflate_index`, where the record index would go); given
+    ``index_path`` or ``format="dali"``, or remote, it raises :class:`CompressedFileError`.
     ``progress(bytes_scanned, file_size)`` is called as the scan goes.
     """
     path = os.fsdecode(os.fspath(path))
-    index = scan_index(path, verify=verify, progress=progress)
+    try:
+        index = scan_index(path, verify=verify, progress=progress)
+    except CompressedFileError:
+        if index_path is not None or format != "tfrx" or is_url(path):
+            raise
+        return _compressed_records(path, cache_dir, rebuild=True)
     if index_path is None:
         if format == "dali":
             index_path = (
@@ -480,6 +493,21 @@ def build_index(
             raise
         write_index(index, os.path.join(index_cache_dir(), _cached_name(path)), format=format)
     return index
+
+
+# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild)``.
+# tfrx.io.inflate_index (which builds on this module, so it cannot be imported here) sets it when
+# imported, and tfrx.io imports it.
+compressed_index_loader: Callable[[str, str | None, bool], RecordIndex] | None = None
+
+
+def _compressed_records(path: str, cache_dir: str | None, *, rebuild: bool) -> RecordIndex:
+    """The record index of a local GZIP/ZLIB file: offsets in its uncompressed stream, from its checkpoint
+    index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes), loaded, or built when missing,
+    stale or ``rebuild``."""
+    if compressed_index_loader is None:
+        raise _compressed_error(path, "GZIP/ZLIB")
+    return compressed_index_loader(path, cache_dir, rebuild)
 
 
 def _sniff_format(blob: bytes) -> str:
@@ -529,6 +557,8 @@ def load_index(
         if index_path is None:
             if not build:
                 raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
+            if not is_url(path) and detect_compression(_read_range(path, 0, HEADER_BYTES)):
+                return _compressed_records(path, cache_dir, rebuild=False)
             return build_index(path, cache_dir=cache_dir)
     index_path = os.fsdecode(os.fspath(index_path))
     with open_input(index_path) as f:

@@ -48,6 +48,7 @@ from tfrx._native import InflateStatus
 from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES
+from tfrx.io import index as _record_index
 from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _scan_buffer, default_index_path
 from tfrx.io.paths import is_url
 
@@ -455,3 +456,13 @@ class CompressedRandomReader:
     def read_records(self, offsets, lengths) -> list[bytes]:
         """Framed records (header, payload and data CRC) at ``offsets`` with payload ``lengths``."""
         return self.read_many(offsets, np.asarray(lengths, dtype=np.int64) + FRAMING_BYTES)
+
+
+def _compressed_records(path: str, cache_dir: str | None, rebuild: bool) -> RecordIndex:
+    if rebuild:
+        return build_inflate_index(path, cache_dir=cache_dir).records
+    return load_inflate_index(path, cache_dir=cache_dir).records
+
+
+# tfrx.io.index's load_index / build_index hand local GZIP/ZLIB files over to this module.
+_record_index.compressed_index_loader = _compressed_records
