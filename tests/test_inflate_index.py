@@ -1,0 +1,188 @@
+"""Checkpoint indexes of GZIP/ZLIB files (tfrx.io.inflate_index): random reads inflate at most one interval."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tfrx
+from tfrx.io.inflate_index import (
+    CompressedRandomReader,
+    InflateIndex,
+    build_inflate_index,
+    inflate_index_path,
+    load_inflate_index,
+)
+
+SPACING = 1 << 16
+
+
+def _records(n: int, seed: int = 0) -> list[bytes]:
+    rng = np.random.default_rng(seed)
+    # Low-entropy payloads compress (deflate blocks of Huffman codes, not stored blocks).
+    return [rng.integers(0, 6, size=int(rng.integers(0, 4000)), dtype=np.uint8).tobytes() for _ in range(n)]
+
+
+def _framed(records: list[bytes]) -> bytes:
+    return bytes(tfrx._native.frame_records(records))
+
+
+def _compress(kind: str, raw: bytes, members: int = 1) -> bytes:
+    cuts = np.linspace(0, len(raw), members + 1).astype(int)
+    parts = [raw[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+    if kind == "GZIP":
+        return b"".join(gzip.compress(p) for p in parts)
+    return b"".join(zlib.compress(p) for p in parts)
+
+
+RECORDS = _records(1500)
+RAW = _framed(RECORDS)
+
+
+@pytest.fixture(params=[("GZIP", 1), ("GZIP", 3), ("ZLIB", 1), ("ZLIB", 2)], ids=lambda p: f"{p[0]}x{p[1]}")
+def compressed(request, tmp_path):
+    kind, members = request.param
+    path = str(tmp_path / f"data.tfrecord.{kind.lower()}")
+    with open(path, "wb") as f:
+        f.write(_compress(kind, RAW, members))
+    index = build_inflate_index(path, spacing=SPACING)
+    return path, index
+
+
+def _max_interval(index: InflateIndex) -> int:
+    outs = np.append(index.out_offsets, index.records.file_size)
+    return int(np.diff(outs).max())
+
+
+def test_index_lists_every_record_and_checkpoints(compressed):
+    path, index = compressed
+    assert index.records.file_size == len(RAW)
+    assert len(index.records) == len(RECORDS)
+    expected = np.cumsum([0] + [len(r) + 16 for r in RECORDS[:-1]])
+    assert np.array_equal(index.records.offsets, expected)
+    assert len(index.points) > len(RAW) // (4 * SPACING)  # checkpoints all along the stream
+    # The record index tfrx.load_index gives is the same, from the stored checkpoint index.
+    assert tfrx.load_index(path) == index.records
+    assert os.path.exists(inflate_index_path(path))
+
+
+def test_random_read_inflates_at_most_one_interval(compressed):
+    path, index = compressed
+    bound = _max_interval(index)
+    rng = np.random.default_rng(1)
+    with CompressedRandomReader(path, index) as reader:
+        for i in rng.integers(0, len(RECORDS), 60).tolist():
+            off, n = int(index.records.offsets[i]), len(RECORDS[i]) + 16
+            before = reader.inflated_bytes
+            assert reader.read(off, n) == RAW[off : off + n]
+            assert reader.inflated_bytes - before <= bound + n
+        # Reading from the start costs everything before: the index saves that.
+        assert bound < len(RAW) // 4
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(st.integers(0, len(RECORDS) - 1), min_size=1, max_size=40), st.sampled_from(["GZIP", "ZLIB"]))
+def test_random_access_dataset_matches_sequential_reading(tmp_path_factory, indices, kind):
+    folder = tmp_path_factory.mktemp("ra")
+    path = str(folder / "d.tfrecord")
+    with open(path, "wb") as f:
+        f.write(_compress(kind, RAW, 2))
+    ds = tfrx.RandomAccessDataset(path, cache_dir=str(folder / "cache"))
+    sequential = list(tfrx.read_records(path, compression=kind)) if kind == "GZIP" else RECORDS
+    assert len(ds) == len(RECORDS)
+    assert ds[indices] == [sequential[i] for i in indices]
+    assert ds[indices[0]] == sequential[indices[0]]
+
+
+def test_global_shuffle_reads_every_record_once(tmp_path):
+    path = str(tmp_path / "s.tfrecord.gz")
+    tfrx.write_records(path, RECORDS[:300], compression="GZIP")
+    ds = tfrx.RandomAccessDataset(path)
+    assert sorted(ds.shuffle_global(seed=3)) == sorted(RECORDS[:300])
+
+
+def test_stale_index_is_rebuilt(tmp_path):
+    path = str(tmp_path / "a.tfrecord.gz")
+    tfrx.write_records(path, RECORDS[:100], compression="GZIP")
+    first = load_inflate_index(path)
+    assert len(first.records) == 100
+    tfrx.write_records(path, RECORDS[:120], compression="GZIP")  # rewritten: another size and mtime
+    assert len(load_inflate_index(path).records) == 120
+    assert len(tfrx.RandomAccessDataset(path)) == 120
+    with pytest.raises(tfrx.StaleIndexError, match="stale"):
+        stale = str(tmp_path / "old.tfrxzidx")
+        with open(stale, "wb") as f:
+            f.write(first.to_bytes())
+        load_inflate_index(path, index_path=stale)
+
+
+def test_damaged_index_file_is_rebuilt_or_reported(tmp_path):
+    path = str(tmp_path / "a.tfrecord.gz")
+    tfrx.write_records(path, RECORDS[:50], compression="GZIP")
+    where = inflate_index_path(path)
+    build_inflate_index(path)
+    blob = bytearray(open(where, "rb").read())
+    blob[60] ^= 0xFF
+    open(where, "wb").write(bytes(blob))
+    with pytest.raises(tfrx.IndexFileError, match="corrupt"):
+        load_inflate_index(path, build=False)
+    assert len(load_inflate_index(path).records) == 50  # rebuilt
+
+
+def test_damaged_compressed_data_names_the_byte(tmp_path):
+    path = str(tmp_path / "bad.tfrecord.gz")
+    blob = bytearray(_compress("GZIP", RAW))
+    at = len(blob) // 2
+    blob[at : at + 64] = b"\xff" * 64
+    open(path, "wb").write(bytes(blob))
+    # Either inflate fails (the byte of the file is named) or what it makes breaks the framing (the record).
+    with pytest.raises(tfrx.CorruptRecordError, match=r"damaged at byte \d+ of the file|record \d+ at byte") as e:
+        build_inflate_index(path)
+    if e.value.kind == "compression":
+        assert at <= e.value.compressed_offset <= len(blob)
+    else:
+        assert e.value.record_index is not None and e.value.record_index < len(RECORDS)
+
+
+def test_damage_after_indexing_is_located_on_read(tmp_path):
+    path = str(tmp_path / "late.tfrecord.gz")
+    data = _compress("GZIP", RAW)
+    open(path, "wb").write(data)
+    index = build_inflate_index(path, spacing=SPACING, index_path=str(tmp_path / "ix"))
+    k = len(index.points) // 2
+    start = int(index.points["inp"][k])
+    blob = bytearray(data)
+    blob[start : start + 200] = b"\xff" * 200
+    open(path, "wb").write(bytes(blob))
+    with CompressedRandomReader(path, index) as reader:
+        with pytest.raises(tfrx.CorruptRecordError, match=str(path)):
+            reader.read(int(index.points["out"][k]), 1 << 15)
+
+
+def test_truncated_file(tmp_path):
+    path = str(tmp_path / "short.tfrecord.zz")
+    data = _compress("ZLIB", RAW)
+    open(path, "wb").write(data[: len(data) // 2])
+    with pytest.raises(tfrx.CorruptRecordError, match="truncated|ends inside"):
+        build_inflate_index(path)
+
+
+def test_checkpoints_given_to_the_native_inflater_are_checked():
+    inf = tfrx._native.CheckpointInflater(True)
+    with pytest.raises(ValueError, match="invalid inflate checkpoint"):
+        inf.start_raw(9, 0, b"")
+    with pytest.raises(ValueError, match="invalid inflate checkpoint"):
+        inf.start_raw(0, 0, bytes(40000))
+
+
+def test_uncompressed_file_is_refused(tmp_path):
+    path = str(tmp_path / "plain.tfrecord")
+    tfrx.write_records(path, RECORDS[:3])
+    with pytest.raises(tfrx.CompressedFileError, match="not GZIP or ZLIB"):
+        build_inflate_index(path)
