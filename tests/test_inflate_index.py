@@ -186,3 +186,15 @@ def test_uncompressed_file_is_refused(tmp_path):
     tfrx.write_records(path, RECORDS[:3])
     with pytest.raises(tfrx.CompressedFileError, match="not GZIP or ZLIB"):
         build_inflate_index(path)
+
+
+def test_viewer_reads_a_local_gzip_file_through_its_checkpoint_index(tmp_path):
+    from tfrx.viewer.source import ViewSource
+
+    path = str(tmp_path / "v.tfrecord.gz")
+    tfrx.write_records(path, RECORDS, compression="GZIP")
+    src = ViewSource(path, index_cache_dir=str(tmp_path / "cache"))
+    assert src.total() == len(RECORDS)
+    assert not src.shards[0].streamed  # indexed, not streamed from the start
+    page = src.read(1400, 5)
+    assert [r[3] for r in page] == RECORDS[1400:1405] and [r[2] for r in page] == list(range(1400, 1405))

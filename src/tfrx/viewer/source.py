@@ -4,10 +4,12 @@ A local TFDS dataset directory stands for its TFRecord shards.
 Uncompressed files (local or fsspec URLs) are read through their record
 indexes (``tfrx.RandomAccessDataset``; an index is built on first use, which
 reads the file once at the framing scanner's speed and is then kept beside
-it or in the index cache). Compressed files cannot be read from the middle:
-they are streamed once, and the offsets of every record seen are kept, so a
-later page re-reads from the nearest earlier position (``RecordReader``
-resumes from any record position).
+it or in the index cache). Local GZIP/ZLIB files too, through their
+checkpoint index (:mod:`tfrx.io.inflate_index`: a page inflates at most one
+checkpoint interval). Remote compressed files and damaged files cannot be read
+from the middle: they are streamed once, and the offsets of every record seen
+are kept, so a later page re-reads from the nearest earlier position
+(``RecordReader`` resumes from any record position).
 """
 
 from __future__ import annotations
@@ -91,6 +93,11 @@ def damage_entry(error, region, before: int) -> dict:
         "before": before,
         "file_record": getattr(error, "record_index", None),
     }
+
+
+def _indexable(shard: Shard) -> bool:
+    """Whether a shard is read through an index: uncompressed, or a local GZIP/ZLIB file (checkpoint index)."""
+    return not shard.compression or not is_url(shard.path)
 
 
 def _head(path: str, storage_options: dict | None) -> bytes:
@@ -263,7 +270,7 @@ class ViewSource:
         total = sum(s.size or 0 for s in self.shards)
         done = 0
         for k, shard in enumerate(self.shards):
-            if shard.count is None and shard.error is None and not shard.compression and k not in self._indexes:
+            if shard.count is None and shard.error is None and _indexable(shard) and k not in self._indexes:
                 self._indexes[k] = self._index(
                     shard, None if progress is None else (lambda d, _n, base=done: progress(base + d, total))
                 )
@@ -294,7 +301,7 @@ class ViewSource:
     def _count(self, shard: Shard, k: int) -> None:
         if shard.count is None and shard.error is None:
             try:
-                if shard.compression:
+                if not _indexable(shard):
                     shard.streamed = True
                     shard.count = self._stream_count(shard)
                 else:
