@@ -198,3 +198,17 @@ def test_viewer_reads_a_local_gzip_file_through_its_checkpoint_index(tmp_path):
     assert not src.shards[0].streamed  # indexed, not streamed from the start
     page = src.read(1400, 5)
     assert [r[3] for r in page] == RECORDS[1400:1405] and [r[2] for r in page] == list(range(1400, 1405))
+
+
+def test_plan_ranges_splits_an_indexed_compressed_file(tmp_path):
+    from tfrx.io.ranges import plan_ranges, read_range
+
+    path = str(tmp_path / "r.tfrecord.gz")
+    tfrx.write_records(path, RECORDS, compression="GZIP")
+    assert len(plan_ranges([path], num_ranges=4, min_split_bytes=1)) == 1  # no checkpoint index: one range
+    tfrx.build_index(path)
+    ranges = plan_ranges([path], num_ranges=4, min_split_bytes=1)
+    assert len(ranges) == 4 and all(r.exact for r in ranges)
+    got = [bytes(b) for r in ranges for batch in read_range(r, batch_size=100) for b in batch]
+    assert got == RECORDS  # every record exactly once, in order
+    assert [r.first_index for r in ranges] == [0] + list(np.cumsum([r.rows for r in ranges[:-1]]))

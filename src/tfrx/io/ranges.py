@@ -12,8 +12,10 @@ cuts an uncompressed file larger than its share into several:
   CRC and data CRC both hold, so a range never starts inside a payload) and
   holds the records whose header starts before its end position.
 
-Compressed files (GZIP, ZLIB) are one range each: a deflate stream cannot be
-entered in the middle. :func:`read_range` reads one range's records as
+Compressed files (GZIP, ZLIB) are one range each, unless they have a
+checkpoint index (:mod:`tfrx.io.inflate_index`, made by :func:`tfrx.build_index`):
+then they are cut by records too, and a range's reading inflates from the
+checkpoint before it. :func:`read_range` reads one range's records as
 :class:`~tfrx.io.RecordBatch` es with both CRCs checked.
 """
 
@@ -33,6 +35,7 @@ from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.index import load_index
+from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
 from tfrx.io.paths import is_url, local_size, open_input, url_to_fs
 from tfrx.io.positions import RecordPosition
 from tfrx.io.reader import RecordReader
@@ -140,6 +143,52 @@ def _index_of(source):
         return None
 
 
+def _checkpoints_of(source):
+    """The checkpoint index of a local GZIP/ZLIB file when one exists (never built here)."""
+    if not isinstance(source, str) or is_url(source):
+        return None
+    try:
+        return load_inflate_index(source, build=False)
+    except (OSError, TfrxError):
+        return None
+
+
+def _read_compressed_range(piece: RecordRange, batch_size: int) -> Iterator[RecordBatch]:
+    """The records of an exact range of a GZIP/ZLIB file, through its checkpoint index: inflate starts at
+    the checkpoint before the range, not at the start of the file."""
+    index = load_inflate_index(piece.source, build=False)
+    offsets, lengths = index.records.offsets, index.records.lengths
+    first = piece.first_index
+    stop = first + (piece.rows if piece.rows is not None else len(offsets) - first)
+    if first < 0 or stop > len(offsets) or (piece.rows is None and int(offsets[first]) != piece.start):
+        raise ValueError(f"range {piece!r} does not match the checkpoint index of {piece.source!r}")
+    with CompressedRandomReader(piece.source, index) as reader:
+        for lo in range(first, stop, batch_size):
+            hi = min(lo + batch_size, stop)
+            base = int(offsets[lo])
+            blob = np.frombuffer(
+                reader.read(base, int(offsets[hi - 1] + lengths[hi - 1]) + FRAMING_BYTES - base), np.uint8
+            )
+            lens = lengths[lo:hi]
+            out_starts = np.concatenate([[0], np.cumsum(lens[:-1])]).astype(np.int64)
+            data = np.empty(int(lens.sum()), np.uint8)
+            result = _native.gather_records(blob, offsets[lo:hi] - base, lens, out_starts, data, True)
+            if result.status != _native.GatherStatus.OK:
+                k = lo + result.index
+                raise CorruptRecordError(
+                    f"record {k} of {piece.source!r} (at byte {int(offsets[k])} of its uncompressed stream) does not "
+                    f"match its checkpoint index ({result.status.name}); rebuild it with tfrx.build_index("
+                    f"{piece.source!r})",
+                    path=str(piece.source),
+                    record_index=k,
+                    offset=int(offsets[k]),
+                    kind="length_crc" if result.status == _native.GatherStatus.LENGTH_CRC else "data_crc",
+                    expected=result.expected,
+                    actual=result.actual,
+                )
+            yield RecordBatch(data, out_starts, lens.copy())
+
+
 def plan_ranges(
     sources: Sequence,
     *,
@@ -150,7 +199,8 @@ def plan_ranges(
 ) -> list[RecordRange]:
     """Cuts ``sources`` (expanded paths) into about ``num_ranges`` ranges of similar byte size.
 
-    A file is split only when it is uncompressed, larger than
+    A file is split only when it is uncompressed (or compressed with a
+    checkpoint index), larger than
     ``max(min_split_bytes, total / num_ranges)`` and of known size; by its
     index's record offsets when it has one and ``use_index``, else by bytes.
     Every record of every file belongs to exactly one range.
@@ -162,11 +212,24 @@ def plan_ranges(
     target = max(int(min_split_bytes), math.ceil(total / num_ranges) if num_ranges > 0 else total) or 1
     ranges: list[RecordRange] = []
     for source, size in zip(sources, sizes):
-        if size is None or size <= target or _compression_of(source, compression):
+        compressed = size is not None and size > target and _compression_of(source, compression)
+        # A compressed file is split only by its checkpoint index (offsets in the uncompressed stream).
+        checkpoints = _checkpoints_of(source) if compressed and use_index else None
+        if size is None or size <= target or (compressed and checkpoints is None):
             ranges.append(RecordRange(source, nbytes=size or 0))
             continue
         n = math.ceil(size / target)
-        index = _index_of(source) if use_index else None
+        index = (checkpoints.records if checkpoints is not None else _index_of(source)) if use_index else None
+        if checkpoints is not None and index is not None:
+            bounds = np.linspace(0, len(index), n + 1).astype(np.int64)
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                if hi > lo:
+                    start = int(index.offsets[lo])
+                    end = int(index.offsets[hi]) if hi < len(index) else index.file_size
+                    # nbytes: the compressed bytes the range spans, roughly (its share of the file)
+                    share = size * (hi - lo) // max(len(index), 1)
+                    ranges.append(RecordRange(source, start, end, True, int(lo), int(hi - lo), int(share)))
+            continue
         if index is not None:
             bounds = np.linspace(0, len(index), n + 1).astype(np.int64)
             for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -200,6 +263,10 @@ def read_range(
     true record numbers).
     """
     start, end = piece.start, piece.end
+    part = piece.exact and (start or end is not None)  # a part of a file, not all of it
+    if part and _compression_of(piece.source, compression) and _checkpoints_of(piece.source):
+        yield from _read_compressed_range(piece, batch_size)
+        return
     if not piece.exact:
         size = file_size(piece.source)
         if size is None:
