@@ -212,3 +212,29 @@ def test_plan_ranges_splits_an_indexed_compressed_file(tmp_path):
     got = [bytes(b) for r in ranges for batch in read_range(r, batch_size=100) for b in batch]
     assert got == RECORDS  # every record exactly once, in order
     assert [r.first_index for r in ranges] == [0] + list(np.cumsum([r.rows for r in ranges[:-1]]))
+
+
+def test_reader_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatch):
+    from tfrx.io import inflate_index
+
+    path = str(tmp_path / "resume.tfrecord.gz")
+    tfrx.write_records(path, RECORDS, compression="GZIP")
+    index = tfrx.build_index(path)
+    streams = []
+    real = inflate_index.CheckpointStream.__init__
+
+    def keep(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        streams.append(self)
+
+    monkeypatch.setattr(inflate_index.CheckpointStream, "__init__", keep)
+    with tfrx.RecordReader(path) as reader:
+        for _ in range(1400):
+            next(reader)
+        state = reader.position
+    with tfrx.RecordReader(path, start=state) as resumed:
+        assert list(resumed) == RECORDS[1400:]
+    # The resumed reader inflated from a checkpoint near record 1400, not the bytes before it.
+    assert len(streams) == 1
+    start = int(index.offsets[1400])
+    assert streams[0].reader.inflated_bytes <= index.file_size - start + (2 << 20) < index.file_size

@@ -57,6 +57,7 @@ __all__ = [
     "INFLATE_INDEX_SUFFIX",
     "InflateIndex",
     "CompressedRandomReader",
+    "CheckpointStream",
     "build_inflate_index",
     "load_inflate_index",
     "inflate_index_path",
@@ -368,11 +369,13 @@ class CompressedRandomReader:
     counts every byte inflated, to show what random access costs. Thread-safe (one read at a time).
     """
 
-    def __init__(self, path, index: InflateIndex | None = None, *, cache_dir: str | None = None) -> None:
+    def __init__(self, path, index: InflateIndex | None = None, *, cache_dir: str | None = None, file=None) -> None:
         self.path = os.fsdecode(os.fspath(path))
         self.index = index if index is not None else load_inflate_index(self.path, cache_dir=cache_dir)
         self._outs = self.index.out_offsets.tolist()
-        self._file = open(self.path, "rb")
+        # ``file``: the compressed file already open (seekable), left open by close()
+        self._file = open(self.path, "rb") if file is None else file
+        self._owns = file is None
         self._lock = threading.Lock()
         self._inf = _native.CheckpointInflater(self.index.compression == "GZIP")
         self._pos = -1  # output offset the live inflater stands at; -1: none
@@ -382,8 +385,9 @@ class CompressedRandomReader:
         self.inflated_bytes = 0
 
     def close(self) -> None:
-        """Closes the file."""
-        self._file.close()
+        """Closes the file (unless it was given open)."""
+        if self._owns:
+            self._file.close()
 
     def __enter__(self) -> CompressedRandomReader:
         return self
@@ -456,6 +460,42 @@ class CompressedRandomReader:
     def read_records(self, offsets, lengths) -> list[bytes]:
         """Framed records (header, payload and data CRC) at ``offsets`` with payload ``lengths``."""
         return self.read_many(offsets, np.asarray(lengths, dtype=np.int64) + FRAMING_BYTES)
+
+
+class CheckpointStream:
+    """A read-only stream of the uncompressed bytes of a GZIP/ZLIB file from ``offset`` on, started at the
+    checkpoint before ``offset`` (what :class:`tfrx.RecordReader` resumes with, instead of inflating and
+    discarding everything before it). Damaged data raises :class:`~tfrx.errors.CorruptRecordError`."""
+
+    def __init__(self, path, index: InflateIndex, offset: int, *, file=None) -> None:
+        if not 0 <= offset <= index.records.file_size:
+            raise ValueError(
+                f"start offset {offset} lies past the end of {path!r} ({index.records.file_size} uncompressed bytes)"
+            )
+        self.reader = CompressedRandomReader(path, index, file=file)
+        self.position = int(offset)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.reader.index.records.file_size - self.position
+        n = left if size is None or size < 0 else min(size, left)
+        data = self.reader.read(self.position, n) if n > 0 else b""
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self.read(min(len(view), _OUT_CHUNK))
+        view[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.reader.close()
 
 
 def _compressed_records(path: str, cache_dir: str | None, rebuild: bool) -> RecordIndex:

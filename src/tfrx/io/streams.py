@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
+from tfrx.errors import TfrxError
 from tfrx.io.compression import DecompressingReader, detect_compression, shows_compressed_stream
 from tfrx.io.framing import HEADER_BYTES
-from tfrx.io.paths import local_size, open_input
+from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+from tfrx.io.paths import is_url, local_size, open_input
 
 __all__ = ["OpenedStream", "open_stream", "map_file", "readinto"]
 
@@ -103,6 +105,14 @@ class OpenedStream:
     remaining: int | None
 
 
+def _checkpoints(path: str):
+    """The checkpoint index of a local compressed file when one exists and is valid (never built here)."""
+    try:
+        return load_inflate_index(path, build=False)
+    except (OSError, TfrxError):
+        return None
+
+
 def open_stream(
     source, raw, compression: str, start_offset: int, *, name: str | None, owns: bool, positioned: bool
 ) -> OpenedStream:
@@ -134,6 +144,10 @@ def open_stream(
             # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
             raw.seek(raw.tell() - len(head))
             head = b""
+        if start_offset and owns and isinstance(source, (str, os.PathLike)) and not is_url(os.fspath(source)):
+            index = _checkpoints(os.fsdecode(os.fspath(source)))
+            if index is not None:  # resume at the checkpoint before the start, not from the file's start
+                return OpenedStream(CheckpointStream(source, index, start_offset, file=raw), compression, None)
         reopen = None
         if isinstance(source, (str, os.PathLike)):
             reopen = lambda: open_input(source)  # read again after damage (remote readahead)
