@@ -45,13 +45,16 @@ __all__ = ["RandomAccessDataset"]
 # Remote reads of records closer than this are merged into one range request:
 # a request costs far more than the bytes between two nearby records.
 COALESCE_GAP = 64 << 10
+# Range requests in flight at once for one batch of remote reads: enough to hide a distant store's
+# latency, few enough not to queue at a server (or be refused by it) when a batch plans many.
+CONCURRENCY = 32
 
 
-def _runs(offsets: np.ndarray, sizes: np.ndarray):
+def _runs(offsets: np.ndarray, sizes: np.ndarray, gap: int = COALESCE_GAP):
     """The byte ranges ``(starts, stops)`` covering ``sizes[j]`` bytes at ``offsets[j]`` (offsets ascending),
-    records closer than ``COALESCE_GAP`` merged into one range, and the range of each j."""
+    records closer than ``gap`` merged into one range, and the range of each j."""
     ends = offsets + sizes
-    breaks = np.flatnonzero(offsets[1:] > np.maximum.accumulate(ends)[:-1] + COALESCE_GAP) + 1
+    breaks = np.flatnonzero(offsets[1:] > np.maximum.accumulate(ends)[:-1] + gap) + 1
     run_lo = np.concatenate([[0], breaks]).astype(np.int64)
     run_hi = np.concatenate([breaks, [len(offsets)]]).astype(np.int64)
     starts = offsets[run_lo]
@@ -59,25 +62,52 @@ def _runs(offsets: np.ndarray, sizes: np.ndarray):
     return starts, stops, np.repeat(np.arange(len(run_lo)), run_hi - run_lo)
 
 
-def _coalesced_ranges(fs, path: str, offsets: np.ndarray, sizes: np.ndarray):
+def _coalesced_ranges(
+    fs, path: str, offsets: np.ndarray, sizes: np.ndarray, gap: int = COALESCE_GAP, concurrency: int = CONCURRENCY
+):
     """Fetches ``sizes[j]`` bytes at ``offsets[j]`` (offsets ascending) in as few range requests as gaps allow.
 
     Returns, for each j, the blob holding it and its start within that blob.
     """
-    return _fetch_many(fs, [(path, offsets, sizes)])[0]
+    return _fetch_many(fs, [(path, offsets, sizes)], gap, concurrency)[0]
 
 
-def _fetch_many(fs, reads):
+def _cat_ranges(fs, paths: list, starts: list, stops: list, concurrency: int) -> list:
+    """The byte ranges, at most ``concurrency`` requests in flight: through the filesystem's own async
+    ``cat_ranges`` where it has one (its ``batch_size`` bounds what is in flight), else on threads.
+    A failed range comes back as its exception."""
+    if getattr(fs, "async_impl", False):
+        return fs.cat_ranges(paths, starts, stops, batch_size=concurrency)
+    if concurrency <= 1 or len(paths) <= 1:
+        return fs.cat_ranges(paths, starts, stops)
+
+    def one(k: int):
+        try:
+            return fs.cat_file(paths[k], start=starts[k], end=stops[k])
+        except Exception as e:  # handed back as the async path does; the caller raises it with the object's name
+            return e
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(concurrency, len(paths)), thread_name_prefix="tfrx-ranges") as pool:
+        return list(pool.map(one, range(len(paths))))
+
+
+def _fetch_many(fs, reads, gap: int = COALESCE_GAP, concurrency: int = CONCURRENCY):
     """:func:`_coalesced_ranges` for several ``(path, offsets, sizes)`` of one filesystem in one
-    ``cat_ranges`` call, so the range requests of all files overlap. Returns ``(blobs, rel)`` per read."""
-    paths, starts, stops, plans = [], [], [], []
+    ``cat_ranges`` call, so the range requests of all files overlap (at most ``concurrency`` in flight).
+    Returns ``(blobs, rel)`` per read, in the order of ``reads``."""
+    paths: list[str] = []
+    starts: list[int] = []
+    stops: list[int] = []
+    plans = []
     for path, offsets, sizes in reads:
-        lo, hi, run_of = _runs(offsets, sizes)
+        lo, hi, run_of = _runs(offsets, sizes, gap)
         plans.append((path, offsets, lo, run_of, len(starts)))
         paths += [path] * len(lo)
         starts += lo.tolist()
         stops += hi.tolist()
-    fetched = fs.cat_ranges(paths, starts, stops)
+    fetched = _cat_ranges(fs, paths, starts, stops, concurrency)
     out = []
     for path, offsets, lo, run_of, first in plans:
         mine = fetched[first : first + len(lo)]
@@ -111,7 +141,10 @@ class RandomAccessDataset:
     returned (e.g. a parser); ``features`` is a shortcut for parsing each record
     with ``tfrx.ExampleParser(features).parse_single``. ``storage_options``
     go to the fsspec filesystem of URLs; remote records are fetched with
-    coalesced range requests (``cat_ranges``). A glob or list of
+    coalesced range requests (records less than ``coalesce_gap`` bytes apart,
+    64 KiB by default, share one), at most ``concurrency`` (32) in flight at
+    once (the filesystem's async ``cat_ranges`` where it has one, else
+    threads), delivered in request order. A glob or list of
     ``-NNNNN-of-MMMMM`` shards must hold the whole set unless
     ``require_all_shards=False`` (:class:`tfrx.IncompleteShardSetError`).
     Indexes are looked for in ``.tfrx/`` beside each file, then beside it as
@@ -134,7 +167,15 @@ class RandomAccessDataset:
         use_mmap: bool = False,
         storage_options: dict | None = None,
         require_all_shards: bool = True,
+        concurrency: int = CONCURRENCY,
+        coalesce_gap: int = COALESCE_GAP,
     ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be a positive int, got {concurrency!r}")
+        if isinstance(coalesce_gap, bool) or not isinstance(coalesce_gap, int) or coalesce_gap < 0:
+            raise ValueError(f"coalesce_gap must be an int >= 0 (bytes), got {coalesce_gap!r}")
+        self.concurrency = concurrency
+        self.coalesce_gap = coalesce_gap
         self.paths = [
             _path_of(p)
             for p in expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
@@ -335,7 +376,12 @@ class RandomAccessDataset:
                 lo = hi
             for reads in remote.values():
                 fs = reads[0][0][0]
-                fetched = _fetch_many(fs, [(h[1], read[2], read[3] + FRAMING_BYTES) for h, read in reads])
+                fetched = _fetch_many(
+                    fs,
+                    [(h[1], read[2], read[3] + FRAMING_BYTES) for h, read in reads],
+                    self.coalesce_gap,
+                    self.concurrency,
+                )
                 for (_, read), blobs in zip(reads, fetched):
                     self._gather(*read, data, blobs)
         return data, out_starts, lengths
@@ -351,7 +397,9 @@ class RandomAccessDataset:
             if fetched is None:
                 assert isinstance(h, tuple)
                 fs, path = h
-                fetched = _coalesced_ranges(fs, path, offsets, lengths + FRAMING_BYTES)
+                fetched = _coalesced_ranges(
+                    fs, path, offsets, lengths + FRAMING_BYTES, self.coalesce_gap, self.concurrency
+                )
             blobs, rel = fetched
             for k, (b, r) in enumerate(zip(blobs, rel)):
                 result = _native.gather_records(
