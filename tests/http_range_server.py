@@ -3,7 +3,8 @@
 ``RangeServer(folder, delay=0.02)`` serves ``folder`` on ``127.0.0.1`` (a port the OS picks) from
 a thread of its own; ``url(name)`` is a file's URL. Every request waits ``delay`` seconds before
 its answer, as a distant store would (requests in flight together wait together). ``requests``
-counts GET requests with a ``Range`` header, ``max_in_flight`` the most requests answered at once.
+counts GET requests with a ``Range`` header, ``max_in_flight`` the most requests answered at once
+(``GET /_requests`` answers with the count, for a server in another process; it is not counted).
 """
 
 from __future__ import annotations
@@ -59,6 +60,13 @@ class RangeServer:
         self._server.server_close()
 
     def _answer(self, handler: BaseHTTPRequestHandler, body: bool) -> None:
+        if handler.path == "/_requests":
+            text = str(self.requests).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(text)))
+            handler.end_headers()
+            handler.wfile.write(text)
+            return
         ranged = handler.headers.get("Range")
         with self._lock:
             self._in_flight += 1
