@@ -53,6 +53,7 @@ def main(records: int = 600, latency: float = LATENCY, picks: int = 400) -> None
             stdout=subprocess.PIPE,
             text=True,
         )
+        assert proc.stdout is not None and proc.stdin is not None
         try:
             url = proc.stdout.readline().strip()
             count_url = url.rsplit("/", 1)[0] + "/_requests"
