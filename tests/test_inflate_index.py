@@ -237,4 +237,31 @@ def test_reader_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatc
     # The resumed reader inflated from a checkpoint near record 1400, not the bytes before it.
     assert len(streams) == 1
     start = int(index.offsets[1400])
-    assert streams[0].reader.inflated_bytes <= index.file_size - start + (2 << 20) < index.file_size
+    bound = index.file_size - start + _max_interval(load_inflate_index(path))
+    assert streams[0].reader.inflated_bytes <= bound < index.file_size
+
+
+def test_dataset_state_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatch):
+    from tfrx.io import inflate_index
+
+    path = str(tmp_path / "state.tfrecord.gz")
+    tfrx.write_records(path, RECORDS, compression="GZIP")
+    index = tfrx.build_index(path)
+    streams = []
+    real = inflate_index.CheckpointStream.__init__
+
+    def keep(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        streams.append(self)
+
+    monkeypatch.setattr(inflate_index.CheckpointStream, "__init__", keep)
+    ds = tfrx.TFRecordDataset(path)
+    it = iter(ds)
+    for _ in range(1300):
+        next(it)
+    again = iter(ds)
+    again.set_state(it.get_state())
+    assert list(again) == RECORDS[1300:]
+    # From the checkpoint before record 1300 to the end: at most one interval more than the records read.
+    bound = index.file_size - int(index.offsets[1300]) + _max_interval(load_inflate_index(path))
+    assert len(streams) == 1 and streams[0].reader.inflated_bytes <= bound < index.file_size
