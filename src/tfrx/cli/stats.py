@@ -12,6 +12,11 @@ DESCRIPTION = """Per-feature statistics of Example or SequenceExample records.
 For each feature: in how many records it is present (and empty), its kind,
 values per record (min/max/mean), numeric min/max/mean, and the most common
 bytes values. Feature lists also report steps per record.
+
+--format tfdv computes TensorFlow Data Validation's statistics instead and
+writes them as a DatasetFeatureStatisticsList (-o stats.pb: binary, what
+tfdv.load_stats_binary and Facets read; .pbtxt: text), with --weight-feature
+and --slice-feature as TFDV's StatsOptions; needs tfrx[validate].
 """
 
 
@@ -22,6 +27,16 @@ def add_arguments(p) -> None:
     )
     p.add_argument("--top", type=int, default=3, metavar="K", help="most common bytes values to show (default 3)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--format",
+        choices=["table", "json", "tfdv"],
+        default=None,
+        help="table (default), json (same as --json), or tfdv: TFDV's DatasetFeatureStatisticsList",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="--format tfdv: where to write (default: text on stdout)")
+    p.add_argument("--weight-feature", metavar="NAME", help="--format tfdv: the feature holding each record's weight")
+    p.add_argument("--slice-feature", metavar="NAME", help="--format tfdv: also a dataset per value of this feature")
+    p.add_argument("--seed", type=int, default=0, help="--format tfdv: seed of the quantile and top-k sketches")
     add_progress(p)
 
 
@@ -44,7 +59,42 @@ def _short(label: str) -> str:
     return label[:20] + m.group(0) if m else label[:30] + "..."
 
 
+def run_tfdv(args) -> int:
+    """--format tfdv: TFDV's statistics of the inputs, written to -o or printed as text."""
+    from tfrx.cli._common import compression_arg, storage_options
+    from tfrx.tools.sniff import OTHER
+    from tfrx.validate import StatsOptions, generate_statistics, write_statistics
+
+    srcs = sources(args)
+    for source in srcs:
+        kind, sample = payload_check(source, args)
+        if kind == OTHER:
+            raise CliError(not_examples_message(source, sample))
+    options = StatsOptions(weight_feature=args.weight_feature, slice_feature=args.slice_feature, seed=args.seed)
+    stats = generate_statistics(
+        srcs,
+        options,
+        compression=compression_arg(args),
+        on_error=args.on_error,
+        max_records=None if args.max_records < 0 else args.max_records,
+        storage_options=storage_options(args),
+    )
+    if args.output:
+        write_statistics(stats, args.output)
+    else:
+        from google.protobuf import text_format
+
+        print(text_format.MessageToString(stats), end="")
+    return 0
+
+
 def run(args) -> int:
+    if args.format == "tfdv":
+        return run_tfdv(args)
+    if args.output or args.weight_feature or args.slice_feature:
+        raise CliError("-o, --weight-feature and --slice-feature go with --format tfdv")
+    if args.format == "json":
+        args.json = True
     from tfrx.tools.progress import progress_bar
     from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE
     from tfrx.tools.stats import DatasetStats, compute_stats

@@ -6,10 +6,10 @@ as in TFDV), how many values (or, for a feature list, steps) each record
 holds, the flat values, and for feature lists the values of each step.
 
 The values come from tfrx's spec-driven batch parser (every feature parsed as
-a ``RaggedFeature`` of the kind the records use); whether a record whose
-list is empty holds the feature at all is read, for those records only, with
-the schema-less decoder. A batch the parser cannot take (a feature that
-changes kind, a feature not seen when the spec was made) is read record by
+a ``RaggedFeature`` of the kind the records use); which keys the records
+hold, and whether a record whose list is empty holds the feature at all,
+come from the schema-less native decoder. A batch the parser cannot take (a
+feature that changes kind, a feature not in the spec) is read record by
 record with the decoder instead, so every feature of every record is counted.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 from tfrx import _native
 from tfrx import dtypes as _dt
 
-__all__ = ["Column", "Batch", "KINDS", "batch_columns"]
+__all__ = ["Column", "Batch", "KINDS", "batch_columns", "decoded_columns", "decode_records"]
 
 KINDS = {1: "STRING", 2: "FLOAT", 3: "INT"}
 _DTYPES = {"STRING": _dt.string, "FLOAT": _dt.float32, "INT": _dt.int64}
@@ -82,19 +82,43 @@ def _flat_numbers(values) -> np.ndarray:
     return np.asarray(values)
 
 
-def batch_columns(records: Sequence, kinds: dict, list_kinds: dict | None, sequence: bool) -> Batch:
+def decode_records(records: Sequence, sequence: bool) -> list[tuple[dict, dict]]:
+    """Each record's (features, feature_lists) from the schema-less decoder (empty Features kept as None)."""
+    if sequence:
+        return [_native.decode_sequence_example(r, keep_empty=True) for r in records]
+    return [(_native.decode_example(r, keep_empty=True), {}) for r in records]
+
+
+def batch_columns(
+    records: Sequence, kinds: dict, list_kinds: dict | None, sequence: bool, *, exact: bool = True
+) -> Batch:
     """The columns of ``records`` (bytes) for the features in ``kinds`` / ``list_kinds`` (key -> "INT",
-    "FLOAT" or "STRING"), read by the batch parser; falls back to the decoder when the parser refuses the
-    batch or a record holds a key not in the spec."""
+    "FLOAT" or "STRING"), read by the batch parser.
+
+    ``exact``: first read every record's keys with the decoder, so that a
+    feature the spec does not name is still counted (the batch is then read
+    by the decoder). Without it only records that lack a known feature are
+    decoded. The decoder also reads batches the parser refuses."""
     from tfrx.errors import TfrxError
 
+    list_kinds = list_kinds or {}
+    decoded = None
+    if exact:
+        decoded = decode_records(records, sequence)
+        keys: set = set()
+        list_keys: set = set()
+        for d, fl in decoded:
+            keys.update(d)
+            list_keys.update(fl)
+        if not keys <= kinds.keys() or not list_keys <= list_kinds.keys():
+            return decoded_columns(records, sequence, decoded)
     try:
-        return _parsed(records, kinds, list_kinds or {}, sequence)
+        return _parsed(records, kinds, list_kinds, sequence, decoded)
     except (TfrxError, ValueError):
-        return decoded_columns(records, sequence)
+        return decoded_columns(records, sequence, decoded)
 
 
-def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool) -> Batch:
+def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool, decoded: list | None) -> Batch:
     from tfrx.parsing import ExampleParser, RaggedFeature, SequenceExampleParser
 
     n = len(records)
@@ -102,11 +126,11 @@ def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool) ->
     seq_spec = {k: RaggedFeature(dtype=_DTYPES[v]) for k, v in list_kinds.items() if v is not None}
     if sequence:
         if not ctx_spec and not seq_spec:
-            return decoded_columns(records, sequence)
+            return decoded_columns(records, sequence, decoded)
         ctx, seq, _ = SequenceExampleParser(ctx_spec, seq_spec).parse(records)
     else:
         if not ctx_spec:
-            return decoded_columns(records, sequence)
+            return decoded_columns(records, sequence, decoded)
         ctx, seq = ExampleParser(ctx_spec).parse(records), {}
     features = {}
     for k, rt in ctx.items():
@@ -122,7 +146,9 @@ def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool) ->
     for c in list(features.values()) + list(lists.values()):
         unsure |= c.counts == 0
     for i in np.flatnonzero(unsure).tolist():
-        if sequence:
+        if decoded is not None:
+            d, fl = decoded[i]
+        elif sequence:
             d, fl = _native.decode_sequence_example(records[i], keep_empty=True)
         else:
             d, fl = _native.decode_example(records[i], keep_empty=True), {}
@@ -186,16 +212,15 @@ class _Builder:
         return Column(self.kind, self.present, self.counts, values, steps)
 
 
-def decoded_columns(records: Sequence, sequence: bool) -> Batch:
-    """The columns of ``records`` read one by one with the schema-less decoder (every key, any kind)."""
+def decoded_columns(records: Sequence, sequence: bool, decoded: list | None = None) -> Batch:
+    """The columns of ``records`` read one by one with the schema-less decoder (every key, any kind);
+    ``decoded``: the records already decoded (:func:`decode_records`)."""
     n = len(records)
     ctx: dict[str, _Builder] = {}
     lists: dict[str, _Builder] = {}
-    for i, r in enumerate(records):
-        if sequence:
-            d, fl = _native.decode_sequence_example(r, keep_empty=True)
-        else:
-            d, fl = _native.decode_example(r, keep_empty=True), {}
+    if decoded is None:
+        decoded = decode_records(records, sequence)
+    for i, (d, fl) in enumerate(decoded):
         for k, v in d.items():
             b = ctx.get(k) or ctx.setdefault(k, _Builder(n, False))
             b.set_kind(k, _kind_of(v))

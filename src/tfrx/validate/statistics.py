@@ -49,6 +49,13 @@ class StatsOptions:
     per value, named ``"<feature>_<value>"`` as TFDV's feature-value slicer
     names them, besides ``"All Examples"``). ``seed`` fixes the sketches'
     draws; ``quantile_k`` and ``topk_capacity`` size them.
+
+    ``discover_features``: ``"all"`` (default) reads the keys of every
+    record with the native decoder before the batch parser reads the values,
+    so every feature is counted wherever it first appears (as TFDV does);
+    ``"first_batch"`` learns the features from the first batch of each file
+    and skips that pass (faster; a feature that first appears later, in
+    records that hold every known feature, is not counted).
     """
 
     num_top_values: int = 20
@@ -64,6 +71,13 @@ class StatsOptions:
     quantile_k: int = 4096
     topk_capacity: int = 100_000
     batch_size: int = 4096
+    discover_features: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.discover_features not in ("first_batch", "all"):
+            raise ValueError(f"discover_features must be 'first_batch' or 'all', got {self.discover_features!r}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {self.batch_size}")
 
 
 class _Level:
@@ -115,6 +129,10 @@ class _MeanVar:
     def update(self, x: np.ndarray, w: np.ndarray | None = None) -> None:
         if not x.size:
             return
+        with np.errstate(invalid="ignore", over="ignore"):  # infinities give an infinite or NaN moment, as in TFDV
+            self._update(x, w)
+
+    def _update(self, x: np.ndarray, w: np.ndarray | None) -> None:
         if w is None:
             bw = float(x.size)
             bmean = float(x.mean())
@@ -353,7 +371,8 @@ class StatisticsAccumulator:
         if exhaustive or not (self._kinds or self._list_kinds):
             batch = decoded_columns(records, sequence)
         else:
-            batch = batch_columns(records, self._kinds, self._list_kinds, sequence)
+            exact = self.options.discover_features == "all"
+            batch = batch_columns(records, self._kinds, self._list_kinds, sequence, exact=exact)
         for k, c in batch.features.items():
             if self._kinds.get(k) is None:
                 self._kinds[k] = c.kind
