@@ -89,22 +89,42 @@ def decode_records(records: Sequence, sequence: bool) -> list[tuple[dict, dict]]
     return [(_native.decode_example(r, keep_empty=True), {}) for r in records]
 
 
+def learn_kinds(decoded: list, kinds: dict, list_kinds: dict) -> None:
+    """Adds the keys of decoded records, with their kinds ("INT", "FLOAT", "STRING"; None while only seen
+    without a kind), to ``kinds`` / ``list_kinds``; a key seen with two kinds keeps the first (the batch then
+    goes to the decoder, which reports the conflict)."""
+    for d, fl in decoded:
+        for k, v in d.items():
+            if kinds.get(k) is None:
+                kinds[k] = _kind_of(v)
+        for k, steps in fl.items():
+            if list_kinds.get(k) is None:
+                list_kinds[k] = next((_kind_of(s) for s in steps if s is not None), None)
+
+
 def batch_columns(
-    records: Sequence, kinds: dict, list_kinds: dict | None, sequence: bool, *, exact: bool = True
+    records: Sequence,
+    kinds: dict,
+    list_kinds: dict | None,
+    sequence: bool,
+    *,
+    exact: bool = True,
+    decoded: list | None = None,
 ) -> Batch:
     """The columns of ``records`` (bytes) for the features in ``kinds`` / ``list_kinds`` (key -> "INT",
     "FLOAT" or "STRING"), read by the batch parser.
 
-    ``exact``: first read every record's keys with the decoder, so that a
-    feature the spec does not name is still counted (the batch is then read
-    by the decoder). Without it only records that lack a known feature are
-    decoded. The decoder also reads batches the parser refuses."""
+    ``exact``: first read every record's keys with the decoder (or take
+    ``decoded``, from :func:`decode_records`), so that a feature the spec
+    does not name is still counted (the batch is then read by the decoder).
+    Without it only records that lack a known feature are decoded. The
+    decoder also reads batches the parser refuses."""
     from tfrx.errors import TfrxError
 
     list_kinds = list_kinds or {}
-    decoded = None
-    if exact:
+    if exact and decoded is None:
         decoded = decode_records(records, sequence)
+    if decoded is not None:
         keys: set = set()
         list_keys: set = set()
         for d, fl in decoded:

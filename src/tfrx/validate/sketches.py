@@ -19,6 +19,7 @@ keyed BLAKE2b hashes (``unique_estimated`` tells which).
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections import Counter
 
 import numpy as np
@@ -194,8 +195,7 @@ class TopKSketch:
         src = self.weighted if weighted else self.counts
         if not src:
             return []
-        items = sorted(src.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-        return items[:k]
+        return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
 
 
 def _as_bytes(x) -> bytes:

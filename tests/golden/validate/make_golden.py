@@ -1,0 +1,164 @@
+"""TFDV's statistics, schemas and anomalies on small inputs: the golden files of tests/test_validate_golden.py.
+
+    python tests/golden/validate/make_golden.py [--out DIR] [--corpus DIR]
+    python tests/golden/validate/make_golden.py --check-tfrx DIR
+
+Runs in an environment with tensorflow-data-validation (it pins TensorFlow
+2.16, pyarrow<11 and pandas<2: a virtual environment of its own, see
+tests/tfdv_oracle.sh), never in tfrx's.
+
+Inputs: ``generated.tfrecord`` / ``generated_b.tfrecord`` (written here with
+TensorFlow from a seeded generator: ints with missing and empty lists,
+floats with NaN and infinities, categorical strings with a non-UTF-8 value,
+a high-cardinality string, a 0/1 int, a weight, a label) and the corpus'
+penguin train / eval files. Outputs (protobuf text): ``stats_<name>.pbtxt``
+(``generate_statistics_from_tfrecord`` with default options; ``_weighted``
+with ``weight_feature="w"``, ``_sliced`` sliced by ``label``),
+``schema_<name>.pbtxt`` (``infer_schema``), ``anomalies_*.pbtxt``
+(``validate_statistics``: eval against the train schema, generated_b
+against generated's schema, and drift with comparators), ``versions.json``.
+
+``--check-tfrx DIR``: loads tfrx's files from DIR (``stats.pb``,
+``schema.pbtxt`` written by tfrx for generated.tfrecord) with TFDV's own
+loaders, infers TFDV's schema from tfrx's statistics and validates TFDV's
+statistics against tfrx's schema; exits non-zero on any difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PENGUIN = ("tfx__penguin_train_data_tfrecord-00000-of-00001.gz", "tfx__penguin_eval_data_tfrecord-00000-of-00001.gz")
+
+
+def write_generated(tf, path: Path, seed: int, n: int, shift: float = 0.0) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    cats = [b"red", b"green", b"blue", b"cyan", b"magenta", b"yellow"]
+    probs = np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
+    if shift:
+        probs = np.roll(probs, 2)
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for k in range(n):
+            feats = {}
+            m = int(rng.integers(0, 6))
+            if m < 5:  # "i": 0..3 values, an empty list at m == 4, missing at m == 5
+                vals = rng.integers(-50, 1000, size=min(m, 3)).tolist() if m < 4 else []
+                feats["i"] = tf.train.Feature(int64_list=tf.train.Int64List(value=vals))
+            x = float(rng.normal(10 + shift, 3))
+            if k % 97 == 5:
+                x = float("nan")
+            elif k % 211 == 7:
+                x = float("inf")
+            elif k % 53 == 0:
+                x = 0.0
+            feats["f"] = tf.train.Feature(float_list=tf.train.FloatList(value=[x]))
+            s = cats[int(rng.choice(len(cats), p=probs))] if k % 149 != 3 else b"\xff\xfebad"
+            feats["s"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[s]))
+            if k % 3:
+                feats["text"] = tf.train.Feature(
+                    bytes_list=tf.train.BytesList(value=[b"t%05d" % rng.integers(0, 5000)])
+                )
+            feats["flag01"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(rng.integers(0, 2))]))
+            feats["w"] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(rng.uniform(0.5, 2.0))]))
+            feats["label"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[k % 3]))
+            w.write(tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString())
+
+
+def add_comparators(schema) -> None:
+    """The thresholds the drift golden uses (also applied by the test to tfrx's schema)."""
+    for f in schema.feature:
+        if f.name == "s":
+            f.drift_comparator.infinity_norm.threshold = 0.05
+        if f.name == "f":
+            f.drift_comparator.jensen_shannon_divergence.threshold = 0.05
+
+
+def make(out: Path, corpus: Path | None) -> None:
+    import tensorflow as tf
+    import tensorflow_data_validation as tfdv
+    from google.protobuf import text_format
+    from tensorflow_data_validation.utils import slicing_util
+
+    out.mkdir(parents=True, exist_ok=True)
+    gen, gen_b = HERE / "generated.tfrecord", HERE / "generated_b.tfrecord"
+    if not gen.exists():
+        write_generated(tf, gen, seed=0, n=3000)
+    if not gen_b.exists():
+        write_generated(tf, gen_b, seed=1, n=2000, shift=1.5)
+
+    def save(name: str, message) -> None:
+        (out / name).write_text(text_format.MessageToString(message))
+
+    def stats(path: Path, **options):
+        return tfdv.generate_statistics_from_tfrecord(str(path), stats_options=tfdv.StatsOptions(**options))
+
+    s_gen = stats(gen)
+    save("stats_generated.pbtxt", s_gen)
+    save("stats_generated_weighted.pbtxt", stats(gen, weight_feature="w"))
+    slicer = slicing_util.get_feature_value_slicer({"label": None})
+    save("stats_generated_sliced.pbtxt", stats(gen, experimental_slice_functions=[slicer]))
+    schema = tfdv.infer_schema(s_gen)
+    save("schema_generated.pbtxt", schema)
+    s_gen_b = stats(gen_b)
+    save("stats_generated_b.pbtxt", s_gen_b)
+    save("anomalies_generated_b.pbtxt", tfdv.validate_statistics(s_gen_b, schema))
+    drift_schema = tfdv.infer_schema(s_gen)
+    add_comparators(drift_schema)
+    save("anomalies_drift.pbtxt", tfdv.validate_statistics(s_gen_b, drift_schema, previous_statistics=s_gen))
+    if corpus is not None:
+        train, evl = (corpus / p for p in PENGUIN)
+        s_train, s_eval = stats(train), stats(evl)
+        save("stats_penguin_train.pbtxt", s_train)
+        save("stats_penguin_eval.pbtxt", s_eval)
+        p_schema = tfdv.infer_schema(s_train)
+        save("schema_penguin.pbtxt", p_schema)
+        save("anomalies_penguin_eval.pbtxt", tfdv.validate_statistics(s_eval, p_schema))
+    versions = {"tensorflow_data_validation": tfdv.__version__, "tensorflow": tf.__version__}
+    (out / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
+
+
+def check_tfrx(d: Path) -> int:
+    """TFDV loads tfrx's files and agrees with them."""
+    import tensorflow_data_validation as tfdv
+
+    problems = []
+    tfrx_stats = tfdv.load_stats_binary(str(d / "stats.pb"))
+    tfrx_schema = tfdv.load_schema_text(str(d / "schema.pbtxt"))
+    if tfdv.infer_schema(tfrx_stats) != tfrx_schema:
+        problems.append("TFDV's infer_schema of tfrx's statistics differs from tfrx's schema")
+    own = tfdv.generate_statistics_from_tfrecord(str(HERE / "generated.tfrecord"))
+    anomalies = tfdv.validate_statistics(own, tfrx_schema)
+    if anomalies.anomaly_info:
+        problems.append(f"TFDV's statistics do not validate against tfrx's schema: {dict(anomalies.anomaly_info)}")
+    back = tfdv.validate_statistics(tfrx_stats, tfdv.infer_schema(own))
+    if back.anomaly_info:
+        problems.append(f"tfrx's statistics do not validate against TFDV's schema: {dict(back.anomaly_info)}")
+    for p in problems:
+        print("tfdv oracle:", p, file=sys.stderr)
+    print(f"tfdv oracle: {'FAILED' if problems else 'ok'} ({d})")
+    return 1 if problems else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument(
+        "--corpus", type=Path, default=Path(os.environ["TFRX_CORPUS"]) if "TFRX_CORPUS" in os.environ else None
+    )
+    ap.add_argument("--check-tfrx", type=Path)
+    args = ap.parse_args()
+    if args.check_tfrx is not None:
+        return check_tfrx(args.check_tfrx)
+    make(args.out, args.corpus)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
