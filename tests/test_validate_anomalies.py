@@ -99,7 +99,6 @@ def test_presence_value_count_and_ranges():
     assert _types(anomalies, "a") == [
         A.FEATURE_TYPE_HIGH_NUMBER_VALUES,
         A.FEATURE_TYPE_LOW_FRACTION_PRESENT,
-        A.FEATURE_TYPE_LOW_FRACTION_PRESENT,
         A.INT_TYPE_SMALL_INT,
         A.INT_TYPE_BIG_INT,
     ]

@@ -52,7 +52,7 @@ def _serialize(rec: dict) -> bytes:
 def _oracle(records: list[dict], name: str) -> dict:
     present = [r[name] for r in records if name in r]
     values = [v for p in present for v in p]
-    out = {
+    out: dict[str, float] = {
         "num_non_missing": len(present),
         "num_missing": len(records) - len(present),
         "tot_num_values": len(values),

@@ -197,8 +197,13 @@ def numeric_proto(f, common):
             out.histograms.add(type=statistics_pb2.Histogram.STANDARD).num_nan = f.num_nan
             out.histograms.add(type=statistics_pb2.Histogram.QUANTILES).num_nan = f.num_nan
         return out
-    out.mean = f.meanvar.mean
-    out.std_dev = math.sqrt(max(0.0, f.meanvar.variance))
+    if math.isinf(f.min) or math.isinf(f.max):
+        # TFDV merges per-batch means, and an infinite one turns the merged mean into NaN (inf - inf)
+        # and the variance with it, which its max(0, variance) makes a standard deviation of 0
+        out.mean, out.std_dev = math.nan, 0.0
+    else:
+        out.mean = f.meanvar.mean
+        out.std_dev = math.sqrt(max(0.0, f.meanvar.variance))
     out.num_zeros = f.num_zeros
     out.min = f.min
     out.max = f.max
@@ -208,6 +213,8 @@ def numeric_proto(f, common):
     if f.opts.weight_feature is not None:
         w = statistics_pb2.WeightedNumericStatistics(mean=f.wmeanvar.mean)
         w.std_dev = math.sqrt(max(0.0, f.wmeanvar.variance))
+        if math.isinf(f.min) or math.isinf(f.max):
+            w.mean, w.std_dev = math.nan, 0.0
         if f.wquantiles.total_weight > 0:
             wmedian, wstd, wq = _numeric_histograms(f.wquantiles, f, f.pos_inf_weighted)
             w.median = wmedian

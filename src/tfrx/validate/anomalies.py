@@ -152,12 +152,23 @@ def _check_domain(v: FeatureView, f, schema, out: list) -> None:
         if d.disallow_inf and (math.isinf(ns.min) or math.isinf(ns.max)):
             out.append((A.FLOAT_TYPE_HAS_INF, "Invalid values", "Float feature has Inf values."))
     elif which == "bool_domain" and ns is not None and v.num_present and v.type == 0:
+        # TFDV reports one of the two: values below 0 first
         if ns.min < 0:
             out.append(
-                (A.BOOL_TYPE_SMALL_INT, "Non-boolean values", f"Integers (such as {int(ns.min)}) not in {{0, 1}}")
+                (
+                    A.BOOL_TYPE_SMALL_INT,
+                    "Non-boolean values",
+                    f"Integers (such as {_six(ns.min)}) not in {{0, 1}}: converting to an integer.",
+                )
             )
-        if ns.max > 1:
-            out.append((A.BOOL_TYPE_BIG_INT, "Non-boolean values", f"Integers (such as {int(ns.max)}) not in {{0, 1}}"))
+        elif ns.max > 1:
+            out.append(
+                (
+                    A.BOOL_TYPE_BIG_INT,
+                    "Non-boolean values",
+                    f"Integers (such as {_six(ns.max)}) not in {{0, 1}}: converting to an integer.",
+                )
+            )
 
 
 def _check_counts(v: FeatureView, f, out: list) -> None:
@@ -276,7 +287,8 @@ def _check_presence(v: FeatureView, f, out: list) -> None:
                     f"{p.min_fraction:f}, actual = {fraction:f}",
                 )
             )
-        if p.min_fraction == 1.0 and v.num_missing != 0:
+        elif p.min_fraction == 1.0 and v.num_missing != 0:
+            # a fraction that rounds to 1.0 while records miss the feature (TFDV checks this apart)
             out.append(
                 (
                     A.FEATURE_TYPE_LOW_FRACTION_PRESENT,

@@ -424,6 +424,8 @@ class StatisticsAccumulator:
         names = [DEFAULT_SLICE] + sorted(k for k in self.datasets if k != DEFAULT_SLICE)
         for k in names:
             out.datasets.append(self.datasets[k].proto())
+        if self.options.slice_feature is None:
+            out.datasets[0].name = ""  # TFDV names the dataset only when there are slices
         return out
 
 

@@ -9,9 +9,10 @@ tests/tfdv_oracle.sh), never in tfrx's.
 
 Inputs: ``generated.tfrecord`` / ``generated_b.tfrecord`` (written here with
 TensorFlow from a seeded generator: ints with missing and empty lists,
-floats with NaN and infinities, categorical strings with a non-UTF-8 value,
-a high-cardinality string, a 0/1 int, a weight, a label) and the corpus'
-penguin train / eval files. Outputs (protobuf text): ``stats_<name>.pbtxt``
+floats with NaN and infinities, categorical strings, non-UTF-8 bytes, a
+high-cardinality string, a 0/1 int, a weight, a label; ``_b`` a second span
+that drifts, with a new category, a new feature and bad 0/1 values) and
+the corpus' penguin train / eval files. Outputs (protobuf text): ``stats_<name>.pbtxt``
 (``generate_statistics_from_tfrecord`` with default options; ``_weighted``
 with ``weight_feature="w"``, ``_sliced`` sliced by ``label``),
 ``schema_<name>.pbtxt`` (``infer_schema``), ``anomalies_*.pbtxt``
@@ -36,21 +37,32 @@ HERE = Path(__file__).resolve().parent
 PENGUIN = ("tfx__penguin_train_data_tfrecord-00000-of-00001.gz", "tfx__penguin_eval_data_tfrecord-00000-of-00001.gz")
 
 
-def write_generated(tf, path: Path, seed: int, n: int, shift: float = 0.0) -> None:
+def write_generated(tf, path: Path, seed: int, n: int, serving: bool = False) -> None:
+    """``serving``: the second span: shifted numbers and categories, a new category, a new feature, a 0/1
+    feature that is sometimes missing or 2."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     cats = [b"red", b"green", b"blue", b"cyan", b"magenta", b"yellow"]
     probs = np.array([0.3, 0.25, 0.2, 0.1, 0.1, 0.05])
-    if shift:
-        probs = np.roll(probs, 2)
+    shift = 1.5 if serving else 0.0
+    if serving:
+        cats.append(b"purple")
+        probs = np.append(np.roll(probs, 2) * 0.97, 0.03)
+
+    def feature(kind: str, values):
+        if kind == "int":
+            return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+        if kind == "float":
+            return tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+
     with tf.io.TFRecordWriter(str(path)) as w:
         for k in range(n):
             feats = {}
             m = int(rng.integers(0, 6))
             if m < 5:  # "i": 0..3 values, an empty list at m == 4, missing at m == 5
-                vals = rng.integers(-50, 1000, size=min(m, 3)).tolist() if m < 4 else []
-                feats["i"] = tf.train.Feature(int64_list=tf.train.Int64List(value=vals))
+                feats["i"] = feature("int", rng.integers(-50, 1000, size=min(m, 3)).tolist() if m < 4 else [])
             x = float(rng.normal(10 + shift, 3))
             if k % 97 == 5:
                 x = float("nan")
@@ -58,16 +70,19 @@ def write_generated(tf, path: Path, seed: int, n: int, shift: float = 0.0) -> No
                 x = float("inf")
             elif k % 53 == 0:
                 x = 0.0
-            feats["f"] = tf.train.Feature(float_list=tf.train.FloatList(value=[x]))
-            s = cats[int(rng.choice(len(cats), p=probs))] if k % 149 != 3 else b"\xff\xfebad"
-            feats["s"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[s]))
+            feats["f"] = feature("float", [x])
+            feats["s"] = feature("bytes", [cats[int(rng.choice(len(cats), p=probs))]])
+            if k % 149 == 3:
+                feats["blob"] = feature("bytes", [b"\xff\xfe" + bytes([k % 256])])
             if k % 3:
-                feats["text"] = tf.train.Feature(
-                    bytes_list=tf.train.BytesList(value=[b"t%05d" % rng.integers(0, 5000)])
-                )
-            feats["flag01"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(rng.integers(0, 2))]))
-            feats["w"] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(rng.uniform(0.5, 2.0))]))
-            feats["label"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[k % 3]))
+                feats["text"] = feature("bytes", [b"t%03d" % rng.integers(0, 300)])
+            flag = int(rng.integers(0, 2))
+            if not (serving and k % 10 == 0):
+                feats["flag01"] = feature("int", [2 if serving and k % 10 == 1 else flag])
+            if serving and k % 4 == 0:
+                feats["extra"] = feature("float", [0.5])
+            feats["w"] = feature("float", [float(rng.uniform(0.5, 2.0))])
+            feats["label"] = feature("int", [k % 3])
             w.write(tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString())
 
 
@@ -91,7 +106,7 @@ def make(out: Path, corpus: Path | None) -> None:
     if not gen.exists():
         write_generated(tf, gen, seed=0, n=3000)
     if not gen_b.exists():
-        write_generated(tf, gen_b, seed=1, n=2000, shift=1.5)
+        write_generated(tf, gen_b, seed=1, n=2000, serving=True)
 
     def save(name: str, message) -> None:
         (out / name).write_text(text_format.MessageToString(message))
