@@ -198,6 +198,7 @@ _SUBMODULES = frozenset(
         "tools",
         "torch",
         "train",
+        "validate",
         "viewer",
         "worker_pool",
     }

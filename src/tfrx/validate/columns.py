@@ -93,13 +93,18 @@ def learn_kinds(decoded: list, kinds: dict, list_kinds: dict) -> None:
     """Adds the keys of decoded records, with their kinds ("INT", "FLOAT", "STRING"; None while only seen
     without a kind), to ``kinds`` / ``list_kinds``; a key seen with two kinds keeps the first (the batch then
     goes to the decoder, which reports the conflict)."""
+    keys: set = set()
+    list_keys: set = set()
     for d, fl in decoded:
-        for k, v in d.items():
-            if kinds.get(k) is None:
-                kinds[k] = _kind_of(v)
-        for k, steps in fl.items():
-            if list_kinds.get(k) is None:
-                list_kinds[k] = next((_kind_of(s) for s in steps if s is not None), None)
+        keys.update(d)
+        list_keys.update(fl)
+    for k in keys:
+        if kinds.get(k) is None:
+            kinds[k] = next((_kind_of(d[k]) for d, _ in decoded if d.get(k) is not None), None)
+    for k in list_keys:
+        if list_kinds.get(k) is None:
+            steps = (s for _, fl in decoded for s in fl.get(k, ()) if s is not None)
+            list_kinds[k] = next((_kind_of(s) for s in steps), None)
 
 
 def batch_columns(

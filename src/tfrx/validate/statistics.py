@@ -269,6 +269,8 @@ class _Feature:
 
 
 def _invalid_utf8(values: list) -> int:
+    if b"".join(values).isascii():
+        return 0
     bad = 0
     for b in values:
         if not b.isascii():
