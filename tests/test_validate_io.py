@@ -1,0 +1,134 @@
+"""tfrx.validate files: statistics, schema and anomalies written and read back, TFDV's and TFX's files read,
+TFDV's schemas driving tfrx's parser, and the sketches' merges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("tensorflow_metadata")
+
+import tfrx  # noqa: E402
+from tfrx.cli import main  # noqa: E402
+from tfrx.validate import (  # noqa: E402
+    StatsOptions,
+    feature_summaries,
+    generate_statistics,
+    infer_schema,
+    load_anomalies,
+    load_schema,
+    load_statistics,
+    schema_to_spec,
+    validate_statistics,
+    write_anomalies,
+    write_schema,
+    write_statistics,
+)
+from tfrx.validate.sketches import QuantileSketch, TopKSketch  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "validate"
+
+
+def test_statistics_binary_text_and_tfrecord_round_trip(tmp_path):
+    stats = generate_statistics(str(GOLDEN / "generated.tfrecord"), StatsOptions(slice_feature="label"))
+    write_statistics(stats, tmp_path / "stats.pb")
+    write_statistics(stats, tmp_path / "stats.pbtxt")
+    assert load_statistics(tmp_path / "stats.pb") == stats
+    assert load_statistics(tmp_path / "stats.pbtxt") == stats
+    assert (tmp_path / "stats.pbtxt").read_text().startswith("datasets {")
+    # a TFRecord file of DatasetFeatureStatisticsList shards (TFX StatisticsGen's FeatureStats.pb): joined in order
+    parts = []
+    for ds in stats.datasets:
+        one = type(stats)()
+        one.datasets.append(ds)
+        parts.append(one.SerializeToString())
+    tfrx.io.write_records(str(tmp_path / "FeatureStats.pb"), parts)
+    assert load_statistics(tmp_path / "FeatureStats.pb") == stats
+
+
+def test_schema_and_anomalies_round_trip(tmp_path):
+    schema = load_schema(GOLDEN / "schema_generated.pbtxt")
+    write_schema(schema, tmp_path / "schema.pb", text=False)
+    assert load_schema(tmp_path / "schema.pb") == schema
+    anomalies = validate_statistics(generate_statistics(str(GOLDEN / "generated_b.tfrecord")), schema)
+    write_anomalies(anomalies, tmp_path / "anomalies.pbtxt")
+    write_anomalies(anomalies, tmp_path / "anomalies.pb", text=False)
+    assert load_anomalies(tmp_path / "anomalies.pbtxt") == anomalies == load_anomalies(tmp_path / "anomalies.pb")
+
+
+def test_bad_statistics_file_names_the_file(tmp_path):
+    bad = tmp_path / "notstats.bin"
+    bad.write_bytes(b"\x0a\xff\xff\xff")
+    with pytest.raises(ValueError, match="notstats.bin"):
+        load_statistics(bad)
+
+
+def test_tfx_written_statistics_load(corpus_dir):
+    stats = load_statistics(corpus_dir / "mct__tfdv_Split-eval_stats_tfrecord")
+    assert stats.datasets[0].num_examples == 13115
+    summary = feature_summaries(stats)[0]
+    channel = next(f for f in summary["features"] if f["feature"] == "data_channel")
+    assert channel["type"] == "STRING" and channel["unique"] == 7 and channel["top_values"][0] == ["World", 2793]
+    iris = load_statistics(corpus_dir / "spotify__iris_train__stats.pb")  # a plain binary stats.pb
+    assert iris.datasets[0].num_examples == 130
+
+
+def test_tfdv_inferred_schemas_drive_the_parser(corpus_dir):
+    """A schema.pbtxt that TFDV wrote parses the data it describes through schema_to_spec."""
+    spec = schema_to_spec(GOLDEN / "schema_generated.pbtxt")
+    assert spec["f"] == tfrx.FixedLenFeature([1], tfrx.float32)
+    assert spec["i"] == tfrx.VarLenFeature(tfrx.int64)  # sometimes missing: VarLen, as TFX maps it
+    assert spec["text"] == tfrx.VarLenFeature(tfrx.string)
+    records = list(tfrx.io.read_records(str(GOLDEN / "generated.tfrecord")))
+    out = tfrx.parse_example(records, spec)
+    assert out["label"].shape == (3000, 1) and out["i"].dense_shape[0] == 3000
+    penguin = schema_to_spec(GOLDEN / "schema_penguin.pbtxt")
+    path = corpus_dir / "tfx__penguin_eval_data_tfrecord-00000-of-00001.gz"
+    parsed = tfrx.parse_example(list(tfrx.io.read_records(str(path))), penguin)
+    assert set(parsed) == {"body_mass_g", "culmen_depth_mm", "culmen_length_mm", "flipper_length_mm", "species"}
+
+
+def test_cli_weighted_and_text_output(tmp_path, capsys):
+    out = tmp_path / "stats.pbtxt"
+    assert (
+        main(["stats", "--format", "tfdv", "--weight-feature", "w", "-o", str(out), str(GOLDEN / "generated.tfrecord")])
+        == 0
+    )
+    stats = load_statistics(out)
+    assert stats.datasets[0].weighted_num_examples > 0
+    assert main(["stats", "--format", "tfdv", "--weight-feature", "nope", str(GOLDEN / "generated.tfrecord")]) == 2
+    assert "weight feature 'nope'" in capsys.readouterr().err
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-1e9, 1e9, allow_nan=False), min_size=1, max_size=300), st.integers(1, 299))
+def test_quantile_sketch_split_and_merged_equals_whole_below_k(values, cut):
+    whole = QuantileSketch(k=512)
+    whole.add(np.array(values))
+    a, b = QuantileSketch(k=512), QuantileSketch(k=512)
+    a.add(np.array(values[:cut]))
+    b.add(np.array(values[cut:]))
+    a.merge(b)
+    for n in (1, 4, 10):
+        np.testing.assert_array_equal(a.quantiles(n)[0], whole.quantiles(n)[0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"b", b"c", b"d", b"e"]), max_size=200), st.integers(0, 200))
+def test_topk_split_and_merged_equals_whole(values, cut):
+    whole, a, b = TopKSketch(), TopKSketch(), TopKSketch()
+    whole.add(values)
+    a.add(values[:cut])
+    b.add(values[cut:])
+    a.merge(b)
+    assert a.top(5) == whole.top(5) and a.unique() == whole.unique()
+
+
+def test_infer_then_validate_is_clean_on_every_golden_input():
+    for name in ("generated.tfrecord", "generated_b.tfrecord"):
+        stats = generate_statistics(str(GOLDEN / name))
+        assert not validate_statistics(stats, infer_schema(stats)).anomaly_info, name
