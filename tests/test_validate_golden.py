@@ -271,3 +271,39 @@ def test_drift_matches_tfdv():
             # L-infinity reads exact counts; Jensen-Shannon reads sketched histograms
             tol = 1e-9 if a.type == anomalies_pb2.DriftSkewInfo.Measurement.L_INFTY else 0.01
             assert a.value == pytest.approx(b.value, abs=tol), path
+
+
+SEQUENCE = HERE / "sequence.tfrecord"
+
+
+def _sequence_values(feature: str) -> np.ndarray:
+    out: list[float] = []
+    for r in tfrx.io.read_records(str(SEQUENCE)):
+        _, lists = tfrx.decode_sequence_example(r)
+        for step in lists.get(feature, []):
+            out.extend(np.asarray(step, dtype=np.float64).tolist())
+    return np.sort(np.array(out))
+
+
+def test_sequence_example_statistics_match_tfdv():
+    """Feature lists under ##SEQUENCE##, as tfx_bsl's SequenceExample source gives them to TFDV."""
+    theirs = _stats("stats_sequence.pbtxt")
+    ours = generate_statistics(str(SEQUENCE))
+    da, db = ours.datasets[0], theirs.datasets[0]
+    assert da.num_examples == db.num_examples
+    fa, fb = _by_path(da), _by_path(db)
+    assert sorted(fa) == sorted(fb)
+    for name, f in fb.items():
+        mine = fa[name]
+        assert mine.type == f.type, name
+        compare_common(mine, f, name)
+        if f.HasField("num_stats"):
+            values = (
+                _sequence_values(name.split(".")[-1]) if name.startswith("##SEQUENCE##.") else _values(SEQUENCE, name)
+            )
+            compare_numeric(mine, f, values, name)
+        elif f.HasField("string_stats"):
+            compare_string(mine, f, name)
+        assert [c.name for c in mine.custom_stats] == [c.name for c in f.custom_stats], name
+    schema = _golden("schema_sequence.pbtxt", schema_pb2.Schema())
+    assert _sorted_schema(infer_schema(ours)) == _sorted_schema(schema)

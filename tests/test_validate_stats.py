@@ -253,12 +253,15 @@ def test_sequence_example_nested_value_counts():
         assert names == ["id", "##SEQUENCE##", "##SEQUENCE##.tok"]
         tok = _feature(stats, "##SEQUENCE##.tok").num_stats.common_stats
         assert (tok.num_non_missing, tok.num_missing, tok.tot_num_values) == (2, 1, 6)
-        assert (tok.min_num_values, tok.max_num_values) == (1, 3)  # values per step, as TFDV reports nested lists
+        # values per record over all steps (TFDV's innermost valency); per step in presence_and_valency_stats
+        assert (tok.min_num_values, tok.max_num_values) == (3, 3)
         levels = [
             (p.num_non_missing, p.num_missing, p.min_num_values, p.max_num_values)
             for p in tok.presence_and_valency_stats
         ]
         assert levels == [(2, 1, 1, 2), (3, 0, 1, 3)]
+        custom = [c.name for c in _feature(stats, "##SEQUENCE##.tok").custom_stats]
+        assert custom == ["level_2_value_list_length_quantiles", "level_2_value_list_length_standard"]
 
 
 def test_corpus_file_statistics(corpus_dir):

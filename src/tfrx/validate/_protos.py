@@ -154,7 +154,8 @@ def common_proto(f, ds):
     out.num_missing = pv[0].num_missing
     out.tot_num_values = pv[-1].tot_num_values
     if out.num_non_missing:
-        counts_level = f.levels[1] if f.nested else f.levels[0]
+        # a nested feature reports values per record over all its steps (TFDV's innermost valency)
+        counts_level = f.innermost if f.innermost is not None else f.levels[0]
         if counts_level.num_non_missing:
             out.min_num_values = counts_level.min_num_values
             out.max_num_values = counts_level.max_num_values
@@ -260,6 +261,24 @@ def string_proto(f, common):
     return out
 
 
+def level_custom_stats(f) -> list:
+    """TFDV's ``level_N_value_list_length_quantiles`` / ``_standard`` histograms of the inner levels."""
+    from tensorflow_metadata.proto.v0 import statistics_pb2
+
+    out = []
+    n = f.opts.num_histogram_buckets
+    for level, s in enumerate(f.levels[1:], start=2):
+        bounds, cum = s.sketch.quantiles(n)
+        if not bounds.size:
+            continue
+        q = statistics_pb2.CustomStatistic(name=f"level_{level}_value_list_length_quantiles")
+        q.histogram.CopyFrom(quantiles_histogram(bounds, cum))
+        std = statistics_pb2.CustomStatistic(name=f"level_{level}_value_list_length_standard")
+        std.histogram.CopyFrom(standard_histogram(bounds, cum, s.min_num_values, s.max_num_values, n, 0))
+        out += [q, std]
+    return out
+
+
 def feature_proto(path: tuple, f, ds, nested):
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
@@ -273,21 +292,26 @@ def feature_proto(path: tuple, f, ds, nested):
     else:
         out.type = FNS.STRING
         out.string_stats.CopyFrom(string_proto(f, common))
+    if f.nested:
+        out.custom_stats.extend(level_custom_stats(f))
     return out
 
 
 def struct_proto(path: tuple, ds):
-    """The ``##SEQUENCE##`` struct of the feature lists: present in records that hold feature_lists."""
+    """The ``##SEQUENCE##`` struct of the feature lists: tfx_bsl's SequenceExample source gives every record
+    one (possibly empty), so it is present once in every record."""
     from tensorflow_metadata.proto.v0 import statistics_pb2
 
     FNS = statistics_pb2.FeatureNameStatistics
     out = FNS(type=FNS.STRUCT)
     out.path.step.extend(path)
     c = out.struct_stats.common_stats
-    c.num_non_missing = ds.sequence_records
-    c.num_missing = ds.num_examples - ds.sequence_records
-    if ds.sequence_records:
+    n = ds.num_examples
+    c.num_non_missing = n
+    if n:
         c.min_num_values = c.max_num_values = 1
         c.avg_num_values = 1.0
-        c.tot_num_values = ds.sequence_records
+        c.tot_num_values = n
+        b = ds.opts.num_values_histogram_buckets
+        c.num_values_histogram.CopyFrom(quantiles_histogram(np.ones(b + 1), np.arange(b + 1) * n / b))
     return out

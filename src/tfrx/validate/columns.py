@@ -23,7 +23,7 @@ import numpy as np
 from tfrx import _native
 from tfrx import dtypes as _dt
 
-__all__ = ["Column", "Batch", "KINDS", "batch_columns", "decoded_columns", "decode_records"]
+__all__ = ["Column", "Batch", "KINDS", "batch_columns", "decoded_columns", "decode_records", "record_value_counts"]
 
 KINDS = {1: "STRING", 2: "FLOAT", 3: "INT"}
 _DTYPES = {"STRING": _dt.string, "FLOAT": _dt.float32, "INT": _dt.int64}
@@ -51,11 +51,12 @@ class Column:
     def value_parents(self) -> np.ndarray:
         """For each flat value, the record it belongs to."""
         n = self.counts.size
-        per_record = self.counts if self.step_counts is None else _record_value_counts(self)
+        per_record = self.counts if self.step_counts is None else record_value_counts(self)
         return np.repeat(np.arange(n), per_record)
 
 
-def _record_value_counts(col: Column) -> np.ndarray:
+def record_value_counts(col: Column) -> np.ndarray:
+    """Values per record of a feature list column, over all its steps."""
     assert col.step_counts is not None
     ends = np.cumsum(col.counts)
     cum = np.concatenate([[0], np.cumsum(col.step_counts)])

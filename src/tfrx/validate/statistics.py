@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.validate.columns import Batch, Column, batch_columns, decode_records, learn_kinds
+from tfrx.validate.columns import Batch, Column, batch_columns, decode_records, learn_kinds, record_value_counts
 from tfrx.validate.sketches import QuantileSketch, TopKSketch
 
 __all__ = ["StatsOptions", "StatisticsAccumulator", "generate_statistics", "statistics_from_records"]
@@ -171,6 +171,8 @@ class _Feature:
         self.kind: str | None = None
         self.nested = nested
         self.levels = [_Level(opts) for _ in range(2 if nested else 1)]
+        # nested: values per record over all steps (TFDV's innermost valency of the top level)
+        self.innermost = _Level(opts) if nested else None
         self.has_weights = opts.weight_feature is not None
         # numbers
         self.num_nan = 0
@@ -208,6 +210,8 @@ class _Feature:
         if col.step_counts is not None:
             sw = None if weights is None else np.repeat(weights, col.counts)
             self.levels[1].update(np.ones(col.step_counts.size, bool), col.step_counts, sw)
+            if self.innermost is not None:
+                self.innermost.update(col.present, record_value_counts(col), None)
             if sw is not None:
                 vweights = np.repeat(sw, col.step_counts)
         elif weights is not None:
@@ -253,6 +257,8 @@ class _Feature:
         self.set_kind(name, o.kind)
         for a, b in zip(self.levels, o.levels):
             a.merge(b)
+        if self.innermost is not None and o.innermost is not None:
+            self.innermost.merge(o.innermost)
         self.num_nan += o.num_nan
         self.num_zeros += o.num_zeros
         self.min, self.max = min(self.min, o.min), max(self.max, o.max)
@@ -289,7 +295,6 @@ class _Dataset:
         self.weighted_num_examples = 0.0
         self.features: dict[str, _Feature] = {}
         self.feature_lists: dict[str, _Feature] = {}
-        self.sequence_records = 0  # records holding feature_lists (the ##SEQUENCE## struct's presence)
         self.sequence = False
 
     def update(self, batch: Batch, weights: np.ndarray | None) -> None:
@@ -305,16 +310,10 @@ class _Dataset:
                 if f is None:
                     f = target[k] = _Feature(self.opts, nested)
                 f.update(k, col, weights)
-        if batch.feature_lists:
-            any_list = np.zeros(batch.n, bool)
-            for col in batch.feature_lists.values():
-                any_list |= col.present
-            self.sequence_records += int(any_list.sum())
 
     def merge(self, o: _Dataset) -> None:
         self.num_examples += o.num_examples
         self.weighted_num_examples += o.weighted_num_examples
-        self.sequence_records += o.sequence_records
         self.sequence = self.sequence or o.sequence
         for src, dst, nested in ((o.features, self.features, False), (o.feature_lists, self.feature_lists, True)):
             for k, f in src.items():

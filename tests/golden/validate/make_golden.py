@@ -12,7 +12,9 @@ TensorFlow from a seeded generator: ints with missing and empty lists,
 floats with NaN and infinities, categorical strings, non-UTF-8 bytes, a
 high-cardinality string, a 0/1 int, a weight, a label; ``_b`` a second span
 that drifts, with a new category, a new feature and bad 0/1 values) and
-the corpus' penguin train / eval files. Outputs (protobuf text): ``stats_<name>.pbtxt``
+the corpus' penguin train / eval files; ``sequence.tfrecord``:
+SequenceExamples (feature lists of varying steps and values, some records
+without any), read by tfx_bsl's SequenceExample source in a Beam pipeline. Outputs (protobuf text): ``stats_<name>.pbtxt``
 (``generate_statistics_from_tfrecord`` with default options; ``_weighted``
 with ``weight_feature="w"``, ``_sliced`` sliced by ``label``),
 ``schema_<name>.pbtxt`` (``infer_schema``), ``anomalies_*.pbtxt``
@@ -86,6 +88,51 @@ def write_generated(tf, path: Path, seed: int, n: int, serving: bool = False) ->
             w.write(tf.train.Example(features=tf.train.Features(feature=feats)).SerializeToString())
 
 
+def write_sequence(tf, path: Path, seed: int, n: int) -> None:
+    """SequenceExamples: a context id and label, an int feature list of 0-6 steps of 1-4 tokens, a float
+    feature list of one value per step, a bytes feature list; some records without feature lists."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    with tf.io.TFRecordWriter(str(path)) as w:
+        for k in range(n):
+            ex = tf.train.SequenceExample()
+            ex.context.feature["id"].int64_list.value.append(k)
+            ex.context.feature["label"].bytes_list.value.append(b"pos" if k % 3 else b"neg")
+            if k % 7 != 3:
+                steps = int(rng.integers(0, 7))
+                lists = ex.feature_lists.feature_list
+                for _ in range(steps):
+                    lists["tokens"].feature.add().int64_list.value.extend(
+                        rng.integers(0, 100, size=int(rng.integers(1, 5))).tolist()
+                    )
+                    lists["scores"].feature.add().float_list.value.append(float(rng.normal()))
+                if k % 2:
+                    lists["words"].feature.add().bytes_list.value.extend([b"a", b"b"][: 1 + k % 2])
+            w.write(ex.SerializeToString())
+
+
+def sequence_statistics(path: Path):
+    """TFDV's statistics of SequenceExamples (tfx_bsl's SequenceExample source: feature lists under
+    ##SEQUENCE##), through a Beam pipeline as TFDV's own generate_statistics_from_tfrecord runs one."""
+    import tempfile
+
+    import apache_beam as beam
+    import tensorflow_data_validation as tfdv
+    from tfx_bsl.public import tfxio
+
+    source = tfxio.TFSequenceExampleRecord(file_pattern=str(path), telemetry_descriptors=["tfrx-golden"])
+    out = Path(tempfile.mkdtemp()) / "stats.pb"
+    with beam.Pipeline() as p:
+        _ = (
+            p
+            | source.BeamSource()
+            | tfdv.GenerateStatistics(tfdv.StatsOptions())
+            | beam.Map(lambda s: out.write_bytes(s.SerializeToString()))
+        )
+    return tfdv.load_stats_binary(str(out))
+
+
 def add_comparators(schema) -> None:
     """The thresholds the drift golden uses (also applied by the test to tfrx's schema)."""
     for f in schema.feature:
@@ -114,6 +161,12 @@ def make(out: Path, corpus: Path | None) -> None:
     def stats(path: Path, **options):
         return tfdv.generate_statistics_from_tfrecord(str(path), stats_options=tfdv.StatsOptions(**options))
 
+    seq = HERE / "sequence.tfrecord"
+    if not seq.exists():
+        write_sequence(tf, seq, seed=2, n=500)
+    s_seq = sequence_statistics(seq)
+    save("stats_sequence.pbtxt", s_seq)
+    save("schema_sequence.pbtxt", tfdv.infer_schema(s_seq))
     s_gen = stats(gen)
     save("stats_generated.pbtxt", s_gen)
     save("stats_generated_weighted.pbtxt", stats(gen, weight_feature="w"))
