@@ -132,3 +132,16 @@ def test_infer_then_validate_is_clean_on_every_golden_input():
     for name in ("generated.tfrecord", "generated_b.tfrecord"):
         stats = generate_statistics(str(GOLDEN / name))
         assert not validate_statistics(stats, infer_schema(stats)).anomaly_info, name
+
+
+def test_cli_reads_standard_input(monkeypatch, capsys):
+    import io
+    import sys
+
+    data = (GOLDEN / "generated_b.tfrecord").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["stats", "--format", "tfdv", "-"]) == 0
+    assert "num_examples: 2000" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert main(["validate", "--schema", str(GOLDEN / "schema_generated.pbtxt"), "-"]) == 1
+    assert "Unexpected string values" in capsys.readouterr().out

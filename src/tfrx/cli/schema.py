@@ -76,6 +76,9 @@ def run_infer(args) -> int:
             kind, sample = payload_check(source, args)
             if kind == OTHER:
                 raise CliError(not_examples_message(source, sample))
+        for source in srcs:
+            if hasattr(source, "seek"):
+                source.seek(0)  # the payload check read standard input's copy
         stats = generate_statistics(
             srcs, compression=compression_arg(args), on_error=args.on_error, storage_options=storage_options(args)
         )

@@ -70,6 +70,9 @@ def run_tfdv(args) -> int:
         kind, sample = payload_check(source, args)
         if kind == OTHER:
             raise CliError(not_examples_message(source, sample))
+    for source in srcs:
+        if hasattr(source, "seek"):
+            source.seek(0)  # the payload check read standard input's copy
     options = StatsOptions(weight_feature=args.weight_feature, slice_feature=args.slice_feature, seed=args.seed)
     stats = generate_statistics(
         srcs,

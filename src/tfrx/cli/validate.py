@@ -56,6 +56,9 @@ def _statistics(paths: list, args):
 
         if kind == OTHER:
             raise CliError(not_examples_message(source, sample))
+    for source in paths:
+        if hasattr(source, "seek"):
+            source.seek(0)  # the payload check read standard input's copy
     return generate_statistics(
         paths, compression=compression_arg(args), on_error=args.on_error, storage_options=storage_options(args)
     )
