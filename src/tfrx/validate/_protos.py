@@ -78,26 +78,27 @@ def standard_histogram(bounds, cum, finite_min: float, finite_max: float, num_bu
         h.buckets.add(low_value=-np.inf, high_value=-np.inf, sample_count=num_neg_inf)
     for i in range(edges.size - 1):
         lo, hi = float(edges[i]), float(edges[i + 1])
-        total = 0.0
-        for bl, bh, bw in zip(low.tolist(), high.tolist(), w.tolist()):
-            total += bw * _overlap(bl, bh, lo, hi, i == 0)
+        total = float(np.dot(w, _overlaps(low, high, lo, hi, i == 0)))
         h.buckets.add(low_value=lo, high_value=hi, sample_count=total)
     if num_pos_inf:
         h.buckets.add(low_value=np.inf, high_value=np.inf, sample_count=float(num_pos_inf))
     return h
 
 
-def _overlap(bl: float, bh: float, lo: float, hi: float, first: bool) -> float:
-    """The share of a quantile bucket [bl, bh] inside [lo, hi] (a point bucket belongs to the bucket whose
-    upper edge it sits on, except at the first bucket's lower edge)."""
-    if bl == bh:
-        if bl == lo:
-            return 1.0 if first else 0.0
-        return 1.0 if lo < bl <= hi else 0.0
-    if bh < lo or bl > hi:
-        return 0.0
-    a, b = max(bl, lo), min(bh, hi)
-    return max(0.0, (b - a) / (bh - bl))
+def _overlaps(bl: np.ndarray, bh: np.ndarray, lo: float, hi: float, first: bool) -> np.ndarray:
+    """The share of each quantile bucket [bl, bh] inside [lo, hi], counts spread evenly within a bucket; a
+    point bucket belongs to the bucket whose upper edge it sits on, except at the first bucket's lower edge
+    (TFDV's _overlap)."""
+    point = bl == bh
+    width = np.where(point, 1.0, bh - bl)
+    share = np.clip((np.minimum(bh, hi) - np.maximum(bl, lo)) / width, 0.0, 1.0)
+    share[(bh < lo) | (bl > hi)] = 0.0
+    at_low = point & (bl == lo)
+    inside = point & (bl > lo) & (bl <= hi)
+    share[point] = 0.0
+    share[inside] = 1.0
+    share[at_low] = 1.0 if first else 0.0
+    return share
 
 
 def _find_median(q: np.ndarray) -> float:
