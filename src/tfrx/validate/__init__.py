@@ -19,7 +19,7 @@ from tfrx.validate.io import (
 from tfrx.validate.schema import infer_schema
 from tfrx.validate.spec import schema_to_spec
 from tfrx.validate.statistics import StatisticsAccumulator, StatsOptions, generate_statistics, statistics_from_records
-from tfrx.validate.summary import feature_summaries
+from tfrx.validate.summary import compare_summaries, feature_summaries
 
 __all__ = [
     "StatsOptions",
@@ -32,6 +32,7 @@ __all__ = [
     "anomalies_to_dicts",
     "format_anomalies",
     "feature_summaries",
+    "compare_summaries",
     "load_statistics",
     "write_statistics",
     "load_schema",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["feature_summaries"]
+__all__ = ["feature_summaries", "compare_summaries"]
 
 _TYPES = {0: "INT", 1: "FLOAT", 2: "STRING", 3: "BYTES", 4: "STRUCT"}
 
@@ -70,4 +70,40 @@ def feature_summaries(statistics) -> list[dict]:
                 "features": [_feature(f) for f in ds.features],
             }
         )
+    return out
+
+
+def compare_summaries(a, b) -> list[dict]:
+    """Two statistics (``DatasetFeatureStatisticsList``; the first dataset of each) feature by feature, for
+    showing them side by side: ``[{"feature", "type", "a": summary or None, "b": summary or None,
+    "linf": float or None, "js": float or None}]`` sorted by feature. ``linf``: the L-infinity distance of
+    the value distributions (string features); ``js``: the approximate Jensen-Shannon divergence (value
+    counts for strings, standard histograms for numbers), as TFDV's drift comparators measure them."""
+    from tfrx.validate.comparators import jensen_shannon_divergence, linf_distance
+    from tfrx.validate.stats_view import DatasetView, first_dataset
+
+    da, db = first_dataset(a), first_dataset(b)
+    va, vb = DatasetView(da), DatasetView(db)
+    sa = {s["feature"]: s for s in (_feature(f) for f in da.features)}
+    sb = {s["feature"]: s for s in (_feature(f) for f in db.features)}
+    out = []
+    for name in sorted(set(sa) | set(sb)):
+        fa, fb = va.get(name), vb.get(name)
+        row: dict = {
+            "feature": name,
+            "type": (sa.get(name) or sb[name])["type"],
+            "a": sa.get(name),
+            "b": sb.get(name),
+            "linf": None,
+            "js": None,
+        }
+        if fa is not None and fb is not None:
+            ca, cb = fa.string_values_with_counts(), fb.string_values_with_counts()
+            if ca and cb:
+                row["linf"] = linf_distance(ca, cb)[1]
+            try:
+                row["js"] = jensen_shannon_divergence(fa, fb)
+            except ValueError:
+                pass
+        out.append(row)
     return out
