@@ -165,3 +165,14 @@ def test_compare_summaries_side_by_side():
     # diverges from itself by the NaN share (f: 30 NaNs of 3000 values); tfrx measures as TFDV does
     assert same["f"] > 0
     json.dumps(list(rows.values()))
+
+
+def test_empty_and_non_example_files(corpus_dir):
+    from tfrx.errors import DecodeError
+
+    empty = generate_statistics(str(GOLDEN.parent / "empty.tfrecord"))
+    assert empty.datasets[0].num_examples == 0 and not empty.datasets[0].features
+    assert validate_statistics(empty, load_schema(GOLDEN / "schema_generated.pbtxt")).data_missing
+    events = corpus_dir / "guild__events.out.tfevents.1548797801.omaha"
+    with pytest.raises(DecodeError, match=r"guild__events.*not tf.train.Example.*TensorBoard Event"):
+        generate_statistics(str(events))

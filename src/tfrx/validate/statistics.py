@@ -482,6 +482,22 @@ def statistics_from_records(records, options: StatsOptions | None = None, *, seq
     return acc.proto()
 
 
+def _check_payload(source, batch) -> None:
+    """Refuses a file whose records are not Examples or SequenceExamples (the decoder would read them as
+    records without features)."""
+    from tfrx.errors import DecodeError
+    from tfrx.tools.sniff import OTHER, describe, payload_kind
+
+    sample = [bytes(r) for r in batch[:32]]
+    if payload_kind(sample) == OTHER:
+        name = source if isinstance(source, str) else getattr(source, "name", "<stream>")
+        raise DecodeError(
+            f"{name}: the records are not tf.train.Example or SequenceExample protos (they look like "
+            f"{describe(sample)}); statistics need Examples",
+            record_index=0,
+        )
+
+
 def generate_statistics(
     paths,
     options: StatsOptions | None = None,
@@ -517,6 +533,8 @@ def generate_statistics(
                 if max_records is not None and seen + len(batch) > max_records:
                     batch = batch[: max_records - seen]
                 if len(batch):
+                    if first:
+                        _check_payload(f, batch)
                     acc.add_records(batch, exhaustive=first)
                     first = False
                 seen += len(batch)
