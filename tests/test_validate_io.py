@@ -176,3 +176,18 @@ def test_empty_and_non_example_files(corpus_dir):
     events = corpus_dir / "guild__events.out.tfevents.1548797801.omaha"
     with pytest.raises(DecodeError, match=r"guild__events.*not tf.train.Example.*TensorBoard Event"):
         generate_statistics(str(events))
+
+
+def test_cli_stats_with_a_schema_of_categorical_ints(tmp_path, capsys):
+    schema = load_schema(GOLDEN / "schema_generated.pbtxt")
+    for f in schema.feature:
+        if f.name == "label":
+            f.int_domain.is_categorical = True
+    write_schema(schema, tmp_path / "schema.pbtxt")
+    out = tmp_path / "stats.pb"
+    args = ["stats", "--format", "tfdv", "--schema", str(tmp_path / "schema.pbtxt"), "-o", str(out)]
+    assert main([*args, str(GOLDEN / "generated.tfrecord")]) == 0
+    label = next(f for f in load_statistics(out).datasets[0].features if list(f.path.step) == ["label"])
+    assert label.HasField("string_stats") and label.string_stats.unique == 3
+    assert main(["stats", "--schema", str(tmp_path / "schema.pbtxt"), str(GOLDEN / "generated.tfrecord")]) == 2
+    assert "--format tfdv" in capsys.readouterr().err

@@ -37,6 +37,11 @@ def add_arguments(p) -> None:
     p.add_argument("--weight-feature", metavar="NAME", help="--format tfdv: the feature holding each record's weight")
     p.add_argument("--slice-feature", metavar="NAME", help="--format tfdv: also a dataset per value of this feature")
     p.add_argument("--seed", type=int, default=0, help="--format tfdv: seed of the quantile and top-k sketches")
+    p.add_argument(
+        "--schema",
+        metavar="FILE",
+        help="--format tfdv: a schema.pbtxt whose categorical int features get string statistics (as TFDV)",
+    )
     add_progress(p)
 
 
@@ -73,7 +78,12 @@ def run_tfdv(args) -> int:
     for source in srcs:
         if hasattr(source, "seek"):
             source.seek(0)  # the payload check read standard input's copy
-    options = StatsOptions(weight_feature=args.weight_feature, slice_feature=args.slice_feature, seed=args.seed)
+    from tfrx.validate import load_schema
+
+    schema = load_schema(args.schema) if args.schema else None
+    options = StatsOptions(
+        weight_feature=args.weight_feature, slice_feature=args.slice_feature, seed=args.seed, schema=schema
+    )
     stats = generate_statistics(
         srcs,
         options,
@@ -94,8 +104,8 @@ def run_tfdv(args) -> int:
 def run(args) -> int:
     if args.format == "tfdv":
         return run_tfdv(args)
-    if args.output or args.weight_feature or args.slice_feature:
-        raise CliError("-o, --weight-feature and --slice-feature go with --format tfdv")
+    if args.output or args.weight_feature or args.slice_feature or args.schema:
+        raise CliError("-o, --weight-feature, --slice-feature and --schema go with --format tfdv")
     if args.format == "json":
         args.json = True
     from tfrx.tools.progress import progress_bar

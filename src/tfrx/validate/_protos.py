@@ -287,7 +287,10 @@ def feature_proto(path: tuple, f, ds, nested):
     out = FNS()
     out.path.step.extend(path)
     common = common_proto(f, ds)
-    if f.kind in ("INT", "FLOAT"):
+    if f.kind == "INT" and f.categorical:
+        out.type = FNS.INT
+        out.string_stats.CopyFrom(string_proto(f, common))
+    elif f.kind in ("INT", "FLOAT"):
         out.type = FNS.INT if f.kind == "INT" else FNS.FLOAT
         out.num_stats.CopyFrom(numeric_proto(f, common))
     else:

@@ -50,6 +50,10 @@ class StatsOptions:
     names them, besides ``"All Examples"``). ``seed`` fixes the sketches'
     draws; ``quantile_k`` and ``topk_capacity`` size them.
 
+    ``schema``: a ``Schema`` whose categorical INT features (``int_domain { is_categorical: true }``,
+    a ``bool_domain``) get string statistics (distinct values, top values, rank histogram, average
+    length of the decimal form) instead of numeric ones, as TFDV's ``StatsOptions.schema`` gives them.
+
     ``discover_features``: ``"all"`` (default) reads the keys of every
     record with the native decoder before the batch parser reads the values,
     so every feature is counted wherever it first appears (as TFDV does);
@@ -69,6 +73,7 @@ class StatsOptions:
     slice_feature: str | None = None
     seed: int = 0
     quantile_k: int = 4096
+    schema: Any = None
     topk_capacity: int = 100_000
     batch_size: int = 4096
     discover_features: str = "all"
@@ -166,8 +171,9 @@ class _MeanVar:
 class _Feature:
     """Everything gathered about one feature."""
 
-    def __init__(self, opts: StatsOptions, nested: bool) -> None:
+    def __init__(self, opts: StatsOptions, nested: bool, categorical: bool = False) -> None:
         self.opts = opts
+        self.categorical = categorical  # an INT feature counted as categories (schema is_categorical)
         self.kind: str | None = None
         self.nested = nested
         self.levels = [_Level(opts) for _ in range(2 if nested else 1)]
@@ -224,6 +230,10 @@ class _Feature:
             self.invalid_utf8 += _invalid_utf8(vals)
             self.topk.add(vals, vweights)
         else:
+            if self.categorical and col.kind == "INT":
+                ints = col.values.tolist()
+                self.total_bytes += sum(len(str(v)) for v in ints)
+                self.topk.add(ints, vweights)
             self._numbers(col.values.astype(np.float64, copy=False), vweights)
 
     def _numbers(self, v: np.ndarray, w: np.ndarray | None) -> None:
@@ -274,6 +284,24 @@ class _Feature:
         self.topk.merge(o.topk)
 
 
+def _categorical_ints(schema) -> frozenset:
+    """The INT features a schema makes categorical: ``int_domain.is_categorical``, a ``bool_domain`` or a
+    ``natural_language_domain`` (TFDV's schema_util.is_categorical_feature)."""
+    if schema is None:
+        return frozenset()
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    return frozenset(
+        f.name
+        for f in schema.feature
+        if f.type == schema_pb2.INT
+        and (
+            (f.HasField("int_domain") and f.int_domain.is_categorical)
+            or f.WhichOneof("domain_info") in ("bool_domain", "natural_language_domain")
+        )
+    )
+
+
 def _invalid_utf8(values: list) -> int:
     if b"".join(values).isascii():
         return 0
@@ -308,7 +336,8 @@ class _Dataset:
             for k, col in group.items():
                 f = target.get(k)
                 if f is None:
-                    f = target[k] = _Feature(self.opts, nested)
+                    categorical = not nested and k in _categorical_ints(self.opts.schema)
+                    f = target[k] = _Feature(self.opts, nested, categorical)
                 f.update(k, col, weights)
 
     def merge(self, o: _Dataset) -> None:

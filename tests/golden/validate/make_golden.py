@@ -16,7 +16,8 @@ the corpus' penguin train / eval files; ``sequence.tfrecord``:
 SequenceExamples (feature lists of varying steps and values, some records
 without any), read by tfx_bsl's SequenceExample source in a Beam pipeline. Outputs (protobuf text): ``stats_<name>.pbtxt``
 (``generate_statistics_from_tfrecord`` with default options; ``_weighted``
-with ``weight_feature="w"``, ``_sliced`` sliced by ``label``),
+with ``weight_feature="w"``, ``_sliced`` sliced by ``label``, ``_categorical``
+with a schema declaring ``label`` a categorical int),
 ``schema_<name>.pbtxt`` (``infer_schema``), ``anomalies_*.pbtxt``
 (``validate_statistics``: eval against the train schema, generated_b
 against generated's schema, and drift with comparators), ``versions.json``.
@@ -133,6 +134,13 @@ def sequence_statistics(path: Path):
     return tfdv.load_stats_binary(str(out))
 
 
+def mark_categorical(schema) -> None:
+    """``label`` as a categorical int (string statistics for it when the schema goes to StatsOptions)."""
+    for f in schema.feature:
+        if f.name == "label":
+            f.int_domain.is_categorical = True
+
+
 def add_comparators(schema) -> None:
     """The thresholds the drift golden uses (also applied by the test to tfrx's schema)."""
     for f in schema.feature:
@@ -174,6 +182,11 @@ def make(out: Path, corpus: Path | None) -> None:
     save("stats_generated_sliced.pbtxt", stats(gen, experimental_slice_functions=[slicer]))
     schema = tfdv.infer_schema(s_gen)
     save("schema_generated.pbtxt", schema)
+    categorical = tfdv.infer_schema(s_gen)
+    mark_categorical(categorical)
+    s_cat = stats(gen, schema=categorical)
+    save("stats_generated_categorical.pbtxt", s_cat)
+    save("schema_generated_categorical.pbtxt", tfdv.infer_schema(s_cat))
     s_gen_b = stats(gen_b)
     save("stats_generated_b.pbtxt", s_gen_b)
     save("anomalies_generated_b.pbtxt", tfdv.validate_statistics(s_gen_b, schema))
