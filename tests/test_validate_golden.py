@@ -1,5 +1,5 @@
 """tfrx.validate against TFDV's own outputs on the same inputs (golden files made by
-tests/golden/validate/make_golden.py with TFDV 1.16; TFRX_VALIDATE_GOLDEN points at fresh ones).
+tests/golden/validate/make_validate_golden.py with TFDV 1.16; TFRX_VALIDATE_GOLDEN points at fresh ones).
 
 Bounds (docs/validate.md): counts, value counts, min / max, zeros, NaNs, string statistics and top
 values exact; mean and standard deviation to float64 rounding (relative 1e-9; TFDV sums in another
@@ -38,8 +38,19 @@ RANK_TOL = 0.02
 def _golden(name: str, message):
     path = GOLDEN / name
     if not path.exists():
-        pytest.skip(f"no golden file {name} (made with the corpus by make_golden.py)")
+        pytest.skip(f"no golden file {name} (make_validate_golden.py makes it when given the corpus)")
     return text_format.Parse(path.read_text(), message)
+
+
+def _golden_script():
+    """tests/golden/validate/make_validate_golden.py as a module (its schema edits are shared with the tests)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_validate_golden", HERE / "make_validate_golden.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _stats(name):
@@ -195,12 +206,7 @@ def test_weighted_statistics_match_tfdv():
 
 def test_categorical_int_statistics_match_tfdv():
     """A schema declaring ``label`` a categorical int gives it string statistics, as StatsOptions.schema does."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_golden", HERE / "make_golden.py")
-    assert spec is not None and spec.loader is not None
-    make_golden = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_golden)
+    make_golden = _golden_script()
     schema = _golden("schema_generated.pbtxt", schema_pb2.Schema())
     make_golden.mark_categorical(schema)
     ours = generate_statistics(str(GENERATED), StatsOptions(schema=schema))
@@ -265,12 +271,7 @@ def test_penguin_anomalies_match_tfdv():
 
 
 def test_drift_matches_tfdv():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_golden", HERE / "make_golden.py")
-    assert spec is not None and spec.loader is not None
-    make_golden = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_golden)
+    make_golden = _golden_script()
     schema = _golden("schema_generated.pbtxt", schema_pb2.Schema())
     make_golden.add_comparators(schema)
     golden = _golden("anomalies_drift.pbtxt", anomalies_pb2.Anomalies())

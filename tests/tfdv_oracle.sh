@@ -22,10 +22,10 @@ fi
 OUT="$(mktemp -d)"
 CORPUS_ARGS=()
 if [ -n "${TFRX_CORPUS:-}" ]; then CORPUS_ARGS=(--corpus "$TFRX_CORPUS"); fi
-"$TFDV_VENV/bin/python" tests/golden/validate/make_golden.py --out "$OUT/golden" "${CORPUS_ARGS[@]}"
+"$TFDV_VENV/bin/python" tests/golden/validate/make_validate_golden.py --out "$OUT/golden" "${CORPUS_ARGS[@]}"
 TFRX_VALIDATE_GOLDEN="$OUT/golden" "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_validate_golden.py
 
 mkdir -p "$OUT/tfrx"
 "$PYTHON" -m tfrx stats --format tfdv -o "$OUT/tfrx/stats.pb" tests/golden/validate/generated.tfrecord
 "$PYTHON" -m tfrx schema --infer --from-stats -o "$OUT/tfrx/schema.pbtxt" "$OUT/tfrx/stats.pb"
-"$TFDV_VENV/bin/python" tests/golden/validate/make_golden.py --check-tfrx "$OUT/tfrx"
+"$TFDV_VENV/bin/python" tests/golden/validate/make_validate_golden.py --check-tfrx "$OUT/tfrx"

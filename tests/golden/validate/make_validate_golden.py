@@ -1,7 +1,7 @@
 """TFDV's statistics, schemas and anomalies on small inputs: the golden files of tests/test_validate_golden.py.
 
-    python tests/golden/validate/make_golden.py [--out DIR] [--corpus DIR]
-    python tests/golden/validate/make_golden.py --check-tfrx DIR
+    python tests/golden/validate/make_validate_golden.py [--out DIR] [--corpus DIR]
+    python tests/golden/validate/make_validate_golden.py --check-tfrx DIR
 
 Runs in an environment with tensorflow-data-validation (it pins TensorFlow
 2.16, pyarrow<11 and pandas<2: a virtual environment of its own, see
