@@ -191,3 +191,33 @@ def test_cli_stats_with_a_schema_of_categorical_ints(tmp_path, capsys):
     assert label.HasField("string_stats") and label.string_stats.unique == 3
     assert main(["stats", "--schema", str(tmp_path / "schema.pbtxt"), str(GOLDEN / "generated.tfrecord")]) == 2
     assert "--format tfdv" in capsys.readouterr().err
+
+
+def test_files_in_worker_processes_give_the_same_exact_fields(tmp_path):
+    import shutil
+
+    a, b = tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"
+    shutil.copy(GOLDEN / "generated.tfrecord", a)
+    shutil.copy(GOLDEN / "generated_b.tfrecord", b)
+    one = generate_statistics([str(a), str(b)])
+    two = generate_statistics([str(a), str(b)], num_workers=2)
+    assert generate_statistics([str(a), str(b)], num_workers=2) == two  # deterministic
+    fields = ("num_non_missing", "num_missing", "min_num_values", "max_num_values", "tot_num_values")
+    for fa, fb in zip(one.datasets[0].features, two.datasets[0].features):
+        assert fa.path == fb.path and fa.type == fb.type
+        which = fa.WhichOneof("stats")
+        ca, cb = getattr(fa, which).common_stats, getattr(fb, which).common_stats
+        assert [getattr(ca, x) for x in fields] == [getattr(cb, x) for x in fields]
+        if which == "num_stats":
+            na, nb = fa.num_stats, fb.num_stats
+            assert (na.min, na.max, na.num_zeros) == (nb.min, nb.max, nb.num_zeros)
+            assert na.mean == pytest.approx(nb.mean, rel=1e-12, nan_ok=True)
+        elif which == "string_stats":
+            assert fa.string_stats.top_values == fb.string_stats.top_values
+            assert fa.string_stats.unique == fb.string_stats.unique
+
+
+def test_cli_workers(tmp_path, capsys):
+    files = [str(GOLDEN / "generated.tfrecord"), str(GOLDEN / "generated_b.tfrecord")]
+    assert main(["stats", "--format", "tfdv", "--workers", "2", "-o", str(tmp_path / "s.pb"), *files]) == 0
+    assert load_statistics(tmp_path / "s.pb").datasets[0].num_examples == 5000

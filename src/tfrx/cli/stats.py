@@ -37,6 +37,7 @@ def add_arguments(p) -> None:
     p.add_argument("--weight-feature", metavar="NAME", help="--format tfdv: the feature holding each record's weight")
     p.add_argument("--slice-feature", metavar="NAME", help="--format tfdv: also a dataset per value of this feature")
     p.add_argument("--seed", type=int, default=0, help="--format tfdv: seed of the quantile and top-k sketches")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="--format tfdv: read the files in N processes")
     p.add_argument(
         "--schema",
         metavar="FILE",
@@ -91,6 +92,7 @@ def run_tfdv(args) -> int:
         on_error=args.on_error,
         max_records=None if args.max_records < 0 else args.max_records,
         storage_options=storage_options(args),
+        num_workers=args.workers,
     )
     if args.output:
         write_statistics(stats, args.output)
