@@ -20,12 +20,21 @@ class CliError(Exception):
 
 # Library advice (Python arguments) -> the command-line flags that do the same, in every CLI message.
 _ADVICE = (
+    # A library message that spells the advice for each API ("compression="GZIP" (compression_type="GZIP"
+    # for TFRecordDataset, --compression gzip on the command line)") needs only the command line's.
+    (
+        re.compile(
+            r""" \(compression_type=(["'])[A-Za-z]*\1 for TFRecordDataset, --[\w-]+ \w+ on the command line\)"""
+        ),
+        "",
+    ),
     (re.compile(r"""on_error=(["'])(raise|skip|warn)\1"""), r"--on-error \2"),
     (re.compile(r"\braw=True\b"), "--raw"),
     (re.compile(r"\bprogress=True\b"), "--progress"),
     (re.compile(r"tfrx reshard --compression (none|gzip|zlib)"), r"tfrx reshard --output-compression \1"),
 )
 _COMPRESSION_ADVICE = re.compile(r"""\bcompression(?:_type)?=(["'])([A-Za-z]*)\1""")
+_NO_COMPRESSION = re.compile(r"""\(compression (["'])\1\)""")  # "read as uncompressed (compression "")"
 
 
 def cli_message(message: str, command: str | None = None) -> str:
@@ -34,6 +43,7 @@ def cli_message(message: str, command: str | None = None) -> str:
     for pattern, replacement in _ADVICE:
         message = pattern.sub(replacement, message)
     flag = "--input-compression" if command == "convert" else "--compression"
+    message = _NO_COMPRESSION.sub(f"({flag} none)", message)
     return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
 
 
@@ -156,7 +166,7 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 def sources(args) -> list:
     """The inputs, with '-' as standard input, checked to exist."""
-    from tfrx.io.paths import expand_paths
+    from tfrx.io.data_files import expand_paths
 
     from tfrx.io.shardsets import check_shard_sets
 
@@ -224,15 +234,8 @@ def first_records(source, args, n: int, **kwargs) -> list[bytes]:
     return out
 
 
-def describe_other(records: list[bytes]) -> str:
-    """A guess at what non-Example payloads are, for messages."""
-    from tfrx.tools.sniff import describe
-
-    return describe(records)
-
-
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
-    from tfrx.tools.sniff import payload_kind
+    from tfrx.codec.sniff import payload_kind
 
     # CRCs checked: a damaged record is reported as damage (per --on-error), not judged as a payload
     records = first_records(source, args, sample)
@@ -240,9 +243,11 @@ def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
 
 
 def not_examples_message(source, records) -> str:
+    from tfrx.codec.sniff import describe
+
     return (
         f"{name_of(source)}: the records are not tf.train.Example or SequenceExample protos "
-        f"(they look like {describe_other(records)}); 'tfrx inspect --raw' shows their bytes"
+        f"(they look like {describe(records)}); 'tfrx inspect --raw' shows their bytes"
     )
 
 

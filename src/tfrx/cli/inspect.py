@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from tfrx.cli._common import CliError, add_input, describe_other, name_of, reader, sources
+from tfrx.cli._common import CliError, add_input, name_of, reader, sources
 from tfrx.tools.convert.jsonl import json_value
 
 DESCRIPTION = """Print the first records of TFRecord files.
@@ -84,7 +84,7 @@ def _raw_line(i: int, rec: bytes, args) -> str:
 
 def _show_events(name: str, items: list, args, out) -> bool:
     """TensorBoard event records as readable lines (or JSON); False when the records are not events."""
-    from tfrx.events import Event, Events, decode_event, is_event_file
+    from tfrx.codec.events import Event, Events, decode_event, is_event_file
 
     try:
         first = Event.FromString(items[0][1]) if items else None
@@ -124,15 +124,33 @@ def _show_events(name: str, items: list, args, out) -> bool:
         else:
             lines.append(f"record {i}: step {e.step}  wall_time {e.wall_time:.3f}  " + "; ".join(parts))
     if not args.json:
-        out.write(f"# {name}: TensorBoard event file (tfrx.events.read decodes it whole)\n")
+        out.write(f"# {name}: TensorBoard event file (tfrx.codec.events.read decodes it whole)\n")
     out.write("\n".join(lines) + ("\n" if lines else ""))
     return True
+
+
+def _say_no_records(name: str, source, args, out) -> None:
+    """A file with nothing to show says so (in --json mode on stderr, keeping stdout JSON lines)."""
+    import os
+
+    if args.skip:
+        text = f"{name}: no records after the first {args.skip}"
+    else:
+        try:
+            size = os.path.getsize(source) if isinstance(source, (str, os.PathLike)) else None
+        except OSError:
+            size = None
+        text = f"{name}: empty file (0 bytes), no records" if size == 0 else f"{name}: no records"
+    if args.json:
+        print(f"tfrx inspect: note: {text}", file=sys.stderr)
+    else:
+        out.write(f"# {text}\n")
 
 
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.tools.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind
+    from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, describe, payload_kind
 
     out = sys.stdout
     srcs = sources(args)
@@ -141,6 +159,9 @@ def run(args) -> int:
         if len(srcs) > 1 and not args.json:
             out.write(f"{'' if n == 0 else chr(10)}==> {name} <==\n")
         items = list(_records(source, args))
+        if not items:
+            _say_no_records(name, source, args, out)
+            continue
         kind = {"example": EXAMPLE, "sequence": SEQUENCE_EXAMPLE}.get(args.as_kind) or payload_kind(r for _, r in items)
         if kind == EMPTY:
             kind = EXAMPLE
@@ -150,7 +171,7 @@ def run(args) -> int:
         if kind == OTHER and not args.raw:
             print(
                 f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "
-                f"(they look like {describe_other([r for _, r in items])}); showing raw bytes",
+                f"(they look like {describe([r for _, r in items])}); showing raw bytes",
                 file=sys.stderr,
             )
             if args.json:

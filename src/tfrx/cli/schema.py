@@ -42,21 +42,6 @@ def add_arguments(p) -> None:
     )
 
 
-def python_code(spec) -> str:
-    def block(name, features):
-        lines = [f"{name} = {{"]
-        for k, v in features.items():
-            lines.append(f"    {k!r}: {v!r},")
-        lines.append("}")
-        return "\n".join(lines)
-
-    if isinstance(spec, tuple):
-        return (
-            "import tfrx\n\n" + block("context_features", spec[0]) + "\n" + block("sequence_features", spec[1]) + "\n"
-        )
-    return "import tfrx\n\n" + block("features", spec) + "\n"
-
-
 def run_infer(args) -> int:
     """--infer: TFDV's schema inferred from the statistics of the records (or of a statistics file)."""
     from google.protobuf import text_format
@@ -69,7 +54,7 @@ def run_infer(args) -> int:
         stats = load_statistics(args.paths[0])
     else:
         from tfrx.cli._common import compression_arg, storage_options
-        from tfrx.tools.sniff import OTHER
+        from tfrx.codec.sniff import OTHER
 
         srcs = sources(args)
         for source in srcs:
@@ -96,7 +81,8 @@ def run(args) -> int:
     if args.output or args.from_stats:
         raise CliError("-o and --from-stats go with --infer")
     from tfrx.parsing import features_to_json, infer_features
-    from tfrx.tools.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
+    from tfrx.parsing.specs import features_to_python
+    from tfrx.codec.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
 
     records = []
     kinds = set()
@@ -114,5 +100,5 @@ def run(args) -> int:
         spec = {}
     else:
         spec = infer_features(records, kind="sequence" if SEQUENCE_EXAMPLE in kinds else "example")
-    print(features_to_json(spec, indent=2) if args.json else python_code(spec), end="\n" if args.json else "")
+    print(features_to_json(spec, indent=2) if args.json else features_to_python(spec), end="\n" if args.json else "")
     return 0

@@ -68,7 +68,7 @@ def _short(label: str) -> str:
 def run_tfdv(args) -> int:
     """--format tfdv: TFDV's statistics of the inputs, written to -o or printed as text."""
     from tfrx.cli._common import compression_arg, storage_options
-    from tfrx.tools.sniff import OTHER
+    from tfrx.codec.sniff import OTHER
     from tfrx.validate import StatsOptions, generate_statistics, write_statistics
 
     srcs = sources(args)
@@ -110,8 +110,8 @@ def run(args) -> int:
         raise CliError("-o, --weight-feature, --slice-feature and --schema go with --format tfdv")
     if args.format == "json":
         args.json = True
-    from tfrx.tools.progress import progress_bar
-    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE
+    from tfrx._progress import progress_bar
+    from tfrx.codec.sniff import OTHER, SEQUENCE_EXAMPLE
     from tfrx.tools.stats import DatasetStats, compute_stats
 
     srcs = sources(args)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from tfrx.validate.statistics import _NUM_QUANTILES_FACTOR
+_NUM_QUANTILES_FACTOR = 100  # TFDV: quantiles behind the standard histogram, per quantiles bucket
 
 NON_UTF8_PLACEHOLDER = "__BYTES_VALUE__"  # TFDV's label of a top value that is not UTF-8
 

@@ -36,7 +36,6 @@ __all__ = ["StatsOptions", "StatisticsAccumulator", "generate_statistics", "stat
 
 DEFAULT_SLICE = "All Examples"  # TFDV's name of the unsliced dataset
 SEQUENCE_PARENT = "##SEQUENCE##"
-_NUM_QUANTILES_FACTOR = 100  # TFDV: quantiles behind the standard histogram, per quantiles bucket
 
 
 @dataclass
@@ -394,7 +393,7 @@ class StatisticsAccumulator:
         if sequence is None:
             sequence = self.sequence
         if sequence is None:
-            from tfrx.tools.sniff import SEQUENCE_EXAMPLE, payload_kind
+            from tfrx.codec.sniff import SEQUENCE_EXAMPLE, payload_kind
 
             sequence = payload_kind(list(records[:64])) == SEQUENCE_EXAMPLE
         self.sequence = sequence
@@ -515,7 +514,7 @@ def _check_payload(source, batch) -> None:
     """Refuses a file whose records are not Examples or SequenceExamples (the decoder would read them as
     records without features)."""
     from tfrx.errors import DecodeError
-    from tfrx.tools.sniff import OTHER, describe, payload_kind
+    from tfrx.codec.sniff import OTHER, describe, payload_kind
 
     sample = [bytes(r) for r in batch[:32]]
     if payload_kind(sample) == OTHER:
@@ -529,7 +528,7 @@ def _check_payload(source, batch) -> None:
 
 def _add_file(acc: StatisticsAccumulator, f, compression: str, on_error: str, limit: int | None) -> int:
     """Adds one file's records (at most ``limit``) to ``acc``; returns how many were read."""
-    from tfrx.io.reader import RecordReader
+    from tfrx.io import RecordReader
 
     seen = 0
     first = True
@@ -578,7 +577,7 @@ def generate_statistics(
     fields are the same as with one process; sketched ones stay within
     their bounds, deterministic for a given list of files).
     """
-    from tfrx.io.paths import expand_paths
+    from tfrx.io import expand_paths
 
     acc = StatisticsAccumulator(options)
     plist = paths if isinstance(paths, (list, tuple)) else [paths]
