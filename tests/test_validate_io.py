@@ -221,3 +221,15 @@ def test_cli_workers(tmp_path, capsys):
     files = [str(GOLDEN / "generated.tfrecord"), str(GOLDEN / "generated_b.tfrecord")]
     assert main(["stats", "--format", "tfdv", "--workers", "2", "-o", str(tmp_path / "s.pb"), *files]) == 0
     assert load_statistics(tmp_path / "s.pb").datasets[0].num_examples == 5000
+
+
+def test_cli_tfdv_formats_on_a_tfds_directory(capsys):
+    """A TFDS dataset directory gives TFDV's statistics / schema of its shards, not the TFDS view."""
+    from tfds_helpers import golden_dir
+
+    directory = golden_dir("tfrx_tensors")
+    assert main(["stats", "--format", "tfdv", directory]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("datasets {") and "num_examples: 11" in out  # train 7 + test 4
+    assert main(["schema", "--infer", directory]) == 0
+    assert 'name: "label"' in capsys.readouterr().out

@@ -296,6 +296,8 @@ def _preview(b, split, files, args) -> int:
 
 def run(command: str, args, found) -> int | None:
     """The subcommand's exit status, or ``None`` to fall back to the plain TFRecord view."""
+    if getattr(args, "format", None) == "tfdv" or getattr(args, "infer", False):
+        return None  # TFDV's statistics / schema: of the records, as for any TFRecord files
     b, split, files = _open(found, args)
     if command in ("inspect", "head"):
         if getattr(args, "raw", False):
