@@ -79,10 +79,6 @@ class Batch:
         )
 
 
-def _flat_numbers(values) -> np.ndarray:
-    return np.asarray(values)
-
-
 def decode_records(records: Sequence, sequence: bool) -> list[tuple[dict, dict]]:
     """Each record's (features, feature_lists) from the schema-less decoder (empty Features kept as None)."""
     if sequence:

@@ -322,7 +322,6 @@ class _Dataset:
         self.weighted_num_examples = 0.0
         self.features: dict[str, _Feature] = {}
         self.feature_lists: dict[str, _Feature] = {}
-        self.sequence = False
 
     def update(self, batch: Batch, weights: np.ndarray | None) -> None:
         self.num_examples += batch.n
@@ -342,7 +341,6 @@ class _Dataset:
     def merge(self, o: _Dataset) -> None:
         self.num_examples += o.num_examples
         self.weighted_num_examples += o.weighted_num_examples
-        self.sequence = self.sequence or o.sequence
         for src, dst, nested in ((o.features, self.features, False), (o.feature_lists, self.feature_lists, True)):
             for k, f in src.items():
                 if k in dst:
@@ -418,15 +416,12 @@ class StatisticsAccumulator:
         weights = None
         if opts.weight_feature is not None:
             weights = _weights(batch, opts.weight_feature)
-        for ds in (self.datasets[DEFAULT_SLICE],):
-            ds.sequence = bool(self.sequence)
-            ds.update(batch, weights)
+        self.datasets[DEFAULT_SLICE].update(batch, weights)
         if opts.slice_feature is not None:
             for key, rows in _slices(batch, opts.slice_feature):
                 if key not in self.datasets:
                     self.datasets[key] = _Dataset(key, opts)
                 ds = self.datasets[key]
-                ds.sequence = bool(self.sequence)
                 ds.update(batch.take(rows), None if weights is None else weights[rows])
 
     def merge(self, other: StatisticsAccumulator) -> None:
