@@ -335,3 +335,16 @@ def test_sequence_example_statistics_match_tfdv():
             if f.name == "##SEQUENCE##":
                 f.presence.ClearField("min_fraction")
     assert mine == schema
+
+
+def _workloads() -> list[tuple[str, str]]:
+    """NAME=PATH pairs of benchmark workload files whose TFDV statistics the live oracle wrote."""
+    spec = os.environ.get("TFRX_VALIDATE_WORKLOADS", "")
+    return [tuple(w.split("=", 1)) for w in spec.split(",") if w]  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("workload", _workloads() or [pytest.param(None, marks=pytest.mark.skip("live oracle only"))])
+def test_benchmark_workload_statistics_match_tfdv(workload):
+    """tests/tfdv_oracle.sh only: the benchmark workloads (criteo, bert, image) against TFDV."""
+    name, path = workload
+    compare_stats(generate_statistics(path), _stats(f"stats_workload_{name}.pbtxt"), Path(path))

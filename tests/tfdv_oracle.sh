@@ -2,8 +2,9 @@
 # The live TFDV oracle of tfrx.validate (docs/validate.md), run after the main tests:
 #  1. a virtual environment of its own with tensorflow-data-validation (it pins TensorFlow 2.16,
 #     pyarrow<11, pandas<2; the pins below let pip resolve it in minutes rather than hours);
-#  2. TFDV writes fresh golden files for the committed inputs, and tfrx's golden test compares
-#     tfrx's statistics, schemas and anomalies with them (same bounds as with the committed ones);
+#  2. TFDV writes fresh golden files for the committed inputs and the benchmark workloads, and
+#     tfrx's golden test compares tfrx's statistics, schemas and anomalies with them (same bounds
+#     as with the committed ones);
 #  3. TFDV loads tfrx's stats.pb and schema.pbtxt and agrees with them.
 # Usage: tests/tfdv_oracle.sh   (PYTHON: tfrx's interpreter, default python; TFDV_VENV: where to
 # make TFDV's environment, default a temporary directory; TFRX_CORPUS: the real corpus, optional)
@@ -20,10 +21,18 @@ if [ ! -x "$TFDV_VENV/bin/python" ]; then
 fi
 
 OUT="$(mktemp -d)"
-CORPUS_ARGS=()
-if [ -n "${TFRX_CORPUS:-}" ]; then CORPUS_ARGS=(--corpus "$TFRX_CORPUS"); fi
-"$TFDV_VENV/bin/python" tests/golden/validate/make_validate_golden.py --out "$OUT/golden" "${CORPUS_ARGS[@]}"
-TFRX_VALIDATE_GOLDEN="$OUT/golden" "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_validate_golden.py
+ARGS=()
+if [ -n "${TFRX_CORPUS:-}" ]; then ARGS=(--corpus "$TFRX_CORPUS"); fi
+# the benchmark workloads (benchmarks/workloads.py, small size) as well
+WORKLOADS=""
+for name in criteo bert image; do
+    path="$("$PYTHON" -c "from benchmarks import workloads; print(workloads.ensure('$name', 'small'))")"
+    ARGS+=(--workload "$name=$path")
+    WORKLOADS="${WORKLOADS:+$WORKLOADS,}$name=$path"
+done
+"$TFDV_VENV/bin/python" tests/golden/validate/make_validate_golden.py --out "$OUT/golden" "${ARGS[@]}"
+TFRX_VALIDATE_GOLDEN="$OUT/golden" TFRX_VALIDATE_WORKLOADS="$WORKLOADS" \
+    "$PYTHON" -m pytest -q -p no:cacheprovider tests/test_validate_golden.py
 
 mkdir -p "$OUT/tfrx"
 "$PYTHON" -m tfrx stats --format tfdv -o "$OUT/tfrx/stats.pb" tests/golden/validate/generated.tfrecord

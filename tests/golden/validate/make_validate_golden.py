@@ -22,6 +22,10 @@ with a schema declaring ``label`` a categorical int),
 (``validate_statistics``: eval against the train schema, generated_b
 against generated's schema, and drift with comparators), ``versions.json``.
 
+``--workload NAME=PATH`` (repeatable): TFDV's statistics of a benchmark
+workload file too (``stats_workload_NAME.pbtxt``; tests/tfdv_oracle.sh
+passes the small ``criteo``, ``bert`` and ``image`` files of ``benchmarks``).
+
 ``--check-tfrx DIR``: loads tfrx's files from DIR (``stats.pb``,
 ``schema.pbtxt`` written by tfrx for generated.tfrecord) with TFDV's own
 loaders, infers TFDV's schema from tfrx's statistics and validates TFDV's
@@ -150,7 +154,7 @@ def add_comparators(schema) -> None:
             f.drift_comparator.jensen_shannon_divergence.threshold = 0.05
 
 
-def make(out: Path, corpus: Path | None) -> None:
+def make(out: Path, corpus: Path | None, workloads: tuple | list = ()) -> None:
     import tensorflow as tf
     import tensorflow_data_validation as tfdv
     from google.protobuf import text_format
@@ -201,6 +205,8 @@ def make(out: Path, corpus: Path | None) -> None:
         p_schema = tfdv.infer_schema(s_train)
         save("schema_penguin.pbtxt", p_schema)
         save("anomalies_penguin_eval.pbtxt", tfdv.validate_statistics(s_eval, p_schema))
+    for name, path in workloads:
+        save(f"stats_workload_{name}.pbtxt", stats(Path(path)))
     versions = {"tensorflow_data_validation": tfdv.__version__, "tensorflow": tf.__version__}
     (out / "versions.json").write_text(json.dumps(versions, indent=2) + "\n")
 
@@ -234,10 +240,17 @@ def main() -> int:
         "--corpus", type=Path, default=Path(os.environ["TFRX_CORPUS"]) if "TFRX_CORPUS" in os.environ else None
     )
     ap.add_argument("--check-tfrx", type=Path)
+    ap.add_argument(
+        "--workload",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="also TFDV's statistics of a benchmark workload file (stats_workload_NAME.pbtxt)",
+    )
     args = ap.parse_args()
     if args.check_tfrx is not None:
         return check_tfrx(args.check_tfrx)
-    make(args.out, args.corpus)
+    make(args.out, args.corpus, [tuple(w.split("=", 1)) for w in args.workload])
     return 0
 
 
