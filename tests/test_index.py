@@ -9,9 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tfrx
-from tfrx.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
+from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
 
 
 def _records(n: int, seed: int = 0) -> list[bytes]:
@@ -281,3 +283,55 @@ def test_index_matches_the_framing_for_any_records(tmp_path):
         assert ds[list(range(len(recs)))[::-1]] == recs[::-1]
 
     check()
+
+
+# ---------------------------------------------------------------- one error for one damage
+_READ_HINT = 'pass on_error="skip" to skip corrupt records'
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record"
+
+
+def _first_damage(path: str, how: str):
+    """The error the reader raises at ``path``'s first damaged record, and the one the index raises."""
+    from hypothesis import note
+
+    with pytest.raises(tfrx.CorruptRecordError) as read:
+        for _ in tfrx.read_records(path, compression="", verify=True):
+            pass
+    with pytest.raises(tfrx.CorruptRecordError) as scanned:
+        scan_index(path, verify=True)
+    note(f"{how}: {read.value} / {scanned.value}")
+    return read.value, scanned.value
+
+
+@given(
+    sizes=st.lists(st.integers(0, 200), min_size=1, max_size=8),
+    damage=st.sampled_from(["length", "length_crc", "data", "data_crc", "truncate"]),
+    which=st.integers(0, 7),
+    bit=st.integers(0, 7),
+    data=st.data(),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_reader_and_index_describe_the_same_damage_the_same_way(tmp_path, sizes, damage, which, bit, data):
+    recs = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    path = str(tmp_path / "damaged.tfrecord")
+    tfrx.write_records(path, recs)
+    blob = bytearray(open(path, "rb").read())
+    k = which % len(recs)
+    start = sum(len(r) + 16 for r in recs[:k])
+    if damage == "truncate":
+        del blob[data.draw(st.integers(start + 1, len(blob) - 1), label="cut at") :]
+    else:
+        span = {"length": (0, 8), "length_crc": (8, 12), "data": (12, 12 + len(recs[k])), "data_crc": (-4, 0)}
+        lo, hi = span[damage]
+        lo, hi = (
+            (start + 12 + len(recs[k]) + lo + 4, start + 12 + len(recs[k]) + 4) if lo < 0 else (start + lo, start + hi)
+        )
+        if hi <= lo:
+            return  # an empty record has no data bytes to damage
+        blob[data.draw(st.integers(lo, hi - 1), label="byte")] ^= 1 << bit
+    open(path, "wb").write(bytes(blob))
+    read, scanned = _first_damage(path, damage)
+    assert str(read).endswith(_READ_HINT) and _INDEX_HINT in str(scanned)
+    assert str(scanned).split(_INDEX_HINT)[0] == str(read)[: -len(_READ_HINT)]
+    for field in ("path", "record_index", "offset", "kind", "expected", "actual"):
+        assert getattr(scanned, field) == getattr(read, field), field

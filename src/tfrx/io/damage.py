@@ -137,12 +137,16 @@ def record_error(
     present: int,
     shrunk_by: int = 0,
     compressed: str = "",
+    hint: str = _SKIP_HINT,
 ) -> CorruptRecordError:
     """The error for the record at stream ``offset`` that ``scan`` stopped on.
 
-    ``present``: the bytes of the stream from ``offset`` on; ``shrunk_by``: what
-    the file lost while it was read; ``compressed``: the kind of compression
-    the stream's first bytes show although it is read as uncompressed.
+    The one place a scan status becomes an error, for the readers and the
+    index alike. ``present``: the bytes of the stream from ``offset`` on;
+    ``shrunk_by``: what the file lost while it was read; ``compressed``: the
+    kind of compression the stream's first bytes show although it is read as
+    uncompressed; ``hint``: what the caller can do about damage (the readers'
+    default: skip it with ``on_error``).
     """
     status, length, expected, actual = scan.status, scan.length, scan.expected, scan.actual
     where = f"in {name!r}, record {record_index} at byte {offset}"
@@ -163,7 +167,7 @@ def record_error(
         )
     if status == ScanStatus.LENGTH_CRC:
         return CorruptRecordError(
-            f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
+            f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {hint}",
             path=name,
             record_index=record_index,
             offset=offset,
@@ -174,7 +178,7 @@ def record_error(
     if status == ScanStatus.DATA_CRC:
         return CorruptRecordError(
             f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
-            f"expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
+            f"expected {_hex(expected)}, got {_hex(actual)}); {hint}",
             path=name,
             record_index=record_index,
             offset=offset,
@@ -193,7 +197,7 @@ def record_error(
     kind = "bogus_length" if present >= HEADER_BYTES and length >= _BOGUS_LENGTH else "truncated"
     label = "impossible record length" if kind == "bogus_length" else "truncated record"
     return CorruptRecordError(
-        f"{label} {where} ({detail}); {_SKIP_HINT}",
+        f"{label} {where} ({detail}); {hint}",
         path=name,
         record_index=record_index,
         offset=offset,

@@ -47,8 +47,9 @@ import numpy as np
 
 from tfrx import _native
 from tfrx._native import ScanStatus
-from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
+from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
+from tfrx.io.damage import record_error
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, open_input
@@ -312,46 +313,20 @@ def _compressed_error(path: str, kind: str) -> CompressedFileError:
     )
 
 
-def _damage(path: str, scan: _native.ScanResult, offset: int, count: int) -> CorruptRecordError:
-    expected, actual, length, need = scan.expected, scan.actual, scan.length, scan.need
-    if scan.status == ScanStatus.LENGTH_CRC:
-        return CorruptRecordError(
-            f"length CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x}); the file is damaged and cannot be indexed past this record",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="length_crc",
-            expected=expected,
-            actual=actual,
-        )
-    if scan.status == ScanStatus.DATA_CRC:
-        return CorruptRecordError(
-            f"data CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x})",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="data_crc",
-            expected=expected,
-            actual=actual,
-        )
-    return CorruptRecordError(
-        f"truncated record in {path!r}, record {count} at byte {offset} (length {length}, {need} bytes "
-        f"missing); the file ends inside a record",
-        path=path,
-        record_index=count,
-        offset=offset,
-        kind="truncated",
-        expected=need,
-        actual=0,
-    )
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record (`tfrx verify` lists its damaged regions)"
 
 
 def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: bool):
     scan = _native.scan_records(buf, verify)
     if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
-        raise _damage(path, scan, base + scan.offset, count + len(scan.starts))
+        raise record_error(
+            scan,
+            name=path,
+            record_index=count + len(scan.starts),
+            offset=base + scan.offset,
+            present=len(buf) - scan.offset,
+            hint=_INDEX_HINT,
+        )
     return scan.starts - HEADER_BYTES + base, scan.consumed
 
 
