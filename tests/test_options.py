@@ -133,6 +133,113 @@ def test_written_gzip_is_gzip(tmp_path):
     assert gzip.decompress(open(path, "rb").read())[12:13] == b"x"
 
 
+def test_compression_is_checked_by_every_entry_point(plain_and_gzip, tmp_path):
+    plain, _ = plain_and_gzip
+    ds = tfrx.data.Dataset.range(2)
+    calls = {
+        "snapshot": lambda v: ds.snapshot(str(tmp_path / "snap"), compression=v),
+        "experimental.snapshot": lambda v: ds.apply(tfrx.data.experimental.snapshot(str(tmp_path / "s2"), v)),
+        "save": lambda v: tfrx.data.Dataset.range(0).save(str(tmp_path / "saved0"), compression=v),
+        "load": lambda v: tfrx.data.Dataset.load(str(tmp_path / "nothing-there"), compression=v),
+        "plan_ranges": lambda v: tfrx.io.plan_ranges([plain], num_ranges=1, compression=v),
+        "TFRecordDataset(compression=)": lambda v: tfrx.TFRecordDataset(plain, compression=v),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=r"compression must be .*'GZIP' or 'ZLIB' \(any case\), got 'bogus'"):
+            call("bogus")
+    for value in ("auto", "AUTO", None, "gzip", "SNAPPY"):  # tf.data's snapshot names, tfrx's default
+        assert list(ds.snapshot(str(tmp_path / f"snap-{value}"), compression=value).as_numpy_iterator()) == [0, 1]
+
+
+def test_load_reads_what_save_wrote_and_none_means_none(tmp_path):
+    path = str(tmp_path / "saved")
+    tfrx.data.Dataset.range(3).save(path, compression="gz")
+    assert list(tfrx.data.Dataset.load(path).as_numpy_iterator()) == [0, 1, 2]  # "auto": as saved
+    assert list(tfrx.data.Dataset.load(path, compression="GZIP").as_numpy_iterator()) == [0, 1, 2]
+    with pytest.raises(tfrx.CorruptRecordError, match="looks GZIP-compressed"):
+        list(tfrx.data.Dataset.load(path, compression=None))  # None: no compression, as in TensorFlow
+
+
+def test_tfrecord_options_default_is_no_compression():
+    assert tfrx.TFRecordOptions().compression_type == tfrx.TFRecordOptions(None).compression_type == ""
+
+
+# ---------------------------------------------------------------- progress
+def _told():
+    told: list = []
+    return told, told.append
+
+
+def test_progress_callables_are_told_a_progress(plain_and_gzip, tmp_path):
+    from tfrx.tools.convert import csv_to_tfrecord, tfrecord_to_jsonl
+
+    plain, gz = plain_and_gzip
+    size = os.path.getsize(plain)
+    told, tell = _told()
+    tfrx.build_index(plain, progress=tell)
+    assert told and all(isinstance(p, tfrx.Progress) for p in told)
+    assert told[-1] == tfrx.Progress(size, size, "B", "index")
+
+    told, tell = _told()
+    checks = tfrx.tools.verify_files([plain, gz], progress=tell)
+    total = size + os.path.getsize(gz)
+    assert [c.records for c in checks] == [3, 3]
+    assert told[-1] == tfrx.Progress(total, total, "B", "verify")
+    assert [p.done for p in told] == sorted(p.done for p in told)
+
+    told, tell = _told()
+    tfrecord_to_jsonl(plain, tmp_path / "o.jsonl", progress=tell)
+    assert told[-1].done == 3 and told[-1].unit == "rec"
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("a\n1\n2\n")
+    told, tell = _told()
+    csv_to_tfrecord(csv, tmp_path / "csv-out", progress=tell)
+    assert told and told[-1].done == told[-1].total == os.path.getsize(csv) and told[-1].unit == "B"
+
+
+def test_progress_values_are_checked(plain_and_gzip, tmp_path):
+    plain, _ = plain_and_gzip
+    for call in (
+        lambda v: tfrx.build_index(plain, progress=v),
+        lambda v: tfrx.tools.verify_files(plain, progress=v),
+        lambda v: tfrx.tools.convert.tfrecord_to_jsonl(plain, tmp_path / "o.jsonl", progress=v),
+    ):
+        with pytest.raises(
+            TypeError, match=r"progress must be True, False, None or a callable taking one tfrx.Progress"
+        ):
+            call("yes")
+    for value in (None, False):
+        tfrx.tools.verify_files(plain, progress=value)
+        tfrx.build_index(plain, progress=value)
+
+
+def test_former_progress_callbacks_warn_and_keep_their_shape(plain_and_gzip):
+    plain, _ = plain_and_gzip
+    size = os.path.getsize(plain)
+    told: list = []
+    with _deprecated(r"build_index: a progress\(bytes_scanned, file_size\) callback is deprecated"):
+        tfrx.build_index(plain, progress=lambda done, total: told.append((done, total)))
+    assert told[-1] == (size, size)
+    told.clear()
+    with _deprecated(r"verify_files: a progress\(records, payload_bytes\) callback is deprecated"):
+        tfrx.tools.verify_files(plain, progress=lambda records, payload: told.append((records, payload)))
+    assert told == [(3, sum(len(r) for r in _records()))]
+
+
+def test_cli_index_progress_reaches_build_index(plain_and_gzip, monkeypatch):
+    from tfrx.cli import main
+    from tfrx.io.index import scan_index
+
+    plain, _ = plain_and_gzip
+    seen = []
+    monkeypatch.setattr(tfrx, "build_index", lambda path, **kw: seen.append(kw["progress"]) or scan_index(path))
+    main(["index", "--progress", plain])
+    main(["index", "--no-progress", plain])
+    main(["index", plain])
+    assert seen == [True, False, None]
+
+
 # ---------------------------------------------------------------- parallelism
 def test_parallelism():
     cores = options.usable_cores()

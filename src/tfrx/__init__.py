@@ -154,7 +154,7 @@ _API = {
         ],
         "tfrx.parsing",
     ),
-    "AUTOTUNE": "tfrx.options",
+    **dict.fromkeys(["AUTOTUNE", "Progress"], "tfrx.options"),
     "TFRecordDataset": "tfrx.data",
     "RandomAccessDataset": "tfrx.data.random_access",
     **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.io.index"),
@@ -242,7 +242,7 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
         read_records,
         write_records,
     )
-    from tfrx.options import AUTOTUNE  # noqa: F401
+    from tfrx.options import AUTOTUNE, Progress  # noqa: F401
     from tfrx.parsing import (  # noqa: F401
         BytesArray,
         ExampleParser,

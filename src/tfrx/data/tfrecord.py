@@ -149,7 +149,7 @@ class TFRecordDataset(Dataset):
         if compression is not _UNSET:
             if compression_type != "auto":
                 raise TypeError("pass compression_type or compression, not both")
-            compression_type = compression
+            compression_type = normalize_compression(compression, allow_auto=True, name="compression")
         self._options = reader_options(compression_type, buffer_size, on_error, storage_options)
         if isinstance(filenames, Dataset):
             self._files = filenames

@@ -42,10 +42,13 @@ import mmap
 import os
 import struct
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from tfrx import _native
+from tfrx._progress import progress_bar
 from tfrx._native import ScanStatus
 from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
@@ -54,6 +57,7 @@ from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, open_input
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
+from tfrx.options import ProgressOption, check_progress
 
 __all__ = [
     "RecordIndex",
@@ -389,17 +393,29 @@ def _check_uncompressed(path: str, head: bytes) -> None:
         raise _compressed_error(path, kind)
 
 
-def scan_index(path, *, verify: bool = False, progress=None) -> RecordIndex:
+def scan_index(
+    path, *, verify: bool = False, progress: ProgressOption | Callable[[int, int], Any] = False
+) -> RecordIndex:
     """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
 
-    ``progress(bytes_scanned, file_size)``, when given, is called as the scan
-    goes (every 256 MiB or so).
+    ``progress`` (see :mod:`tfrx.options`; default ``False``): a bar, or a
+    callable told a :class:`tfrx.Progress` of the bytes scanned (unit ``"B"``,
+    ``total`` the file size) every 256 MiB or so.
     """
+    return _scan_index(path, verify, progress, "scan_index")
+
+
+def _scan_index(path, verify: bool, progress, where: str) -> RecordIndex:
     path = os.fsdecode(os.fspath(path))
+    old = check_progress(progress, where=where, old_shape="progress(bytes_scanned, file_size)", stacklevel=4)
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
     _check_uncompressed(path, head)
-    offsets = _scan(path, size, verify, progress)
+    if old:
+        offsets = _scan(path, size, verify, progress)
+    else:
+        with progress_bar(size, desc="index", unit="B", enabled=progress) as bar:
+            offsets = _scan(path, size, verify, (lambda done, _size: bar.update(done - bar.n)) if bar.active else None)
     return RecordIndex(path, offsets, size, mtime_ns=mtime, fingerprint=_fingerprint(path, size, head))
 
 
@@ -425,7 +441,13 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
 
 
 def build_index(
-    path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None, verify: bool = False, progress=None
+    path,
+    *,
+    index_path=None,
+    format: str = "tfrx",
+    cache_dir: str | None = None,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
 ) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
@@ -435,10 +457,10 @@ def build_index(
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
-    ``progress(bytes_scanned, file_size)`` is called as the scan goes.
+    ``progress`` reports the scan as :func:`scan_index`'s does.
     """
     path = os.fsdecode(os.fspath(path))
-    index = scan_index(path, verify=verify, progress=progress)
+    index = _scan_index(path, verify, progress, "build_index")
     if index_path is None:
         if format == "dali":
             index_path = (

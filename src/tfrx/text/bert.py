@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfrx.errors import TfrxError
-from tfrx.options import renamed_arguments
-from tfrx.text.options import BertDataOptions
+from tfrx.options import ProgressOption, renamed_arguments
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.text.records import encode_columns, feature_spec, instances_to_columns
 from tfrx.text.tokenization import FullTokenizer, Vocab
 
@@ -136,7 +136,7 @@ def create_pretraining_data(
     metadata_files=None,
     input_files_prefix: str = "",
     storage_options: dict | None = None,
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     metadata: bool = True,
     options: BertDataOptions | None = None,
     **flags,
