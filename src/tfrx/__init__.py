@@ -160,14 +160,25 @@ _API = {
     **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.io.index"),
     **dict.fromkeys(["ShardedWriter", "write_examples"], "tfrx.tools"),
 }
-__all__ += ["train", *_API]
+_API["view"] = "tfrx.viewer"
+__all__ += ["train", *_API, "read_tfrecord"]
 
-# Reachable from the facade but not part of __all__: deprecated aliases, functions of optional submodules.
+
+def read_tfrecord(paths, features=None, **options):
+    """A ``pyarrow.Table`` of the records of ``paths``: :func:`tfrx.integrations.arrow.read_tfrecord`.
+
+    Needs pyarrow (``pip install 'tfrx[arrow]'``), imported when this is first
+    called, so that ``from tfrx import *`` works without it.
+    """
+    from tfrx.integrations.arrow import read_tfrecord as read
+
+    return read(paths, features, **options)
+
+
+# Reachable from the facade but not part of __all__: deprecated aliases.
 _OTHER = {
     "example_to_dict": "tfrx.codec",
     "sequence_example_to_dict": "tfrx.codec",
-    "read_tfrecord": "tfrx.integrations.arrow",
-    "view": "tfrx.viewer",
 }
 _SUBMODULES = frozenset(
     {
@@ -263,5 +274,4 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
         parse_single_sequence_example,
     )
     from tfrx.tools import ShardedWriter, write_examples  # noqa: F401
-    from tfrx.integrations.arrow import read_tfrecord  # noqa: F401
     from tfrx.viewer import view  # noqa: F401
