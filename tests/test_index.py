@@ -335,3 +335,42 @@ def test_reader_and_index_describe_the_same_damage_the_same_way(tmp_path, sizes,
     assert str(scanned).split(_INDEX_HINT)[0] == str(read)[: -len(_READ_HINT)]
     for field in ("path", "record_index", "offset", "kind", "expected", "actual"):
         assert getattr(scanned, field) == getattr(read, field), field
+
+
+# ---------------------------------------------------------------- storage_options
+@pytest.fixture
+def locked_store():
+    """A memory filesystem that opens only with ``storage_options={"token": "secret"}``."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class Locked(MemoryFileSystem):
+        protocol = "lockedmem"
+
+        def __init__(self, *args, token=None, **kwargs):
+            if token != "secret":
+                raise PermissionError("lockedmem needs storage_options={'token': 'secret'}")
+            super().__init__(*args, **kwargs)
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(str(path).removeprefix("lockedmem://"))
+
+    fsspec.register_implementation("lockedmem", Locked, clobber=True)
+    opts = {"token": "secret"}
+    url = "lockedmem://vocab-test/a.tfrecord"
+    tfrx.write_records(url, _records(7), storage_options=opts)
+    yield url, opts
+    fsspec.filesystem("lockedmem", token="secret").rm("/vocab-test", recursive=True)
+
+
+def test_index_functions_take_storage_options(locked_store):
+    url, opts = locked_store
+    with pytest.raises(OSError, match="needs storage_options"):
+        scan_index(url)
+    assert len(scan_index(url, storage_options=opts)) == 7
+    assert len(tfrx.build_index(url, storage_options=opts)) == 7  # its index object beside it, with the options
+    assert len(tfrx.load_index(url, build=False, storage_options=opts)) == 7
+    assert tfrx.count_records(url, storage_options=opts) == 7
+    (check,) = tfrx.tools.verify_files(url, storage_options=opts, progress=False)
+    assert check.ok and check.records == 7

@@ -55,7 +55,7 @@ from tfrx.io.compression import detect_compression
 from tfrx.io.damage import record_error
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, open_input
+from tfrx.io.paths import is_url, open_input, with_options
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 from tfrx.options import ProgressOption, check_progress
 
@@ -394,19 +394,28 @@ def _check_uncompressed(path: str, head: bytes) -> None:
 
 
 def scan_index(
-    path, *, verify: bool = False, progress: ProgressOption | Callable[[int, int], Any] = False
+    path,
+    *,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
 
     ``progress`` (see :mod:`tfrx.options`; default ``False``): a bar, or a
     callable told a :class:`tfrx.Progress` of the bytes scanned (unit ``"B"``,
-    ``total`` the file size) every 256 MiB or so.
+    ``total`` the file size) every 256 MiB or so. ``storage_options`` go to the
+    fsspec filesystem of a URL.
     """
-    return _scan_index(path, verify, progress, "scan_index")
+    return _scan_index(_path(path, storage_options), verify, progress, "scan_index")
 
 
-def _scan_index(path, verify: bool, progress, where: str) -> RecordIndex:
-    path = os.fsdecode(os.fspath(path))
+def _path(path, storage_options: dict | None) -> str:
+    """``path`` as a string; a URL carrying ``storage_options`` (and the files named after it too)."""
+    return with_options(os.fsdecode(os.fspath(path)), storage_options)
+
+
+def _scan_index(path: str, verify: bool, progress, where: str) -> RecordIndex:
     old = check_progress(progress, where=where, old_shape="progress(bytes_scanned, file_size)", stacklevel=4)
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
@@ -448,6 +457,7 @@ def build_index(
     cache_dir: str | None = None,
     verify: bool = False,
     progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
@@ -457,9 +467,10 @@ def build_index(
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
-    ``progress`` reports the scan as :func:`scan_index`'s does.
+    ``progress`` reports the scan as :func:`scan_index`'s does; ``storage_options``
+    go to the fsspec filesystem of a URL (its index's too).
     """
-    path = os.fsdecode(os.fspath(path))
+    path = _path(path, storage_options)
     index = _scan_index(path, verify, progress, "build_index")
     if index_path is None:
         if format == "dali":
@@ -501,7 +512,13 @@ def _validate(index: RecordIndex, path: str, index_path: str, size: int) -> None
 
 
 def load_index(
-    path, *, index_path=None, format: str | None = None, cache_dir: str | None = None, build: bool = True
+    path,
+    *,
+    index_path=None,
+    format: str | None = None,
+    cache_dir: str | None = None,
+    build: bool = True,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """The index of ``path``, validated against the file.
 
@@ -510,9 +527,9 @@ def load_index(
     missing cached index is built when ``build`` (else ``FileNotFoundError``);
     a stale cached index is rebuilt. An explicit ``index_path`` that is stale,
     truncated or another file's raises :class:`StaleIndexError` /
-    :class:`IndexFileError`.
+    :class:`IndexFileError`. ``storage_options`` go to the fsspec filesystem of a URL.
     """
-    path = os.fsdecode(os.fspath(path))
+    path = _path(path, storage_options)
     explicit = index_path is not None
     if not explicit:
         candidates = [default_index_path(path, cache_dir=cache_dir)]
@@ -527,7 +544,7 @@ def load_index(
             if not build:
                 raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
             return build_index(path, cache_dir=cache_dir)
-    index_path = os.fsdecode(os.fspath(index_path))
+    index_path = _path(index_path, getattr(path, "storage_options", None))
     with open_input(index_path) as f:
         blob = f.read()
     size, _ = _stat(path)
@@ -576,10 +593,13 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     return out
 
 
-def count_records(paths, *, cache_dir: str | None = None, require_all_shards: bool = True) -> int:
+def count_records(
+    paths, *, cache_dir: str | None = None, require_all_shards: bool = True, storage_options: dict | None = None
+) -> int:
     """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing).
 
     A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set unless ``require_all_shards=False``.
+    ``storage_options`` go to the fsspec filesystem of URLs.
     """
-    files = expand_paths(paths, require_all_shards=require_all_shards)
+    files = expand_paths(paths, require_all_shards=require_all_shards, storage_options=storage_options)
     return sum(len(load_index(p, cache_dir=cache_dir)) for p in files)

@@ -58,7 +58,11 @@ def source_size(source) -> int | None:
 
 
 def verify_files(
-    paths, *, compression="auto", progress: ProgressOption | Callable[[int, int], Any] = None
+    paths,
+    *,
+    compression="auto",
+    progress: ProgressOption | Callable[[int, int], Any] = None,
+    storage_options: dict | None = None,
 ) -> list[FileCheck]:
     """Reads every record of ``paths`` checking length and data CRCs; returns one :class:`FileCheck` per file.
 
@@ -67,11 +71,12 @@ def verify_files(
     reported with its file, byte range and record index.
     ``progress`` (see :mod:`tfrx.options`: a bar on a terminal by default, or a
     callable) reports the bytes checked, framing included (unit ``"B"``); ``total``
-    is the files' summed size when every size is known.
+    is the files' summed size when every size is known. ``storage_options`` go to
+    the fsspec filesystem of URLs.
     """
     old = check_progress(progress, where="verify_files", old_shape="progress(records, payload_bytes)")
     legacy: Any = progress  # the deprecated (records, payload_bytes) callback when ``old``
-    sources = list(expand_paths(paths))
+    sources = list(expand_paths(paths, storage_options=storage_options))
     sizes = [source_size(s) for s in sources]
     total = None if None in sizes else sum(s or 0 for s in sizes)
     checks = []
