@@ -396,3 +396,62 @@ def test_options_objects_of_any_origin_are_read_by_their_compression_type():
         compression_type = "gzip"
 
     assert options.normalize_compression(OptionsLikeTensorFlows()) == "GZIP"
+
+
+# ---------------------------------------------------------------- one vocabulary in every public signature
+_OTHER_NAMES = {  # a concept's other spellings, which public signatures no longer use
+    "num_threads": "num_parallel_calls",
+    "threads": "num_parallel_calls",
+    "workers": "num_parallel_calls",
+    "parallelism": "num_parallel_calls",
+    "errors": "on_error",
+    "fs_options": "storage_options",
+    "filesystem_options": "storage_options",
+}
+_DEFAULTS = {  # the defaults a shared option may have
+    "compression": {"'auto'", "None"},
+    "on_error": {"'raise'"},
+    "progress": {"None", "False"},
+    "storage_options": {"None"},
+}
+_EXCEPTIONS = {  # (module, function, parameter): why
+    ("tfrx/image/_png.py", "encode_png", "compression"): "tf.io.encode_png's zlib level, an int",
+    ("tfrx/integrations/ray.py", "get_read_tasks", "parallelism"): "Ray Data's Datasource method, called by Ray",
+}
+
+
+def _public_signatures():
+    import ast
+    import pathlib
+
+    def functions(node, public):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                yield from functions(child, public and not child.name.startswith("_"))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if public and (not child.name.startswith("_") or child.name == "__init__"):
+                    yield child
+
+    root = pathlib.Path(tfrx.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("tfrx/cli/"):
+            continue  # argparse flags, checked by the CLI's tests
+        for node in functions(ast.parse(path.read_text()), True):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+            for arg, default in zip(positional + a.kwonlyargs, defaults + list(a.kw_defaults)):
+                yield rel, node.name, arg.arg, None if default is None else ast.unparse(default)
+
+
+def test_public_signatures_use_one_vocabulary():
+    wrong = []
+    for module, func, name, default in _public_signatures():
+        if (module, func, name) in _EXCEPTIONS:
+            continue
+        if name in _OTHER_NAMES:
+            wrong.append(f"{module}: {func}({name}=) is spelled {_OTHER_NAMES[name]}= everywhere else")
+        if name in _DEFAULTS and default is not None and default not in _DEFAULTS[name]:
+            wrong.append(f"{module}: {func}({name}={default}); the defaults used everywhere: {sorted(_DEFAULTS[name])}")
+    assert not wrong, "\n".join(wrong)
