@@ -257,6 +257,26 @@ def test_parallelism():
         tfrx.ExampleParser(SPEC, num_parallel_calls=0)
 
 
+def test_every_entry_point_checks_parallelism(plain_and_gzip):
+    plain, _ = plain_and_gzip
+    pixels = np.zeros((2, 2, 3), np.uint8)
+    png = tfrx.image.encode_png(pixels)
+    ds = tfrx.data.Dataset.range(3)
+    calls = {
+        "batch": lambda v: ds.batch(2, num_parallel_calls=v),
+        "interleave": lambda v: ds.interleave(lambda x: ds, num_parallel_calls=v),
+        "decode_png (one image)": lambda v: tfrx.image.decode_png(png, num_parallel_calls=v),
+        "decode_image (one image)": lambda v: tfrx.image.decode_image(png, num_parallel_calls=v),
+        "map": lambda v: ds.map(lambda x: x, num_parallel_calls=v),
+        "TFRecordDataset": lambda v: tfrx.TFRecordDataset(plain, num_parallel_reads=v),
+    }
+    for name, call in calls.items():
+        for bad in (0, "4", 2.5):
+            with pytest.raises(ValueError, match=r"num_parallel_\w+ must be a positive int, None or tfrx.AUTOTUNE"):
+                call(bad)
+        call(tfrx.AUTOTUNE)
+
+
 def test_one_usable_cores_helper():
     assert tfrx.data.usable_cores is options.usable_cores
     assert tfrx.data.AUTOTUNE == tfrx.AUTOTUNE == options.AUTOTUNE
