@@ -87,7 +87,7 @@ def test_reshard_help_names_the_output_flag(capsys):
         ("pass raw=True to keep bytes", "convert", "pass --raw to keep bytes"),
         ("(`tfrx reshard --compression none`, or", "index", "(`tfrx reshard --output-compression none`, or"),
         ('looks GZIP-compressed; pass compression="GZIP"', "count", "looks GZIP-compressed; pass --compression gzip"),
-        ("pass compression_type='ZLIB'", "convert", "pass --input-compression zlib"),
+        ("pass compression_type='ZLIB'", "convert", "pass --compression zlib"),
         ('pass compression=""', "inspect", "pass --compression none"),
     ],
 )
