@@ -452,12 +452,21 @@ def _public_signatures():
                 if public and (not child.name.startswith("_") or child.name == "__init__"):
                     yield child
 
+    import importlib
+
     root = pathlib.Path(tfrx.__file__).parent
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root.parent).as_posix()
         if rel.startswith("tfrx/cli/"):
             continue  # argparse flags, checked by the CLI's tests
+        private = [p for p in path.relative_to(root).parts if p.startswith("_") and p != "__init__.py"]
+        exported: set[str] | None = None  # a private module's public functions: those its package exports
+        if private:
+            package = ".".join(["tfrx", *path.relative_to(root).parts[:-1]])
+            exported = set(getattr(importlib.import_module(package), "__all__", ())) if len(private) == 1 else set()
         for node in functions(ast.parse(path.read_text()), True):
+            if exported is not None and node.name not in exported and node.name != "__init__":
+                continue
             a = node.args
             positional = a.posonlyargs + a.args
             defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
