@@ -91,3 +91,14 @@ def test_demo_results():
         softmax_regression(batches, batches, x.shape[1], 2, log=lambda *_: None), ("losses", "accuracy")
     )
     assert len(losses) == 2 and 0 <= accuracy <= 1
+
+
+def test_commit_shards(tmp_path):
+    from tfrx.io.commit import commit_shards, part_path
+
+    part = part_path(str(tmp_path / "data"), ".part0")
+    (tmp_path / ".tfrx").mkdir()
+    tfrx.write_records(part, [b"a", b"b"])
+    paths, manifest = _named(commit_shards([(part, 2)], str(tmp_path / "data")), ("paths", "manifest"))
+    assert [p.rsplit("/", 1)[-1] for p in paths] == ["data.tfrecord-00000-of-00001"]
+    assert manifest["num_records"] == 2
