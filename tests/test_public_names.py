@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import pathlib
 import re
+import warnings
 from collections import defaultdict
 
 import pytest
@@ -49,7 +50,9 @@ def _code(text: str) -> list[str]:
 def _imports(code: str) -> list[str]:
     """``tfrx.<module>.<name>`` for each ``from tfrx.<module> import <name>`` of a piece of code."""
     try:
-        tree = ast.parse(code)
+        with warnings.catch_warnings():  # doc snippets' escapes ("\\|" in a shell line) are not ours to fix
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
     except SyntaxError:  # shell sessions, fragments: single-line imports only
         return [f"{m}.{n.strip()}" for m, names in _FROM_LINE.findall(code) for n in names.split(",") if n.strip()]
     out = []
