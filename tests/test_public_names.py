@@ -53,7 +53,7 @@ def _imports(code: str) -> list[str]:
         with warnings.catch_warnings():  # doc snippets' escapes ("\\|" in a shell line) are not ours to fix
             warnings.simplefilter("ignore")
             tree = ast.parse(code)
-    except SyntaxError:  # shell sessions, fragments: single-line imports only
+    except SyntaxError:  # shell lines, fragments: single-line imports only
         return [f"{m}.{n.strip()}" for m, names in _FROM_LINE.findall(code) for n in names.split(",") if n.strip()]
     out = []
     for node in ast.walk(tree):
