@@ -323,12 +323,21 @@ _INDEX_HINT = "the file is damaged and cannot be indexed past this record (`tfrx
 def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: bool):
     scan = _native.scan_records(buf, verify)
     if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
+        offset = base + scan.offset
+        searched, head = 0, b""
+        if scan.status == ScanStatus.LENGTH_CRC and offset == 0:
+            # As the readers do: a bad first header and no valid one in the first 4 MiB: not a TFRecord file.
+            with memoryview(buf)[: 4 << 20] as start:
+                if _native.find_header(start, 1) < 0:
+                    searched, head = len(start), bytes(start[:16])
         raise record_error(
             scan,
             name=path,
             record_index=count + len(scan.starts),
-            offset=base + scan.offset,
+            offset=offset,
             present=len(buf) - scan.offset,
+            no_header_in=searched,
+            head=head,
             hint=_INDEX_HINT,
         )
     return scan.starts - HEADER_BYTES + base, scan.consumed
