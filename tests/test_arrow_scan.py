@@ -94,6 +94,7 @@ def test_schema_without_reading_and_from_a_sample(files):
     inferred = scan_schema(files)
     assert set(inferred.names) == set(SPEC)
     assert scan(files, spec=SPEC, columns=["tags", "f7"]).schema == schema
+    assert scan_schema(files, spec=SPEC) == scan(files, spec=SPEC).schema  # the spec's order in both
 
 
 def test_features_absent_in_some_records(tmp_path):
@@ -169,3 +170,35 @@ def test_every_corpus_file_scans_equal_to_tfrxs_parse(corpus_dir, row):
     assert got.num_rows == len(records)
     if records:
         assert got.combine_chunks().to_batches()[0].equals(expected.select(got.column_names))
+
+
+def test_a_callable_filter_reads_its_columns_first_and_equals_filtering_afterwards(files):
+    def keep(table):
+        return pc.less(pc.add(table.column("f1"), table.column("f2")), 300)
+
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["name"], filter=keep, filter_columns=["f1", "f2"], stats=stats).read_all()
+    whole = _whole(files)
+    expected = whole.filter(keep(whole)).select(["name"])
+    assert got.num_rows == expected.num_rows > 0 and got.equals(expected)
+    assert stats.parsed == {"f1": 3 * N, "f2": 3 * N, "name": expected.num_rows}
+    with pytest.raises(ValueError, match="filter_columns"):
+        scan(files, spec=SPEC, filter=keep)
+
+
+def test_a_filter_keeping_most_records_parses_in_one_pass_after_the_first_batch(files):
+    from tfrx.integrations._arrow_scan import ONE_PASS_ABOVE
+
+    expr = pc.field("f1") >= 100  # keeps about 90%
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["name", "f1"], filter=expr, batch_size=1000, num_threads=1, stats=stats)
+    got = got.read_all()
+    expected = _whole(files).filter(expr).select(["name", "f1"])
+    assert expected.num_rows / (3 * N) > ONE_PASS_ABOVE
+    assert got.equals(expected)
+    first_kept = _whole(files).slice(0, 1000).filter(expr).num_rows
+    # the first batch: name for its kept records only; every later batch: name for all its records
+    assert stats.parsed["name"] == first_kept + (3 * N - 1000)
+    low = ScanStats()  # a selective filter stays two-pass throughout
+    scan(files, spec=SPEC, columns=["name"], filter=pc.field("f1") < 50, batch_size=1000, stats=low).read_all()
+    assert low.parsed["name"] == _whole(files).filter(pc.field("f1") < 50).num_rows

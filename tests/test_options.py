@@ -484,3 +484,13 @@ def test_public_signatures_use_one_vocabulary():
         if name in _DEFAULTS and default is not None and default not in _DEFAULTS[name]:
             wrong.append(f"{module}: {func}({name}={default}); the defaults used everywhere: {sorted(_DEFAULTS[name])}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_engine_adapters_take_num_parallel_calls(plain_and_gzip):
+    pytest.importorskip("polars")
+    from tfrx.integrations.polars import scan_tfrecord
+
+    plain, _ = plain_and_gzip
+    assert scan_tfrecord(plain, spec=SPEC, num_parallel_calls=2).collect()["a"].to_list() == [0, 1, 2]
+    with _deprecated(r"scan_tfrecord\(num_threads=\.\.\.\) is deprecated.*pass num_parallel_calls="):
+        assert scan_tfrecord(plain, spec=SPEC, num_threads=1).collect().height == 3

@@ -222,10 +222,12 @@ def interleave(
 ) -> Dataset:
     """Interleaves the datasets ``map_func(element)`` in ``tf.data``'s deterministic order."""
     resolve_parallelism(num_parallel_calls)  # checked here; the stage keeps the value as given
-    return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls, deterministic)
+    return InterleaveDataset(
+        self, self._viewing_function(map_func), cycle_length, block_length, num_parallel_calls, deterministic
+    )
 
 
 @transformation
 def flat_map(self: Dataset, map_func: Callable[..., Dataset]) -> Dataset:
     """The datasets ``map_func(element)`` one after another (``interleave`` with one slot)."""
-    return InterleaveDataset(self, map_func, 1, 1, None, None)
+    return InterleaveDataset(self, self._viewing_function(map_func), 1, 1, None, None)

@@ -186,26 +186,38 @@ def decode_jpeg(
 def encode_jpeg(
     image: np.ndarray, quality: int = 95, *, chroma_downsampling: bool = True, progressive: bool = False
 ) -> bytes:
-    """Encode an (h, w, 1|3) uint8 image as JPEG (TensorFlow's defaults: quality 95, 4:2:0 chroma)."""
+    """Encode an (h, w, 1|3) uint8 image as JPEG: ``tf.io.encode_jpeg``'s bytes at its settings.
+
+    TensorFlow writes through libjpeg-turbo: quality 95, 4:2:0 chroma, the
+    accurate integer DCT, standard Huffman tables and a JFIF header of 300
+    dots per inch. Pillow's libjpeg-turbo writes the same bytes given the same
+    settings, so it is used; without Pillow, simplejpeg writes a valid JPEG
+    whose pixels differ slightly from TensorFlow's (docs/porting.md).
+    """
     img = np.ascontiguousarray(np.asarray(image))
     if img.dtype != np.uint8 or img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[2] not in (1, 3)):
         raise ValueError(f"encode_jpeg: expected an (h, w, 1|3) uint8 image, got {img.dtype} {img.shape}")
     gray = img.ndim == 2 or img.shape[2] == 1
     if not 0 <= quality <= 100:
         raise ValueError(f"encode_jpeg: quality must be in [0, 100], got {quality}")
+    if _optional("PIL") is not None or _optional("simplejpeg") is None:
+        Image = _pil()
+        out = io.BytesIO()
+        pil = Image.fromarray(img.reshape(img.shape[:2]) if gray else img)
+        # Pillow's subsampling 2 (4:2:0) would also halve a grayscale image's only component; libjpeg's
+        # default, which TensorFlow keeps for grayscale, is 1x1.
+        subsampling = 2 if chroma_downsampling and not gray else 0
+        pil.save(out, format="JPEG", quality=quality, subsampling=subsampling, progressive=progressive, dpi=(300, 300))
+        return out.getvalue()
     sj = _optional("simplejpeg")
-    if sj is not None and not progressive:
-        return sj.encode_jpeg(
-            img.reshape(img.shape[0], img.shape[1], 1) if gray else img,
-            quality=quality,
-            colorspace="GRAY" if gray else "RGB",
-            colorsubsampling="Gray" if gray else ("420" if chroma_downsampling else "444"),
-        )
-    Image = _pil()
-    out = io.BytesIO()
-    pil = Image.fromarray(img.reshape(img.shape[:2]) if gray else img)
-    pil.save(out, format="JPEG", quality=quality, subsampling=2 if chroma_downsampling else 0, progressive=progressive)
-    return out.getvalue()
+    if progressive:
+        raise NotImplementedError("encode_jpeg(progressive=True) needs Pillow (pip install pillow)")
+    return sj.encode_jpeg(
+        img.reshape(img.shape[0], img.shape[1], 1) if gray else img,
+        quality=quality,
+        colorspace="GRAY" if gray else "RGB",
+        colorsubsampling="Gray" if gray else ("420" if chroma_downsampling else "444"),
+    )
 
 
 def decode_and_crop_jpeg(

@@ -6,9 +6,14 @@ Hugging Face ``datasets``, Spark and Dask read through it
 
 * **Projection**: only the features named in ``columns`` are parsed (the
   native parser skips the others' values without decoding them).
-* **Filter**: a ``pyarrow.compute.Expression`` over parsed columns. Each
-  batch parses the features the filter names first, keeps the records it
-  selects, and parses the other projected features for those records only.
+* **Filter**: a ``pyarrow.compute.Expression`` over parsed columns, or a
+  callable taking a ``pyarrow.Table`` of the columns it names
+  (``filter_columns``) and returning a boolean mask (an engine evaluating
+  its own predicate language). Each batch parses the features the filter
+  names first, keeps the records it selects, and parses the other
+  projected features for those records only; once a batch's filter kept
+  more than half of its records (:data:`ONE_PASS_ABOVE`), the next batches
+  parse them all in one pass and filter afterwards, which is cheaper then.
 * **Limit**: reading stops once ``limit`` rows have been produced.
 * **Parallelism in bounded memory**: the files are cut into record ranges
   (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
@@ -32,6 +37,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tfrx.integrations.arrow import _inferred, to_record_batch
 from tfrx.io.batch import RecordBatch
@@ -40,7 +46,7 @@ from tfrx.io.ranges import RecordRange, plan_ranges, read_range
 from tfrx.io.reader import RecordReader
 from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
 
-__all__ = ["ScanStats", "scan", "scan_schema", "RAW_COLUMN"]
+__all__ = ["ScanStats", "scan", "scan_schema", "resolve_spec", "RAW_COLUMN"]
 
 #: The column of raw records (``spec=False``).
 RAW_COLUMN = "record"
@@ -83,6 +89,13 @@ def _restrict(spec, names: Sequence[str]):
     return {k: v for k, v in spec.items() if k in wanted}
 
 
+def _merged(first, second):
+    """Two restricted specs of one spec as one (a ``(context, lists)`` pair stays a pair)."""
+    if isinstance(first, tuple):
+        return ({**first[0], **second[0]}, {**first[1], **second[1]})
+    return {**first, **second}
+
+
 def _empty(spec) -> bool:
     return not _names(spec)
 
@@ -105,7 +118,7 @@ def _schema_of(spec) -> pa.Schema:
     return to_record_batch(_parser(spec).parse(_empty_batch())).schema
 
 
-def filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
+def _filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
     """The columns a ``pyarrow.compute.Expression`` reads, found by binding it to growing empty tables.
 
     pyarrow does not list an expression's field references, but binding
@@ -133,7 +146,17 @@ def filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
     return found
 
 
+filter_columns = _filter_columns
+
+
 # ------------------------------------------------------------------ one batch
+#: When a filter kept more than this share of a batch's records, the next batches parse the other projected
+#: features in the same pass as the filter's and filter afterwards: a second pass over most of the records
+#: (each one walked again to find its features) costs more than parsing them for the dropped few. At or
+#: below it, the other features are parsed for the kept records only. Either way the rows are the same.
+ONE_PASS_ABOVE = 0.5
+
+
 @dataclass
 class _Plan:
     spec: Any  # the projected spec, or False for raw records
@@ -142,6 +165,24 @@ class _Plan:
     filter_spec: Any  # the features the filter needs, parsed first
     rest_spec: Any  # the other projected features, parsed for the selected records only
     stats: ScanStats
+    #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
+    kept: float = 0.0
+
+    def _mask(self, table: pa.Table) -> Any:
+        if callable(self.filter) and not isinstance(self.filter, pc.Expression):
+            mask = self.filter(table.select(_names(self.filter_spec)))
+            return pc.fill_null(mask, False) if mask.null_count else mask
+        return self.filter
+
+    def _one_pass(self, records: RecordBatch) -> pa.RecordBatch | None:
+        both = _merged(self.filter_spec, self.rest_spec)
+        table = pa.Table.from_batches([to_record_batch(_parser(both).parse(records))])
+        self.stats._count(len(records), _names(both), len(records))
+        keep = table.filter(self._mask(table))
+        self.kept = keep.num_rows / max(1, len(records))
+        if keep.num_rows == 0:
+            return None
+        return pa.record_batch([keep.column(c).combine_chunks() for c in self.columns], names=self.columns)
 
     def batch(self, records: RecordBatch) -> pa.RecordBatch | None:
         if self.spec is False:
@@ -151,10 +192,13 @@ class _Plan:
             out = to_record_batch(_parser(self.spec).parse(records))
             self.stats._count(len(records), _names(self.spec), len(records))
             return out.select(self.columns)  # the parser's order is not always the spec's
+        if self.kept > ONE_PASS_ABOVE and not _empty(self.rest_spec):
+            return self._one_pass(records)
         first = to_record_batch(_parser(self.filter_spec).parse(records))
         self.stats._count(len(records), _names(self.filter_spec), len(records))
         table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        keep = table.filter(self.filter)
+        keep = table.filter(self._mask(table))
+        self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
         rows = keep.column("__row").to_numpy()
@@ -178,6 +222,25 @@ def _resolve_spec(sources, spec, infer_records: int, compression: str, on_error:
     return {}
 
 
+def resolve_spec(
+    paths,
+    spec: Mapping | tuple | bool | None = None,
+    *,
+    compression: str | None = "auto",
+    infer_records: int = 1000,
+    storage_options: dict | None = None,
+):
+    """``spec`` itself, or (``None``) the spec inferred from the first ``infer_records`` records, as :func:`scan` does.
+
+    Adapters call it once when a lazy scan is built, so that its schema and
+    every later scan of it agree.
+    """
+    if spec is not None:
+        return spec
+    sources = expand_paths(paths, storage_options=storage_options)
+    return _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
+
+
 def scan_schema(
     paths,
     *,
@@ -192,8 +255,8 @@ def scan_schema(
         sources = expand_paths(paths, storage_options=storage_options)
         spec = _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
     schema = _schema_of(spec if spec is False or columns is None else _restrict(spec, _checked(columns, spec)))
-    if columns is not None and spec is not False:
-        schema = pa.schema([schema.field(c) for c in columns])
+    if spec is not False:  # the columns' order, or the spec's (the parser's is not always the spec's)
+        schema = pa.schema([schema.field(c) for c in (columns if columns is not None else _names(spec))])
     return schema
 
 
@@ -210,6 +273,7 @@ def scan(
     *,
     columns: Sequence[str] | None = None,
     filter: Any = None,
+    filter_columns: Sequence[str] | None = None,
     limit: int | None = None,
     spec: Mapping | tuple | bool | None = None,
     batch_size: int = 65536,
@@ -229,7 +293,9 @@ def scan(
     ``infer_records`` records. ``columns``: the features to parse and
     return, in this order (all of the spec's when ``None``). ``filter``: a
     ``pyarrow.compute.Expression`` over parsed features (those it names are
-    parsed even when not in ``columns``). ``limit``: at most this many rows.
+    parsed even when not in ``columns``), or a callable given the
+    ``filter_columns`` it reads as a ``pyarrow.Table`` and returning a
+    boolean mask over its rows (a null keeps no row). ``limit``: at most this many rows.
     ``num_threads``: ranges read and parsed at once (default: the usable
     cores). ``compression``, ``on_error`` and ``storage_options`` as for
     :class:`tfrx.RecordReader`; damaged records raise
@@ -250,7 +316,12 @@ def scan(
         plan = _Plan(False, [RAW_COLUMN], None, None, None, stats)
     else:
         out_columns = _checked(columns, spec) if columns is not None else _names(spec)
-        needed = filter_columns(filter, _names(spec)) if filter is not None else []
+        if callable(filter) and not isinstance(filter, pc.Expression):
+            if filter_columns is None:
+                raise ValueError("a callable filter needs filter_columns: the features it reads")
+            needed = _checked(filter_columns, spec)
+        else:
+            needed = _filter_columns(filter, _names(spec)) if filter is not None else []
         plan = _Plan(
             spec=_restrict(spec, out_columns),
             columns=out_columns,
