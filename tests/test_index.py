@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import tfrx
-from tfrx.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
+from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
 
 
 def _records(n: int, seed: int = 0) -> list[bytes]:
@@ -281,3 +284,117 @@ def test_index_matches_the_framing_for_any_records(tmp_path):
         assert ds[list(range(len(recs)))[::-1]] == recs[::-1]
 
     check()
+
+
+# ---------------------------------------------------------------- one error for one damage
+_READ_HINT = 'pass on_error="skip" to skip corrupt records'
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record"
+
+
+def _without_read_advice(message: str) -> str:
+    """A reader's error message less the reader's advice (the index cannot skip, so it gives its own)."""
+    for advice in (
+        "; " + _READ_HINT,
+        ' (on_error="skip" would read no record from it)',  # not a TFRecord file
+        '; if it is a TFRecord file whose start is damaged, pass on_error="skip" to read what follows',
+    ):
+        if message.endswith(advice):
+            return message[: -len(advice)]
+    raise AssertionError(f"no reader advice at the end of {message!r}")
+
+
+def _first_damage(path: str, how: str):
+    """The error the reader raises at ``path``'s first damaged record, and the one the index raises."""
+    from hypothesis import note
+
+    with pytest.raises(tfrx.CorruptRecordError) as read:
+        for _ in tfrx.read_records(path, compression="", verify=True):
+            pass
+    with pytest.raises(tfrx.CorruptRecordError) as scanned:
+        scan_index(path, verify=True)
+    note(f"{how}: {read.value} / {scanned.value}")
+    return read.value, scanned.value
+
+
+@given(
+    sizes=st.lists(st.integers(0, 200), min_size=1, max_size=8),
+    damage=st.sampled_from(["length", "length_crc", "data", "data_crc", "truncate"]),
+    which=st.integers(0, 7),
+    bit=st.integers(0, 7),
+    data=st.data(),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_reader_and_index_describe_the_same_damage_the_same_way(tmp_path, sizes, damage, which, bit, data):
+    recs = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    path = str(tmp_path / "damaged.tfrecord")
+    tfrx.write_records(path, recs)
+    blob = bytearray(open(path, "rb").read())
+    k = which % len(recs)
+    start = sum(len(r) + 16 for r in recs[:k])
+    if damage == "truncate":
+        cut = data.draw(st.integers(start + 1, len(blob) - 1), label="cut at")
+        assume(cut not in itertools.accumulate(len(r) + 16 for r in recs))  # a cut between records is no damage
+        del blob[cut:]
+    else:
+        span = {"length": (0, 8), "length_crc": (8, 12), "data": (12, 12 + len(recs[k])), "data_crc": (-4, 0)}
+        lo, hi = span[damage]
+        lo, hi = (
+            (start + 12 + len(recs[k]) + lo + 4, start + 12 + len(recs[k]) + 4) if lo < 0 else (start + lo, start + hi)
+        )
+        if hi <= lo:
+            return  # an empty record has no data bytes to damage
+        blob[data.draw(st.integers(lo, hi - 1), label="byte")] ^= 1 << bit
+    open(path, "wb").write(bytes(blob))
+    read, scanned = _first_damage(path, damage)
+    assert _INDEX_HINT in str(scanned)
+    assert str(scanned).split("; " + _INDEX_HINT)[0] == _without_read_advice(str(read))
+    for field in ("path", "record_index", "offset", "kind", "expected", "actual"):
+        assert getattr(scanned, field) == getattr(read, field), field
+
+
+# ---------------------------------------------------------------- storage_options
+@pytest.fixture
+def locked_store():
+    """A memory filesystem that opens only with ``storage_options={"token": "secret"}``."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class Locked(MemoryFileSystem):
+        protocol = "lockedmem"
+
+        def __init__(self, *args, token=None, **kwargs):
+            if token != "secret":
+                raise PermissionError("lockedmem needs storage_options={'token': 'secret'}")
+            super().__init__(*args, **kwargs)
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(str(path).removeprefix("lockedmem://"))
+
+    fsspec.register_implementation("lockedmem", Locked, clobber=True)
+    opts = {"token": "secret"}
+    url = "lockedmem://vocab-test/a.tfrecord"
+    tfrx.write_records(url, _records(7), storage_options=opts)
+    yield url, opts
+    fsspec.filesystem("lockedmem", token="secret").rm("/vocab-test", recursive=True)
+
+
+def test_index_functions_take_storage_options(locked_store):
+    url, opts = locked_store
+    with pytest.raises(OSError, match="needs storage_options"):
+        scan_index(url)
+    assert len(scan_index(url, storage_options=opts)) == 7
+    assert len(tfrx.build_index(url, storage_options=opts)) == 7  # its index object beside it, with the options
+    assert len(tfrx.load_index(url, build=False, storage_options=opts)) == 7
+    assert tfrx.count_records(url, storage_options=opts) == 7
+    (check,) = tfrx.tools.verify_files(url, storage_options=opts, progress=False)
+    assert check.ok and check.records == 7
+
+
+def test_indexing_a_file_that_is_not_tfrecord_says_so(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, no records in it\n" * 20)
+    with pytest.raises(tfrx.CorruptRecordError, match="is not a TFRecord file") as e:
+        tfrx.build_index(str(path))
+    assert str(e.value).endswith(_INDEX_HINT + " (`tfrx verify` lists its damaged regions)")
+    assert "on_error" not in str(e.value)  # the index has no on_error to pass

@@ -42,9 +42,8 @@ def cli_message(message: str, command: str | None = None) -> str:
     ``on_error="skip"``); every error a command prints goes through here."""
     for pattern, replacement in _ADVICE:
         message = pattern.sub(replacement, message)
-    flag = "--input-compression" if command == "convert" else "--compression"
-    message = _NO_COMPRESSION.sub(f"({flag} none)", message)
-    return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
+    message = _NO_COMPRESSION.sub("(--compression none)", message)
+    return _COMPRESSION_ADVICE.sub(lambda m: f"--compression {m.group(2).lower() or 'none'}", message)
 
 
 class ParserWithHint(argparse.ArgumentParser):

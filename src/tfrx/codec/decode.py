@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tfrx import _native
 from tfrx.errors import DecodeError
 from tfrx.options import deprecated_alias
@@ -47,14 +49,24 @@ def decode_examples(records, *, keep_empty: bool = False) -> list[dict]:
     return out
 
 
-def decode_sequence_example(data, *, keep_empty: bool = False) -> tuple[dict, dict]:
-    """Decodes one ``tf.train.SequenceExample`` (its bytes or the message) to ``(context, feature_lists)``.
+class DecodedSequenceExample(NamedTuple):
+    """A decoded SequenceExample: unpacks as ``context, feature_lists``."""
+
+    context: dict
+    feature_lists: dict
+
+
+def decode_sequence_example(data, *, keep_empty: bool = False) -> DecodedSequenceExample:
+    """Decodes one ``tf.train.SequenceExample`` (its bytes or the message) to a
+    :class:`DecodedSequenceExample` ``(context, feature_lists)``.
 
     ``context`` is as :func:`decode_example` returns; ``feature_lists`` maps
     each name to a list with one value per step (an array or a list of
     bytes; ``None`` for a step whose Feature has no kind).
     """
-    return _native.decode_sequence_example(_serialized(data, "SequenceExample"), keep_empty=keep_empty)
+    return DecodedSequenceExample(
+        *_native.decode_sequence_example(_serialized(data, "SequenceExample"), keep_empty=keep_empty)
+    )
 
 
 def _serialized(message_or_bytes, expected: str):

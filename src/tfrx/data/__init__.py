@@ -31,7 +31,7 @@ from tfrx.data import skip  # noqa: E402,F401
 from tfrx.data import enumerate  # noqa: E402,F401
 from tfrx.data import zip  # noqa: E402,F401
 from tfrx.data import concatenate  # noqa: E402,F401
-from tfrx.data import options  # noqa: E402,F401
+from tfrx.data import pipeline_options  # noqa: E402,F401  with_options
 from tfrx.data import parse  # noqa: E402,F401
 from tfrx.data import adapters  # noqa: E402,F401  to_torch, to_jax, to_keras
 from tfrx.data import choose  # noqa: E402,F401  choose_from_datasets
@@ -45,7 +45,7 @@ from tfrx.data import snapshot  # noqa: E402,F401
 from tfrx.data import window  # noqa: E402,F401
 from tfrx.data import scan  # noqa: E402,F401
 from tfrx.data import experimental  # noqa: E402,F401
-from tfrx.data.options import AutotuneOptions, Options, ThreadingOptions
+from tfrx.data.pipeline_options import AutotuneOptions, Options, ThreadingOptions
 from tfrx.data.tensor_spec import TensorSpec
 from tfrx.data.tfrecord import TFRecordDataset
 

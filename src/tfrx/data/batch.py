@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from tfrx.data.dataset import INFINITE_CARDINALITY, Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.structure import stack
+from tfrx.options import resolve_parallelism
 
 __all__ = ["BatchDataset", "BatchIterator", "batch_cardinality"]
 
@@ -159,6 +160,7 @@ def batch(
     """Consecutive elements stacked into batches of ``batch_size``.
 
     ``num_parallel_calls`` and ``deterministic`` are accepted for ``tf.data``
-    compatibility; stacking runs on the consumer's thread.
+    compatibility (checked as everywhere); stacking runs on the consumer's thread.
     """
+    resolve_parallelism(num_parallel_calls)
     return BatchDataset(self, batch_size, drop_remainder)

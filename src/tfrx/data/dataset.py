@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import numpy as np
 
-    from tfrx.data.options import Options
+    from tfrx.data.pipeline_options import Options
 
 from tfrx.options import AUTOTUNE, resolve_parallelism, usable_cores
 
@@ -532,7 +532,7 @@ class Dataset:
         def load(
             path,
             element_spec=None,
-            compression: str | None = None,
+            compression: str | None = "auto",
             reader_func: Callable | None = None,
         ) -> Dataset: ...
         def scan(self, initial_state: Any, scan_func: Callable) -> Dataset: ...
@@ -547,7 +547,7 @@ class Dataset:
         def snapshot(
             self,
             path,
-            compression: str | None = "AUTO",
+            compression: str | None = "auto",
             reader_func: Callable | None = None,
             shard_func: Callable | None = None,
             name: str | None = None,

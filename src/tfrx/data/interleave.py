@@ -39,6 +39,7 @@ from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.map import call_with_element
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.provenance import annotate
+from tfrx.options import resolve_parallelism
 
 __all__ = ["InterleaveDataset"]
 
@@ -220,6 +221,7 @@ def interleave(
     deterministic: bool | None = None,
 ) -> Dataset:
     """Interleaves the datasets ``map_func(element)`` in ``tf.data``'s deterministic order."""
+    resolve_parallelism(num_parallel_calls)  # checked here; the stage keeps the value as given
     return InterleaveDataset(
         self, self._viewing_function(map_func), cycle_length, block_length, num_parallel_calls, deterministic
     )

@@ -23,7 +23,7 @@ import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -39,6 +39,15 @@ from tfrx.io.paths import is_url
 from tfrx.options import renamed_arguments
 
 __all__ = ["RandomAccessDataset"]
+
+
+class RecordLocation(NamedTuple):
+    """Where a record of a :class:`RandomAccessDataset` lies (unpacks as ``path, record_index, offset``)."""
+
+    path: str
+    record_index: int
+    offset: int
+
 
 # Remote reads of records closer than this are merged into one range request:
 # a request costs far more than the bytes between two nearby records.
@@ -180,11 +189,12 @@ class RandomAccessDataset:
         """Records per file."""
         return [len(ix) for ix in self.indexes]
 
-    def locate(self, i: int) -> tuple[str, int, int]:
-        """``(file, record index in that file, header byte offset)`` of global record ``i``."""
+    def locate(self, i: int) -> RecordLocation:
+        """:class:`RecordLocation` ``(path, record_index, offset)`` of global record ``i``: its file, its
+        index in that file and the byte offset of its header."""
         i = self._normalize(np.asarray([i]))[0]
         f = int(self._file_of[i])
-        return self.paths[f], int(i - self._starts[f]), int(self._offsets[i])
+        return RecordLocation(self.paths[f], int(i - self._starts[f]), int(self._offsets[i]))
 
     # ------------------------------------------------------------ pickling (DataLoader workers)
     @property

@@ -28,6 +28,7 @@ import numpy as np
 from tfrx.data.dataset import Dataset, transformation
 from tfrx.data.elements import ElementsDataset, decode_element, encode_element
 from tfrx.data.map import call_with_element
+from tfrx.options import normalize_compression
 
 __all__ = ["SPEC_FILE", "save_dataset", "load_dataset"]
 
@@ -42,6 +43,7 @@ def _shard_name(k: int) -> str:
 def save_dataset(dataset: Dataset, path, *, compression: str | None = None, shard_func: Callable | None = None) -> None:
     from tfrx.io.writer import TFRecordWriter
 
+    compression = normalize_compression(compression)
     path = os.fspath(path)
     os.makedirs(path, exist_ok=True)
     writers: dict[int, TFRecordWriter] = {}
@@ -65,7 +67,7 @@ def save_dataset(dataset: Dataset, path, *, compression: str | None = None, shar
             w.close()
     spec = {
         "format": _FORMAT,
-        "compression": (compression or "").upper(),
+        "compression": compression,
         "shards": [{"file": _shard_name(k), "elements": counts[k]} for k in sorted(writers)],
     }
     tmp = os.path.join(path, SPEC_FILE + ".tmp")
@@ -78,10 +80,11 @@ def _decode(record):
     return decode_element(bytes(record))
 
 
-def load_dataset(path, *, compression: str | None = None, reader_func: Callable | None = None) -> Dataset:
+def load_dataset(path, *, compression: str | None = "auto", reader_func: Callable | None = None) -> Dataset:
     from tfrx.data.concatenate import ConcatenateDataset
     from tfrx.data.tfrecord import TFRecordDataset
 
+    compression = normalize_compression(compression, allow_auto=True)
     path = os.fspath(path)
     spec_path = os.path.join(path, SPEC_FILE)
     try:
@@ -94,8 +97,8 @@ def load_dataset(path, *, compression: str | None = None, reader_func: Callable 
         ) from None
     if spec.get("format") != _FORMAT:
         raise ValueError(f"load: {spec_path!r} has format {spec.get('format')!r}, expected {_FORMAT!r}")
-    comp = spec["compression"] or None if compression is None else compression
-    shards = [TFRecordDataset(os.path.join(path, s["file"]), compression_type=comp) for s in spec["shards"]]
+    comp = (spec["compression"] or None) if compression == "auto" else compression
+    shards = [TFRecordDataset(os.path.join(path, s["file"]), compression=comp) for s in spec["shards"]]
     if reader_func is not None:
         records = reader_func(ElementsDataset(shards))
         if not isinstance(records, Dataset):
@@ -120,6 +123,10 @@ def save(
 
 
 @transformation(static=True)
-def load(path, element_spec=None, compression: str | None = None, reader_func: Callable | None = None) -> Dataset:
-    """The dataset :meth:`Dataset.save` wrote under ``path`` (``element_spec`` is accepted and not needed)."""
+def load(path, element_spec=None, compression: str | None = "auto", reader_func: Callable | None = None) -> Dataset:
+    """The dataset :meth:`Dataset.save` wrote under ``path`` (``element_spec`` is accepted and not needed).
+
+    ``compression="auto"`` (the default) reads the shards as they were saved; ``None`` means none, as
+    everywhere (TensorFlow's default), ``"GZIP"`` / ``"ZLIB"`` name it.
+    """
     return load_dataset(path, compression=compression, reader_func=reader_func)

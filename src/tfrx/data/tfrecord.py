@@ -45,8 +45,6 @@ from tfrx.options import check_on_error, normalize_compression
 
 __all__ = ["TFRecordDataset", "RecordBatchDataset", "reader_options"]
 
-_UNSET = object()
-
 
 def reader_options(
     compression_type: str | None = "auto",
@@ -140,16 +138,16 @@ class TFRecordDataset(Dataset):
         buffer_size: int | None = None,
         num_parallel_reads: int | None = None,
         *,
-        compression=_UNSET,
+        compression: str | None = "auto",
         on_error: str = "raise",
         storage_options: dict | None = None,
         require_all_shards: bool = True,
     ) -> None:
         super().__init__()
-        if compression is not _UNSET:
+        if compression != "auto":  # the name the rest of tfrx uses; TensorFlow's is compression_type
             if compression_type != "auto":
                 raise TypeError("pass compression_type or compression, not both")
-            compression_type = compression
+            compression_type = normalize_compression(compression, allow_auto=True, name="compression")
         self._options = reader_options(compression_type, buffer_size, on_error, storage_options)
         if isinstance(filenames, Dataset):
             self._files = filenames

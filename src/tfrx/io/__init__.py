@@ -10,7 +10,7 @@ imported on first use (the image ones need ``tfrx[image]``).
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
-from tfrx.io.options import TFRecordOptions
+from tfrx.io.record_options import TFRecordOptions
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import open_input, open_output
 from tfrx.io.reader import CorruptRecordWarning, DamagedRegion, ReaderStats, RecordPosition, RecordReader, read_records

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from tfrx.io.paths import with_options
 from tfrx.io.sidecars import journal_path, manifest_path, sidecar_path
@@ -39,6 +40,13 @@ from tfrx.io.writer import TFRecordWriter
 __all__ = ["commit_shards", "part_path", "shard_name", "sync_part", "discard_parts"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
+
+
+class CommittedShards(NamedTuple):
+    """What :func:`commit_shards` did: the shards' final ``paths`` and their ``manifest`` (unpacks as a pair)."""
+
+    paths: list[str]
+    manifest: dict
 
 
 def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
@@ -102,13 +110,13 @@ def commit_shards(
     manifest: bool = True,
     build_index: Callable | None = None,
     sync: bool = True,
-) -> tuple[list[str], dict]:
+) -> CommittedShards:
     """Moves finished shards to their final names, in the crash-detectable order above.
 
     ``parts``: one ``(temporary path, records)`` per shard in order; a
     ``None`` path makes an empty shard (padding up to a shard count). ``fs``
     is the fsspec filesystem of a URL ``prefix`` (``None`` for local paths).
-    Returns the final paths and the manifest (written when ``manifest``).
+    Returns :class:`CommittedShards`: the final paths and the manifest (written when ``manifest``).
     """
 
     remote = fs is not None
@@ -178,7 +186,7 @@ def commit_shards(
         except OSError:
             if sync:
                 _fsync_dir(os.path.dirname(journal))
-    return [str(f) if not remote else f for f in finals], info
+    return CommittedShards([str(f) if not remote else f for f in finals], info)
 
 
 def _basename(path: str, remote: bool) -> str:

@@ -42,17 +42,22 @@ import mmap
 import os
 import struct
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from tfrx import _native
+from tfrx._progress import progress_bar
 from tfrx._native import ScanStatus
-from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
+from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
+from tfrx.io.damage import record_error
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, open_input
+from tfrx.io.paths import is_url, open_input, with_options
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
+from tfrx.options import ProgressOption, check_progress
 
 __all__ = [
     "RecordIndex",
@@ -312,46 +317,29 @@ def _compressed_error(path: str, kind: str) -> CompressedFileError:
     )
 
 
-def _damage(path: str, scan: _native.ScanResult, offset: int, count: int) -> CorruptRecordError:
-    expected, actual, length, need = scan.expected, scan.actual, scan.length, scan.need
-    if scan.status == ScanStatus.LENGTH_CRC:
-        return CorruptRecordError(
-            f"length CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x}); the file is damaged and cannot be indexed past this record",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="length_crc",
-            expected=expected,
-            actual=actual,
-        )
-    if scan.status == ScanStatus.DATA_CRC:
-        return CorruptRecordError(
-            f"data CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x})",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="data_crc",
-            expected=expected,
-            actual=actual,
-        )
-    return CorruptRecordError(
-        f"truncated record in {path!r}, record {count} at byte {offset} (length {length}, {need} bytes "
-        f"missing); the file ends inside a record",
-        path=path,
-        record_index=count,
-        offset=offset,
-        kind="truncated",
-        expected=need,
-        actual=0,
-    )
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record (`tfrx verify` lists its damaged regions)"
 
 
 def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: bool):
     scan = _native.scan_records(buf, verify)
     if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
-        raise _damage(path, scan, base + scan.offset, count + len(scan.starts))
+        offset = base + scan.offset
+        searched, head = 0, b""
+        if scan.status == ScanStatus.LENGTH_CRC and offset == 0:
+            # As the readers do: a bad first header and no valid one in the first 4 MiB: not a TFRecord file.
+            with memoryview(buf)[: 4 << 20] as start:
+                if _native.find_header(start, 1) < 0:
+                    searched, head = len(start), bytes(start[:16])
+        raise record_error(
+            scan,
+            name=path,
+            record_index=count + len(scan.starts),
+            offset=offset,
+            present=len(buf) - scan.offset,
+            no_header_in=searched,
+            head=head,
+            hint=_INDEX_HINT,
+        )
     return scan.starts - HEADER_BYTES + base, scan.consumed
 
 
@@ -414,17 +402,38 @@ def _check_uncompressed(path: str, head: bytes) -> None:
         raise _compressed_error(path, kind)
 
 
-def scan_index(path, *, verify: bool = False, progress=None) -> RecordIndex:
+def scan_index(
+    path,
+    *,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
+) -> RecordIndex:
     """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
 
-    ``progress(bytes_scanned, file_size)``, when given, is called as the scan
-    goes (every 256 MiB or so).
+    ``progress`` (see :mod:`tfrx.options`; default ``False``): a bar, or a
+    callable told a :class:`tfrx.Progress` of the bytes scanned (unit ``"B"``,
+    ``total`` the file size) every 256 MiB or so. ``storage_options`` go to the
+    fsspec filesystem of a URL.
     """
-    path = os.fsdecode(os.fspath(path))
+    return _scan_index(_path(path, storage_options), verify, progress, "scan_index")
+
+
+def _path(path, storage_options: dict | None) -> str:
+    """``path`` as a string; a URL carrying ``storage_options`` (and the files named after it too)."""
+    return with_options(os.fsdecode(os.fspath(path)), storage_options)
+
+
+def _scan_index(path: str, verify: bool, progress, where: str) -> RecordIndex:
+    old = check_progress(progress, where=where, old_shape="progress(bytes_scanned, file_size)", stacklevel=4)
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
     _check_uncompressed(path, head)
-    offsets = _scan(path, size, verify, progress)
+    if old:
+        offsets = _scan(path, size, verify, progress)
+    else:
+        with progress_bar(size, desc="index", unit="B", enabled=progress) as bar:
+            offsets = _scan(path, size, verify, (lambda done, _size: bar.update(done - bar.n)) if bar.active else None)
     return RecordIndex(path, offsets, size, mtime_ns=mtime, fingerprint=_fingerprint(path, size, head))
 
 
@@ -450,7 +459,14 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
 
 
 def build_index(
-    path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None, verify: bool = False, progress=None
+    path,
+    *,
+    index_path=None,
+    format: str = "tfrx",
+    cache_dir: str | None = None,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
@@ -460,10 +476,11 @@ def build_index(
     DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
     default). Only framing is read: length CRCs are always checked, data CRCs
     when ``verify``. Compressed files raise :class:`CompressedFileError`.
-    ``progress(bytes_scanned, file_size)`` is called as the scan goes.
+    ``progress`` reports the scan as :func:`scan_index`'s does; ``storage_options``
+    go to the fsspec filesystem of a URL (its index's too).
     """
-    path = os.fsdecode(os.fspath(path))
-    index = scan_index(path, verify=verify, progress=progress)
+    path = _path(path, storage_options)
+    index = _scan_index(path, verify, progress, "build_index")
     if index_path is None:
         if format == "dali":
             index_path = (
@@ -504,7 +521,13 @@ def _validate(index: RecordIndex, path: str, index_path: str, size: int) -> None
 
 
 def load_index(
-    path, *, index_path=None, format: str | None = None, cache_dir: str | None = None, build: bool = True
+    path,
+    *,
+    index_path=None,
+    format: str | None = None,
+    cache_dir: str | None = None,
+    build: bool = True,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """The index of ``path``, validated against the file.
 
@@ -513,9 +536,9 @@ def load_index(
     missing cached index is built when ``build`` (else ``FileNotFoundError``);
     a stale cached index is rebuilt. An explicit ``index_path`` that is stale,
     truncated or another file's raises :class:`StaleIndexError` /
-    :class:`IndexFileError`.
+    :class:`IndexFileError`. ``storage_options`` go to the fsspec filesystem of a URL.
     """
-    path = os.fsdecode(os.fspath(path))
+    path = _path(path, storage_options)
     explicit = index_path is not None
     if not explicit:
         candidates = [default_index_path(path, cache_dir=cache_dir)]
@@ -530,7 +553,7 @@ def load_index(
             if not build:
                 raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
             return build_index(path, cache_dir=cache_dir)
-    index_path = os.fsdecode(os.fspath(index_path))
+    index_path = _path(index_path, getattr(path, "storage_options", None))
     with open_input(index_path) as f:
         blob = f.read()
     size, _ = _stat(path)
@@ -579,10 +602,13 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     return out
 
 
-def count_records(paths, *, cache_dir: str | None = None, require_all_shards: bool = True) -> int:
+def count_records(
+    paths, *, cache_dir: str | None = None, require_all_shards: bool = True, storage_options: dict | None = None
+) -> int:
     """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing).
 
     A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set unless ``require_all_shards=False``.
+    ``storage_options`` go to the fsspec filesystem of URLs.
     """
-    files = expand_paths(paths, require_all_shards=require_all_shards)
+    files = expand_paths(paths, require_all_shards=require_all_shards, storage_options=storage_options)
     return sum(len(load_index(p, cache_dir=cache_dir)) for p in files)

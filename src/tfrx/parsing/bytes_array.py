@@ -10,13 +10,21 @@ buffer the values are packed into.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from tfrx import _native
 
 __all__ = ["BytesArray"]
+
+
+class PackedBytes(NamedTuple):
+    """:meth:`BytesArray.packed`'s result: unpacks as ``values, offsets``."""
+
+    values: Any
+    offsets: np.ndarray
+
 
 # Arrow's binary_view keeps values of up to 12 bytes inside the 16-byte view;
 # longer ones keep their first 4 bytes there and point into a data buffer.
@@ -144,8 +152,8 @@ class BytesArray:
         out = self.to_numpy()
         return out if dtype is None else out.astype(dtype)
 
-    def packed(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(values, offsets)``: the values end to end in flat order, value ``i`` at
+    def packed(self) -> PackedBytes:
+        """:class:`PackedBytes` ``(values, offsets)``: the values end to end in flat order, value ``i`` at
         ``values[offsets[i]:offsets[i + 1]]`` (``int64`` offsets, as Arrow's large_binary).
         No copy when the values already lie end to end in ``data``; else one native gather."""
         starts = self.starts.reshape(-1)
@@ -153,12 +161,12 @@ class BytesArray:
         offsets = np.zeros(starts.shape[0] + 1, np.int64)
         np.cumsum(lengths, out=offsets[1:])
         if starts.shape[0] == 0:
-            return self.data[:0], offsets
+            return PackedBytes(self.data[:0], offsets)
         if np.array_equal(starts, offsets[:-1] + starts[0]):
             begin = int(starts[0])
-            return self.data[begin : begin + int(offsets[-1])], offsets
+            return PackedBytes(self.data[begin : begin + int(offsets[-1])], offsets)
         values: Any = _native.gather_spans([self.data], np.zeros(starts.shape[0], np.int64), starts, lengths)
-        return values, offsets
+        return PackedBytes(values, offsets)
 
     def to_arrow(self) -> Any:
         """The values in flat order as a ``pyarrow`` array (needs pyarrow).

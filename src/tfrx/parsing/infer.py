@@ -23,7 +23,7 @@ import numpy as np
 from tfrx import _native
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, SpecError
-from tfrx.parsing.specs import FixedLenFeature, FixedLenSequenceFeature, VarLenFeature
+from tfrx.parsing.specs import FixedLenFeature, FixedLenSequenceFeature, SequenceFeatures, VarLenFeature
 
 __all__ = ["infer_features"]
 
@@ -96,7 +96,7 @@ def _infer_example(records: list[bytes]) -> dict:
     return features
 
 
-def _infer_sequence(records: list[bytes]) -> tuple[dict, dict]:
+def _infer_sequence(records: list[bytes]) -> SequenceFeatures:
     ctx: dict[str, _Stats] = {}
     lists: dict[str, _Stats] = {}
     present: dict[str, int] = {}
@@ -135,7 +135,7 @@ def _infer_sequence(records: list[bytes]) -> tuple[dict, dict]:
             )
         else:
             sequence_features[name] = VarLenFeature(dtype)
-    return context_features, sequence_features
+    return SequenceFeatures(context_features, sequence_features)
 
 
 def _read_file_records(source: Any, limit: float, storage_options: dict | None) -> list[bytes]:
@@ -169,7 +169,7 @@ def infer_features(
     ``max_records`` records are read. ``kind`` is ``"example"``,
     ``"sequence"`` or ``"auto"`` (SequenceExamples are recognised by their
     feature_lists field). Returns a dict for Examples and a
-    ``(context_features, sequence_features)`` pair for SequenceExamples.
+    :class:`~tfrx.parsing.specs.SequenceFeatures` ``(context, sequence)`` pair for SequenceExamples.
     ``storage_options`` go to fsspec for URLs.
     """
     if kind not in ("auto", "example", "sequence"):

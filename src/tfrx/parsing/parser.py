@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -754,8 +754,9 @@ class SequenceExampleParser:
         self.num_parallel_calls = num_parallel_calls
 
     @renamed_arguments(num_threads="num_parallel_calls")
-    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> tuple[dict, dict, dict]:
-        """``tf.io.parse_sequence_example``: a batch of records to ``(context, feature_lists, lengths)``."""
+    def parse(self, serialized: Any, *, num_parallel_calls: int | None = None) -> ParsedSequenceExamples:
+        """``tf.io.parse_sequence_example``: a batch of records to :class:`ParsedSequenceExamples`
+        ``(context, feature_lists, lengths)``."""
         threads = _threads(self.num_parallel_calls if num_parallel_calls is None else num_parallel_calls)
         result, batch = _records_call(self._core, serialized, threads, self._views)
         if result.error is not None:
@@ -799,7 +800,7 @@ class SequenceExampleParser:
                             feature=key,
                         )
                 feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])
-        return context, feature_lists, lengths
+        return ParsedSequenceExamples(context, feature_lists, lengths)
 
     @staticmethod
     def _sequence_sparse(out: tuple, batch: int) -> SparseArray:
@@ -809,10 +810,11 @@ class SequenceExampleParser:
 
     __call__ = parse
 
-    def parse_single(self, serialized: Any) -> tuple[dict, dict]:
-        """``tf.io.parse_single_sequence_example``: one record, no batch dimension."""
+    def parse_single(self, serialized: Any) -> ParsedSequenceExample:
+        """``tf.io.parse_single_sequence_example``: one record, no batch dimension, as a
+        :class:`ParsedSequenceExample` ``(context, feature_lists)``."""
         context, feature_lists, _ = self.parse(_single_record(serialized), num_parallel_calls=1)
-        return (
+        return ParsedSequenceExample(
             {k: _strip_batch(v) for k, v in context.items()},
             {k: _strip_batch(v) for k, v in feature_lists.items()},
         )
@@ -824,6 +826,21 @@ class SequenceExampleParser:
 
     def __repr__(self) -> str:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
+
+
+class ParsedSequenceExamples(NamedTuple):
+    """A batch of parsed SequenceExamples: unpacks as ``context, feature_lists, lengths``, as in TensorFlow."""
+
+    context: dict
+    feature_lists: dict
+    lengths: dict
+
+
+class ParsedSequenceExample(NamedTuple):
+    """One parsed SequenceExample: unpacks as ``context, feature_lists``, as in TensorFlow."""
+
+    context: dict
+    feature_lists: dict
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
@@ -847,8 +864,8 @@ def parse_sequence_example(
     *,
     num_parallel_calls: int | None = None,
     bytes_as: str = "bytes",
-) -> tuple[dict, dict, dict]:
-    """``tf.io.parse_sequence_example``: returns ``(context, feature_lists, lengths)``."""
+) -> ParsedSequenceExamples:
+    """``tf.io.parse_sequence_example``: returns :class:`ParsedSequenceExamples` ``(context, feature_lists, lengths)``."""
     return SequenceExampleParser(
         context_features, sequence_features, num_parallel_calls=num_parallel_calls, bytes_as=bytes_as
     ).parse(serialized)
@@ -856,6 +873,6 @@ def parse_sequence_example(
 
 def parse_single_sequence_example(
     serialized: Any, context_features: Mapping | None = None, sequence_features: Mapping | None = None
-) -> tuple[dict, dict]:
-    """``tf.io.parse_single_sequence_example``: returns ``(context, feature_lists)``."""
+) -> ParsedSequenceExample:
+    """``tf.io.parse_single_sequence_example``: returns :class:`ParsedSequenceExample` ``(context, feature_lists)``."""
     return SequenceExampleParser(context_features, sequence_features).parse_single(serialized)

@@ -18,7 +18,7 @@ import collections
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -443,13 +443,20 @@ def features_to_json(features: Any, **json_kwargs: Any) -> str:
     return json.dumps(obj, **json_kwargs)
 
 
+class SequenceFeatures(NamedTuple):
+    """The two feature dicts of a SequenceExample, ``(context, sequence)`` (unpacks as a pair)."""
+
+    context: dict
+    sequence: dict
+
+
 def features_from_json(text: str | bytes) -> Any:
-    """Inverse of :func:`features_to_json`: a dict, or a ``(context, sequence)`` pair."""
+    """Inverse of :func:`features_to_json`: a dict, or a :class:`SequenceFeatures` ``(context, sequence)``."""
     obj = json.loads(text)
     if "features" in obj:
         return {k: spec_from_dict(v) for k, v in obj["features"].items()}
     if "context" in obj or "sequence" in obj:
-        return (
+        return SequenceFeatures(
             {k: spec_from_dict(v) for k, v in obj.get("context", {}).items()},
             {k: spec_from_dict(v) for k, v in obj.get("sequence", {}).items()},
         )

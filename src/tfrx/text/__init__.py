@@ -5,7 +5,7 @@ needs the ``text`` extra (Hugging Face ``tokenizers``, ``pysbd``).
 """
 
 from tfrx.text.bert import BertDataResult, create_pretraining_data, read
-from tfrx.text.options import BertDataOptions
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.text.records import feature_spec
 from tfrx.text.tokenization import BasicTokenizer, FullTokenizer, Vocab, WordpieceTokenizer, load_vocab
 

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tfrx.errors import TfrxError
-from tfrx.options import renamed_arguments
-from tfrx.text.options import BertDataOptions
+from tfrx.options import ProgressOption, renamed_arguments
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.io.sidecars import BERT_METADATA_SUFFIX
 from tfrx.text.output import BertDataResult, metadata_path_for, open_output, read_metadata, write_metadata
 from tfrx.text.records import encode_columns, feature_spec, instances_to_columns
@@ -45,7 +45,7 @@ def create_pretraining_data(
     metadata_files=None,
     input_files_prefix: str = "",
     storage_options: dict | None = None,
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     metadata: bool = True,
     options: BertDataOptions | None = None,
     **flags,

@@ -33,7 +33,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tfrx.text.options import BertDataOptions
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.text.tokenization import Vocab
 
 __all__ = ["Instance", "SpecialIds", "create_instances", "create_instances_from_document", "mask_tokens"]

@@ -37,7 +37,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from tfrx.options import resolve_parallelism
-from tfrx.text.options import BertDataOptions
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.text.records import assemble_columns, encode_columns
 from tfrx.text.tokenization import Vocab
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tfrx.io.sidecars import BERT_METADATA_SUFFIX, sidecar_path
-from tfrx.text.options import BertDataOptions
+from tfrx.text.bert_options import BertDataOptions
 from tfrx.text.records import feature_spec
 from tfrx.text.tokenization import Vocab
 

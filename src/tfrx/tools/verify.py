@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
+from tfrx._progress import progress_bar
 from tfrx.errors import CorruptRecordError
 from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import source_name
+from tfrx.io.framing import FRAMING_BYTES
+from tfrx.io.paths import is_url, local_size, source_name, url_to_fs
 from tfrx.io.reader import DamagedRegion, RecordReader
+from tfrx.options import ProgressOption, check_progress
 
-__all__ = ["FileCheck", "verify_files"]
+__all__ = ["FileCheck", "source_size", "verify_files"]
 
 
 @dataclass
@@ -37,27 +42,65 @@ class FileCheck:
         return next((r for r in self.regions if r.error is error), None)
 
 
-def verify_files(paths, *, compression="auto", progress=None) -> list[FileCheck]:
+def source_size(source) -> int | None:
+    """The size in bytes of a file, a URL's object or an in-memory stream; ``None`` when it cannot be
+    known without reading."""
+    if isinstance(source, str) and is_url(source):
+        try:
+            fs, path = url_to_fs(source)
+            return int(fs.size(path))
+        except Exception:  # noqa: BLE001 - progress without a total is fine
+            return None
+    size = local_size(source)
+    if size is None and hasattr(source, "getbuffer"):  # standard input, read into memory
+        size = len(source.getbuffer())
+    return size
+
+
+def verify_files(
+    paths,
+    *,
+    compression="auto",
+    progress: ProgressOption | Callable[[int, int], Any] = None,
+    storage_options: dict | None = None,
+) -> list[FileCheck]:
     """Reads every record of ``paths`` checking length and data CRCs; returns one :class:`FileCheck` per file.
 
     Damage never stops the check: the reader resynchronises at the next
     record whose length and data CRCs verify, and each damaged region is
     reported with its file, byte range and record index.
-    ``progress`` is called with the number of bytes of payload read so far in
-    the current file (for progress bars).
+    ``progress`` (see :mod:`tfrx.options`: a bar on a terminal by default, or a
+    callable) reports the bytes checked, framing included (unit ``"B"``); ``total``
+    is the files' summed size when every size is known. ``storage_options`` go to
+    the fsspec filesystem of URLs.
     """
+    old = check_progress(progress, where="verify_files", old_shape="progress(records, payload_bytes)")
+    legacy: Any = progress  # the deprecated (records, payload_bytes) callback when ``old``
+    sources = list(expand_paths(paths, storage_options=storage_options))
+    sizes = [source_size(s) for s in sources]
+    total = None if None in sizes else sum(s or 0 for s in sizes)
     checks = []
-    for source in expand_paths(paths):
-        check = FileCheck(source_name(source) or "<stream>")
-        with RecordReader(source, compression=compression, verify=True, on_error="skip") as reader:
-            for batch in reader.iter_batches():
-                check.records += len(batch)
-                n = int(batch.lengths.sum())
-                check.bytes += n
-                if progress is not None:
-                    progress(len(batch), n)
-            check.errors = list(reader.stats.errors)
-            check.regions = list(reader.stats.regions)
-            check.skipped_records = reader.stats.skipped_records
-        checks.append(check)
+    end = 0
+    with progress_bar(total, desc="verify", unit="B", enabled=False if old else progress) as bar:
+        for source, size in zip(sources, sizes):
+            end += size or 0
+            check = FileCheck(source_name(source) or "<stream>")
+            with RecordReader(source, compression=compression, verify=True, on_error="skip") as reader:
+                for batch in reader.iter_batches():
+                    check.records += len(batch)
+                    n = int(batch.lengths.sum())
+                    check.bytes += n
+                    if old:
+                        legacy(len(batch), n)
+                    elif bar.active:
+                        step = n + FRAMING_BYTES * len(batch)  # never past the end of this file
+                        step = min(step, end - bar.n) if total is not None else step
+                        if step > 0:
+                            bar.update(step)
+                check.errors = list(reader.stats.errors)
+                check.regions = list(reader.stats.regions)
+                check.skipped_records = reader.stats.skipped_records
+            if bar.active and total is not None and end > bar.n:  # compressed files, damaged regions
+                bar.update(end - bar.n)
+            checks.append(check)
     return checks

@@ -21,6 +21,7 @@ from tfrx.tools.convert._values import (
     _write_mixed_rows,
 )
 from tfrx._progress import progress_bar
+from tfrx.options import ProgressOption
 
 
 def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):
@@ -68,7 +69,7 @@ def jsonl_to_tfrecord(
     chunk_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Converts JSON Lines (one object per line) into TFRecord shards, one Example per line.
 
@@ -241,7 +242,7 @@ def tfrecord_to_jsonl(
     bytes_as: str = "auto",
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Writes the Examples of TFRecord files as JSON Lines, one object per record.
 

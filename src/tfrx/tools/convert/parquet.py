@@ -22,6 +22,7 @@ from tfrx.tools.convert._common import (
 from tfrx.tools.convert._records import _decoded_rows, _done, _raw_records
 from tfrx.tools.convert._values import _convert_text, _encode_sequence_rows, _json_cell, _normalize_spec
 from tfrx._progress import progress_bar
+from tfrx.options import ProgressOption
 
 
 def _pyarrow():
@@ -67,7 +68,7 @@ def parquet_to_tfrecord(
     batch_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     engine: str = "local",
 ) -> ConvertSummary:
     """Converts a Parquet file into TFRecord shards, one Example per row (needs pyarrow).
@@ -328,7 +329,7 @@ def tfrecord_to_parquet(
     batch_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Writes the Examples of TFRecord files as a Parquet file (needs pyarrow).
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from tfrx.options import normalize_compression
 
-__all__ = ["TFRecordOptions", "normalize_compression"]
+__all__ = ["TFRecordOptions"]
 
 
 class TFRecordOptions:
     """Options for writing (and reading) TFRecord files, as ``tf.io.TFRecordOptions``.
 
-    ``compression_type`` is ``""`` (none), ``"GZIP"`` or ``"ZLIB"`` (``None``,
-    ``"none"`` and lowercase spellings are accepted, see :mod:`tfrx.options`);
+    ``compression_type`` is ``None`` (none, the default, as in TensorFlow), ``"GZIP"`` or ``"ZLIB"``
+    (``""``, ``"none"`` and lowercase spellings are accepted, see :mod:`tfrx.options`);
     ``compression_level`` is 0-9, or ``None`` for zlib's default (6), which is also TensorFlow's.
     """
 
     __slots__ = ("compression_type", "compression_level")
 
-    def __init__(self, compression_type: str | None = "", compression_level: int | None = None) -> None:
+    def __init__(self, compression_type: str | None = None, compression_level: int | None = None) -> None:
         self.compression_type = normalize_compression(compression_type, name="compression_type")
         if compression_level is not None:
             if not isinstance(compression_level, int) or not -1 <= compression_level <= 9:

@@ -190,7 +190,7 @@ def with_options(self: Dataset, options: Options | None = None, *, deterministic
     """Sets pipeline options: ``with_options(deterministic=False)`` or ``with_options(tfrx.data.Options(...))``.
 
     The options apply to the whole pipeline, the stages after this call
-    included; see :mod:`tfrx.data.options`.
+    included; see :mod:`tfrx.data.pipeline_options`.
     """
     if options is None:
         options = Options(deterministic=deterministic)
