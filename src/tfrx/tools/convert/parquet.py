@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def _arrow_kind(t, pa) -> str | None:
     return None
 
 
-def parquet_to_tfrecord(
+def parquet_to_tfrecord(  # noqa: PLR0913  the converters' shared options (sharding, compression, on_error)
     path: str | os.PathLike,
     output: str | os.PathLike,
     *,
@@ -351,99 +352,101 @@ def tfrecord_to_parquet(
     is added as a column that is null in the earlier rows: the rows written so
     far are then rewritten once, at the end, under the grown schema.
     """
+    summary, errors, t0 = _start(on_error)
+    output = os.fspath(output)
+    if raw:
+        return _done(
+            summary, _write_raw_parquet(paths, output, compression, batch_rows, on_error, errors, progress), output, t0
+        )
+    out = _ParquetParts(output, batch_rows)
+    n = 0
+    try:
+        rows = []
+        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
+            bad = out.conflict(context, lists)
+            if bad:
+                errors(f"record {n + summary.skipped}: {bad}")
+                continue
+            out.learn(context, lists)
+            rows.append({**context, **(lists or {})})
+            n += 1
+            if len(rows) >= batch_rows:
+                out.flush(rows)
+                rows = []
+        out.flush(rows)
+        out.finish()
+    except BaseException:
+        out.abandon()
+        raise
+    finally:
+        out.remove_parts()
+    return _done(summary, n, output, t0)
+
+
+def _write_raw_parquet(paths, output: str, compression, batch_rows: int, on_error, errors, progress) -> int:
+    """Every record's bytes as one ``binary`` column ``record``; the number of records written."""
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    from tfrx.integrations.arrow import FEATURE_LISTS_KEY
-
-    summary, errors, t0 = _start(on_error)
-    output = os.fspath(output)
     tmp = output + ".tmp"
-    if raw:
-        n = 0
-        try:
-            with pq.ParquetWriter(tmp, pa.schema([("record", pa.binary())])) as writer:
-                chunk: list = []
-                for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
-                    chunk.append(rec)
-                    if len(chunk) >= batch_rows:
-                        writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
-                        n += len(chunk)
-                        chunk = []
-                writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
-                n += len(chunk)
-            os.replace(tmp, output)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
-        return _done(summary, n, output, t0)
-
-    leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
-    # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
-    kinds: dict[str, str] = {}
-    list_kinds: dict[str, str | None] = {}
-    # Parts written under one schema each: the first is the output's temporary
-    # file; a feature first seen later starts a new part with the grown schema.
-    parts: list[str] = []
-    writer = None
-    written = None  # the schema of the current part
     n = 0
+    try:
+        with pq.ParquetWriter(tmp, pa.schema([("record", pa.binary())])) as writer:
+            chunk: list = []
+            for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
+                chunk.append(rec)
+                if len(chunk) >= batch_rows:
+                    writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+                    n += len(chunk)
+                    chunk = []
+            writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+            n += len(chunk)
+        os.replace(tmp, output)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return n
 
-    def column_type(name):
-        if name in list_kinds:
-            kind = list_kinds[name]
-            return pa.list_(pa.list_(pa.null() if kind is None else leaf[kind]))
-        return pa.list_(leaf[kinds[name]])
 
-    def schema():
-        names = sorted([*kinds, *list_kinds])
-        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(list_kinds)).encode()} if list_kinds else None
-        return pa.schema([(k, column_type(k)) for k in names], metadata=meta)
+class _ParquetParts:
+    """The Parquet output of :func:`tfrecord_to_parquet`: the kinds seen so far, and the parts written.
 
-    def flush(rows):
-        nonlocal writer, written
-        if not rows:
-            return
-        current = schema()
-        if writer is not None and not current.equals(written, check_metadata=True):
-            writer.close()
-            writer = None
-        if writer is None:
-            parts.append(tmp if not parts else f"{output}.part{len(parts)}.tmp")
-            writer = pq.ParquetWriter(parts[-1], current)
-            written = current
-        arrays = []
-        for f in current:
-            col = [r.get(f.name) for r in rows]
-            if f.name in list_kinds:
-                values = [None if v is None else _step_list(v) for v in col]
-            else:
-                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
-            arrays.append(pa.array(values, type=f.type))
-        writer.write_table(pa.Table.from_arrays(arrays, schema=current))
+    Parts are written under one schema each: the first is the output's temporary file; a feature first seen
+    later starts a new part with the grown schema, and :meth:`finish` rewrites them as one file.
+    """
 
-    def merge():
-        """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
-        final = schema()
-        merged = output + ".merge.tmp"
-        parts.append(merged)
-        with pq.ParquetWriter(merged, final) as out:
-            for part in parts[:-1]:
-                with pq.ParquetFile(part) as source:
-                    batches = list(source.iter_batches(batch_size=batch_rows))
-                for batch in batches:
-                    columns = [
-                        batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
-                        if f.name in batch.schema.names
-                        else pa.nulls(batch.num_rows, f.type)
-                        for f in final
-                    ]
-                    out.write_table(pa.Table.from_arrays(columns, schema=final))
-        os.replace(merged, tmp)
-        parts.pop()
+    def __init__(self, output: str, batch_rows: int) -> None:
+        pa = _pyarrow()
+        self.pa = pa
+        self.output = output
+        self.tmp = output + ".tmp"
+        self.batch_rows = batch_rows
+        self.leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
+        # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
+        self.kinds: dict[str, str] = {}
+        self.list_kinds: dict[str, str | None] = {}
+        self.parts: list[str] = []
+        self.writer: Any = None
+        self.written: Any = None  # the schema of the current part
 
-    def conflict(context, lists) -> str | None:
+    def column_type(self, name):
+        pa = self.pa
+        if name in self.list_kinds:
+            kind = self.list_kinds[name]
+            return pa.list_(pa.list_(pa.null() if kind is None else self.leaf[kind]))
+        return pa.list_(self.leaf[self.kinds[name]])
+
+    def schema(self):
+        from tfrx.integrations.arrow import FEATURE_LISTS_KEY
+
+        names = sorted([*self.kinds, *self.list_kinds])
+        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(self.list_kinds)).encode()} if self.list_kinds else None
+        return self.pa.schema([(k, self.column_type(k)) for k in names], metadata=meta)
+
+    def conflict(self, context, lists) -> str | None:
+        """Why a record does not fit the kinds seen so far, or None."""
+        kinds, list_kinds = self.kinds, self.list_kinds
         for k, v in context.items():
             if k in list_kinds:
                 return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
@@ -464,44 +467,88 @@ def tfrecord_to_parquet(
                 return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
         return None
 
-    try:
-        rows = []
-        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
-            bad = conflict(context, lists)
-            if bad:
-                errors(f"record {n + summary.skipped}: {bad}")
-                continue
-            for k, v in context.items():
-                kinds.setdefault(k, _value_kind(v))
-            for k, steps in (lists or {}).items():
-                if list_kinds.get(k) is None:
-                    list_kinds[k] = _steps_kind(steps)
-            rows.append({**context, **(lists or {})})
-            n += 1
-            if len(rows) >= batch_rows:
-                flush(rows)
-                rows = []
-        flush(rows)
-        if writer is None:
-            pq.write_table(pa.table({}), tmp)
+    def learn(self, context, lists) -> None:
+        """Notes the kinds of a record that fits (:meth:`conflict` found nothing)."""
+        for k, v in context.items():
+            self.kinds.setdefault(k, _value_kind(v))
+        for k, steps in (lists or {}).items():
+            if self.list_kinds.get(k) is None:
+                self.list_kinds[k] = _steps_kind(steps)
+
+    def flush(self, rows) -> None:
+        """Writes ``rows`` under the current schema, starting a new part when the schema grew."""
+        import pyarrow.parquet as pq
+
+        pa = self.pa
+        if not rows:
+            return
+        current = self.schema()
+        if self.writer is not None and not current.equals(self.written, check_metadata=True):
+            self.writer.close()
+            self.writer = None
+        if self.writer is None:
+            self.parts.append(self.tmp if not self.parts else f"{self.output}.part{len(self.parts)}.tmp")
+            self.writer = pq.ParquetWriter(self.parts[-1], current)
+            self.written = current
+        arrays = []
+        for f in current:
+            col = [r.get(f.name) for r in rows]
+            if f.name in self.list_kinds:
+                values = [None if v is None else _step_list(v) for v in col]
+            else:
+                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
+            arrays.append(pa.array(values, type=f.type))
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=current))
+
+    def finish(self) -> None:
+        """Closes the last part, merges the parts when there are several, and moves the result to the output."""
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            pq.write_table(self.pa.table({}), self.tmp)
         else:
-            writer.close()
-            writer = None
-            if len(parts) > 1 or not schema().equals(written, check_metadata=True):
-                merge()
-        os.replace(tmp, output)
-    except BaseException:
-        if writer is not None:
+            self.writer.close()
+            self.writer = None
+            if len(self.parts) > 1 or not self.schema().equals(self.written, check_metadata=True):
+                self.merge()
+        os.replace(self.tmp, self.output)
+
+    def merge(self) -> None:
+        """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
+        import pyarrow.parquet as pq
+
+        pa = self.pa
+        final = self.schema()
+        merged = self.output + ".merge.tmp"
+        self.parts.append(merged)
+        with pq.ParquetWriter(merged, final) as out:
+            for part in self.parts[:-1]:
+                with pq.ParquetFile(part) as source:
+                    batches = list(source.iter_batches(batch_size=self.batch_rows))
+                for batch in batches:
+                    columns = [
+                        batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
+                        if f.name in batch.schema.names
+                        else pa.nulls(batch.num_rows, f.type)
+                        for f in final
+                    ]
+                    out.write_table(pa.Table.from_arrays(columns, schema=final))
+        os.replace(merged, self.tmp)
+        self.parts.pop()
+
+    def abandon(self) -> None:
+        """After a failure: closes the writer and removes the output's temporary files."""
+        if self.writer is not None:
             try:
-                writer.close()
+                self.writer.close()
             except Exception:
                 pass
-        for path in [tmp, *parts]:
+        for path in [self.tmp, *self.parts]:
             if os.path.exists(path):
                 os.remove(path)
-        raise
-    finally:
-        for path in parts[1:]:
+
+    def remove_parts(self) -> None:
+        """Removes the parts after the first (merged into it, or left by a failure)."""
+        for path in self.parts[1:]:
             if os.path.exists(path):
                 os.remove(path)
-    return _done(summary, n, output, t0)
