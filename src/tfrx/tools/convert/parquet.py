@@ -109,6 +109,30 @@ def parquet_to_tfrecord(  # noqa: PLR0913  the converters' shared options (shard
         )
     schema = pf.schema_arrow
     names = columns or schema.names
+    kinds = _column_kinds(path, schema, names, spec, pa)
+    lists = _feature_list_columns(schema, names, pa)
+    summary.spec = dict(kinds)
+    total = pf.metadata.num_rows
+    writer = _writer(
+        output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total
+    )
+    with _committing(writer, summary, t0):
+        with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
+            if engine == "ray":
+                _write_groups_on_ray(path, pf, names, kinds, lists, on_error, batch_rows, writer, errors, bar)
+            else:
+                row0 = 0
+                for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
+                    records = _parquet_batch(path, batch, row0, kinds, lists, errors)
+                    if records is not None:
+                        writer.write_many(records)
+                    row0 += batch.num_rows
+                    bar.update(batch.num_rows)
+    return summary
+
+
+def _column_kinds(path: str, schema, names, spec: Mapping | None, pa) -> dict:
+    """The Feature kind of each column: ``spec``'s, else its Arrow type's; a column without one is an error."""
     given = _normalize_spec(spec or {})
     kinds = {}
     for name in names:
@@ -121,35 +145,19 @@ def parquet_to_tfrecord(  # noqa: PLR0913  the converters' shared options (shard
                 "tf.train.Feature kind; cast it or leave it out with columns="
             )
         kinds[name] = kind
-    lists = _feature_list_columns(schema, names, pa)
-    summary.spec = dict(kinds)
-    total = pf.metadata.num_rows
-    writer = _writer(
-        output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total
-    )
-    with _committing(writer, summary, t0):
-        with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
-            if engine == "ray":
-                groups = pf.metadata.num_row_groups
-                starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
-                jobs = [
-                    (path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows)
-                    for g in range(groups)
-                ]
-                for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, engine, 1):
-                    for batch in batches:
-                        writer.write_many(batch)
-                    errors.add(skipped, messages)
-                    bar.update(rows)
-            else:
-                row0 = 0
-                for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
-                    records = _parquet_batch(path, batch, row0, kinds, lists, errors)
-                    if records is not None:
-                        writer.write_many(records)
-                    row0 += batch.num_rows
-                    bar.update(batch.num_rows)
-    return summary
+    return kinds
+
+
+def _write_groups_on_ray(path, pf, names, kinds, lists, on_error, batch_rows, writer, errors, bar) -> None:
+    """``engine="ray"``: each row group converted by a Ray task, written here in order."""
+    groups = pf.metadata.num_row_groups
+    starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
+    jobs = [(path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows) for g in range(groups)]
+    for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, "ray", 1):
+        for batch in batches:
+            writer.write_many(batch)
+        errors.add(skipped, messages)
+        bar.update(rows)
 
 
 def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, progress, sharding, compression):
