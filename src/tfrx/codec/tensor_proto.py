@@ -197,7 +197,7 @@ def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> N
         out.append(payload_or_value)
 
 
-def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.ndarray:
+def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.ndarray:  # noqa: C901, PLR0915  one branch per TensorProto value field, as tf.io.parse_tensor
     """The array in ``TensorProto`` bytes, like ``tf.io.parse_tensor``; ``out_type`` must equal the stored dtype.
 
     Returns a NumPy array (strings as an object array of ``bytes``). ``out_type=None``

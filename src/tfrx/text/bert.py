@@ -120,7 +120,7 @@ def open_output(
 
 
 @renamed_arguments(num_workers="num_parallel_calls")
-def create_pretraining_data(
+def create_pretraining_data(  # noqa: PLR0913  mirrors the BERT reference's create_pretraining_data.py flags
     inputs,
     vocab: str | os.PathLike | Vocab,
     output,
@@ -215,7 +215,7 @@ def create_pretraining_data(
     return _create_exact(files, vocab, output, **common)
 
 
-def _create_exact(
+def _create_exact(  # noqa: PLR0913  the same reference flags, for the exact path
     files,
     vocab,
     output,
@@ -337,7 +337,7 @@ def read_metadata(path: str, *, storage_options: dict | None = None) -> dict:
 
 
 @renamed_arguments(compression_type="compression")
-def read(
+def read(  # noqa: PLR0913  the reference's input_fn sizes, and the dataset options of every reader
     paths,
     *,
     batch_size: int | None = None,
