@@ -58,11 +58,15 @@ __all__ = [
     "read_tfrecord",
     "iter_record_batches",
     "FEATURE_LISTS_KEY",
+    "RAW_COLUMN",
 ]
 
 _NUMERIC = {np.dtype(np.int64): pa.int64(), np.dtype(np.float32): pa.float32()}
 # Schema metadata key listing (as JSON) the columns that hold SequenceExample feature lists.
 FEATURE_LISTS_KEY = b"tfrx.feature_lists"
+# The one binary column of records read or written unparsed (``raw=True`` here, in tfrx.integrations.ray and in
+# the converters): a column named for what a cell holds, one TFRecord record.
+RAW_COLUMN = "record"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
@@ -410,6 +414,7 @@ def iter_record_batches(
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
+    raw: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Lazily yields ``pyarrow.RecordBatch`` es of at most ``batch_size`` parsed Examples.
 
@@ -418,8 +423,22 @@ def iter_record_batches(
     """
     from tfrx.io.reader import RecordReader
 
+    if raw and features is not None:
+        raise TypeError("pass raw=True (the records unparsed) or features= (a spec), not both")
     reader = RecordReader(paths, compression=compression, on_error=on_error, storage_options=storage_options)
+    if raw:
+        return _raw_batches(reader, batch_size)
     return _parsed_batches(reader, features, batch_size, infer_records)
+
+
+def _raw_batches(reader, batch_size: int) -> Iterator[pa.RecordBatch]:
+    with reader:
+        for batch in reader.iter_batches(max_records=batch_size):
+            yield _raw_record_batch(batch.to_list())
+
+
+def _raw_record_batch(records: list) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array(records, pa.binary())], names=[RAW_COLUMN])
 
 
 def _parsed_batches(reader, features, batch_size: int, infer_records: int) -> Iterator[pa.RecordBatch]:
@@ -477,6 +496,7 @@ def read_tfrecord(
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
+    raw: bool = False,
 ) -> pa.Table:
     """Reads TFRecord files of ``tf.train.Example`` or ``SequenceExample`` into a ``pyarrow.Table`` (eager).
 
@@ -488,7 +508,8 @@ def read_tfrecord(
     ``RaggedFeature`` so that empty steps are kept).
     ``compression`` and ``on_error`` are :class:`tfrx.RecordReader`'s (CRCs
     are checked; ``on_error="skip"`` leaves damaged records out).
-    ``storage_options`` go to fsspec for URLs.
+    ``storage_options`` go to fsspec for URLs. ``raw=True`` reads the
+    records unparsed, as one ``binary`` column ``"record"`` (``RAW_COLUMN``).
     :func:`iter_record_batches` is the lazy form.
     """
     batches = list(
@@ -500,10 +521,13 @@ def read_tfrecord(
             batch_size=batch_size,
             infer_records=infer_records,
             storage_options=storage_options,
+            raw=raw,
         )
     )
     if batches:
         return pa.Table.from_batches(batches)
+    if raw:
+        return pa.Table.from_batches([_raw_record_batch([])])
     if features is None:
         return pa.table({})
     from tfrx.io.batch import RecordBatch

@@ -163,22 +163,24 @@ def _write_groups_on_ray(path, pf, names, kinds, lists, on_error, batch_rows, wr
 def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, progress, sharding, compression):
     """The ``record`` column (``tfrecord_to_parquet(raw=True)``) back into records, unchanged."""
     pa = _pyarrow()
-    if "record" not in pf.schema_arrow.names:
+    from tfrx.integrations.arrow import RAW_COLUMN
+
+    if RAW_COLUMN not in pf.schema_arrow.names:
         raise ValueError(
-            f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
+            f"{path!r} has no column {RAW_COLUMN!r} (raw=True reads what tfrecord_to_parquet(raw=True) "
             f"writes); columns: {pf.schema_arrow.names}"
         )
-    column_type = pf.schema_arrow.field("record").type
+    column_type = pf.schema_arrow.field(RAW_COLUMN).type
     if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
-        raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
+        raise ValueError(f"{path!r}: column {RAW_COLUMN!r} has type {column_type}, expected binary")
     writer = _writer(output, sharding, compression, pf.metadata.num_rows)
     with _committing(writer, summary, t0):
         with progress_bar(pf.metadata.num_rows, desc="parquet", unit="rec", enabled=progress) as bar:
             row0 = 0
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=["record"]):
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=[RAW_COLUMN]):
                 records = batch.column(0).to_pylist()
                 for i in [i for i, r in enumerate(records) if r is None]:
-                    errors(f"{path}: row {row0 + i}: 'record' is null")
+                    errors(f"{path}: row {row0 + i}: {RAW_COLUMN!r} is null")
                 writer.write_many([r for r in records if r is not None])
                 row0 += batch.num_rows
                 bar.update(batch.num_rows)
@@ -396,18 +398,20 @@ def _write_raw_parquet(paths, output: str, compression, batch_rows: int, on_erro
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
+    from tfrx.integrations.arrow import RAW_COLUMN
+
     tmp = output + ".tmp"
     n = 0
     try:
-        with pq.ParquetWriter(tmp, pa.schema([("record", pa.binary())])) as writer:
+        with pq.ParquetWriter(tmp, pa.schema([(RAW_COLUMN, pa.binary())])) as writer:
             chunk: list = []
             for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
                 chunk.append(rec)
                 if len(chunk) >= batch_rows:
-                    writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+                    writer.write_table(pa.table({RAW_COLUMN: pa.array(chunk, pa.binary())}))
                     n += len(chunk)
                     chunk = []
-            writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
+            writer.write_table(pa.table({RAW_COLUMN: pa.array(chunk, pa.binary())}))
             n += len(chunk)
         os.replace(tmp, output)
     except BaseException:
