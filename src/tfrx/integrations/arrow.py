@@ -249,17 +249,29 @@ def _offsets(arr) -> np.ndarray:
 
 
 def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
-    """An encoder column for one Arrow array, and its ``present`` mask when it has nulls."""
+    """An encoder column for one Arrow array, and its ``present`` mask when it has nulls.
+
+    The one mapping of Arrow types to Feature kinds (the converters use it
+    too): integers and booleans int64, floating point and decimals float
+    (float32, as ``FloatList``), binary and strings of every width bytes;
+    dictionary arrays by their values; a column of nulls only is missing
+    everywhere. A null inside a list, and an unsigned value past int64, have no
+    ``tf.train.Feature`` form: ValueError naming the row.
+    """
     from tfrx.codec import Ragged
 
+    if pa.types.is_dictionary(arr.type):  # an encoding of its values, not a type of its own
+        arr = arr.dictionary_decode()
     present = None
     if arr.null_count:
         present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     t = arr.type
+    if pa.types.is_null(t):
+        return np.zeros(len(arr), np.int64), np.zeros(len(arr), bool)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         if present is not None:
             arr = arr.fill_null(pa.scalar([], type=t))
-        values, _ = _to_column(name, arr.flatten())
+        values = _list_values(name, arr)
         off = _offsets(arr)
         if isinstance(values, list):  # bytes
             return Ragged(values, row_splits=off), present
@@ -267,26 +279,71 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
     if pa.types.is_fixed_size_list(t):
         if present is not None:
             raise ValueError(f"column {name!r}: nulls in a fixed-size list column cannot be encoded")
-        values, _ = _to_column(name, arr.flatten())
+        values = _list_values(name, arr)
         if isinstance(values, (list, Ragged)):  # bytes, or lists inside: rows of list_size values each
             return Ragged(values, row_splits=np.arange(len(arr) + 1, dtype=np.int64) * t.list_size), present
         return np.asarray(values).reshape(len(arr), t.list_size, *np.asarray(values).shape[1:]), present
-    if (
+    if _is_bytes(t):
+        items = arr.to_pylist()
+        return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
+    if pa.types.is_boolean(t):
+        filled = arr.fill_null(False) if present is not None else arr
+        return filled.to_numpy(zero_copy_only=False).astype(np.int64), present
+    if pa.types.is_integer(t):
+        filled = arr.fill_null(0) if present is not None else arr
+        return _int64_values(name, filled.to_numpy(zero_copy_only=False)), present
+    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+        filled = arr.fill_null(0) if present is not None else arr
+        if pa.types.is_decimal(t):
+            filled = filled.cast(pa.float64())
+        return filled.to_numpy(zero_copy_only=False).astype(np.float32, copy=False), present
+    raise TypeError(f"column {name!r}: Arrow type {t} has no tf.train.Example counterpart; cast it or leave it out")
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _int64_values(name: str, values: np.ndarray) -> np.ndarray:
+    """Integers as int64; an unsigned value past int64 is an error, not a wrapped negative number."""
+    if values.dtype == np.uint64 and len(values) and int(values.max()) > _INT64_MAX:
+        row = int(np.argmax(values > _INT64_MAX))
+        raise ValueError(
+            f"column {name!r}: value {int(values[row])} (at {row}) is past int64 (Int64List holds signed "
+            "64-bit values); cast the column or leave it out"
+        )
+    return values.astype(np.int64, copy=False)
+
+
+def _list_values(name: str, arr):
+    """The values of a list column's lists, which must not hold nulls (a Feature's list has none)."""
+    flat = arr.flatten()
+    if flat.null_count:
+        at = int(np.argmax(np.asarray(flat.is_null().to_numpy(zero_copy_only=False), dtype=bool)))
+        row = int(np.searchsorted(_row_ends(arr), at, side="right"))
+        raise ValueError(
+            f"column {name!r}: the list in row {row} holds a null; a tf.train.Feature's list has no nulls "
+            "(fill or drop them first)"
+        )
+    values, _ = _to_column(name, flat)
+    return values
+
+
+def _row_ends(arr) -> np.ndarray:
+    """Where each row's values end in ``arr.flatten()``."""
+    if pa.types.is_fixed_size_list(arr.type):
+        return np.arange(1, len(arr) + 1, dtype=np.int64) * arr.type.list_size
+    return _offsets(arr)[1:]
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    return (
         pa.types.is_binary(t)
         or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
         or pa.types.is_string(t)
         or pa.types.is_large_string(t)
         or _is_view(t)
-    ):
-        items = arr.to_pylist()
-        return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        filled = arr.fill_null(0) if present is not None else arr
-        return filled.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), present
-    if pa.types.is_floating(t):
-        filled = arr.fill_null(0) if present is not None else arr
-        return filled.to_numpy(zero_copy_only=False).astype(np.float32, copy=False), present
-    raise TypeError(f"column {name!r}: Arrow type {t} has no tf.train.Example counterpart")
+    )
 
 
 def _is_view(t: pa.DataType) -> bool:
@@ -309,11 +366,21 @@ def to_examples(data, *, as_batch: bool = False):
 
     columns, present = {}, {}
     for name, arr in _arrays(data).items():
+        if _is_nested_list(arr.type):
+            raise TypeError(
+                f"column {name!r} is {arr.type}, lists of lists: a SequenceExample feature list, not an Example "
+                f"feature; use to_sequence_examples(data, feature_lists=[{name!r}])"
+            )
         col, mask = _to_column(name, arr)
         columns[name] = col
         if mask is not None:
             present[name] = mask
     return encode_examples(columns, present=present or None, as_batch=as_batch)
+
+
+def _is_nested_list(t: pa.DataType) -> bool:
+    lists = (pa.types.is_list, pa.types.is_large_list)
+    return any(f(t) for f in lists) and any(f(t.value_type) for f in lists)
 
 
 def _arrays(data) -> dict:

@@ -35,7 +35,9 @@ def _pyarrow():
 
 
 def _arrow_kind(t, pa) -> str | None:
-    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    while (
+        pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_dictionary(t)
+    ):
         t = t.value_type
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
         return "int64"
@@ -229,31 +231,22 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     from tfrx.codec import encode_examples
 
     pa = _pyarrow()
+    if not lists and batch.num_rows:
+        records = _examples_via_arrow(batch, kinds, pa)
+        if records is not None:
+            return records
     cols = {}
     bad = np.zeros(batch.num_rows, bool)
     for name, kind in kinds.items():
         arr = batch.column(name)
+        if pa.types.is_dictionary(arr.type):  # as the Arrow mapping reads them: by their values
+            arr = arr.dictionary_decode()
+        if pa.types.is_decimal(arr.type):
+            arr = arr.cast(pa.float64())
         if name in lists:
             cols[name] = _parquet_steps(path, name, kind, arr.to_pylist(), row0, bad, errors, arr.type, pa)
             continue
-        natural = _arrow_kind(arr.type, pa)
-        is_list = (
-            pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
-        )
-        if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
-            cols[name] = arr.to_numpy(zero_copy_only=False)
-            continue
-        values = arr.to_pylist()
-        if natural != kind:
-            for i, v in enumerate(values):
-                if v is None or bad[i]:
-                    continue
-                try:
-                    values[i] = _arrow_cell(v, kind)
-                except (ValueError, TypeError, UnicodeDecodeError):
-                    bad[i] = True
-                    errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
-        cols[name] = values
+        cols[name] = _parquet_column(path, name, kind, arr, row0, bad, errors, pa)
     if bad.any():
         keep = np.flatnonzero(~bad)
         cols = {k: (v[keep] if isinstance(v, np.ndarray) else [v[i] for i in keep]) for k, v in cols.items()}
@@ -282,6 +275,58 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     return encode_sequence_examples(
         {k: cols[k] for k in context_kinds}, {k: cols[k] for k in lists}, kinds=kinds, as_batch=True
     )
+
+
+def _parquet_column(path: str, name: str, kind: str, arr, row0: int, bad: np.ndarray, errors: _Errors, pa):
+    """A column (not a feature list) for the encoder: values converted to ``kind`` when the spec forces another
+    kind than the column's own; rows whose value does not fit are marked in ``bad`` and reported."""
+    natural = _arrow_kind(arr.type, pa)
+    is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
+    if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes" and arr.type != pa.uint64():
+        return arr.to_numpy(zero_copy_only=False)
+    values = arr.to_pylist()
+    for i, v in enumerate(values):
+        if v is None or bad[i]:
+            continue
+        try:
+            if natural != kind:
+                values[i] = _arrow_cell(v, kind)
+        except (ValueError, TypeError, UnicodeDecodeError):
+            bad[i] = True
+            errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
+            continue
+        problem = _cell_problem(values[i])
+        if problem:
+            bad[i] = True
+            errors(f"{path}: row {row0 + i}: column {name!r}: {problem}")
+    return values
+
+
+def _examples_via_arrow(batch, kinds: dict, pa):
+    """The Examples of a batch whose columns all have their natural kinds, through the Arrow -> Example mapping
+    of :func:`tfrx.integrations.arrow.to_examples`; None when a row needs the row-by-row path (a kind forced
+    by the spec, or a value the mapping refuses: that path names the row and applies ``on_error``)."""
+    from tfrx.integrations.arrow import to_examples
+
+    if any(_arrow_kind(batch.column(name).type, pa) != kind for name, kind in kinds.items()):
+        return None
+    try:
+        return to_examples(batch.select(list(kinds)), as_batch=True)
+    except ValueError:
+        return None
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _cell_problem(value) -> str | None:
+    """Why a value of its natural kind has no ``tf.train.Feature`` form (as the Arrow mapping refuses it), or None."""
+    items = value if isinstance(value, list) else [value]
+    if any(v is None for v in items):
+        return "the list holds a null; a tf.train.Feature's list has no nulls (fill or drop them first)"
+    if any(isinstance(v, int) and v > _INT64_MAX for v in items):
+        return "a value past int64 (Int64List holds signed 64-bit values)"
+    return None
 
 
 def _parquet_group_job(job):
