@@ -99,3 +99,20 @@ def test_lists_of_lists_are_feature_lists(tmp_path):
     with pytest.raises(TypeError, match="to_sequence_examples"):
         to_examples(table)
     assert _converted(tmp_path, table) == list(to_sequence_examples(table, feature_lists=["a", "w"]))
+
+
+def test_a_null_step_is_a_feature_with_no_kind(tmp_path):
+    """to_sequence_examples wrote a null step as an empty list of the column's kind, the converter as a Feature
+    with no kind (what tfrecord_to_parquet writes such a step as): both write the Feature with no kind now."""
+    table = pa.table(
+        {
+            "c": pa.array(["a", None], pa.string()),
+            "a": pa.array([[[1, 2], None], [[5]]], pa.list_(pa.list_(pa.int64()))),
+        }
+    )
+    records = list(to_sequence_examples(table, feature_lists=["a"]))
+    assert _converted(tmp_path, table) == records
+    message = tfrx.train.SequenceExample.FromString(records[0])
+    steps = message.feature_lists.feature_list["a"].feature
+    assert list(steps[0].int64_list.value) == [1, 2] and steps[1].WhichOneof("kind") is None
+    assert tfrx.decode_sequence_example(records[1])[0] == {}  # a null context value leaves it out

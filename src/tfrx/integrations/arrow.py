@@ -432,6 +432,8 @@ def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as
     missing = sorted(lists - set(arrays))
     if missing:
         raise KeyError(f"feature lists {missing} are not columns of the table")
+    if any(_has_null_steps(arrays[name]) for name in lists):
+        return _sequence_examples_by_row(arrays, lists, as_batch)
     context: dict[str, Any] = {}
     present: dict[str, Any] = {}
     fl: dict[str, Any] = {}
@@ -455,6 +457,51 @@ def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as
             steps = Ragged(steps, row_splits=np.arange(len(steps) + 1, dtype=np.int64))
         fl[name] = Ragged(steps, row_splits=_offsets(arr))
     return encode_sequence_examples(context, fl, kinds=kinds, present=present or None, as_batch=as_batch)
+
+
+def _has_null_steps(arr) -> bool:
+    t = arr.type
+    return (pa.types.is_list(t) or pa.types.is_large_list(t)) and bool(arr.flatten().null_count)
+
+
+def _sequence_examples_by_row(arrays: dict, lists: set, as_batch: bool):
+    """SequenceExamples one row at a time, for feature lists with null steps: a null step is a Feature with
+    no kind (as TensorFlow writes an empty Feature, and tfrecord_to_parquet reads one back), which the columnar
+    encoder has no form for. Context columns are checked as :func:`to_examples` checks them."""
+    from tfrx import train
+    from tfrx.codec import make_sequence_example
+
+    kinds = {}
+    for name, arr in arrays.items():
+        if name in lists:
+            if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+                raise TypeError(f"feature list {name!r} must be a list column (one entry per step), got {arr.type}")
+            _to_column(name, arr.flatten().drop_null())  # nulls inside a step's values are refused
+        else:
+            _to_column(name, arr)
+        kinds[name] = _leaf_kind(arr.type)
+    rows = {name: arr.to_pylist() for name, arr in arrays.items()}
+    out = []
+    for i in range(len(next(iter(rows.values()), []))):
+        context = {k: _row_value(v[i]) for k, v in rows.items() if k not in lists and v[i] is not None}
+        steps = {
+            k: [train.Feature() if s is None else _row_value(_step_values(s)) for s in v[i]]
+            for k, v in rows.items()
+            if k in lists and v[i] is not None
+        }
+        message = make_sequence_example(context, steps, kinds={k: kinds[k] for k in (*context, *steps)})
+        out.append(message.SerializeToString(deterministic=True))
+    if as_batch:
+        from tfrx.io.batch import RecordBatch
+
+        return RecordBatch.from_records(out)
+    return out
+
+
+def _row_value(value):
+    """A Python cell as make_example takes it: a list of values, strings as UTF-8 bytes."""
+    items = value if isinstance(value, list) else [value]
+    return [v.encode() if isinstance(v, str) else v for v in items]
 
 
 def _step_values(step):

@@ -231,8 +231,8 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     from tfrx.codec import encode_examples
 
     pa = _pyarrow()
-    if not lists and batch.num_rows:
-        records = _examples_via_arrow(batch, kinds, pa)
+    if batch.num_rows:
+        records = _examples_via_arrow(batch, kinds, lists, pa)
         if records is not None:
             return records
     cols = {}
@@ -302,17 +302,21 @@ def _parquet_column(path: str, name: str, kind: str, arr, row0: int, bad: np.nda
     return values
 
 
-def _examples_via_arrow(batch, kinds: dict, pa):
-    """The Examples of a batch whose columns all have their natural kinds, through the Arrow -> Example mapping
-    of :func:`tfrx.integrations.arrow.to_examples`; None when a row needs the row-by-row path (a kind forced
-    by the spec, or a value the mapping refuses: that path names the row and applies ``on_error``)."""
-    from tfrx.integrations.arrow import to_examples
+def _examples_via_arrow(batch, kinds: dict, lists: frozenset, pa):
+    """The Examples (SequenceExamples with feature lists) of a batch whose columns all have their natural kinds,
+    through the Arrow -> Example mapping of :func:`tfrx.integrations.arrow.to_examples` /
+    :func:`~tfrx.integrations.arrow.to_sequence_examples`; None when a row needs the row-by-row path (a kind
+    forced by the spec, or a value the mapping refuses: that path names the row and applies ``on_error``)."""
+    from tfrx.integrations.arrow import to_examples, to_sequence_examples
 
     if any(_arrow_kind(batch.column(name).type, pa) != kind for name, kind in kinds.items()):
         return None
+    columns = batch.select(list(kinds))
     try:
-        return to_examples(batch.select(list(kinds)), as_batch=True)
-    except ValueError:
+        if lists:
+            return to_sequence_examples(columns, feature_lists=sorted(lists), as_batch=True)
+        return to_examples(columns, as_batch=True)
+    except (ValueError, TypeError):
         return None
 
 
