@@ -1,4 +1,4 @@
-"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,engines,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
 
 ``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
 """
@@ -13,6 +13,7 @@ from benchmarks import (
     codec,
     convert,
     crc,
+    engines,
     imagenet,
     overhead,
     parse,
@@ -37,6 +38,7 @@ SUITES = {
     "bytes_values": bytes_values.run,
     "random_access": random_access.run,
     "convert": convert.run,
+    "engines": engines.run,
     "pipeline": pipeline.run,
     "overhead": overhead.run,
     "imagenet": imagenet.run,

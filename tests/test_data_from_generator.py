@@ -60,6 +60,9 @@ def test_tensor_spec_accepts_dtype_objects_with_as_numpy_dtype():
 
     spec = TensorSpec([None, 3], Int16, name="pixels")
     assert spec.dtype == np.int16 and spec.shape == (None, 3)
-    assert spec.is_compatible_with(np.zeros((5, 3))) and not spec.is_compatible_with(np.zeros((5, 2)))
+    assert spec.is_compatible_with(np.zeros((5, 3), np.int16)) and not spec.is_compatible_with(
+        np.zeros((5, 2), np.int16)
+    )
+    assert not spec.is_compatible_with(np.zeros((5, 3)))  # float64: the dtype must match too, as in TensorFlow
     assert spec == TensorSpec((None, 3), np.int16, "pixels")
     assert "string" in repr(TensorSpec([], "string"))

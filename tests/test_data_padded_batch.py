@@ -48,3 +48,16 @@ def test_too_long_for_padded_shape():
 
 def test_padded_batch_resumes():
     assert_resumes_exactly(lambda: Dataset.range(7).map(lambda x: np.arange(int(x))).padded_batch(3))
+
+
+def test_padded_batch_of_tuples_with_default_and_integer_padding_values():
+    # A tuple of default (None) or integer padding values is one value per component, not a padded shape.
+    def gen():
+        for i in range(4):
+            yield np.int32(i), np.arange(i, dtype=np.float32)
+
+    ds = Dataset.from_generator(gen, output_types=(np.int32, np.float32), output_shapes=((), (None,)))
+    ids, values = next(iter(ds.padded_batch(3)))
+    assert ids.tolist() == [0, 1, 2] and values.tolist() == [[0, 0], [0, 0], [0, 1]]
+    ids, values = next(iter(ds.padded_batch(3, padding_values=(0, -1))))
+    assert values.tolist() == [[-1, -1], [0, -1], [0, 1]]

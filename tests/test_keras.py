@@ -67,22 +67,36 @@ with tfrx.TFRecordWriter(path) as w:
     w.write_many(tfrx.encode_examples({"x": x, "y": y}, as_batch=True))
 spec = {"x": tfrx.FixedLenFeature([8], tfrx.float32), "y": tfrx.FixedLenFeature([], tfrx.int64)}
 files = tfrx.TFRecordDataset(path).shuffle(96, seed=0).batch(32).parse(spec).map(lambda b: (b["x"], b["y"]))
+assert files.cardinality() < 0
 with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="Your input ran out of data")
-    history = model.fit(files.to_keras(), epochs=2, verbose=0)
-assert len(history.history["loss"]) == 2
-assert steps() == 42, steps()  # 3 batches x 2 epochs
+    warnings.filterwarnings("error", message=".*ran out of data")  # none at the natural end of a finite dataset
+    history = model.fit(files, epochs=2, verbose=0)  # the dataset itself, as a tf.data one
+    assert len(history.history["loss"]) == 2
+    assert steps() == 42, steps()  # 3 batches x 2 epochs
+    model.fit(files.to_keras(), epochs=1, verbose=0)  # the length learned by the complete passes above
+    assert steps() == 45, steps()
+    model.fit(pipeline(), epochs=1, verbose=0)  # known cardinality
+    assert steps() == 51, steps()
+    model.evaluate(tfrx.keras.as_keras(pipeline()), verbose=0)
+assert not [f for f in warnings.filters if "ran out" in str(f[1])], warnings.filters  # the quieting filter is gone
 
-model.evaluate(tfrx.keras.as_keras(pipeline()), verbose=0)
-try:
-    model.fit(pipeline(), epochs=1, verbose=0)
-except ValueError as e:
-    assert "Unrecognized data type" in str(e)
-else:
-    raise AssertionError("Keras took a tfrx dataset without to_keras() or register()")
-tfrx.keras.register()
-model.fit(pipeline(), epochs=1, verbose=0)  # a tfrx dataset, passed directly
-print("steps", steps())
+# steps_per_epoch beyond the data still warns, as Keras does for any input.
+fresh = tfrx.TFRecordDataset(path).batch(32).parse(spec).map(lambda b: (b["x"], b["y"]))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    model.fit(fresh, steps_per_epoch=5, epochs=1, verbose=0)
+assert any("ran out of data" in str(w.message) for w in caught), [str(w.message) for w in caught]
+before = steps()
+
+# Under import tfrx.tf as tf: tf.keras is Keras, and fit takes tf.data datasets of tensors.
+import tfrx.tf as tf
+assert tf.keras is keras
+ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(96, seed=2).batch(32)
+with warnings.catch_warnings():
+    warnings.filterwarnings("error", message=".*ran out of data")
+    tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(2)]).compile(optimizer="adam", loss="mse")
+    model.fit(ds, epochs=1, verbose=0)
+print("steps", steps() - before)
 """
 
 
@@ -97,4 +111,4 @@ def test_fit_with_backend(backend, tmp_path):
         [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split()[-1] == "48"  # 42 steps above + 6 batches
+    assert out.stdout.split()[-1] == "3"  # the tf.data dataset's 3 batches

@@ -7,6 +7,7 @@ golden values TensorFlow wrote (``tests/golden/tf_namespace.json``, by
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import pickle
@@ -98,13 +99,17 @@ def test_importing_the_namespace_imports_no_framework_or_optional_package():
 
 
 def test_namespace_re_exports_tfrx_implementations():
-    assert rtf.io.parse_single_example is tfrx.parse_single_example
+    # Functions returning tensors are tfrx's, wrapped to hand out tfrx.tf.Tensor; classes are tfrx's or subclasses.
+    assert rtf.io.parse_single_example.__wrapped__ is tfrx.parse_single_example
     assert rtf.io.TFRecordWriter is tfrx.TFRecordWriter
-    assert rtf.data.TFRecordDataset is tfrx.TFRecordDataset
-    assert rtf.data.Dataset is tfrx.data.Dataset
+    assert issubclass(rtf.data.TFRecordDataset, tfrx.TFRecordDataset)
+    assert issubclass(rtf.data.Dataset, tfrx.data.Dataset)
+    assert rtf.data.Dataset.map is tfrx.data.Dataset.map
+    assert inspect.unwrap(rtf.data.Dataset.from_tensor_slices) is tfrx.data.Dataset.from_tensor_slices
+    assert rtf.TensorSpec is tfrx.data.TensorSpec
     assert rtf.data.AUTOTUNE == tfrx.AUTOTUNE
     assert rtf.train.Example is tfrx.train.Example
-    assert rtf.image.resize is tfrx.image.resize
+    assert rtf.image.resize.__wrapped__ is tfrx.image.resize
     assert rtf.compat.v1.python_io.TFRecordWriter is tfrx.TFRecordWriter
     assert rtf.data.experimental.AUTOTUNE == tfrx.AUTOTUNE
 
@@ -223,9 +228,18 @@ def test_array_helpers_match_tensorflow(tf):
     assert rtf.constant("ab") == tf.constant("ab").numpy()
 
 
-def test_py_function_names_the_alternative():
-    with pytest.raises(NotImplementedError, match="call func"):
-        rtf.py_function(len, ["x"], rtf.int64)
+def test_py_function_calls_now_with_tensors_in_and_out():
+    got = rtf.py_function(lambda s, n: (s.numpy() * int(n.numpy()), n + 1), [b"ab", 2], [rtf.string, rtf.int64])
+    assert got[0].numpy() == b"abab" and got[1].numpy() == 3 and got[1].dtype == np.int64
+
+    @rtf.py_function(Tout=rtf.float32)
+    def half(x):
+        assert isinstance(x, rtf.Tensor) and x.dtype == np.int32  # Python ints arrive as int32 tensors, as in TF
+        return x.numpy() / 2
+
+    assert half(3).numpy() == np.float32(1.5) and half(3).dtype == np.float32
+    with pytest.raises(ValueError, match="2 outputs"):
+        rtf.py_function(lambda: 1, [], [rtf.int64, rtf.int64])
 
 
 def test_tensor_spec():
@@ -520,12 +534,152 @@ def test_experimental_aliases_call_dataset_methods_or_say_what_is_missing():
     ds = rtf.data.Dataset.from_tensor_slices(np.arange(5))
     assert rtf.data.experimental.cardinality(ds) == 5
     assert [int(x[0]) for x in ds.apply(rtf.data.experimental.enumerate_dataset())] == [0, 1, 2, 3, 4]
-    for name in ["ignore_errors", "bucket_by_sequence_length", "group_by_window", "rebatch", "snapshot", "scan"]:
-        make = getattr(rtf.data.experimental, name)
-        if hasattr(tfrx.data.Dataset, name):
-            assert callable(make)
-        else:
-            with pytest.raises(NotImplementedError, match=name):
-                ds.apply(make())
+    for name in ["ignore_errors", "bucket_by_sequence_length", "group_by_window", "snapshot", "scan"]:
+        assert getattr(rtf.data.experimental, name) is getattr(tfrx.data.experimental, name)
     with pytest.raises(NotImplementedError, match="padded_batch"):
         rtf.data.experimental.dense_to_ragged_batch(2)
+
+
+# ------------------------------------------------------------------ one tf.data.experimental, one TensorSpec
+def test_experimental_is_tfrx_data_experimental_and_more():
+    assert set(tfrx.data.experimental.__all__) <= set(rtf.data.experimental.__all__)
+    for name in tfrx.data.experimental.__all__:
+        assert hasattr(rtf.data.experimental, name), name
+    ds = rtf.data.Dataset.range(4)
+    assert [int(x) for x in ds.apply(rtf.data.experimental.shuffle_and_repeat(4, count=2, seed=3))] == [
+        int(x) for x in ds.shuffle(4, seed=3).repeat(2)
+    ]
+
+
+def test_experimental_has_every_tensorflow_name_tfrx_supports(tf):
+    """A name of TensorFlow's tf.data.experimental whose operation tfrx.data has is in tfrx.tf.data.experimental."""
+    tf_names = {n for n in dir(tf.data.experimental) if not n.startswith("_")}
+    supported = {n for n in tf_names if hasattr(tfrx.data.Dataset, n) or hasattr(tfrx.data, n)}
+    supported |= {
+        "enumerate_dataset",
+        "get_single_element",
+        "parallel_interleave",
+        "shuffle_and_repeat",
+        "TFRecordWriter",
+    }
+    assert supported <= tf_names
+    assert supported - set(dir(rtf.data.experimental)) == set()
+    assert {n for n in rtf.data.experimental.__all__ if n != "TensorSpec"} <= tf_names
+
+
+def test_from_generator_takes_tf_tensor_spec():
+    def gen():
+        yield [1, 2, 3]
+        yield [4]
+
+    ds = rtf.data.Dataset.from_generator(gen, output_signature=rtf.TensorSpec([None], rtf.int64))
+    got = list(ds)
+    assert [g.numpy().tolist() for g in got] == [[1, 2, 3], [4]]
+    assert all(g.dtype == np.int64 for g in got)
+    assert rtf.TensorSpec is tfrx.data.TensorSpec
+    assert repr(rtf.TensorSpec([None], rtf.string, "s")) == "TensorSpec(shape=(None,), dtype=tf.string, name='s')"
+    with pytest.raises(ValueError, match="shape"):
+        list(rtf.data.Dataset.from_generator(lambda: iter([[1, 2]]), output_signature=rtf.TensorSpec([3], rtf.int64)))
+
+
+# ------------------------------------------------------------------ values carry .numpy()
+def _records(tmp_path, n=3):
+    path = str(tmp_path / "t.tfrecord")
+    x = np.stack([np.arange(n), np.arange(n) + 1], axis=1).astype(np.int64)
+    s = np.array([b"r%d" % i for i in range(n)], dtype=object)
+    with tfrx.TFRecordWriter(path) as w:
+        w.write_many(tfrx.encode_examples({"x": x, "s": s}, as_batch=True))
+    return path
+
+
+SPEC = {"x": rtf.io.FixedLenFeature([2], rtf.int64), "s": rtf.io.FixedLenFeature([], rtf.string)}
+
+
+def test_dataset_elements_carry_numpy_and_stay_numpy(tmp_path):
+    path = _records(tmp_path)
+    raw = next(iter(rtf.data.TFRecordDataset(path)))
+    assert isinstance(raw, bytes) and isinstance(raw, rtf.Tensor) and type(raw.numpy()) is bytes
+    assert raw.numpy() == raw and raw.shape == () and rtf.train.Example.FromString(raw.numpy())
+    parsed = next(iter(rtf.data.TFRecordDataset(path).map(lambda r: rtf.io.parse_single_example(r, SPEC))))
+    x = parsed["x"]
+    assert isinstance(x, np.ndarray) and isinstance(x, rtf.Tensor) and type(x.numpy()) is np.ndarray
+    assert np.shares_memory(x, x.numpy()) and x.numpy().tolist() == [0, 1] and x.dtype == rtf.int64
+    assert parsed["s"].numpy() == b"r0" and (x + 1).numpy().tolist() == [1, 2]
+    scalars = list(rtf.data.Dataset.from_tensor_slices([8, 3]))
+    assert [type(v.numpy()) for v in scalars] == [np.int32, np.int32] and [v.numpy() for v in scalars] == [8, 3]
+    batch = next(iter(rtf.data.TFRecordDataset(path).batch(2).map(lambda b: rtf.io.parse_example(b, SPEC))))
+    assert batch["x"].numpy().shape == (2, 2) and batch["s"].numpy().tolist() == [b"r0", b"r1"]
+    a, (b, c) = next(iter(rtf.data.Dataset.zip((rtf.data.Dataset.range(2), rtf.data.Dataset.range(2).enumerate()))))
+    assert (a.numpy(), b.numpy(), c.numpy()) == (0, 0, 0)
+    files = rtf.data.Dataset.from_tensor_slices([path, path]).interleave(rtf.data.TFRecordDataset, cycle_length=2)
+    assert [r.numpy() for r in files][:2] == [raw.numpy()] * 2
+    assert rtf.data.experimental.cardinality(rtf.data.Dataset.range(4)).numpy() == 4
+
+
+def test_functions_get_tensors_and_as_numpy_iterator_plain_values(tmp_path):
+    seen = []
+    ds = rtf.data.Dataset.range(3).map(lambda i: seen.append(type(i)) or i * 2)
+    assert [int(v.numpy()) for v in ds] == [0, 2, 4]
+    assert all(issubclass(t, rtf.Tensor) for t in seen) and len(seen) == 3  # as TensorFlow's map functions get tensors
+    assert [type(v) for v in ds.as_numpy_iterator()] == [np.int64] * 3
+    path = _records(tmp_path)
+    assert [type(r) for r in rtf.data.TFRecordDataset(path).as_numpy_iterator()] == [bytes] * 3
+    records = rtf.data.TFRecordDataset(path)
+    firsts = records.map(lambda r: rtf.io.parse_example(r[rtf.newaxis], SPEC)["s"][0])  # the tf.data guide's tf_parse
+    assert [s.numpy() for s in firsts] == [b"r0", b"r1", b"r2"]
+    assert [r.numpy()[:1] for r in records.filter(lambda r: r.numpy().endswith(b"1") or len(r) > 0)][:1] == [b"\n"]
+    plain = []
+    tfrx.data.Dataset.range(2).map(lambda i: plain.append(type(i))).take_all()
+    assert plain == [np.int64] * 2  # tfrx's own pipelines are untouched
+
+
+def test_tfrx_api_still_returns_plain_values(tmp_path):
+    path = _records(tmp_path)
+    assert [type(r) for r in tfrx.TFRecordDataset(path)] == [bytes] * 3
+    parsed = next(iter(tfrx.TFRecordDataset(path).map(lambda r: tfrx.parse_single_example(r, SPEC))))
+    assert type(parsed["x"]) is np.ndarray
+    assert [type(v) for v in tfrx.data.Dataset.range(2)] == [np.int64] * 2
+    assert type(tfrx.io.read_file(path)) is bytes
+
+
+def test_tf_functions_return_tensors(tmp_path):
+    path = _records(tmp_path)
+    data = rtf.io.read_file(path)
+    assert data.numpy() == tfrx.io.read_file(path) and type(data.numpy()) is bytes
+    one = rtf.constant(1)
+    assert isinstance(one, type(rtf.constant([1.0]))) and one.numpy() == 1 and type(one.numpy()) is np.int32
+    assert rtf.constant("ab").numpy() == b"ab"
+    assert rtf.io.parse_tensor(rtf.io.serialize_tensor(rtf.constant([1.5])).numpy(), rtf.float32).numpy().tolist() == [
+        1.5
+    ]
+    image = rtf.io.decode_jpeg(JPEG)
+    assert image.numpy().dtype == np.uint8 and type(image.numpy()) is np.ndarray
+    assert rtf.io.decode_png(rtf.io.encode_png(image).numpy()).numpy().shape == image.shape
+    assert rtf.image.resize(image, [4, 4]).numpy().shape == (4, 4, image.shape[2])
+    assert rtf.cast(rtf.constant([1.7]), rtf.int32).numpy().tolist() == [1]
+    assert "numpy=1>" in repr(one) and "numpy=b'ab'>" in repr(rtf.constant("ab"))
+    assert pickle.loads(pickle.dumps(one)).numpy() == 1
+
+
+def test_tensor_iterators_resume(tmp_path):
+    path = _records(tmp_path, 5)
+    ds = rtf.data.TFRecordDataset(path).shuffle(5, seed=0)
+    it = iter(ds)
+    first = [next(it).numpy() for _ in range(2)]
+    state = it.get_state()
+    rest = [r.numpy() for r in it]
+    again = ds.iterator(epoch=0)
+    again.set_state(state)
+    assert [r.numpy() for r in again] == rest and len(first + rest) == 5
+
+
+def test_from_tensor_slices_stores_text_as_bytes_and_prints_as_tensorflow():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"sex": ["male", "female"], "age": [22.0, 38.0]})
+    ds = rtf.data.Dataset.from_tensor_slices({name: np.array(v) for name, v in frame.items()})
+    first = next(iter(ds))
+    assert first["sex"].numpy() == b"male" and f"{first['sex']}" == "b'male'" and f"{first['age']}" == "22.0"
+    assert str(first["age"]) == "tf.Tensor(22.0, shape=(), dtype=float64)"
+    assert str(first["sex"]) == "tf.Tensor(b'male', shape=(), dtype=string)"
+    assert [x.numpy() for x in rtf.data.Dataset.from_tensor_slices(["a", "bc"])] == [b"a", b"bc"]
+    assert [x for x in tfrx.data.Dataset.from_tensor_slices(np.array(["a"], dtype=object))] == ["a"]  # tfrx: as given

@@ -30,6 +30,9 @@ def report(name, value):
         for part in ("indices", "values", "dense_shape"):
             report(f"{name}/{part}", getattr(value, part))
         return
+    if isinstance(value, bytes):  # NumPy converts bytes subclasses (tfrx.tf's scalar strings) only to object arrays
+        RESULTS[name] = np.asarray(bytes(value), dtype=object)
+        return
     array = np.asarray(value)
     RESULTS[name] = np.asarray(value, dtype=object) if array.dtype.kind == "S" else array
 
@@ -132,10 +135,8 @@ with tf.io.TFRecordWriter(raw_path) as writer:
         "raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[raw.tobytes()])),
         "shape": tf.train.Feature(int64_list=tf.train.Int64List(value=list(raw.shape))),
         "tensor": tf.train.Feature(
-            bytes_list=tf.train.BytesList(
-                value=[np.asarray(tf.io.serialize_tensor(raw.astype(np.float32)), dtype=object).item()]
-            )
-        ),  # porting: .numpy() in TensorFlow code
+            bytes_list=tf.train.BytesList(value=[tf.io.serialize_tensor(raw.astype(np.float32)).numpy()])
+        ),
     }
     writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
 for record in tf.data.TFRecordDataset(raw_path):
@@ -183,17 +184,12 @@ for i, record in enumerate(tf.data.TFRecordDataset(seq_path)):
 
 # ---- reading with options and tf.data plumbing
 files = tf.data.Dataset.list_files(os.path.join(WORKDIR, "*.tfrecord"), shuffle=False)
-report(
-    "files", [os.path.basename(np.asarray(f, dtype=object).item()) for f in files]
-)  # porting: f.numpy() in TensorFlow code
+report("files", [os.path.basename(f.numpy()) for f in files])
 counts = tf.data.TFRecordDataset(files, num_parallel_reads=tf.data.AUTOTUNE)
 report("record_total", sum(1 for _ in counts))
 report(
     "interleave",
-    [
-        len(np.asarray(r, dtype=object).item())
-        for r in files.interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=1)
-    ],
+    [len(r.numpy()) for r in files.interleave(tf.data.TFRecordDataset, cycle_length=2, block_length=1)],
 )
 report("cardinality", tf.data.experimental.cardinality(tf.data.Dataset.range(10).batch(3)))
 for i, b in enumerate(tf.data.Dataset.range(10).batch(4)):

@@ -1,238 +1,281 @@
 import tensorflow as tf
-# ruff: noqa: I001  (the first line is the one line a port changes)
+# ruff: noqa: I001, E402, E501, E701, A001  (the first line is the one line a port changes)
+# The guide's cells as published (its quotes and two-space indents): not formatted.
+# fmt: off
 
-# TensorFlow's "TFRecord and tf.train.Example" guide, its code cells in order,
-# written to run unattended: seeded NumPy data instead of np.random's global
-# state, a small embedded JPEG instead of downloaded photos, and values
-# recorded with report() instead of displayed by a notebook. Lines marked
-# "porting:" differ from the guide; docs/porting.md says why.
+# TensorFlow's "TFRecord and tf.train.Example" guide
+# (site/en/tutorials/load_data/tfrecord.ipynb, tensorflow/docs at TF 2.21),
+# its code cells in order and unchanged. Lines marked "harness:" are not the
+# guide's: they make the run unattended (a working directory, a seeded NumPy,
+# local JPEGs instead of downloaded photos, print() and IPython's display
+# recorded with report()); cells that are shell commands or notebook display
+# only are left out. The one line marked "tf-fix:" differs from the guide
+# because TensorFlow itself fails on it today (docs/porting.md).
 #
 #     python tests/porting/tfrecord_guide.py OUT.pickle [WORKDIR]
-import base64
-import os
-import pickle
-import sys
-import tempfile
+import base64, os, pickle, sys, tempfile, types  # harness:
 
-import numpy as np
-
-OUT = sys.argv[1]
-WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()
-RESULTS: dict = {}
+OUT = sys.argv[1]  # harness:
+WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()  # harness:
+os.chdir(WORKDIR)  # harness: the guide writes into the current directory
+RESULTS: dict = {}  # harness:
 
 
-def report(name, value):
-    """Keeps a value as NumPy (np.asarray reads tensors and arrays alike)."""
+def report(name, value):  # harness: keeps a value as NumPy or text
+    import numpy as np
+
     if isinstance(value, dict):
         for key in sorted(value):
             report(f"{name}/{key}", value[key])
         return
     if isinstance(value, (str, bytes)):
-        RESULTS[name] = value
+        RESULTS[name] = bytes(value) if isinstance(value, bytes) else value
         return
-    array = np.asarray(value)
-    RESULTS[name] = np.asarray(value, dtype=object) if array.dtype.kind == "S" else array  # "S" drops trailing NULs
+    RESULTS[name] = np.asarray(value, dtype=object) if np.asarray(value).dtype.kind == "S" else np.asarray(value)
 
 
-def report_example(name, serialized):
-    """Keeps a serialized Example in canonical form: protobuf writes map entries in no fixed order."""
-    serialized = np.asarray(serialized, dtype=object).item()
-    RESULTS[name] = tf.train.Example.FromString(serialized).SerializeToString(deterministic=True)
+def canonical(text):  # harness: protobuf writes a Features map in no fixed order (the one under TensorFlow's
+    import ast, re  # classes differs from the one under tfrx's), so shown records are rewritten in a fixed order
+
+    def fix(match):
+        try:
+            record = tf.train.Example.FromString(ast.literal_eval(match.group(1)))
+        except Exception:
+            return match.group(0)
+        return "numpy=" + repr(record.SerializeToString(deterministic=True))
+
+    return re.sub(r"numpy=(b'(?:[^'\\]|\\.)*')", fix, text)
 
 
-# ---- tf.train.Example data types
+def print(*args, **kwargs):  # harness: what the guide prints is recorded
+    RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
+
+
+JPEG = base64.b64decode("/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMUFRUVDA8XGBYUGBIUFRT/2wBDAQMEBAUEBQkFBQkUDQsNFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBT/wAARCAAYACADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4B0TwJ9393+legaJ4E+7+7/SvStE8Cfd/d/pXf6J4E+7+7/St8JXPL4e4q294810TwJ9393+ld/ofgT7v7v8ASvStE8Cfd/d/pXf6J4E+7+7/AEr7HCVz+meHuKtveOL0PwJ9393+ld/ongT7v7v9KKK/MMJNn+YHD2Y4jT3j0DRPAn3f3f6V29j4Ri0+386ZdqjoAOWPoPeiiu/Oczr5Vk+Kx+Htz04Skr6q6Wl9vzP6g4Yx1edSEXLdo//Z")  # harness: a 32x24 JPEG stands in for the two photos
+display = types.SimpleNamespace(  # harness: IPython.display, recording what it would show
+    display=lambda obj: report(f"display/{len(RESULTS):04d}", obj),
+    Image=lambda filename=None, data=None: data if data is not None else open(filename, "rb").read(),
+    HTML=lambda html: html,
+)
+
+# ---- cell 1
+import numpy as np
+
+# ---- cell 2
+# The following functions can be used to convert a value to a type compatible
+# with tf.train.Example.
+
 def _bytes_feature(value):
-    """Returns a bytes_list from a string / byte."""
-    if isinstance(value, type(tf.constant(0))):
-        value = np.asarray(value, dtype=object).item()  # porting: the guide calls value.numpy()
-    return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
-
+  """Returns a bytes_list from a string / byte."""
+  if isinstance(value, type(tf.constant(0))):
+    value = value.numpy() # BytesList won't unpack a string from an EagerTensor.
+  return tf.train.Feature(bytes_list=tf.train.BytesList(value=[value]))
 
 def _float_feature(value):
-    """Returns a float_list from a float / double."""
-    return tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
-
+  """Returns a float_list from a float / double."""
+  return tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
 
 def _int64_feature(value):
-    """Returns an int64_list from a bool / enum / int / uint."""
-    # int(): protobuf 5 refuses bools in Int64List, with TensorFlow's classes too.
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))
+  """Returns an int64_list from a bool / enum / int / uint."""
+  return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(value)]))  # tf-fix: protobuf 5 refuses bools here, under TensorFlow too
 
+# ---- cell 3
+print(_bytes_feature(b'test_string'))
+print(_bytes_feature(u'test_bytes'.encode('utf-8')))
 
-report("bytes_feature", str(_bytes_feature(b"test_string")))
-report("bytes_feature_utf8", str(_bytes_feature(b"test_bytes")))
-report("float_feature", str(_float_feature(np.exp(1))))
-report("int64_feature_bool", str(_int64_feature(True)))
-report("int64_feature", str(_int64_feature(1)))
+print(_float_feature(np.exp(1)))
+
+print(_int64_feature(True))
+print(_int64_feature(1))
+
+# ---- cell 4
 feature = _float_feature(np.exp(1))
-report("float_feature_bytes", feature.SerializeToString())
 
-# ---- Creating a tf.train.Example message
-n_observations = 200
-rng = np.random.default_rng(0)
-feature0 = rng.choice([False, True], n_observations)
-feature1 = rng.integers(0, 5, n_observations)
-strings = np.array([b"cat", b"dog", b"chicken", b"horse", b"goat"])
+report("cell4", feature.SerializeToString())  # harness: the cell shows feature.SerializeToString()
+
+# ---- cell 5
+np.random.seed(0)  # harness: the same observations in every run
+# The number of observations in the dataset.
+n_observations = int(1e4)
+
+# Boolean feature, encoded as False or True.
+feature0 = np.random.choice([False, True], n_observations)
+
+# Integer feature, random from 0 to 4.
+feature1 = np.random.randint(0, 5, n_observations)
+
+# String feature.
+strings = np.array([b'cat', b'dog', b'chicken', b'horse', b'goat'])
 feature2 = strings[feature1]
-feature3 = rng.standard_normal(n_observations)
 
+# Float feature, from a standard normal distribution.
+feature3 = np.random.randn(n_observations)
 
+# ---- cell 6
+@tf.py_function(Tout=tf.string)
 def serialize_example(feature0, feature1, feature2, feature3):
-    """Creates a tf.train.Example message ready to be written to a file."""
-    feature = {
-        "feature0": _int64_feature(feature0),
-        "feature1": _int64_feature(feature1),
-        "feature2": _bytes_feature(feature2),
-        "feature3": _float_feature(feature3),
-    }
-    example_proto = tf.train.Example(features=tf.train.Features(feature=feature))
-    return example_proto.SerializeToString()
+  """
+  Creates a tf.train.Example message ready to be written to a file.
+  """
+  # Create a dictionary mapping the feature name to the tf.train.Example-compatible
+  # data type.
+  feature = {
+      'feature0': _int64_feature(feature0),
+      'feature1': _int64_feature(feature1),
+      'feature2': _bytes_feature(feature2),
+      'feature3': _float_feature(feature3),
+  }
 
+  # Create a Features message using tf.train.Example.
 
-serialized_example = serialize_example(False, 4, b"goat", 0.9876)
-report_example("serialized_example", serialized_example)
-example_proto = tf.train.Example.FromString(serialized_example)
-report("example_proto", str(example_proto))
+  example_proto = tf.train.Example(features=tf.train.Features(feature=feature))
+  return example_proto.SerializeToString()
 
-# ---- TFRecord files using tf.data: writing
-features_dataset = tf.data.Dataset.from_tensor_slices((feature0, feature1, feature2, feature3))
-for f0, f1, f2, f3 in features_dataset.take(1):
-    report("slice/f0", f0)
-    report("slice/f1", f1)
-    report("slice/f2", f2)
-    report("slice/f3", f3)
+# ---- cell 7
+# This is an example observation from the dataset.
 
+example_observation = [False, 4, b'goat', 0.9876]
+serialized_example = serialize_example(*example_observation)
+report("cell7", canonical(repr(serialized_example)))  # harness: the cell shows serialized_example
 
-def generator():
-    for features in features_dataset:
-        yield serialize_example(*features)
+# ---- cell 8
+example_proto = tf.train.Example.FromString(serialized_example.numpy())
+report("cell8", str(example_proto))  # harness: the cell shows example_proto
 
+# ---- cell 9
+filename = 'test.tfrecord'
 
-serialized_features_dataset = tf.data.Dataset.from_generator(generator, output_types=tf.string, output_shapes=())
-filename = os.path.join(WORKDIR, "test.tfrecord")
-writer = tf.data.experimental.TFRecordWriter(filename)
-writer.write(serialized_features_dataset)
+# ---- cell 10
+# Write the `tf.train.Example` observations to the file.
+with tf.io.TFRecordWriter(filename) as writer:
+  for i in range(n_observations):
+    example = serialize_example(feature0[i], feature1[i], feature2[i], feature3[i])
+    writer.write(example.numpy())
 
-# ---- Reading a TFRecord file
+report("cell11", os.path.getsize(filename))  # harness: cell 11 is `!du -sh {filename}`
+
+# ---- cell 12
 filenames = [filename]
 raw_dataset = tf.data.TFRecordDataset(filenames)
-for i, raw_record in enumerate(raw_dataset.take(10)):
-    report_example(f"raw_record/{i}", raw_record)
 
+# ---- cell 13
+for raw_record in raw_dataset.take(1):
+  example = tf.train.Example()
+  example.ParseFromString(raw_record.numpy())
+  print(example)
+
+# ---- cell 14
+result = {}
+# example.features.feature is the dictionary
+for key, feature in example.features.feature.items():
+  # The values are the Feature objects which contain a `kind` which contains:
+  # one of three fields: bytes_list, float_list, int64_list
+
+  kind = feature.WhichOneof('kind')
+  result[key] = np.array(getattr(feature, kind).value)
+
+report("cell14", result)  # harness: the cell shows result
+
+# ---- cell 15
+filenames = [filename]
+raw_dataset = tf.data.TFRecordDataset(filenames)
+
+# ---- cell 16
+for raw_record in raw_dataset.take(10):
+  print(repr(raw_record))
+
+# ---- cell 17
+# Create a description of the features.
 feature_description = {
-    "feature0": tf.io.FixedLenFeature([], tf.int64, default_value=0),
-    "feature1": tf.io.FixedLenFeature([], tf.int64, default_value=0),
-    "feature2": tf.io.FixedLenFeature([], tf.string, default_value=""),
-    "feature3": tf.io.FixedLenFeature([], tf.float32, default_value=0.0),
+    'feature0': tf.io.FixedLenFeature([], tf.int64, default_value=0),
+    'feature1': tf.io.FixedLenFeature([], tf.int64, default_value=0),
+    'feature2': tf.io.FixedLenFeature([], tf.string, default_value=''),
+    'feature3': tf.io.FixedLenFeature([], tf.float32, default_value=0.0),
 }
-
 
 def _parse_function(example_proto):
-    # Parse the input tf.train.Example proto using the dictionary above.
-    return tf.io.parse_single_example(example_proto, feature_description)
+  # Parse the input `tf.train.Example` proto using the dictionary above.
+  return tf.io.parse_single_example(example_proto, feature_description)
 
-
+# ---- cell 18
 parsed_dataset = raw_dataset.map(_parse_function)
-for i, parsed_record in enumerate(parsed_dataset.take(10)):
-    report(f"parsed/{i}", parsed_record)
-report("record_count", sum(1 for _ in raw_dataset))
 
-# ---- TFRecord files in Python: tf.io.TFRecordWriter
-with tf.io.TFRecordWriter(filename) as writer:
-    for i in range(n_observations):
-        example = serialize_example(feature0[i], feature1[i], feature2[i], feature3[i])
-        writer.write(example)
+# ---- cell 19
+for parsed_record in parsed_dataset.take(10):
+  print(repr(parsed_record))
 
-report("file_size", len(np.asarray(tf.io.read_file(filename), dtype=object).item()))
-filenames = [filename]
-raw_dataset = tf.data.TFRecordDataset(filenames)
-for raw_record in raw_dataset.take(1):
-    example = tf.train.Example()
-    example.ParseFromString(np.asarray(raw_record, dtype=object).item())  # porting: the guide calls raw_record.numpy()
-    report("parsed_in_python", str(example))
+# ---- cell 20
+cat_in_snow = os.path.abspath('320px-Felis_catus-cat_on_snow.jpg')  # harness: the guide downloads it with tf.keras.utils.get_file
+williamsburg_bridge = os.path.abspath('194px-New_East_River_Bridge_from_Brooklyn_det.4a09796u.jpg')  # harness: ditto
+for path in (cat_in_snow, williamsburg_bridge):  # harness:
+  with open(path, 'wb') as f:  # harness:
+    f.write(JPEG)  # harness:
 
-result = {}
-for key, feature in example.features.feature.items():
-    kind = feature.WhichOneof("kind")
-    result[key] = np.array(getattr(feature, kind).value)
-report("as_dict", result)
-
-# A batch: parse_example over a batch of records.
-for batch in raw_dataset.batch(32).take(2):
-    report("parse_example", tf.io.parse_example(batch, feature_description))
-
-# The records again through TensorFlow 1's iterator.
-for i, record in enumerate(tf.compat.v1.python_io.tf_record_iterator(filename)):
-    if i < 5:
-        report_example(f"tf1_iterator/{i}", record)
-report("tf1_iterator_count", i + 1)
-
-# ---- serialize_tensor / parse_tensor (the format notes of the guide)
-tensor = tf.constant([[1.5, 2.0], [3.25, -4.0]])
-serialized = tf.io.serialize_tensor(tensor)
-report("serialize_tensor", serialized)
-report("parse_tensor", tf.io.parse_tensor(serialized, out_type=tf.float32))
-report("serialize_tensor_str", tf.io.serialize_tensor(tf.constant([b"a", b"bc"])))
-
-# ---- Walkthrough: reading and writing image data
-image_string = base64.b64decode(
-    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMUFRUVDA8XGBYUGBIUFRT/2wBDAQMEBAUEBQkFBQkUDQsNFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBT/wAARCAAYACADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4B0TwJ9393+legaJ4E+7+7/SvStE8Cfd/d/pXf6J4E+7+7/St8JXPL4e4q294810TwJ9393+ld/ofgT7v7v8ASvStE8Cfd/d/pXf6J4E+7+7/AEr7HCVz+meHuKtveOL0PwJ9393+ld/ongT7v7v9KKK/MMJNn+YHD2Y4jT3j0DRPAn3f3f6V29j4Ri0+386ZdqjoAOWPoPeiiu/Oczr5Vk+Kx+Htz04Skr6q6Wl9vzP6g4Yx1edSEXLdo//Z"
-)  # porting: the guide downloads two photos with tf.keras.utils.get_file
-image_labels = {"gradient": 0}
-report("decoded_shape", tf.io.decode_jpeg(image_string).shape)
-report("decoded_pixels", tf.io.decode_jpeg(image_string))
-
-
-def image_example(image_string, label):
-    image_shape = tf.io.decode_jpeg(image_string).shape
-    feature = {
-        "height": _int64_feature(image_shape[0]),
-        "width": _int64_feature(image_shape[1]),
-        "depth": _int64_feature(image_shape[2]),
-        "label": _int64_feature(label),
-        "image_raw": _bytes_feature(image_string),
-    }
-    return tf.train.Example(features=tf.train.Features(feature=feature))
-
-
-for line in str(image_example(image_string, 0)).split("\n")[:15]:
-    report("image_example_line/" + str(len(RESULTS)), line)
-
-record_file = os.path.join(WORKDIR, "images.tfrecords")
-with tf.io.TFRecordWriter(record_file) as writer:
-    for filename, label in image_labels.items():
-        tf_example = image_example(image_string, label)
-        writer.write(tf_example.SerializeToString())
-
-raw_image_dataset = tf.data.TFRecordDataset(record_file)
-image_feature_description = {
-    "height": tf.io.FixedLenFeature([], tf.int64),
-    "width": tf.io.FixedLenFeature([], tf.int64),
-    "depth": tf.io.FixedLenFeature([], tf.int64),
-    "label": tf.io.FixedLenFeature([], tf.int64),
-    "image_raw": tf.io.FixedLenFeature([], tf.string),
+# ---- cell 23
+image_labels = {
+    cat_in_snow : 0,
+    williamsburg_bridge : 1,
 }
 
+# ---- cell 24
+# This is an example, just using the cat image.
+image_string = open(cat_in_snow, 'rb').read()
+
+label = image_labels[cat_in_snow]
+
+# Create a dictionary with features that may be relevant.
+def image_example(image_string, label):
+  image_shape = tf.io.decode_jpeg(image_string).shape
+
+  feature = {
+      'height': _int64_feature(image_shape[0]),
+      'width': _int64_feature(image_shape[1]),
+      'depth': _int64_feature(image_shape[2]),
+      'label': _int64_feature(label),
+      'image_raw': _bytes_feature(image_string),
+  }
+
+  return tf.train.Example(features=tf.train.Features(feature=feature))
+
+for line in str(image_example(image_string, label)).split('\n')[:15]:
+  print(line)
+print('...')
+
+# ---- cell 25
+# Write the raw image files to `images.tfrecords`.
+# First, process the two images into `tf.train.Example` messages.
+# Then, write to a `.tfrecords` file.
+record_file = 'images.tfrecords'
+with tf.io.TFRecordWriter(record_file) as writer:
+  for filename, label in image_labels.items():
+    image_string = open(filename, 'rb').read()
+    tf_example = image_example(image_string, label)
+    writer.write(tf_example.SerializeToString())
+
+report("cell26", os.path.getsize(record_file))  # harness: cell 26 is `!du -sh {record_file}`
+
+# ---- cell 27
+raw_image_dataset = tf.data.TFRecordDataset('images.tfrecords')
+
+# Create a dictionary describing the features.
+image_feature_description = {
+    'height': tf.io.FixedLenFeature([], tf.int64),
+    'width': tf.io.FixedLenFeature([], tf.int64),
+    'depth': tf.io.FixedLenFeature([], tf.int64),
+    'label': tf.io.FixedLenFeature([], tf.int64),
+    'image_raw': tf.io.FixedLenFeature([], tf.string),
+}
 
 def _parse_image_function(example_proto):
-    return tf.io.parse_single_example(example_proto, image_feature_description)
-
+  # Parse the input tf.train.Example proto using the dictionary above.
+  return tf.io.parse_single_example(example_proto, image_feature_description)
 
 parsed_image_dataset = raw_image_dataset.map(_parse_image_function)
+
+# ---- cell 28
 for image_features in parsed_image_dataset:
-    image_raw = image_features["image_raw"]
-    report("image_raw", image_raw)
-    report("image_back", tf.io.decode_jpeg(image_raw, channels=3))
-    report("image_crop", tf.io.decode_and_crop_jpeg(image_raw, [3, 5, 10, 12], channels=1))
+  image_raw = image_features['image_raw'].numpy()
+  display.display(display.Image(data=image_raw))
 
-# ---- The tf.data guide, "Consuming TFRecord data" (its file is a download; the one written above stands in)
-dataset = tf.data.TFRecordDataset(filenames=[record_file])
-raw_example = next(iter(dataset))
-parsed = tf.train.Example.FromString(
-    np.asarray(raw_example, dtype=object).item()
-)  # porting: the guide calls raw_example.numpy()
-report("consuming/label", str(parsed.features.feature["label"]))
-report("consuming/height", parsed.features.feature["height"].int64_list.value[0])
-
-with open(OUT, "wb") as f:
-    pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)
+with open(OUT, "wb") as f:  # harness:
+  pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)  # harness:

@@ -14,6 +14,7 @@ module never imports them.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
@@ -132,6 +133,30 @@ class DatasetIterator(Iterator):
         self.close()
 
 
+class _ViewedIterator(DatasetIterator):
+    """Another iterator's elements through a view function; state, readiness and provenance are the other's."""
+
+    def __init__(self, inner: DatasetIterator, view: Callable[[Any], Any]) -> None:
+        self._inner = inner
+        self._view = view
+        self._children = (inner,)
+
+    def __next__(self):
+        return self._view(next(self._inner))
+
+    def get_state(self) -> dict:
+        return self._inner.get_state()
+
+    def set_state(self, state: dict) -> None:
+        self._inner.set_state(state)
+
+    def ready(self) -> bool:
+        return self._inner.ready()
+
+    def provenance(self, state: dict) -> Provenance | None:
+        return self._inner.provenance(state)
+
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -168,6 +193,12 @@ class Dataset:
     #: workers and ranks) rebuild a pipeline by replacing these.
     _inputs: tuple[Dataset, ...] = ()
 
+    #: When set on any stage of the pipeline, applied to every element a top-level iteration
+    #: returns and to the arguments of map/filter/interleave functions; its ``plain`` method undoes
+    #: it for ``as_numpy_iterator``. ``tfrx.tf`` sets one on the datasets it makes, to hand out
+    #: tensors; None here.
+    _element_view: Any = None
+
     def __init__(self, *inputs: Dataset) -> None:
         self._inputs = tuple(inputs)
         self._iterations = 0  # passes started with iter(ds): the default epoch of the next one
@@ -182,12 +213,40 @@ class Dataset:
         raise NotImplementedError
 
     def __iter__(self) -> DatasetIterator:
-        return self._iterator(self._root_context(self._next_epoch()))
+        return self._viewed(self._iterator(self._root_context(self._next_epoch())))
 
     def iterator(self, *, epoch: int | None = None) -> DatasetIterator:
         """An iterator; ``epoch`` fixes which reshuffle of seeded shuffles it uses (default: the next one)."""
         e = self._next_epoch() if epoch is None else int(epoch)
-        return self._iterator(self._root_context(e))
+        return self._viewed(self._iterator(self._root_context(e)))
+
+    def _pipeline_element_view(self) -> Any:
+        """The ``_element_view`` of this stage or the first of its inputs (depth first) that has one."""
+        if self._element_view is not None:
+            return self._element_view
+        for d in self._inputs:
+            view = d._pipeline_element_view()
+            if view is not None:
+                return view
+        return None
+
+    def _viewing_function(self, fn: Callable) -> Callable:
+        """``fn`` taking its arguments through this pipeline's element view, if it has one (``tfrx.tf``'s
+        pipelines give ``map``/``filter``/``interleave`` functions tensors, as TensorFlow's do); classes
+        (``interleave(TFRecordDataset)``) are left as they are."""
+        view = self._pipeline_element_view()
+        if view is None or isinstance(fn, type):
+            return fn
+
+        @functools.wraps(fn)
+        def call(*args: Any) -> Any:
+            return fn(*[view(a) for a in args])
+
+        return call
+
+    def _viewed(self, it: DatasetIterator) -> DatasetIterator:
+        view = self._pipeline_element_view()
+        return it if view is None else _ViewedIterator(it, view)
 
     # ------------------------------------------------------------------ options
     def _own_options(self):
@@ -214,8 +273,11 @@ class Dataset:
         return ctx if options is None else replace(ctx, **options._context())
 
     def as_numpy_iterator(self) -> DatasetIterator:
-        """Same as ``iter(ds)``: elements already are NumPy values (``tf.data`` name)."""
-        return iter(self)
+        """An iterator of plain NumPy values (``tf.data`` name): ``iter(ds)`` for datasets tfrx makes,
+        without the tensor view for those ``tfrx.tf`` makes."""
+        it = self._iterator(self._root_context(self._next_epoch()))
+        view = self._pipeline_element_view()
+        return it if view is None else _ViewedIterator(it, view.plain)
 
     def take_all(self) -> list:
         """All elements as a list (for tests and small datasets)."""

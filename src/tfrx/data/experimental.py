@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tfrx.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from tfrx.data.options import AutotuneOptions, ThreadingOptions
 from tfrx.data.tensor_spec import TensorSpec
+from tfrx.io import TFRecordWriter as _RecordWriter
 
 __all__ = [
     "AUTOTUNE",
     "INFINITE_CARDINALITY",
     "UNKNOWN_CARDINALITY",
+    "AutotuneOptions",
+    "TFRecordWriter",
     "TensorSpec",
+    "ThreadingOptions",
     "bucket_by_sequence_length",
     "cardinality",
     "choose_from_datasets",
@@ -27,6 +32,7 @@ __all__ = [
     "group_by_window",
     "ignore_errors",
     "load",
+    "parallel_interleave",
     "sample_from_datasets",
     "save",
     "scan",
@@ -103,6 +109,20 @@ def enumerate_dataset(start=0) -> Callable[[Dataset], Dataset]:
     return lambda ds: ds.enumerate(start)
 
 
+def parallel_interleave(
+    map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None, prefetch_input_elements=None
+) -> Callable[[Dataset], Dataset]:
+    """A function for ``apply``: :meth:`Dataset.interleave` with ``num_parallel_calls=cycle_length`` and
+    ``deterministic=not sloppy`` (the buffer sizes are tf.data tuning knobs, accepted and unused)."""
+    return lambda ds: ds.interleave(
+        map_func,
+        cycle_length=cycle_length,
+        block_length=block_length,
+        num_parallel_calls=cycle_length,
+        deterministic=not sloppy,
+    )
+
+
 def shuffle_and_repeat(buffer_size, count=None, seed=None) -> Callable[[Dataset], Dataset]:
     """A function for ``apply``: ``shuffle(buffer_size, seed).repeat(count)``."""
     return lambda ds: ds.shuffle(buffer_size, seed=seed).repeat(count)
@@ -135,3 +155,25 @@ def get_single_element(dataset: Dataset):
         except StopIteration:
             return first
     raise ValueError("get_single_element: the dataset has more than one element; it must have exactly one")
+
+
+class TFRecordWriter:
+    """``tf.data.experimental.TFRecordWriter(filename, compression_type)``: ``write(dataset)`` writes
+    each element (a scalar string: ``bytes`` or a 0-d array of ``bytes``) as one record."""
+
+    def __init__(self, filename: str, compression_type: str | None = None) -> None:
+        self._filename = filename
+        self._compression = compression_type
+
+    def write(self, dataset: Dataset) -> None:
+        """Writes every element of ``dataset``, in order, to the file (replacing it)."""
+        with _RecordWriter(self._filename, compression=self._compression or "") as writer:
+            for i, element in enumerate(dataset.as_numpy_iterator()):
+                if hasattr(element, "item") and not isinstance(element, (bytes, bytearray)):
+                    element = element.item()
+                if not isinstance(element, (bytes, bytearray, memoryview)):
+                    raise TypeError(
+                        f"TFRecordWriter.write: element {i} of the dataset is a {type(element).__name__}; "
+                        "every element must be a scalar string (bytes): map the dataset to serialized records first"
+                    )
+                writer.write(bytes(element))

@@ -58,4 +58,4 @@ class FilterDataset(Dataset):
 @transformation
 def filter(self: Dataset, predicate: Callable) -> Dataset:  # noqa: A001
     """Elements for which ``predicate`` returns true."""
-    return FilterDataset(self, predicate)
+    return FilterDataset(self, self._viewing_function(predicate))

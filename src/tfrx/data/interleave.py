@@ -220,10 +220,12 @@ def interleave(
     deterministic: bool | None = None,
 ) -> Dataset:
     """Interleaves the datasets ``map_func(element)`` in ``tf.data``'s deterministic order."""
-    return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls, deterministic)
+    return InterleaveDataset(
+        self, self._viewing_function(map_func), cycle_length, block_length, num_parallel_calls, deterministic
+    )
 
 
 @transformation
 def flat_map(self: Dataset, map_func: Callable[..., Dataset]) -> Dataset:
     """The datasets ``map_func(element)`` one after another (``interleave`` with one slot)."""
-    return InterleaveDataset(self, map_func, 1, 1, None, None)
+    return InterleaveDataset(self, self._viewing_function(map_func), 1, 1, None, None)

@@ -305,4 +305,4 @@ def map(
     self: Dataset, map_func: Callable, num_parallel_calls: int | None = None, deterministic: bool | None = None
 ) -> Dataset:  # noqa: A001
     """``map_func`` applied to every element, optionally on ``num_parallel_calls`` threads."""
-    return MapDataset(self, map_func, num_parallel_calls, deterministic)
+    return MapDataset(self, self._viewing_function(map_func), num_parallel_calls, deterministic)

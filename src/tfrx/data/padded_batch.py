@@ -14,7 +14,6 @@ import numpy as np
 
 from tfrx.data.batch import BatchDataset
 from tfrx.data.dataset import Dataset, transformation
-from tfrx.data.structure import map_structure
 
 __all__ = ["PaddedBatchDataset"]
 
@@ -62,15 +61,9 @@ class PaddedBatchDataset(BatchDataset):
         self._padding_values = padding_values
 
     def _combine(self, elements: list):
-        first = elements[0]
         shapes = self._padded_shapes
         values = self._padding_values
-        if shapes is None:
-            shapes = map_structure(lambda _: None, first)
-        if values is None:
-            values = map_structure(lambda _: None, first)
-        elif not isinstance(values, (dict, tuple, list)) and isinstance(first, (dict, tuple, list)):
-            values = map_structure(lambda _, v=values: v, first)
+        # None (the default) stays None for every component: a tuple of Nones would read as a padded shape.
 
         def is_shape(x):
             return (
@@ -86,9 +79,11 @@ class PaddedBatchDataset(BatchDataset):
         def walk(elems, shape, value):
             head = elems[0]
             if isinstance(head, dict):
-                return {k: walk([e[k] for e in elems], _get(shape, k), _get(value, k)) for k in head}
+                return {k: walk([e[k] for e in elems], _get(shape, k), _get_value(value, k)) for k in head}
             if isinstance(head, tuple):
-                return tuple(walk([e[i] for e in elems], _get(shape, i), _get(value, i)) for i in range(len(head)))
+                return tuple(
+                    walk([e[i] for e in elems], _get(shape, i), _get_value(value, i)) for i in range(len(head))
+                )
             return pad(elems, shape if is_shape(shape) else None, value)
 
         def _get(container, key):
@@ -97,6 +92,13 @@ class PaddedBatchDataset(BatchDataset):
             if isinstance(container, dict):
                 return container[key]
             if isinstance(container, (tuple, list)) and not is_shape(container):
+                return container[key]
+            return container
+
+        def _get_value(container, key):
+            # Padding values mirror the element's structure (a tuple of Nones is one None per component,
+            # not a shape as _get would take it); a scalar applies to every component.
+            if isinstance(container, (dict, tuple, list)):
                 return container[key]
             return container
 

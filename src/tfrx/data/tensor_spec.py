@@ -1,6 +1,6 @@
 """TensorSpec: the shape and dtype of one component, for ``from_generator`` signatures.
 
-A minimal ``tf.TensorSpec``: ``shape`` (a list with ``None`` for unknown
+``tf.TensorSpec`` (``tfrx.tf.TensorSpec`` is this class): ``shape`` (a list with ``None`` for unknown
 sizes, or ``None`` for an unknown rank), ``dtype`` (a NumPy dtype, a name
 such as ``"int32"``, ``"string"`` for bytes, or any object with
 ``as_numpy_dtype`` such as ``tfrx.tf.int32``) and ``name``.
@@ -28,6 +28,14 @@ def as_numpy_dtype(dtype: Any) -> np.dtype:
     return np.dtype(dtype)
 
 
+def _value_dtype(value: Any) -> np.dtype:
+    """The dtype a value has as a component: strings (``bytes``, ``str``, NumPy ``S``/``U``) are ``object``."""
+    if isinstance(value, (bytes, str)):
+        return np.dtype(object)
+    dtype = value.dtype if isinstance(value, (np.ndarray, np.generic)) else np.asarray(value).dtype
+    return np.dtype(object) if dtype.kind in "OSU" else dtype
+
+
 class TensorSpec:
     """Shape and dtype of a component (``tf.TensorSpec``)."""
 
@@ -43,11 +51,24 @@ class TensorSpec:
         self.dtype = as_numpy_dtype(dtype)
         self.name = name
 
-    def is_compatible_with(self, value: Any) -> bool:
-        shape = np.shape(value)
-        if self.shape is None:
+    def is_compatible_with(self, spec_or_value: Any) -> bool:
+        """Whether a spec, or a value (an array, ``bytes``, a number), has this dtype and a shape that
+        fits (``None`` matches any size, an unknown rank any rank).
+
+        TensorFlow answers ``False`` for a NumPy array (only tensors and specs
+        match); here arrays are the tensors, so they are compared.
+        """
+        if isinstance(spec_or_value, TensorSpec):
+            dtype, shape = spec_or_value.dtype, spec_or_value.shape
+        else:
+            dtype, shape = _value_dtype(spec_or_value), np.shape(spec_or_value)
+        if dtype != self.dtype:
+            return False
+        if self.shape is None or shape is None:
             return True
-        return len(shape) == len(self.shape) and all(s is None or s == n for s, n in zip(self.shape, shape))
+        return len(shape) == len(self.shape) and all(
+            s is None or n is None or s == n for s, n in zip(self.shape, shape)
+        )
 
     def convert(self, value: Any) -> Any:
         """``value`` as this spec's dtype; ``TypeError``/``ValueError`` when it does not fit."""
@@ -76,7 +97,7 @@ class TensorSpec:
             out = np.asarray(a, dtype=self.dtype)
             if out.ndim == 0 and not isinstance(value, np.ndarray):
                 out = out[()]
-        if not self.is_compatible_with(out):
+        if not self.is_compatible_with(out):  # the dtype is this spec's now: the shape does not fit
             raise ValueError(f"TensorSpec(shape={list(self.shape)}): got a value of shape {list(np.shape(out))}")
         return out
 
@@ -91,5 +112,6 @@ class TensorSpec:
         return hash((self.shape, self.dtype, self.name))
 
     def __repr__(self) -> str:
-        shape = None if self.shape is None else list(self.shape)
-        return f"TensorSpec(shape={shape}, dtype={self.dtype.name if self.dtype != object else 'string'}, name={self.name!r})"
+        shape = None if self.shape is None else self.shape
+        dtype = "string" if self.dtype == object else self.dtype.name
+        return f"TensorSpec(shape={shape}, dtype=tf.{dtype}, name={self.name!r})"

@@ -8,11 +8,12 @@ helpers (``cast``, ``reshape``, ``shape``, ``constant``, ``stack``,
 ``concat``, ``squeeze``, ``expand_dims``, ``one_hot``).
 
 Every name here is tfrx's own implementation re-exported; this package holds
-no copies. Where TensorFlow returns a ``tf.Tensor`` these return NumPy arrays
-(strings as ``bytes`` or object arrays of ``bytes``), so ``.numpy()`` is not
-needed and not available. Where TensorFlow's semantics cannot be kept, the
-name raises ``NotImplementedError`` naming the supported alternative (see
-``docs/porting.md``).
+no copies. Where TensorFlow returns a ``tf.Tensor`` these return
+:class:`tfrx.tf.Tensor` values: NumPy arrays (strings as object arrays of
+``bytes``) and scalar strings as ``bytes``, each also answering ``.numpy()``
+with the plain value, without a copy. Where TensorFlow's semantics cannot be
+kept, the name raises ``NotImplementedError`` naming the supported
+alternative (see ``docs/porting.md``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from tfrx.dtypes import (
 )
 from tfrx.dtypes import bool_ as _bool
 from tfrx.tf import compat, data, image, io, train
+from tfrx.tf._tensor import Tensor
 from tfrx.tf._arrays import (
     TensorSpec,
     as_dtype,
@@ -50,12 +52,24 @@ from tfrx.tf._arrays import (
     stack,
 )
 
+newaxis = None  # tf.newaxis, as NumPy's
+
+
+def print(*inputs: object, **kwargs: object) -> None:  # noqa: A001 - tf.print
+    """``tf.print``: Python's ``print`` (values here are concrete; ``output_stream`` and ``summarize`` are ignored)."""
+    import builtins
+
+    kwargs = {k: v for k, v in kwargs.items() if k in ("sep", "end")}
+    builtins.print(*inputs, **kwargs)  # type: ignore[call-overload]
+
+
 globals()["bool"] = _bool  # tf.bool, without shadowing the builtin inside this module
 half = float16
 double = float64
 
 __all__ = [
     "DType",
+    "Tensor",
     "TensorSpec",
     "as_dtype",
     "bool",
@@ -77,7 +91,9 @@ __all__ = [
     "int32",
     "int64",
     "io",
+    "newaxis",
     "one_hot",
+    "print",
     "py_function",
     "reshape",
     "shape",
@@ -90,3 +106,14 @@ __all__ = [
     "uint32",
     "uint64",
 ]
+
+
+def __getattr__(name: str):
+    if name == "keras":
+        # tf.keras: Keras 3 itself (any backend), with tfrx datasets accepted by fit/evaluate/predict.
+        import keras
+
+        import tfrx.integrations.keras  # noqa: F401 - registers tfrx datasets with Keras's adapter lookup
+
+        return keras
+    raise AttributeError(f"module 'tfrx.tf' has no attribute {name!r}; see docs/porting.md for what tfrx.tf has")

@@ -1,17 +1,21 @@
-"""``tf.TensorSpec``, ``tf.as_dtype`` and the NumPy-backed array helpers of ``tfrx.tf``.
+"""``tf.TensorSpec`` (:class:`tfrx.data.TensorSpec`), ``tf.as_dtype`` and the NumPy-backed array helpers of ``tfrx.tf``.
 
-TensorFlow's ops return ``tf.Tensor``; these return NumPy arrays with the
-dtype TensorFlow would give (``tf.constant(1)`` is int32, ``tf.constant(1.0)``
-float32, Python strings become ``bytes``).
+TensorFlow's ops return ``tf.Tensor``; these return :class:`tfrx.tf.Tensor`
+(NumPy arrays with ``.numpy()``) with the dtype TensorFlow would give
+(``tf.constant(1)`` is int32, ``tf.constant(1.0)`` float32, Python strings
+become ``bytes``).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
+from tfrx.data.tensor_spec import TensorSpec
 from tfrx.dtypes import ALL, DType
+from tfrx.tf._tensor import as_tensors, returns_tensors
 
 __all__ = [
     "TensorSpec",
@@ -70,6 +74,7 @@ def _infer(value: Any) -> np.ndarray:
     return arr
 
 
+@returns_tensors
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.constant`` as a NumPy array, with TensorFlow's default dtypes for Python values."""
     arr = _infer(value) if dtype is None else np.asarray(value, dtype=_np(dtype))
@@ -79,11 +84,13 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str | None 
     return arr
 
 
+@returns_tensors
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.convert_to_tensor`` as a NumPy array."""
     return constant(value, dtype)
 
 
+@returns_tensors
 def cast(x: Any, dtype: Any, name: str | None = None) -> np.ndarray:
     """``tf.cast``: floats to integers truncate toward zero, as TensorFlow's."""
     target = _np(dtype)
@@ -93,36 +100,43 @@ def cast(x: Any, dtype: Any, name: str | None = None) -> np.ndarray:
     return arr.astype(target)
 
 
+@returns_tensors
 def reshape(tensor: Any, shape: Any, name: str | None = None) -> np.ndarray:
     """``tf.reshape`` (one ``-1`` allowed)."""
     return np.reshape(_infer(tensor), tuple(int(d) for d in np.asarray(shape).reshape(-1)))
 
 
+@returns_tensors
 def shape(input: Any, out_type: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.shape``: the dimensions as an int32 array (``out_type`` may be int64)."""
     return np.asarray(np.shape(input), dtype=np.int32 if out_type is None else _np(out_type))
 
 
+@returns_tensors
 def stack(values: Any, axis: int = 0, name: str | None = None) -> np.ndarray:
     """``tf.stack``."""
     return np.stack([_infer(v) for v in values], axis=axis)
 
 
+@returns_tensors
 def concat(values: Any, axis: int, name: str | None = None) -> np.ndarray:
     """``tf.concat``."""
     return np.concatenate([_infer(v) for v in values], axis=axis)
 
 
+@returns_tensors
 def squeeze(input: Any, axis: Any = None, name: str | None = None) -> np.ndarray:
     """``tf.squeeze``."""
     return np.squeeze(_infer(input), axis=None if axis is None else tuple(np.atleast_1d(axis).tolist()))
 
 
+@returns_tensors
 def expand_dims(input: Any, axis: int, name: str | None = None) -> np.ndarray:
     """``tf.expand_dims``."""
     return np.expand_dims(_infer(input), axis)
 
 
+@returns_tensors
 def one_hot(
     indices: Any,
     depth: int,
@@ -140,52 +154,37 @@ def one_hot(
     return np.moveaxis(out, -1, axis) if axis != -1 else out
 
 
-def py_function(func: Any, inp: Any, Tout: Any, name: str | None = None) -> Any:
-    """Not needed: tfrx pipelines run Python directly; call ``func(*inp)`` (in ``Dataset.map`` too)."""
-    raise NotImplementedError(
-        "tf.py_function is not needed with tfrx: tfrx.data pipelines run plain Python, so call func(*inp) "
-        "directly (inside Dataset.map as well)"
-    )
+def _as_tout(value: Any, tout: Any) -> Any:
+    if isinstance(tout, (list, tuple)):
+        if len(tout) == 0:
+            return []
+        if not isinstance(value, (list, tuple)) or len(value) != len(tout):
+            raise ValueError(f"py_function: Tout names {len(tout)} outputs, the function returned {value!r}")
+        return [_as_tout(v, t) for v, t in zip(value, tout)]
+    if tout is None:
+        return as_tensors(value)
+    if as_dtype(tout).name == "string":
+        return as_tensors(value if isinstance(value, bytes) else _infer(value))
+    return as_tensors(np.asarray(value, dtype=_np(tout)))
 
 
-class TensorSpec:
-    """``tf.TensorSpec(shape, dtype, name)``: describes one component, e.g. for ``Dataset.from_generator``'s ``output_signature``."""
+def py_function(func: Any = None, inp: Any = None, Tout: Any = None, name: str | None = None) -> Any:
+    """``tf.py_function``: calls ``func`` on ``inp`` converted as ``tf.constant`` would, now.
 
-    __slots__ = ("dtype", "name", "shape")
+    tfrx pipelines run Python, so nothing is deferred: the inputs become
+    tensors (TensorFlow's default dtypes for Python values), ``func`` runs, and
+    its result is converted to ``Tout`` (a dtype, a list of them, or ``None``).
+    As in TensorFlow, ``@tf.py_function(Tout=...)`` (``func`` and ``inp``
+    omitted) decorates a function so that calling it does this.
+    """
+    if func is None:
+        return lambda f: py_function(f, inp, Tout, name)
+    if inp is None:
 
-    def __init__(self, shape: Any, dtype: Any = "float32", name: str | None = None) -> None:
-        self.shape = None if shape is None else tuple(None if d is None else int(d) for d in shape)
-        self.dtype = as_dtype(dtype)
-        self.name = name
+        @functools.wraps(func)
+        def call(*args: Any) -> Any:
+            return py_function(func, args, Tout, name)
 
-    def is_compatible_with(self, spec_or_value: Any) -> bool:
-        """Whether a spec or an array (standing for a tensor) has this dtype and a shape that fits (``None`` matches any size).
-
-        TensorFlow answers ``False`` for a NumPy array (only tensors and specs
-        match); here arrays are the tensors, so they are compared.
-        """
-        if isinstance(spec_or_value, TensorSpec):
-            dtype, shape = spec_or_value.dtype, spec_or_value.shape
-        else:
-            arr = _infer(spec_or_value)
-            dtype, shape = as_dtype(arr.dtype), arr.shape
-        if dtype is not self.dtype:
-            return False
-        if self.shape is None or shape is None:
-            return True
-        return len(shape) == len(self.shape) and all(
-            d is None or s is None or d == s for d, s in zip(self.shape, shape)
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, TensorSpec) and (self.shape, self.dtype, self.name) == (
-            other.shape,
-            other.dtype,
-            other.name,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype.name, self.name))
-
-    def __repr__(self) -> str:
-        return f"TensorSpec(shape={self.shape}, dtype=tf.{self.dtype.name}, name={self.name!r})"
+        return call
+    args = [as_tensors(v if isinstance(v, (bytes, np.ndarray, np.generic)) else _infer(v)) for v in inp]
+    return _as_tout(func(*args), Tout)

@@ -69,6 +69,11 @@ class DatasetInfo:
     raw: dict = dataclasses.field(repr=False, default_factory=dict)
 
     @property
+    def disable_shuffling(self) -> bool:
+        """``disable_shuffling`` of the builder: TFDS then reads shards one after another by default."""
+        return bool(self.raw.get("disableShuffling", False))
+
+    @property
     def full_name(self) -> str:
         parts = [self.name] + ([self.config_name] if self.config_name else []) + [self.version]
         return "/".join(parts)

@@ -1,0 +1,241 @@
+"""Polars: ``scan_tfrecord`` (a ``LazyFrame`` that pushes projection, predicates and limits into the scan).
+
+:func:`scan_tfrecord` registers the TFRecord files as a Polars IO source
+(``polars.io.plugins.register_io_source``) over
+:func:`tfrx.integrations._arrow_scan.scan`. Polars hands the source the
+columns the query needs (only those features are parsed), the predicate of
+its filters, and a row limit:
+
+* a predicate on scalar features (a ``FixedLenFeature`` with shape ``[]``)
+  is pushed into the scan: its features are parsed first and the others
+  only for the records it keeps. A predicate made of comparisons,
+  ``&``/``|``/``~`` and ``is_null`` of integer features and literals is
+  evaluated as a ``pyarrow.compute`` expression; any other is evaluated by
+  Polars itself on each batch of the features it names (same semantics as
+  filtering afterwards, NaN ordering included);
+* a predicate naming a list feature (VarLen, Ragged, a feature list, a
+  shaped FixedLen) is applied by Polars on each parsed batch;
+* ``n_rows`` stops reading early (when Polars sends it with a predicate,
+  the limit is of the rows before filtering, as Polars means it).
+
+VarLen and ragged features and SequenceExample feature lists are Polars
+``List`` columns. :func:`read_tfrecord` is ``scan_tfrecord(...).collect()``;
+:func:`write_tfrecord` writes a DataFrame as Examples (or SequenceExamples)
+through tfrx's writers.
+
+Polars is imported when this module is: ``pip install 'tfrx[polars]'``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+try:
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from polars.io.plugins import register_io_source
+except ImportError:  # pragma: no cover - depends on the environment
+    raise ImportError("tfrx.integrations.polars needs Polars and pyarrow: pip install 'tfrx[polars]'") from None
+
+from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
+from tfrx.integrations._arrow_write import write_batches
+
+__all__ = ["scan_tfrecord", "read_tfrecord", "write_tfrecord"]
+
+
+class _Untranslatable(ValueError):
+    pass
+
+
+_COMPARISONS = {
+    "Gt": pc.greater,
+    "GtEq": pc.greater_equal,
+    "Lt": pc.less,
+    "LtEq": pc.less_equal,
+    "Eq": pc.equal,
+    "NotEq": pc.not_equal,
+}
+
+
+def _arrow_expression(node: Any) -> pc.Expression:
+    """A Polars expression tree (its JSON form) as a ``pyarrow.compute.Expression``, or ``_Untranslatable``."""
+    if not isinstance(node, dict) or len(node) != 1:
+        raise _Untranslatable(str(node))
+    ((kind, body),) = node.items()
+    if kind == "Column" and isinstance(body, str):
+        return pc.field(body)
+    if kind == "Literal" and isinstance(body, dict) and set(body) == {"Dyn"}:
+        ((lit_kind, value),) = body["Dyn"].items()
+        if lit_kind in ("Int", "Float") and isinstance(value, int | float) and not isinstance(value, bool):
+            return pc.scalar(value)
+    if kind == "BinaryExpr":
+        left, right, op = _arrow_expression(body["left"]), _arrow_expression(body["right"]), body["op"]
+        if op in _COMPARISONS:
+            return _COMPARISONS[op](left, right)
+        if op in ("And", "LogicalAnd"):
+            return left & right
+        if op in ("Or", "LogicalOr"):
+            return left | right
+    if kind == "Function" and len(body.get("input", ())) == 1:
+        operand = _arrow_expression(body["input"][0])
+        function = body.get("function")
+        if function == {"Boolean": "IsNull"}:
+            return operand.is_null()
+        if function == {"Boolean": "IsNotNull"}:
+            return operand.is_valid()
+        if function == {"Boolean": "Not"}:
+            return ~operand
+    raise _Untranslatable(kind)
+
+
+def _translate(predicate: pl.Expr, schema: pa.Schema, names: Sequence[str]) -> pc.Expression | None:
+    """The predicate as an Arrow expression when it names only integer features and translates exactly."""
+    if not all(pa.types.is_integer(schema.field(n).type) for n in names):
+        return None  # floats: Polars orders NaN above every number, Arrow compares it false
+    import json
+
+    try:
+        return _arrow_expression(json.loads(predicate.meta.serialize(format="json")))
+    except (_Untranslatable, KeyError, TypeError, ValueError):
+        return None
+
+
+def _is_scalar(t: pa.DataType) -> bool:
+    return not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t))
+
+
+def _polars_mask(predicate: pl.Expr):
+    def mask(table: pa.Table) -> pa.Array:
+        frame = pl.DataFrame(table)
+        return frame.select(predicate.alias("__keep")).to_series().to_arrow()
+
+    return mask
+
+
+def scan_tfrecord(
+    source,
+    *,
+    spec: Mapping | tuple | None = None,
+    compression: str | None = "auto",
+    on_error: str = "raise",
+    num_threads: int | None = None,
+    infer_records: int = 1000,
+    storage_options: dict | None = None,
+    stats: ScanStats | None = None,
+) -> pl.LazyFrame:
+    """A ``polars.LazyFrame`` over TFRecord files of Examples or SequenceExamples; nothing is parsed until collected.
+
+    ``source``: a path, a glob (``"train-*.tfrecord.gz"``) or a list of them.
+    ``spec``: a parse spec or a ``(context_features, sequence_features)``
+    pair; ``None`` infers one from the first ``infer_records`` records now.
+    ``compression``, ``on_error``, ``storage_options`` as for
+    :class:`tfrx.RecordReader`; damaged records raise
+    :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
+    ``stats``: a :class:`tfrx.integrations._arrow_scan.ScanStats` that
+    every collect of the frame adds its counts to.
+    """
+    options: dict[str, Any] = {"compression": compression, "storage_options": storage_options}
+    spec = resolve_spec(source, spec, infer_records=infer_records, **options)
+    schema = scan_schema(source, spec=spec, **options)
+    polars_schema = pl.from_arrow(schema.empty_table()).schema  # type: ignore[union-attr]
+    scan_options: dict[str, Any] = {
+        **options,
+        "spec": spec,
+        "on_error": on_error,
+        "num_threads": num_threads,
+        "stats": stats,
+    }
+
+    def io_source(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
+    ) -> Iterator[pl.DataFrame]:
+        columns = list(schema.names) if with_columns is None else list(with_columns)
+        size: dict[str, Any] = {"batch_size": batch_size} if batch_size else {}
+        if not columns:  # a row count: the raw records are enough
+            raw = scan(source, limit=n_rows, **{**scan_options, "spec": False}, **size)
+            for batch in raw:
+                yield pl.DataFrame().with_columns(pl.repeat(None, batch.num_rows).alias("__n")).drop("__n")
+            return
+        if predicate is None:
+            reader = scan(source, columns=columns, limit=n_rows, **scan_options, **size)
+            for batch in reader:
+                yield pl.from_arrow(batch)  # type: ignore[misc]
+            return
+        names = list(dict.fromkeys(predicate.meta.root_names()))
+        if not set(names) <= set(schema.names):  # a name Polars did not resolve to columns: read them all
+            names = list(schema.names)
+        wanted = columns + [n for n in names if n not in columns]
+        pushed = n_rows is None and all(_is_scalar(schema.field(n).type) for n in names)
+        if pushed:
+            expression = _translate(predicate, schema, names)
+            if expression is not None:
+                reader = scan(source, columns=columns, filter=expression, **scan_options, **size)
+            else:
+                reader = scan(
+                    source,
+                    columns=columns,
+                    filter=_polars_mask(predicate),
+                    filter_columns=names,
+                    **scan_options,
+                    **size,
+                )
+            for batch in reader:
+                yield pl.from_arrow(batch)  # type: ignore[misc]
+            return
+        # a list feature in the predicate, or a limit Polars means before filtering: Polars filters each batch
+        for batch in scan(source, columns=wanted, limit=n_rows, **scan_options, **size):
+            frame = pl.DataFrame(batch).filter(predicate).select(columns)
+            if frame.height:
+                yield frame
+
+    return register_io_source(
+        io_source,
+        schema=polars_schema,
+        explain_name="tfrx",
+        explain_detail=f"TFRecord {source!r}",
+    )
+
+
+def read_tfrecord(source, *, columns: Sequence[str] | None = None, **options) -> pl.DataFrame:
+    """The eager form: ``scan_tfrecord(source, **options)`` (``.select(columns)``) ``.collect()``."""
+    frame = scan_tfrecord(source, **options)
+    if columns is not None:
+        frame = frame.select(list(columns))
+    return frame.collect()
+
+
+def write_tfrecord(
+    df: pl.DataFrame | pl.LazyFrame,
+    path: str | os.PathLike,
+    *,
+    feature_lists: Sequence[str] | None = None,
+    compression: str | None = None,
+    num_shards: int | None = None,
+    max_records_per_shard: int | None = None,
+    storage_options: dict | None = None,
+) -> list[str]:
+    """Writes a DataFrame as TFRecord ``tf.train.Example`` records, one per row; returns the paths written.
+
+    Integer and boolean columns become ``int64_list``, floats
+    ``float_list``, strings and binary ``bytes_list``; ``List`` columns give
+    several values per feature; a null leaves the feature out of that row.
+    ``feature_lists``: columns written as SequenceExample feature lists
+    (``List`` per step), the others as context. Without ``num_shards`` /
+    ``max_records_per_shard`` ``path`` is one file; with either it is a
+    :class:`tfrx.io.ShardedWriter` prefix whose shards are committed together.
+    """
+    if isinstance(df, pl.LazyFrame):
+        df = df.collect()
+    table = df.to_arrow()
+    return write_batches(
+        table.to_batches(),
+        path,
+        feature_lists=feature_lists,
+        compression=compression,
+        num_shards=num_shards,
+        max_records_per_shard=max_records_per_shard,
+        storage_options=storage_options,
+    )
