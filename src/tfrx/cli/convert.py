@@ -229,13 +229,7 @@ def run(args) -> int:
     if src != "tfrecord" and len(args.input) > 1:
         raise CliError(f"{src} input is one {'folder' if src == 'images' else 'file'}, got {len(args.input)}")
     if src == "tfrecord":
-        if dst == "tfrecord":
-            raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
-        comp = {"none": ""}.get(input_compression, input_compression)
-        if dst == "parquet":
-            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
-        else:
-            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+        summary = _from_tfrecord(args, dst, common, input_compression)
     elif args.raw and src not in ("jsonl", "parquet"):
         raise CliError("--raw converts TFRecords to and from JSON Lines or Parquet, not " + src)
     elif dst != "tfrecord":
@@ -274,6 +268,23 @@ def run(args) -> int:
             summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:
             summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
+    return _report(summary)
+
+
+def _from_tfrecord(args, dst: str, common: dict, input_compression: str | None):
+    """TFRecords to Parquet or JSON Lines."""
+    from tfrx.tools import convert as cv
+
+    if dst == "tfrecord":
+        raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
+    comp = {"none": ""}.get(input_compression, input_compression)
+    if dst == "parquet":
+        return cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
+    return cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+
+
+def _report(summary) -> int:
+    """Prints the summary and the paths written; the exit status."""
     print(str(summary), file=sys.stderr)
     for path in summary.paths:
         print(path)

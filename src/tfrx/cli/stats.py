@@ -139,6 +139,12 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(stats.to_dict(args.top), indent=2, ensure_ascii=False))
         return 0
+    _print_table(stats, args.top)
+    return 0
+
+
+def _print_table(stats, top: int) -> None:
+    """The statistics as aligned text: one table for features, one for feature lists."""
     print(f"{stats.records} records ({stats.payload})")
     for title, group in (("features", stats.features), ("feature_lists", stats.feature_lists)):
         if not group:
@@ -160,10 +166,9 @@ def run(args) -> int:
             if title == "feature_lists":
                 row.append(f"{_fmt(s.steps_min)}/{_fmt(s.steps_max)}/{_fmt(s.steps_mean)}")
             row.append(f"{_fmt(s.value_min)}/{_fmt(s.value_max)}/{_fmt(s.value_mean)}" if s.value_count else "-")
-            d = s.to_dict(args.top)
+            d = s.to_dict(top)
             row.append(", ".join(f"{_short(v)!r}x{c}" for v, c in d.get("top", [])) or "-")
             rows.append(row)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
         for r in rows:
             print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1])
-    return 0

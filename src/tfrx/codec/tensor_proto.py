@@ -206,7 +206,7 @@ def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> N
         out.append(payload_or_value)
 
 
-def parse_tensor(
+def parse_tensor(  # noqa: C901, PLR0915  one branch per TensorProto value field, as tf.io.parse_tensor
     serialized: Any, out_type: Any, name: str | None = None, *, max_expanded_bytes: int | None = MAX_EXPANDED_BYTES
 ) -> np.ndarray:
     """The array in ``TensorProto`` bytes, like ``tf.io.parse_tensor``; ``out_type`` must equal the stored dtype.

@@ -105,24 +105,7 @@ def _handed_over(value, held: list, token: list, depth: int = 0):
         return value
     kind = type(value)
     if kind is dict:
-        out = None  # a copy, once an entry differs (the token, or a container on the way to it)
-        for k, v in value.items():
-            if type(v) is np.ndarray:  # (most values: no call)
-                if v.dtype.kind != "O":
-                    continue
-                held.append(v)
-                if token:
-                    continue
-                handed = v.view()
-                token.append(weakref.ref(handed))
-            else:
-                handed = _handed_over(v, held, token, depth + 1)
-                if handed is v:
-                    continue
-            if out is None:
-                out = dict(value)
-            out[k] = handed
-        return value if out is None else out
+        return _handed_over_dict(value, held, token, depth)
     if kind is tuple or kind is list:
         if len(value) > 64:
             return value
@@ -134,6 +117,28 @@ def _handed_over(value, held: list, token: list, depth: int = 0):
             value = copy.copy(value)
             value.values = values
     return value
+
+
+def _handed_over_dict(value: dict, held: list, token: list, depth: int) -> dict:
+    """:func:`_handed_over` of a dict: ``value`` itself unless an entry is handed over as something else."""
+    out = None  # a copy, once an entry differs (the token, or a container on the way to it)
+    for k, v in value.items():
+        if type(v) is np.ndarray:  # (most values: no call)
+            if v.dtype.kind != "O":
+                continue
+            held.append(v)
+            if token:
+                continue
+            handed = v.view()
+            token.append(weakref.ref(handed))
+        else:
+            handed = _handed_over(v, held, token, depth + 1)
+            if handed is v:
+                continue
+        if out is None:
+            out = dict(value)
+        out[k] = handed
+    return value if out is None else out
 
 
 def _free_returned(held: deque, cap: int) -> None:

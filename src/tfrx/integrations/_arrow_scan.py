@@ -268,7 +268,7 @@ def _checked(columns: Sequence[str], spec) -> list[str]:
     return list(columns)
 
 
-def scan(
+def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every reader's options
     paths,
     *,
     columns: Sequence[str] | None = None,

@@ -58,11 +58,15 @@ __all__ = [
     "read_tfrecord",
     "iter_record_batches",
     "FEATURE_LISTS_KEY",
+    "RAW_COLUMN",
 ]
 
 _NUMERIC = {np.dtype(np.int64): pa.int64(), np.dtype(np.float32): pa.float32()}
 # Schema metadata key listing (as JSON) the columns that hold SequenceExample feature lists.
 FEATURE_LISTS_KEY = b"tfrx.feature_lists"
+# The one binary column of records read or written unparsed (``raw=True`` here, in tfrx.integrations.ray and in
+# the converters): a column named for what a cell holds, one TFRecord record.
+RAW_COLUMN = "record"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
@@ -245,17 +249,29 @@ def _offsets(arr) -> np.ndarray:
 
 
 def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
-    """An encoder column for one Arrow array, and its ``present`` mask when it has nulls."""
+    """An encoder column for one Arrow array, and its ``present`` mask when it has nulls.
+
+    The one mapping of Arrow types to Feature kinds (the converters use it
+    too): integers and booleans int64, floating point and decimals float
+    (float32, as ``FloatList``), binary and strings of every width bytes;
+    dictionary arrays by their values; a column of nulls only is missing
+    everywhere. A null inside a list, and an unsigned value past int64, have no
+    ``tf.train.Feature`` form: ValueError naming the row.
+    """
     from tfrx.codec import Ragged
 
+    if pa.types.is_dictionary(arr.type):  # an encoding of its values, not a type of its own
+        arr = arr.dictionary_decode()
     present = None
     if arr.null_count:
         present = ~np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     t = arr.type
+    if pa.types.is_null(t):
+        return np.zeros(len(arr), np.int64), np.zeros(len(arr), bool)
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         if present is not None:
             arr = arr.fill_null(pa.scalar([], type=t))
-        values, _ = _to_column(name, arr.flatten())
+        values = _list_values(name, arr)
         off = _offsets(arr)
         if isinstance(values, list):  # bytes
             return Ragged(values, row_splits=off), present
@@ -263,26 +279,71 @@ def _to_column(name: str, arr) -> tuple[Any, np.ndarray | None]:
     if pa.types.is_fixed_size_list(t):
         if present is not None:
             raise ValueError(f"column {name!r}: nulls in a fixed-size list column cannot be encoded")
-        values, _ = _to_column(name, arr.flatten())
+        values = _list_values(name, arr)
         if isinstance(values, (list, Ragged)):  # bytes, or lists inside: rows of list_size values each
             return Ragged(values, row_splits=np.arange(len(arr) + 1, dtype=np.int64) * t.list_size), present
         return np.asarray(values).reshape(len(arr), t.list_size, *np.asarray(values).shape[1:]), present
-    if (
+    if _is_bytes(t):
+        items = arr.to_pylist()
+        return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
+    if pa.types.is_boolean(t):
+        filled = arr.fill_null(False) if present is not None else arr
+        return filled.to_numpy(zero_copy_only=False).astype(np.int64), present
+    if pa.types.is_integer(t):
+        filled = arr.fill_null(0) if present is not None else arr
+        return _int64_values(name, filled.to_numpy(zero_copy_only=False)), present
+    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+        filled = arr.fill_null(0) if present is not None else arr
+        if pa.types.is_decimal(t):
+            filled = filled.cast(pa.float64())
+        return filled.to_numpy(zero_copy_only=False).astype(np.float32, copy=False), present
+    raise TypeError(f"column {name!r}: Arrow type {t} has no tf.train.Example counterpart; cast it or leave it out")
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _int64_values(name: str, values: np.ndarray) -> np.ndarray:
+    """Integers as int64; an unsigned value past int64 is an error, not a wrapped negative number."""
+    if values.dtype == np.uint64 and len(values) and int(values.max()) > _INT64_MAX:
+        row = int(np.argmax(values > _INT64_MAX))
+        raise ValueError(
+            f"column {name!r}: value {int(values[row])} (at {row}) is past int64 (Int64List holds signed "
+            "64-bit values); cast the column or leave it out"
+        )
+    return values.astype(np.int64, copy=False)
+
+
+def _list_values(name: str, arr):
+    """The values of a list column's lists, which must not hold nulls (a Feature's list has none)."""
+    flat = arr.flatten()
+    if flat.null_count:
+        at = int(np.argmax(np.asarray(flat.is_null().to_numpy(zero_copy_only=False), dtype=bool)))
+        row = int(np.searchsorted(_row_ends(arr), at, side="right"))
+        raise ValueError(
+            f"column {name!r}: the list in row {row} holds a null; a tf.train.Feature's list has no nulls "
+            "(fill or drop them first)"
+        )
+    values, _ = _to_column(name, flat)
+    return values
+
+
+def _row_ends(arr) -> np.ndarray:
+    """Where each row's values end in ``arr.flatten()``."""
+    if pa.types.is_fixed_size_list(arr.type):
+        return np.arange(1, len(arr) + 1, dtype=np.int64) * arr.type.list_size
+    return _offsets(arr)[1:]
+
+
+def _is_bytes(t: pa.DataType) -> bool:
+    return (
         pa.types.is_binary(t)
         or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
         or pa.types.is_string(t)
         or pa.types.is_large_string(t)
         or _is_view(t)
-    ):
-        items = arr.to_pylist()
-        return [b"" if v is None else (v.encode() if isinstance(v, str) else v) for v in items], present
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        filled = arr.fill_null(0) if present is not None else arr
-        return filled.to_numpy(zero_copy_only=False).astype(np.int64, copy=False), present
-    if pa.types.is_floating(t):
-        filled = arr.fill_null(0) if present is not None else arr
-        return filled.to_numpy(zero_copy_only=False).astype(np.float32, copy=False), present
-    raise TypeError(f"column {name!r}: Arrow type {t} has no tf.train.Example counterpart")
+    )
 
 
 def _is_view(t: pa.DataType) -> bool:
@@ -305,11 +366,21 @@ def to_examples(data, *, as_batch: bool = False):
 
     columns, present = {}, {}
     for name, arr in _arrays(data).items():
+        if _is_nested_list(arr.type):
+            raise TypeError(
+                f"column {name!r} is {arr.type}, lists of lists: a SequenceExample feature list, not an Example "
+                f"feature; use to_sequence_examples(data, feature_lists=[{name!r}])"
+            )
         col, mask = _to_column(name, arr)
         columns[name] = col
         if mask is not None:
             present[name] = mask
     return encode_examples(columns, present=present or None, as_batch=as_batch)
+
+
+def _is_nested_list(t: pa.DataType) -> bool:
+    lists = (pa.types.is_list, pa.types.is_large_list)
+    return any(f(t) for f in lists) and any(f(t.value_type) for f in lists)
 
 
 def _arrays(data) -> dict:
@@ -361,6 +432,8 @@ def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as
     missing = sorted(lists - set(arrays))
     if missing:
         raise KeyError(f"feature lists {missing} are not columns of the table")
+    if any(_has_null_steps(arrays[name]) for name in lists):
+        return _sequence_examples_by_row(arrays, lists, as_batch)
     context: dict[str, Any] = {}
     present: dict[str, Any] = {}
     fl: dict[str, Any] = {}
@@ -384,6 +457,51 @@ def to_sequence_examples(data, feature_lists: Iterable[str] | None = None, *, as
             steps = Ragged(steps, row_splits=np.arange(len(steps) + 1, dtype=np.int64))
         fl[name] = Ragged(steps, row_splits=_offsets(arr))
     return encode_sequence_examples(context, fl, kinds=kinds, present=present or None, as_batch=as_batch)
+
+
+def _has_null_steps(arr) -> bool:
+    t = arr.type
+    return (pa.types.is_list(t) or pa.types.is_large_list(t)) and bool(arr.flatten().null_count)
+
+
+def _sequence_examples_by_row(arrays: dict, lists: set, as_batch: bool):
+    """SequenceExamples one row at a time, for feature lists with null steps: a null step is a Feature with
+    no kind (as TensorFlow writes an empty Feature, and tfrecord_to_parquet reads one back), which the columnar
+    encoder has no form for. Context columns are checked as :func:`to_examples` checks them."""
+    from tfrx import train
+    from tfrx.codec import make_sequence_example
+
+    kinds = {}
+    for name, arr in arrays.items():
+        if name in lists:
+            if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+                raise TypeError(f"feature list {name!r} must be a list column (one entry per step), got {arr.type}")
+            _to_column(name, arr.flatten().drop_null())  # nulls inside a step's values are refused
+        else:
+            _to_column(name, arr)
+        kinds[name] = _leaf_kind(arr.type)
+    rows = {name: arr.to_pylist() for name, arr in arrays.items()}
+    out = []
+    for i in range(len(next(iter(rows.values()), []))):
+        context = {k: _row_value(v[i]) for k, v in rows.items() if k not in lists and v[i] is not None}
+        steps = {
+            k: [train.Feature() if s is None else _row_value(_step_values(s)) for s in v[i]]
+            for k, v in rows.items()
+            if k in lists and v[i] is not None
+        }
+        message = make_sequence_example(context, steps, kinds={k: kinds[k] for k in (*context, *steps)})
+        out.append(message.SerializeToString(deterministic=True))
+    if as_batch:
+        from tfrx.io.batch import RecordBatch
+
+        return RecordBatch.from_records(out)
+    return out
+
+
+def _row_value(value):
+    """A Python cell as make_example takes it: a list of values, strings as UTF-8 bytes."""
+    items = value if isinstance(value, list) else [value]
+    return [v.encode() if isinstance(v, str) else v for v in items]
 
 
 def _step_values(step):
@@ -410,6 +528,7 @@ def iter_record_batches(
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
+    raw: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Lazily yields ``pyarrow.RecordBatch`` es of at most ``batch_size`` parsed Examples.
 
@@ -418,8 +537,22 @@ def iter_record_batches(
     """
     from tfrx.io.reader import RecordReader
 
+    if raw and features is not None:
+        raise TypeError("pass raw=True (the records unparsed) or features= (a spec), not both")
     reader = RecordReader(paths, compression=compression, on_error=on_error, storage_options=storage_options)
+    if raw:
+        return _raw_batches(reader, batch_size)
     return _parsed_batches(reader, features, batch_size, infer_records)
+
+
+def _raw_batches(reader, batch_size: int) -> Iterator[pa.RecordBatch]:
+    with reader:
+        for batch in reader.iter_batches(max_records=batch_size):
+            yield _raw_record_batch(batch.to_list())
+
+
+def _raw_record_batch(records: list) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array(records, pa.binary())], names=[RAW_COLUMN])
 
 
 def _parsed_batches(reader, features, batch_size: int, infer_records: int) -> Iterator[pa.RecordBatch]:
@@ -477,6 +610,7 @@ def read_tfrecord(
     batch_size: int = 65536,
     infer_records: int = 1000,
     storage_options: dict | None = None,
+    raw: bool = False,
 ) -> pa.Table:
     """Reads TFRecord files of ``tf.train.Example`` or ``SequenceExample`` into a ``pyarrow.Table`` (eager).
 
@@ -488,7 +622,8 @@ def read_tfrecord(
     ``RaggedFeature`` so that empty steps are kept).
     ``compression`` and ``on_error`` are :class:`tfrx.RecordReader`'s (CRCs
     are checked; ``on_error="skip"`` leaves damaged records out).
-    ``storage_options`` go to fsspec for URLs.
+    ``storage_options`` go to fsspec for URLs. ``raw=True`` reads the
+    records unparsed, as one ``binary`` column ``"record"`` (``RAW_COLUMN``).
     :func:`iter_record_batches` is the lazy form.
     """
     batches = list(
@@ -500,10 +635,13 @@ def read_tfrecord(
             batch_size=batch_size,
             infer_records=infer_records,
             storage_options=storage_options,
+            raw=raw,
         )
     )
     if batches:
         return pa.Table.from_batches(batches)
+    if raw:
+        return pa.Table.from_batches([_raw_record_batch([])])
     if features is None:
         return pa.table({})
     from tfrx.io.batch import RecordBatch

@@ -99,6 +99,41 @@ def _before_step(step: str) -> None:
     """Called before each step of a commit; tests replace it to stop a commit there."""
 
 
+def _key(fs, path) -> str:
+    """``path`` as ``fs`` names it (no protocol)."""
+    return fs._strip_protocol(str(path))
+
+
+def _clear(finals: list[str], fs) -> None:
+    """Removes what holds the final names now (shards of an earlier run)."""
+    for final in finals:
+        if fs is not None:
+            if fs.exists(_key(fs, final)):
+                fs.rm(_key(fs, final))
+        else:
+            try:
+                os.remove(final)
+            except FileNotFoundError:
+                pass
+
+
+def _move(parts: Sequence[tuple[str | None, int]], finals: list[str], compression: str | None, fs) -> list[dict]:
+    """Moves each part to its final name (an empty shard for a ``None`` part); the manifest's entries."""
+    remote = fs is not None
+    entries: list[dict] = []
+    for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
+        _before_step(f"move {i}")
+        if tmp is None:  # padding: an empty (valid) shard
+            TFRecordWriter(final, compression=compression).close()
+        elif remote:
+            fs.mv(_key(fs, tmp), _key(fs, final))
+        else:
+            os.replace(tmp, final)
+        size = int(fs.size(_key(fs, final))) if remote else os.path.getsize(final)
+        entries.append({"name": _basename(final, remote), "records": int(records), "bytes": size})
+    return entries
+
+
 def commit_shards(
     parts: Sequence[tuple[str | None, int]],
     prefix: str,
@@ -127,9 +162,6 @@ def commit_shards(
     directory = (str(prefix).rpartition("/")[0] if remote else os.path.dirname(prefix)) or "."
     base = _basename(prefix, remote)
 
-    def key(p: str) -> str:
-        return fs._strip_protocol(str(p))
-
     journal = journal_path(prefix)
     _before_step("journal")
     _write_json(
@@ -137,26 +169,8 @@ def commit_shards(
     )
 
     _before_step("clear")
-    for final in finals:
-        if remote:
-            if fs.exists(key(final)):
-                fs.rm(key(final))
-        else:
-            try:
-                os.remove(final)
-            except FileNotFoundError:
-                pass
-    entries: list[dict] = []
-    for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
-        _before_step(f"move {i}")
-        if tmp is None:  # padding: an empty (valid) shard
-            TFRecordWriter(final, compression=compression).close()
-        elif remote:
-            fs.mv(key(tmp), key(final))
-        else:
-            os.replace(tmp, final)
-        size = int(fs.size(key(final))) if remote else os.path.getsize(final)
-        entries.append({"name": _basename(final, remote), "records": int(records), "bytes": size})
+    _clear(finals, fs)
+    entries = _move(parts, finals, compression, fs)
     if sync and not remote:
         _fsync_dir(directory)
     if build_index is not None:
@@ -178,7 +192,7 @@ def commit_shards(
         _write_json(manifest_path(prefix), info, fs, sync)
     _before_step("unjournal")
     if remote:
-        fs.rm(key(journal))
+        fs.rm(_key(fs, journal))
     else:
         os.remove(journal)
         try:  # the sidecar folder, when nothing is left in it (no manifest, no index)

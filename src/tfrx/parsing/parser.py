@@ -271,20 +271,7 @@ class _Builder:
     ) -> RaggedArray:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
-            L = p.length
-            if L == 0:
-                raise ParseError(f"ragged feature {key!r}: UniformRowLength(0) cannot split rows", feature=key)
-            if isinstance(rt.values, RaggedArray):
-                nrows = len(rt.values)
-                _validate_uniform(nrows, L, key, validate)
-                inner = RaggedArray(rt.values, np.arange(nrows // L + 1, dtype=np.int64) * L)
-                return RaggedArray(inner, rt.row_splits // L)
-            vals = rt.values
-            # TensorFlow reshapes the values to [-1, L]: a count that is not a
-            # multiple of L fails there whatever `validate` says.
-            _validate_uniform(vals.shape[0], L, key, True)
-            n = vals.shape[0] // L
-            return RaggedArray(vals[: n * L].reshape((n, L) + vals.shape[1:]), rt.row_splits // L)
+            return _uniform_partition(rt, p.length, key, validate)
         pvals, psplits = raw[p.key]
         pvals = pvals.astype(np.int64, copy=False)
         if splits_dtype == np.int32 and pvals.shape[0] and (pvals.max() > _I32_MAX or pvals.min() < -_I32_MAX - 1):
@@ -312,37 +299,7 @@ class _Builder:
         elif isinstance(p, RowLengths):
             inner_splits = np.concatenate([[0], np.cumsum(pvals)]).astype(np.int64)
         elif isinstance(p, ValueRowIds):
-            batch = plengths.shape[0]
-            rows_of = np.zeros(batch, dtype=np.int64)  # rows of each example
-            nonempty = plengths > 0
-            if pvals.shape[0]:
-                maxes = np.maximum.reduceat(pvals, psplits[:-1][nonempty]) if nonempty.any() else np.zeros(0, np.int64)
-                rows_of[nonempty] = np.maximum(maxes + 1, 0)
-            offsets = np.cumsum(rows_of) - rows_of
-            ids = pvals + np.repeat(offsets, plengths)
-            if validate and ids.shape[0] and (np.any(np.diff(ids) < 0) or ids.min() < 0):
-                raise ParseError(f"ragged feature {key!r}: value_rowids must be sorted and non-negative", feature=key)
-            if ids.shape[0] and ids.min() < 0:
-                # TensorFlow's bincount of the ids fails here, with validate=False too.
-                raise ParseError(f"ragged feature {key!r}: value_rowids must be non-negative", feature=key)
-            if ids.shape[0] != nvals:
-                raise ParseError(
-                    f"ragged feature {key!r}: {ids.shape[0]} value row ids for {nvals} values", feature=key
-                )
-            total_rows = int(ids.max()) + 1 if ids.shape[0] else 0
-            if total_rows > _MAX_EMPTY_ROWS + 16 * nvals:
-                # Rows cost no bytes in a value_rowids partition: one small
-                # record could otherwise size an allocation of gigabytes.
-                raise ParseError(
-                    f"ragged feature {key!r}: value row ids give {total_rows} rows for {nvals} values; tfrx "
-                    f"refuses more than {_MAX_EMPTY_ROWS} + 16 per value (untrusted input must not size "
-                    "memory); use RowLengths or RowSplits for so many empty rows",
-                    feature=key,
-                )
-            counts = np.bincount(ids, minlength=total_rows) if ids.shape[0] else np.zeros(0, np.int64)
-            inner_splits = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            inner = RaggedArray(rt.values, inner_splits)
-            return RaggedArray(inner, np.concatenate([[0], np.cumsum(rows_of)]).astype(np.int64))
+            return _value_rowids_partition(rt, pvals, psplits, plengths, nvals, validate, key)
         else:  # pragma: no cover - specs only build known partitions
             raise SpecError(f"unhandled partition {p!r}")
         if validate:
@@ -353,6 +310,58 @@ class _Builder:
 # The most rows a ValueRowIds partition may give beyond 16 per value.
 _MAX_EMPTY_ROWS = 1 << 20
 _I32_MAX = (1 << 31) - 1
+
+
+def _uniform_partition(rt: RaggedArray, L: int, key: str, validate: bool) -> RaggedArray:
+    """``rt`` with its values split into rows of ``L`` (a ``UniformRowLength`` partition)."""
+    if L == 0:
+        raise ParseError(f"ragged feature {key!r}: UniformRowLength(0) cannot split rows", feature=key)
+    if isinstance(rt.values, RaggedArray):
+        nrows = len(rt.values)
+        _validate_uniform(nrows, L, key, validate)
+        inner = RaggedArray(rt.values, np.arange(nrows // L + 1, dtype=np.int64) * L)
+        return RaggedArray(inner, rt.row_splits // L)
+    vals = rt.values
+    # TensorFlow reshapes the values to [-1, L]: a count that is not a
+    # multiple of L fails there whatever `validate` says.
+    _validate_uniform(vals.shape[0], L, key, True)
+    n = vals.shape[0] // L
+    return RaggedArray(vals[: n * L].reshape((n, L) + vals.shape[1:]), rt.row_splits // L)
+
+
+def _value_rowids_partition(
+    rt: RaggedArray, pvals: np.ndarray, psplits: np.ndarray, plengths: np.ndarray, nvals: int, validate: bool, key: str
+) -> RaggedArray:
+    """``rt`` with a ``ValueRowIds`` partition: each record's ids, offset by the rows of the records before it."""
+    batch = plengths.shape[0]
+    rows_of = np.zeros(batch, dtype=np.int64)  # rows of each example
+    nonempty = plengths > 0
+    if pvals.shape[0]:
+        maxes = np.maximum.reduceat(pvals, psplits[:-1][nonempty]) if nonempty.any() else np.zeros(0, np.int64)
+        rows_of[nonempty] = np.maximum(maxes + 1, 0)
+    offsets = np.cumsum(rows_of) - rows_of
+    ids = pvals + np.repeat(offsets, plengths)
+    if validate and ids.shape[0] and (np.any(np.diff(ids) < 0) or ids.min() < 0):
+        raise ParseError(f"ragged feature {key!r}: value_rowids must be sorted and non-negative", feature=key)
+    if ids.shape[0] and ids.min() < 0:
+        # TensorFlow's bincount of the ids fails here, with validate=False too.
+        raise ParseError(f"ragged feature {key!r}: value_rowids must be non-negative", feature=key)
+    if ids.shape[0] != nvals:
+        raise ParseError(f"ragged feature {key!r}: {ids.shape[0]} value row ids for {nvals} values", feature=key)
+    total_rows = int(ids.max()) + 1 if ids.shape[0] else 0
+    if total_rows > _MAX_EMPTY_ROWS + 16 * nvals:
+        # Rows cost no bytes in a value_rowids partition: one small
+        # record could otherwise size an allocation of gigabytes.
+        raise ParseError(
+            f"ragged feature {key!r}: value row ids give {total_rows} rows for {nvals} values; tfrx "
+            f"refuses more than {_MAX_EMPTY_ROWS} + 16 per value (untrusted input must not size "
+            "memory); use RowLengths or RowSplits for so many empty rows",
+            feature=key,
+        )
+    counts = np.bincount(ids, minlength=total_rows) if ids.shape[0] else np.zeros(0, np.int64)
+    inner_splits = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    inner = RaggedArray(rt.values, inner_splits)
+    return RaggedArray(inner, np.concatenate([[0], np.cumsum(rows_of)]).astype(np.int64))
 
 
 def _validate_uniform(n: int, L: int, key: str, validate: bool) -> None:

@@ -29,7 +29,7 @@ _WRITE_CHUNK = 4096
 
 
 @renamed_arguments(num_workers="num_parallel_calls")
-def create_pretraining_data(
+def create_pretraining_data(  # noqa: PLR0913  mirrors the BERT reference's create_pretraining_data.py flags
     inputs,
     vocab: str | os.PathLike | Vocab,
     output,
@@ -124,7 +124,7 @@ def create_pretraining_data(
     return _create_exact(files, vocab, output, **common)
 
 
-def _create_exact(
+def _create_exact(  # noqa: PLR0913  the same reference flags, for the exact path
     files,
     vocab,
     output,
@@ -195,7 +195,7 @@ def _create_exact(
 
 
 @renamed_arguments(compression_type="compression")
-def read(
+def read(  # noqa: PLR0913  the reference's input_fn sizes, and the dataset options of every reader
     paths,
     *,
     batch_size: int | None = None,

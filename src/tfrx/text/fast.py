@@ -519,7 +519,7 @@ def _ray_task(key, tokens: list[str], options: BertDataOptions, task):
     return _run_chunk(task)
 
 
-def create_fast(
+def create_fast(  # noqa: PLR0913  the BERT reference's flags, for the fast path
     files: Sequence[str],
     vocab: Vocab,
     output,

@@ -396,7 +396,7 @@ def _named(name: str, data_dir) -> str:
     return path + sep + version if version else path
 
 
-def load(
+def load(  # noqa: PLR0913  mirrors tfds.load's arguments
     path,
     *,
     split=None,

@@ -25,7 +25,7 @@ from tfrx._progress import progress_bar
 
 
 @renamed_arguments(workers="num_parallel_calls")
-def csv_to_tfrecord(
+def csv_to_tfrecord(  # noqa: PLR0913  the converters' shared options, and csv's dialect
     path: str | os.PathLike,
     output: str | os.PathLike,
     *,

@@ -92,7 +92,7 @@ def _image_results(parts, options, engine: str, workers: int):
 
 
 @renamed_arguments(workers="num_parallel_calls")
-def images_to_tfrecord(
+def images_to_tfrecord(  # noqa: PLR0913  the converters' shared options, and image resize/re-encode
     root: str | os.PathLike,
     output: str | os.PathLike,
     *,
