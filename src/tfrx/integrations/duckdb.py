@@ -145,7 +145,7 @@ def source(
         stats=stats,
         compression=compression,
         on_error=on_error,
-        num_threads=num_parallel_calls,
+        num_parallel_calls=num_parallel_calls,
         infer_records=infer_records,
         storage_options=storage_options,
     )

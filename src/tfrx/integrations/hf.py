@@ -102,11 +102,11 @@ def load_dataset(
         "compression": compression,
         "storage_options": storage_options,
         "on_error": on_error,
-        "num_threads": num_parallel_calls,
+        "num_parallel_calls": num_parallel_calls,
         "stats": stats,
     }
     if streaming:
-        one_thread = {**options, "num_threads": 1}
+        one_thread = {**options, "num_parallel_calls": 1}
         return datasets.IterableDataset.from_generator(
             _rows, features=features, gen_kwargs={"files": files, "options": one_thread}
         )

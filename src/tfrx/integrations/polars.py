@@ -147,7 +147,7 @@ def scan_tfrecord(
         **options,
         "spec": spec,
         "on_error": on_error,
-        "num_threads": num_parallel_calls,
+        "num_parallel_calls": num_parallel_calls,
         "stats": stats,
     }
 

@@ -38,7 +38,13 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.integrations.ray needs Ray Data: pip install 'tfrx[ray]'") from None
 
-from tfrx.integrations.arrow import FEATURE_LISTS_KEY, RAW_COLUMN, to_examples, to_record_batch, to_sequence_examples
+from tfrx.integrations._arrow_convert import (
+    FEATURE_LISTS_KEY,
+    RAW_COLUMN,
+    to_examples,
+    to_record_batch,
+    to_sequence_examples,
+)
 from tfrx.errors import TfrxError
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, source_name, url_to_fs, with_options
@@ -56,7 +62,7 @@ def _schema(features, raw_column: str = RAW_COLUMN) -> pa.Schema:
     """The Arrow schema of parsed ``features`` (from an empty batch); one binary column for raw records."""
     if features is False:
         return pa.schema([(raw_column, pa.binary())])
-    from tfrx.integrations.arrow import _parse
+    from tfrx.integrations._arrow_convert import _parse
     from tfrx.io.batch import RecordBatch
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -209,7 +215,7 @@ class TFRecordDatasource(Datasource):
         self.schema = _schema(features, self.raw_column)
 
     def _infer(self, infer_records: int):
-        from tfrx.integrations.arrow import _inferred
+        from tfrx.integrations._arrow_convert import _inferred
         from tfrx.io.reader import RecordReader
 
         records: list[bytes] = []
