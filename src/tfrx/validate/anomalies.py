@@ -171,6 +171,39 @@ def _check_domain(v: FeatureView, f, schema, out: list) -> None:
             )
 
 
+def _check_nested_counts(vcs, counts, out: list) -> None:
+    """``value_counts``: one min/max per nestedness level."""
+    from tensorflow_metadata.proto.v0 import anomalies_pb2
+
+    A = anomalies_pb2.AnomalyInfo
+    if len(vcs) != len(counts):
+        out.append(
+            (
+                A.VALUE_NESTEDNESS_MISMATCH,
+                "Mismatched value nest level",
+                "The values have a different nest level than expected. Value counts will not be checked.",
+            )
+        )
+    else:
+        for i, (vc, (lo, hi)) in enumerate(zip(vcs, counts)):
+            if vc.HasField("min") and lo < vc.min:
+                out.append(
+                    (
+                        A.FEATURE_TYPE_LOW_NUMBER_VALUES,
+                        "Missing values",
+                        f"Some examples have fewer values than expected at nestedness level {i}.",
+                    )
+                )
+            if vc.HasField("max") and hi > vc.max:
+                out.append(
+                    (
+                        A.FEATURE_TYPE_HIGH_NUMBER_VALUES,
+                        "Superfluous values",
+                        f"Some examples have more values than expected at nestedness level {i}.",
+                    )
+                )
+
+
 def _check_counts(v: FeatureView, f, out: list) -> None:
     from tensorflow_metadata.proto.v0 import anomalies_pb2
 
@@ -205,33 +238,7 @@ def _check_counts(v: FeatureView, f, out: list) -> None:
                     )
                 )
     elif f.HasField("value_counts"):
-        vcs = f.value_counts.value_count
-        if len(vcs) != len(counts):
-            out.append(
-                (
-                    A.VALUE_NESTEDNESS_MISMATCH,
-                    "Mismatched value nest level",
-                    "The values have a different nest level than expected. Value counts will not be checked.",
-                )
-            )
-        else:
-            for i, (vc, (lo, hi)) in enumerate(zip(vcs, counts)):
-                if vc.HasField("min") and lo < vc.min:
-                    out.append(
-                        (
-                            A.FEATURE_TYPE_LOW_NUMBER_VALUES,
-                            "Missing values",
-                            f"Some examples have fewer values than expected at nestedness level {i}.",
-                        )
-                    )
-                if vc.HasField("max") and hi > vc.max:
-                    out.append(
-                        (
-                            A.FEATURE_TYPE_HIGH_NUMBER_VALUES,
-                            "Superfluous values",
-                            f"Some examples have more values than expected at nestedness level {i}.",
-                        )
-                    )
+        _check_nested_counts(f.value_counts.value_count, counts, out)
     if f.HasField("shape"):
         expected = 1
         for d in f.shape.dim:
@@ -411,6 +418,48 @@ def _add(anomalies, name: str, path_steps: list[str], reasons: list) -> None:
         info.description = " ".join(r[2] for r in reasons)
 
 
+def _check_feature(v, f, schema, reasons: list) -> None:
+    """The checks of one present feature against its schema entry: counts, presence, type or domain, uniqueness."""
+    from tensorflow_metadata.proto.v0 import anomalies_pb2
+
+    A = anomalies_pb2.AnomalyInfo
+    _check_counts(v, f, reasons)
+    if f.HasField("presence"):
+        _check_presence(v, f, reasons)
+    if f.HasField("type") and _stats_type_to_schema(v.type) != f.type:
+        reasons.append(
+            (
+                A.UNEXPECTED_DATA_TYPE,
+                "Unexpected data type",
+                f"Expected data of type: {_type_name(f.type)} but got "
+                f"{v.proto.DESCRIPTOR.fields_by_name['type'].enum_type.values_by_number[v.type].name}",
+            )
+        )
+    else:
+        _check_domain(v, f, schema, reasons)
+    _check_unique(v, f, reasons)
+
+
+def _measure(out, name: str, v, f, previous, serving, reasons: list) -> None:
+    """Skew against serving data and drift against the previous span, with the schema's comparators."""
+    measures: list = []
+    if serving is not None and f.HasField("skew_comparator"):
+        m: list = []
+        _compare(v, serving.get(name), f.skew_comparator, "training", "serving", reasons, m)
+        if m:
+            measures.append(("skew", m))
+    if previous is not None and f.HasField("drift_comparator"):
+        m = []
+        _compare(v, previous.get(name), f.drift_comparator, "current", "previous", reasons, m)
+        if m:
+            measures.append(("drift", m))
+    if measures:
+        info = out.drift_skew_info.add()
+        info.path.step.extend(list(v.proto.path.step) or [name])
+        for kind, ms in measures:
+            (info.skew_measurements if kind == "skew" else info.drift_measurements).extend(ms)
+
+
 def validate_statistics(
     statistics,
     schema,
@@ -464,37 +513,8 @@ def validate_statistics(
                 )
                 _add(out, name, list(v.proto.path.step) or [name], reasons)
             continue
-        _check_counts(v, f, reasons)
-        if f.HasField("presence"):
-            _check_presence(v, f, reasons)
-        if f.HasField("type") and _stats_type_to_schema(v.type) != f.type:
-            reasons.append(
-                (
-                    A.UNEXPECTED_DATA_TYPE,
-                    "Unexpected data type",
-                    f"Expected data of type: {_type_name(f.type)} but got "
-                    f"{v.proto.DESCRIPTOR.fields_by_name['type'].enum_type.values_by_number[v.type].name}",
-                )
-            )
-        else:
-            _check_domain(v, f, schema, reasons)
-        _check_unique(v, f, reasons)
-        measures: list = []
-        if serving is not None and f.HasField("skew_comparator"):
-            m: list = []
-            _compare(v, serving.get(name), f.skew_comparator, "training", "serving", reasons, m)
-            if m:
-                measures.append(("skew", m))
-        if previous is not None and f.HasField("drift_comparator"):
-            m = []
-            _compare(v, previous.get(name), f.drift_comparator, "current", "previous", reasons, m)
-            if m:
-                measures.append(("drift", m))
-        if measures:
-            info = out.drift_skew_info.add()
-            info.path.step.extend(list(v.proto.path.step) or [name])
-            for kind, ms in measures:
-                (info.skew_measurements if kind == "skew" else info.drift_measurements).extend(ms)
+        _check_feature(v, f, schema, reasons)
+        _measure(out, name, v, f, previous, serving, reasons)
         if reasons:
             _add(out, name, list(v.proto.path.step) or [name], reasons)
     for name, v in view.features.items():
