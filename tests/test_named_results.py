@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.parsing.bytes_array import PackedBytes
+from tfrx.parsing._bytes_array import PackedBytes
 
 
 def _named(result, fields):

@@ -364,7 +364,7 @@ def test_converters_old_workers_keyword(tmp_path):
 
 
 def test_bert_read_old_compression_keyword(tmp_path):
-    from tfrx.text import bert
+    from tfrx.text import _bert as bert
 
     with _deprecated(r"read\(compression_type=...\)"), pytest.raises(FileNotFoundError):
         bert.read(str(tmp_path / "missing-*.tfrecord"), compression_type="gzip")
@@ -383,7 +383,7 @@ def test_new_names_do_not_warn(plain_and_gzip, tmp_path):
 def test_every_error_lives_in_errors_and_old_locations_still_work():
     import tfrx.index
     import tfrx.io.reader
-    import tfrx.text.sources
+    import tfrx.text._sources
     import tfrx.tools.convert
     from tfrx import errors
 
@@ -392,7 +392,7 @@ def test_every_error_lives_in_errors_and_old_locations_still_work():
     assert tfrx.index.CompressedFileError is errors.CompressedFileError
     assert tfrx.tools.convert.ConvertError is errors.ConvertError is tfrx.ConvertError
     assert tfrx.io.reader.CorruptRecordWarning is errors.CorruptRecordWarning is tfrx.io.CorruptRecordWarning
-    assert tfrx.text.sources.InputFormatError is errors.InputFormatError
+    assert tfrx.text._sources.InputFormatError is errors.InputFormatError
     from tfrx.viewer.query import FilterError
 
     assert FilterError is errors.FilterError and issubclass(FilterError, ValueError)

@@ -527,7 +527,7 @@ def test_filtered_pages_scan_across_shards_and_report_progress(det, files):
 
 # ---------------------------------------------------------------------- statistics
 def test_stats_over_every_record_agree_with_tools_stats(files):
-    from tfrx.tools.stats import compute_stats
+    from tfrx.tools._stats import compute_stats
 
     records = _mixed_records(500)
     path = files["dir"] / "mixed.tfrecord"
@@ -954,7 +954,7 @@ def test_corpus_damage_agrees_with_the_records_tab(corpus_dir, tmp_path):
 
     path = tmp_path / "pets.record"
     shutil.copyfile(corpus_dir / "tfmodels_vendored__pets_examples.CORRUPTED.record", path)
-    from tfrx.tools.verify import verify_files
+    from tfrx.tools._verify import verify_files
 
     (check,) = verify_files(str(path))
     intact = list(tfrx.read_records(str(path), on_error="skip"))

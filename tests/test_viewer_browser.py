@@ -27,7 +27,7 @@ from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import tfrx  # noqa: E402
-from tfrx.tools.verify import verify_files  # noqa: E402
+from tfrx.tools._verify import verify_files  # noqa: E402
 from tfrx.viewer.server import ViewerServer  # noqa: E402
 from tfrx.viewer.source import ViewSource  # noqa: E402
 

@@ -156,7 +156,7 @@ _API = {
     ),
     **dict.fromkeys(["AUTOTUNE", "Progress"], "tfrx.options"),
     "TFRecordDataset": "tfrx.data",
-    "RandomAccessDataset": "tfrx.data.random_access",
+    "RandomAccessDataset": "tfrx.data._random_access",
     **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.io.index"),
     **dict.fromkeys(["ShardedWriter", "write_examples"], "tfrx.tools"),
 }
@@ -241,7 +241,7 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
     )
     from tfrx.crc import crc32c, crc32c_backend, masked_crc32c  # noqa: F401
     from tfrx.data import TFRecordDataset  # noqa: F401
-    from tfrx.data.random_access import RandomAccessDataset  # noqa: F401
+    from tfrx.data._random_access import RandomAccessDataset  # noqa: F401
     from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string  # noqa: F401
     from tfrx.dtypes import uint8, uint16, uint32, uint64  # noqa: F401
     from tfrx.io.index import RecordIndex, build_index, count_records, load_index  # noqa: F401

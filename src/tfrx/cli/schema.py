@@ -54,7 +54,7 @@ def run_infer(args) -> int:
         stats = load_statistics(args.paths[0])
     else:
         from tfrx.cli._common import compression_arg, storage_options
-        from tfrx.codec.sniff import OTHER
+        from tfrx.codec._sniff import OTHER
 
         srcs = sources(args)
         for source in srcs:
@@ -81,8 +81,8 @@ def run(args) -> int:
     if args.output or args.from_stats:
         raise CliError("-o and --from-stats go with --infer")
     from tfrx.parsing import features_to_json, infer_features
-    from tfrx.parsing.specs import features_to_python
-    from tfrx.codec.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
+    from tfrx.parsing._specs import features_to_python
+    from tfrx.codec._sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
 
     records = []
     kinds = set()

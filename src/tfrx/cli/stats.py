@@ -68,7 +68,7 @@ def _short(label: str) -> str:
 def run_tfdv(args) -> int:
     """--format tfdv: TFDV's statistics of the inputs, written to -o or printed as text."""
     from tfrx.cli._common import compression_arg, storage_options
-    from tfrx.codec.sniff import OTHER
+    from tfrx.codec._sniff import OTHER
     from tfrx.validate import StatsOptions, generate_statistics, write_statistics
 
     srcs = sources(args)
@@ -111,8 +111,8 @@ def run(args) -> int:
     if args.format == "json":
         args.json = True
     from tfrx._progress import progress_bar
-    from tfrx.codec.sniff import OTHER, SEQUENCE_EXAMPLE
-    from tfrx.tools.stats import DatasetStats, compute_stats
+    from tfrx.codec._sniff import OTHER, SEQUENCE_EXAMPLE
+    from tfrx.tools._stats import DatasetStats, compute_stats
 
     srcs = sources(args)
     stats = None

@@ -30,7 +30,7 @@ def add_arguments(p) -> None:
 
 def _is_statistics(source, args) -> bool:
     """Whether ``source`` holds statistics rather than Example records."""
-    from tfrx.codec.sniff import EMPTY, OTHER
+    from tfrx.codec._sniff import EMPTY, OTHER
 
     if not isinstance(source, str):
         return False
@@ -52,7 +52,7 @@ def _statistics(paths: list, args):
             raise CliError(f"{paths[0]!r} holds neither Example records nor statistics: {e}") from None
     for source in paths:
         kind, sample = payload_check(source, args)
-        from tfrx.codec.sniff import OTHER
+        from tfrx.codec._sniff import OTHER
 
         if kind == OTHER:
             raise CliError(not_examples_message(source, sample))

@@ -24,7 +24,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from tfrx._progress import progress_bar
-    from tfrx.tools.verify import source_size, verify_files
+    from tfrx.tools._verify import source_size, verify_files
 
     srcs = sources(args)
     bad = 0

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from tfrx.codec.tensor_proto import MAX_EXPANDED_BYTES
+from tfrx.codec._tensor_proto import MAX_EXPANDED_BYTES
 from tfrx.train._descriptors import PACKAGE as _PACKAGE
 from tfrx.train._descriptors import _field
 
@@ -76,7 +76,7 @@ def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:
     _field(m, "histo", 5, _F.TYPE_MESSAGE, type_name="HistogramProto", oneof=0)
     _field(m, "audio", 6, _F.TYPE_MESSAGE, type_name="SummaryAudio", oneof=0)
     _field(m, "node_name", 7, _F.TYPE_STRING)
-    _field(m, "tensor", 8, _F.TYPE_BYTES, oneof=0)  # a TensorProto (tfrx.codec.tensor_proto reads it)
+    _field(m, "tensor", 8, _F.TYPE_BYTES, oneof=0)  # a TensorProto (tfrx.codec._tensor_proto reads it)
     _field(m, "metadata", 9, _F.TYPE_MESSAGE, type_name="SummaryMetadata")
     m = fd.message_type.add(name="Summary")
     _field(m, "value", 1, _F.TYPE_MESSAGE, label=_F.LABEL_REPEATED, type_name="SummaryValue")
@@ -293,7 +293,7 @@ def _decode_tensor_value(
     v, plugin: str, out: Events, run: str, tag: str, step: int, wall: float, max_expanded_bytes: int | None
 ) -> None:
     """A ``tensor`` summary value: the plugins that TensorBoard stores as tensors, else a plain Tensor."""
-    from tfrx.codec.tensor_proto import parse_tensor
+    from tfrx.codec._tensor_proto import parse_tensor
 
     array = parse_tensor(v.tensor, None, max_expanded_bytes=max_expanded_bytes)
     if plugin == "scalars" and array.size == 1:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tfrx.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
-from tfrx.data.pipeline_options import AutotuneOptions, ThreadingOptions
-from tfrx.data.tensor_spec import TensorSpec
+from tfrx.data._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from tfrx.data._pipeline_options import AutotuneOptions, ThreadingOptions
+from tfrx.data._tensor_spec import TensorSpec
 from tfrx.io import TFRecordWriter as _RecordWriter
 
 __all__ = [

@@ -47,8 +47,8 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.integrations.arrow needs pyarrow: pip install 'tfrx[arrow]'") from None
 
-from tfrx.parsing.arrays import RaggedArray, SparseArray
-from tfrx.parsing.bytes_array import BytesArray
+from tfrx.parsing._arrays import RaggedArray, SparseArray
+from tfrx.parsing._bytes_array import BytesArray
 
 __all__ = [
     "to_record_batch",
@@ -572,7 +572,7 @@ def _inferred(batch, infer_records: int):
     """
     from tfrx.errors import DecodeError
     from tfrx.parsing import RaggedFeature, VarLenFeature, infer_features
-    from tfrx.codec.sniff import OTHER, describe, payload_kind, record_kind
+    from tfrx.codec._sniff import OTHER, describe, payload_kind, record_kind
 
     sample = [batch[i] for i in range(min(len(batch), 32))]
     if payload_kind(sample) == OTHER:

@@ -58,9 +58,9 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from tfrx.data.dataset import Dataset
-from tfrx.data.shard import shard_pipeline
-from tfrx.data.structure import map_structure
+from tfrx.data._dataset import Dataset
+from tfrx.data._shard import shard_pipeline
+from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
 from tfrx.integrations._shm_ring import PackedBatch, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, for_handoff, handoffs

@@ -70,8 +70,8 @@ _TF_NAMES = {
         "tfrx.parsing",
     ),
     "decode_raw": "tfrx.codec",
-    "serialize_tensor": "tfrx.codec.tensor_proto",
-    "parse_tensor": "tfrx.codec.tensor_proto",
+    "serialize_tensor": "tfrx.codec._tensor_proto",
+    "parse_tensor": "tfrx.codec._tensor_proto",
     "read_file": "tfrx.io.gfile",
     "write_file": "tfrx.io.gfile",
     **dict.fromkeys(

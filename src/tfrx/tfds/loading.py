@@ -128,7 +128,7 @@ class DataSource:
     def _reader(self, name: str):
         reader = self._readers.get(name)
         if reader is None:
-            from tfrx.data.random_access import RandomAccessDataset
+            from tfrx.data._random_access import RandomAccessDataset
 
             files = [f for f, _ in self._files[name]]
             reader = RandomAccessDataset(files, cache_dir=self._cache_dir, storage_options=self._storage_options)
@@ -295,7 +295,7 @@ class Builder:
                 )
                 for name in self.info.splits
             }
-        from tfrx.data.global_shuffle import GlobalShuffleDataset
+        from tfrx.data._global_shuffle import GlobalShuffleDataset
 
         source = self.as_data_source(
             split,

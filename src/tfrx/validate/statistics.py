@@ -391,7 +391,7 @@ class StatisticsAccumulator:
         if sequence is None:
             sequence = self.sequence
         if sequence is None:
-            from tfrx.codec.sniff import SEQUENCE_EXAMPLE, payload_kind
+            from tfrx.codec._sniff import SEQUENCE_EXAMPLE, payload_kind
 
             sequence = payload_kind(list(records[:64])) == SEQUENCE_EXAMPLE
         self.sequence = sequence
@@ -509,7 +509,7 @@ def _check_payload(source, batch) -> None:
     """Refuses a file whose records are not Examples or SequenceExamples (the decoder would read them as
     records without features)."""
     from tfrx.errors import DecodeError
-    from tfrx.codec.sniff import OTHER, describe, payload_kind
+    from tfrx.codec._sniff import OTHER, describe, payload_kind
 
     sample = [bytes(r) for r in batch[:32]]
     if payload_kind(sample) == OTHER:

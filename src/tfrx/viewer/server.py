@@ -385,7 +385,7 @@ class ViewerServer(ThreadingHTTPServer):
         return schema
 
     def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
-        from tfrx.parsing.specs import features_to_python
+        from tfrx.parsing._specs import features_to_python
         from tfrx.parsing import infer_features
 
         src = self.source
@@ -534,7 +534,7 @@ class ViewerServer(ThreadingHTTPServer):
     def media(self, n: int, feature: str, j: int) -> tuple[bytes, str]:
         from tfrx.codec import decode_example, decode_sequence_example
         from tfrx.errors import DecodeError
-        from tfrx.codec.sniff import SEQUENCE_EXAMPLE, record_kind
+        from tfrx.codec._sniff import SEQUENCE_EXAMPLE, record_kind
         from tfrx.viewer.cells import media_kind
 
         rows = self.source.read(n, 1)
@@ -613,7 +613,7 @@ class ViewerServer(ThreadingHTTPServer):
         that finds damage the file is streamed from then on, so its records
         are numbered as the page shows them and its damage listed once.
         """
-        from tfrx.tools.verify import verify_files
+        from tfrx.tools._verify import verify_files
 
         def progress(records: int, _bytes: int) -> None:
             job.progress += records

@@ -24,7 +24,7 @@ from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, source_name
 
 if TYPE_CHECKING:
-    from tfrx.data.random_access import RandomAccessDataset
+    from tfrx.data._random_access import RandomAccessDataset
 
 __all__ = ["Shard", "ViewSource"]
 
@@ -349,7 +349,7 @@ class ViewSource:
         with self._lock:
             ds = self._datasets.get(k)
             if ds is None:
-                from tfrx.data.random_access import RandomAccessDataset
+                from tfrx.data._random_access import RandomAccessDataset
 
                 index = self._indexes.get(k)
                 ds = RandomAccessDataset(
