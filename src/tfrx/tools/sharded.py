@@ -499,5 +499,5 @@ def write_examples(
             if ok and index:
                 from tfrx.index import build_index
 
-                build_index(paths[0])
+                build_index(paths[0], sidecar=True)
     return paths
