@@ -1,6 +1,6 @@
 # Developer shortcuts. `make dev` builds the native extension in place so that
 # `PYTHONPATH=src` runs the package from the working tree; `make test` runs the suite,
-# `make test-fast` all but the tests marked slow; `make lint` runs ruff (lint and format check) and mypy (docs/development.md).
+# `make test-fast` all but the tests marked slow; `make lint` runs ruff (lint and format check), mypy and the layer check (docs/development.md).
 PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
@@ -38,6 +38,7 @@ lint:
 	$(PYTHON) -m ruff check src tests benchmarks examples fuzz
 	$(PYTHON) -m ruff format --check src tests benchmarks examples fuzz
 	$(PYTHON) -m mypy
+	PYTHONPATH=src lint-imports --no-cache
 
 clean:
 	rm -rf $(BUILD) src/tfrx/_native*.so src/tfrx/_native.pyi

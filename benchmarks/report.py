@@ -203,6 +203,9 @@ def _run_json(argv: list[str], what: str, gpu: bool = False) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    # glibc malloc as docs/pipeline.md advises for throughput (tfrx/memory.py): import tfrx leaves the
+    # allocator alone; a contender's process is the benchmark's own, so it opts in.
+    env.setdefault("TFRX_MALLOC_TUNING", "1")
     if not gpu:
         env.setdefault("CUDA_VISIBLE_DEVICES", "")
     proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)

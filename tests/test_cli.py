@@ -322,7 +322,7 @@ def test_index_command(capsys, tmp_path, examples_file):
 
 
 def test_progress_bars_respect_non_tty(monkeypatch, capsys):
-    from tfrx.tools import progress
+    from tfrx import _progress as progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     bar = progress.progress_bar(10)
@@ -336,7 +336,7 @@ def test_progress_bars_respect_non_tty(monkeypatch, capsys):
 
 
 def test_progress_without_tqdm(monkeypatch):
-    from tfrx.tools import progress
+    from tfrx import _progress as progress
 
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)

@@ -165,6 +165,6 @@ def test_explain_names_the_batch_native_interleave(tmp_path):
     per_record = (
         Dataset.from_tensor_slices(files).interleave(lambda f: TFRecordDataset(f), cycle_length=2).batch(8).parse(spec)
     )
-    assert "map_func is not TFRecordDataset" in per_record._plan()
+    assert "map_func does not read records from each file name" in per_record._plan()
     reads = TFRecordDataset(files, num_parallel_reads=2).batch(8).parse(spec)._plan()
     assert "2 files at a time in runs of records" in reads and "filled whole by the reader" not in reads

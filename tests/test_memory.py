@@ -1,4 +1,4 @@
-"""tfrx.memory: glibc malloc thresholds set at import, and when they are left alone."""
+"""tfrx.memory: import leaves glibc malloc alone; the thresholds are set when asked and in tfrx's own processes."""
 
 from __future__ import annotations
 
@@ -43,14 +43,31 @@ def _run(code: str, **env_changes: str | None) -> dict:
 
 
 @glibc
-def test_import_tunes_malloc_and_batches_stop_faulting():
-    tuned = _run(_CHURN)
-    untuned = _run(_CHURN, TFRX_MALLOC_TUNING="0")
-    assert tuned["tuned"] is True and untuned["tuned"] is False
+def test_import_leaves_malloc_alone_unless_asked_and_asking_stops_the_faults():
+    untouched = _run(_CHURN)
+    asked = _run(_CHURN, TFRX_MALLOC_TUNING="1")
+    assert untouched["tuned"] is False and asked["tuned"] is True
     # 20 batches of 200 x 100 KB: glibc's start-up thresholds give the pages
     # back after every batch (about 25 faults per string); the settled ones keep them.
-    assert untuned["faults"] > 20 * 200 * 10
-    assert tuned["faults"] < untuned["faults"] / 20
+    assert untouched["faults"] > 20 * 200 * 10
+    assert asked["faults"] < untouched["faults"] / 20
+
+
+@glibc
+def test_the_tfrx_command_tunes_its_own_process():
+    code = (
+        "import json, sys, tfrx.cli, tfrx.memory\n"
+        "sys.argv = ['tfrx', '--version']\n"
+        "try:\n    tfrx.cli.main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))"
+    )
+    assert _run(code) == {"tuned": True}
+    assert _run(code, TFRX_MALLOC_TUNING="0") == {"tuned": False}
+    # Called as a function (argv given), main() runs inside someone else's process: hands off.
+    assert _run(
+        "import json, tfrx.cli, tfrx.memory; tfrx.cli.main(['--version']); "
+        "print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))"
+    ) == {"tuned": False}
 
 
 @glibc
@@ -65,9 +82,8 @@ def test_import_tunes_malloc_and_batches_stop_faulting():
     ],
 )
 def test_settings_chosen_by_the_process_are_left_alone(env):
-    assert _run("import json, tfrx; print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))", **env) == {
-        "tuned": False
-    }
+    code = "import json, tfrx.memory; tfrx.memory.tune_owned_process(); print(json.dumps({'tuned': tfrx.memory.malloc_tuned()}))"
+    assert _run(code, **env) == {"tuned": False}
 
 
 def test_chosen_elsewhere_reasons():

@@ -98,18 +98,6 @@ def test_a_large_shard_splits_into_byte_ranges_on_record_boundaries(cluster, fil
     _assert_same(_table(ds), read_tfrecord(files["big"], SPEC))
 
 
-def test_record_boundary_finds_every_header(files):
-    index = tfrx.build_index(files["big"], index_path=files["big"] + ".idx-check")
-    size = os.path.getsize(files["big"])
-    offsets = index.offsets.tolist()
-    for k in (1, 2, 500, 1999):
-        o = offsets[k]
-        assert tray.record_boundary(files["big"], o, size) == o
-        assert tray.record_boundary(files["big"], o - 1, size) == o
-        assert tray.record_boundary(files["big"], offsets[k - 1] + 1, size) == o
-    assert tray.record_boundary(files["big"], offsets[-1] + 1, size) == size
-
-
 def test_a_large_shard_splits_by_its_index(cluster, files, tmp_path):
     path = _write(tmp_path / "indexed.tfrecord", 900, 0, 3)
     tfrx.build_index(path)
@@ -229,7 +217,7 @@ def test_a_failed_write_leaves_no_files(cluster, tmp_path):
 
 def test_a_commit_stopped_midway_is_refused_by_readers(cluster, tmp_path, monkeypatch):
     """The sink commits through ShardedWriter's journalled commit: stopped after one shard moved, readers refuse."""
-    import tfrx.tools.commit as commit
+    import tfrx.io.commit as commit
 
     steps = []
 

@@ -1,4 +1,4 @@
-"""tfrx.shm_ring: batches through a reused ring of shared-memory slots (what DataLoader workers send)."""
+"""tfrx.integrations._shm_ring: batches through a reused ring of shared-memory slots (what DataLoader workers send)."""
 
 import collections
 import gc
@@ -8,9 +8,9 @@ import pickle
 import numpy as np
 import pytest
 
-from tfrx import shm_ring
+from tfrx.integrations import _shm_ring as shm_ring
 from tfrx.parsing.arrays import RaggedArray, SparseArray
-from tfrx.shm_ring import Ring, unpack
+from tfrx.integrations._shm_ring import Ring, unpack
 
 
 def _roundtrip(packed):
@@ -222,7 +222,7 @@ def test_slots_must_be_sane():
 
 def test_views_come_back_as_the_object_arrays_they_stand_for():
     from tfrx.parsing.bytes_array import BytesArray
-    from tfrx.shm_ring import views_to_objects
+    from tfrx.integrations._shm_ring import views_to_objects
 
     data = np.frombuffer(b"xxhelloworld!", np.uint8)
     views = BytesArray(data, np.array([[2, 7], [12, 0]]), np.array([[5, 5], [1, 0]]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.tools.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind, record_kind
+from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind, record_kind
 from tfrx.tools.stats import compute_stats
 
 

@@ -108,3 +108,20 @@ def test_preview_of_a_url_uses_label_names(capsys, tmp_path):
     png = tmp_path / "grid.png"
     status, _, err = _run(capsys, "preview", root, "-o", str(png), "-n", "4")
     assert status == 0 and png.stat().st_size > 0 and "labels from 'label'" in err
+
+
+def test_label_names_of_counts_and_labeled_images(capsys, tmp_path):
+    """ClassLabel(num_classes=n) shows as unnamed; a LabeledImage (a mask, not a label value) is not counted by stats."""
+    import shutil
+
+    d = tmp_path / "tfrx_labels"
+    shutil.copytree(os.path.dirname(golden_dir("tfrx_labels")), d)
+    status, out, _ = _run(capsys, "schema", str(d))
+    assert status == 0
+    assert "'mask': LabeledImage(shape=(4, 5, 1), dtype=uint8, num_classes=3)" in out
+    assert "labels of 'by_count': 4 classes, no names" in out and "labels of 'by_names': 0=zero, 1=one, 2=two" in out
+    assert "labels of 'mask'" not in out
+    status, out, err = _run(capsys, "stats", str(d))
+    assert status == 0, err
+    assert "train / by_names: zero: 2, one: 1, two: 1" in out and "train / by_count: 0: 1, 1: 1, 2: 1, 3: 1" in out
+    assert "train / mask" not in out

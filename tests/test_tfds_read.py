@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tfds_helpers import DATASETS, GOLDEN, assert_same, flatten, golden_dir
+from tfds_helpers import DATASETS, EXTRA_SPLITS, GOLDEN, assert_same, flatten, golden_dir
 
 import tfrx.tfds as tt
 from tfrx.errors import TfrxError
@@ -21,15 +21,32 @@ def _expected(name: str) -> dict:
         return {k: z[k] for k in z.files}
 
 
+def _splits(b, name: str) -> dict:
+    return {**{split: split for split in b.info.splits}, **EXTRA_SPLITS.get(name, {})}
+
+
 @pytest.mark.parametrize("name", sorted(DATASETS))
 def test_every_split_equals_tfds(name, tmp_path):
+    """as_dataset, element by element, in TFDS's default order (its interleave of the shards)."""
     b = tt.builder(golden_dir(name))
     ours: dict = {}
-    for split in b.info.splits:
-        src = b.as_data_source(split, cache_dir=str(tmp_path))
-        assert len(src) == b.info.splits[split].num_examples
-        for i, ex in enumerate(src):
-            flatten(ex, f"{split}/{i}/", ours)
+    for split, alias in _splits(b, name).items():
+        for i, ex in enumerate(b.as_dataset(split, cache_dir=str(tmp_path))):
+            flatten(ex, f"{alias}/{i}/", ours)
+    assert_same(ours, _expected(name))
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_data_source_in_tfds_order_equals_tfds(name, tmp_path):
+    """as_data_source(interleave_cycle_length=None): random access numbered in TFDS's reading order."""
+    b = tt.builder(golden_dir(name))
+    ours: dict = {}
+    for split, alias in _splits(b, name).items():
+        src = b.as_data_source(split, cache_dir=str(tmp_path), interleave_cycle_length=None)
+        if split in b.info.splits:
+            assert len(src) == b.info.splits[split].num_examples
+        for i, ex in enumerate(src[::-1][::-1]):  # one batched read of every index, reversed twice
+            flatten(ex, f"{alias}/{i}/", ours)
     assert_same(ours, _expected(name))
 
 
@@ -117,7 +134,8 @@ def test_as_supervised_and_labels(tmp_path):
     with pytest.raises(ValueError):
         lab.str2int("fish")
     assert t.info.features["seq_dict"].feature["c"].names == ["x", "y"]
-    assert t.info.features["label_n"].names is None and t.info.features["label_n"].num_classes == 5
+    # ClassLabel(num_classes=5) is named "0".."4", as in TFDS
+    assert t.info.features["label_n"].names == ["0", "1", "2", "3", "4"] and t.info.features["label_n"].num_classes == 5
 
 
 def test_info_is_printable(tmp_path):
@@ -336,3 +354,156 @@ def test_decoding_parses_blocks_natively(tmp_path, monkeypatch):
     assert calls == [4, 3, 1, 3]  # blocks of 4 positions; the one spanning train and test is read per split
     calls.clear()
     assert len(b.as_data_source("train", cache_dir=str(tmp_path))[[6, 0, 3]]) == 3 and calls == [3]
+
+
+# ---------------------------------------------------------------- label names (TFDS's own directory)
+def _feature_at(features, path: str):
+    f = features
+    for part in path.split("/"):
+        while isinstance(f, tt.Sequence):
+            f = f.feature
+        f = f[part]
+    return f
+
+
+def test_label_names_equal_tfds():
+    """ClassLabel(num_classes=n) is named "0".."n-1" and LabeledImage keeps its names, as TFDS gives them."""
+    with open(os.path.join(GOLDEN, "tfrx_labels.names.json"), encoding="utf-8") as f:
+        want = json.load(f)
+    feats = tt.builder(golden_dir("tfrx_labels")).info.features
+    for path, w in want.items():
+        got = _feature_at(feats, path)
+        assert (got.names, got.num_classes) == (w["names"], w["num_classes"]), path
+    mask = feats["mask"]
+    assert isinstance(mask, tt.LabeledImage) and mask.int2str(2) == "truck" and mask.str2int("car") == 1
+    assert not feats["by_count"].names_given and feats["by_names"].names_given
+
+
+def test_features_json_round_trips_every_golden_directory():
+    """Every connector TFDS wrote (optional tensors, LabeledImage, nested Dataset dicts...) is written back as TFDS wrote it."""
+    for name in sorted(DATASETS):
+        d = golden_dir(name)
+        with open(os.path.join(d, "features.json"), encoding="utf-8") as f:
+            assert tt.features.to_json(tt.builder(d).info.features) == json.load(f), name
+
+
+# ---------------------------------------------------------------- optional features
+def test_optional_features_read_as_tfds_defaults(tmp_path):
+    """A None written by TFDS is absent from the Example; TFDS parses it with the feature's default."""
+    b = tt.builder(golden_dir("tfrx_optional"))
+    spec = tt.parse_spec(b.info.features)
+    assert spec["i64"].default_value == np.iinfo(np.int64).min and spec["id"].default_value is None
+    got = list(b.as_dataset("train", cache_dir=str(tmp_path)))
+    missing = [ex for ex in got if ex["i64"] == np.iinfo(np.int64).min]
+    assert missing and all(ex["i64"].dtype == np.int64 for ex in got)
+    for ex in got:
+        if ex["u8"] == 0 and ex["s"] == b"":  # written as None together (same pattern in the generator)
+            assert ex["u8"].dtype == np.uint8
+    vec_missing = [ex["vec"] for ex in got if ex["vec"][0] == np.finfo(np.float32).min]
+    assert vec_missing and all(v.shape == (3,) and (v == np.finfo(np.float32).min).all() for v in vec_missing)
+
+
+# ---------------------------------------------------------------- read order
+def _stored(b, split: str, keys) -> list:
+    """Each record's stored values of ``keys``, reading the split's shards one after another."""
+    import tfrx
+    from tfrx.io import read_records
+
+    spec = {k: tt.parse_spec(b.info.features)[k] for k in keys}
+    return [tfrx.parse_single_example(r, spec) for r in read_records(b.info.splits[split].filenames)]
+
+
+def _ids_in_file_order(b, split: str) -> list:
+    return [int(ex["id"]) for ex in _stored(b, split, ["id"])]
+
+
+def test_shards_interleaved_by_default_file_order_by_option(tmp_path):
+    b = tt.builder(golden_dir("tfrx_interleave"))
+    assert b.info.splits["train"].num_shards == 20
+    file_order = _ids_in_file_order(b, "train")
+    interleaved = [int(ex["id"]) for ex in b.as_dataset("train", cache_dir=str(tmp_path))]
+    expected = _expected("tfrx_interleave")
+    assert interleaved == [int(expected[f"train/{i}/id"]) for i in range(437)]
+    assert interleaved != file_order and sorted(interleaved) == sorted(file_order)
+    by_file = [int(ex["id"]) for ex in b.as_dataset("train", cache_dir=str(tmp_path), interleave_cycle_length=1)]
+    assert by_file == file_order
+    assert [int(ex["id"]) for ex in b.as_data_source("train", cache_dir=str(tmp_path))] == file_order
+    loaded = tt.load(golden_dir("tfrx_interleave"), split="train", cache_dir=str(tmp_path), interleave_cycle_length=1)
+    assert [int(ex["id"]) for ex in loaded] == file_order
+    # other ReadConfig values give tf.data's interleave of the same files
+    two = [
+        int(ex["id"])
+        for ex in b.as_dataset("train", cache_dir=str(tmp_path), interleave_cycle_length=2, interleave_block_length=3)
+    ]
+    assert sorted(two) == sorted(file_order) and two not in (file_order, interleaved)
+
+
+def test_disable_shuffling_reads_shard_after_shard(tmp_path):
+    """TFDS reads datasets prepared with disable_shuffling in file order (its default cycle length is then 1)."""
+    d = tmp_path / "tfrx_interleave" / "1.0.0"
+    shutil.copytree(golden_dir("tfrx_interleave"), d)
+    info = json.loads((d / "dataset_info.json").read_text())
+    info["disableShuffling"] = True
+    (d / "dataset_info.json").write_text(json.dumps(info))
+    b = tt.builder(d)
+    assert b.info.disable_shuffling
+    assert [int(ex["id"]) for ex in b.as_dataset("train", cache_dir=str(tmp_path))] == _ids_in_file_order(b, "train")
+
+
+def test_interleave_order_pinned():
+    from tfrx.tfds.splits import interleave_order
+
+    # files of 3, 20, 0 and 5 examples, 2 open at a time, blocks of 4 (worked through tf.data's rule by hand)
+    assert interleave_order([3, 20, 0, 5], 2, 4).tolist() == (
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 23, 24, 25, 26, 11, 12, 13, 14, 27, 15, 16, 17, 18, 19, 20, 21, 22]
+    )
+    assert interleave_order([4, 4], 1, 16).tolist() == list(range(8))
+    assert interleave_order([], 16, 16).tolist() == []
+    with pytest.raises(ValueError, match="positive"):
+        interleave_order([1, 2], 0, 16)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), max_size=25),
+    st.integers(1, 20),
+    st.integers(1, 20),
+)
+def test_interleave_order_is_a_permutation_keeping_each_file_in_order(takes, cycle, block):
+    from tfrx.tfds.splits import interleave_order
+
+    order = interleave_order(takes, cycle, block).tolist()
+    assert sorted(order) == list(range(sum(takes)))
+    starts = np.cumsum([0] + takes)
+    for f in range(len(takes)):
+        mine = [j for j in order if starts[f] <= j < starts[f + 1]]
+        assert mine == list(range(starts[f], starts[f + 1]))
+
+
+# ---------------------------------------------------------------- CMYK JPEGs
+def _cmyk_jpegs() -> list:
+    b = tt.builder(golden_dir("tfrx_cmyk"))
+    return [(ex["kind"], ex["image"]) for ex in _stored(b, "train", ["kind", "image"])]
+
+
+def test_cmyk_jpegs_decode_as_tfds_without_libjpeg(monkeypatch, tmp_path):
+    """The path without the native libjpeg-turbo (simplejpeg's CMYK samples, TensorFlow's RGB rule) is exact too."""
+    pytest.importorskip("simplejpeg")
+    import tfrx.image._jpeg as jpeg
+
+    monkeypatch.setattr(jpeg, "partial_jpeg_backend", lambda: None)
+    b = tt.builder(golden_dir("tfrx_cmyk"))
+    ours = flatten(list(b.as_dataset("train", cache_dir=str(tmp_path))), "train/", {})
+    assert_same(ours, _expected("tfrx_cmyk"))
+
+
+def test_cmyk_adobe_marker_and_gray_request():
+    from tfrx.errors import DecodeError
+    from tfrx.image import decode_jpeg
+    from tfrx.image._jpeg import saw_adobe_marker
+
+    kinds = {bytes(k): saw_adobe_marker(bytes(data)) for k, data in _cmyk_jpegs()}
+    assert kinds == {b"cmyk_adobe": True, b"ycck": True, b"cmyk_no_marker": False}
+    for _, data in _cmyk_jpegs()[:3]:
+        with pytest.raises(DecodeError, match="1 channel"):  # TensorFlow: "Unsupported color conversion request"
+            decode_jpeg(bytes(data), channels=1)

@@ -247,7 +247,7 @@ def test_workers_hand_batches_over_shared_memory_equal_to_the_ordinary_path(tmp_
         )
         return list(loader)  # every batch held at once: slots run out and later batches travel the ordinary way
 
-    from tfrx import shm_ring
+    from tfrx.integrations import _shm_ring as shm_ring
 
     shm_ring._attached.clear()
     ours = batches(True)
@@ -276,7 +276,7 @@ def test_spawned_workers_hand_batches_over_their_rings(tmp_path):
     loader = DataLoader(
         ds.prefetch(2).to_torch(), batch_size=None, num_workers=2, multiprocessing_context="spawn", timeout=120
     )
-    from tfrx import shm_ring
+    from tfrx.integrations import _shm_ring as shm_ring
 
     shm_ring._attached.clear()
     batches = list(loader)
@@ -336,7 +336,7 @@ def test_share_cores_with_rejects_nonsense():
 
 def test_workers_parse_bytes_as_views_only_where_no_stage_of_the_users_sees_it(tmp_path):
     from tfrx.parsing.bytes_array import BytesArray
-    from tfrx.worker_pool import Slots, for_handoff
+    from tfrx.integrations._worker_pool import Slots, for_handoff
 
     ds = _parsed_pipeline(tmp_path, files=1, per_file=5)
     rewritten, views = for_handoff(ds.prefetch(2), Slots())

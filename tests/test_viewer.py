@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.parse
 from collections import Counter
 import subprocess
 import sys
@@ -107,6 +108,8 @@ def files(tmp_path_factory):
 
 
 class _Served:
+    """A viewer on loopback, asked as its page asks: with this launch's token."""
+
     def __init__(self, paths, **kwargs):
         # Indexes into a temporary cache: nothing is written beside the corpus's files.
         self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
@@ -116,12 +119,28 @@ class _Served:
         while self.json("/api/info").get("status") == "indexing" and time.monotonic() < deadline:
             time.sleep(0.02)
 
-    def get(self, path):
+    def request(self, path, *, method="GET", body=None, headers=None, token=True):
+        request = urllib.request.Request(self.server.base_url + path.lstrip("/"), data=body, method=method)
+        if token:
+            request.add_header("X-Tfrx-Token", self.server.token)
+        for k, v in (headers or {}).items():
+            request.add_header(k, v)
         try:
-            with urllib.request.urlopen(self.server.url + path.lstrip("/"), timeout=60) as r:
+            with urllib.request.urlopen(request, timeout=60) as r:
                 return r.status, r.headers.get("Content-Type"), r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type"), e.read()
+
+    def get(self, path, **kwargs):
+        return self.request(path, **kwargs)
+
+    def post(self, path, params=None, status=None, **kwargs):
+        body = json.dumps(params or {}).encode()
+        headers = {"Content-Type": "application/json", **kwargs.pop("headers", {})}
+        code, kind, raw = self.request(path, method="POST", body=body, headers=headers, **kwargs)
+        if status is not None:
+            assert code == status, raw[:500]
+        return code, json.loads(raw) if kind == "application/json" else raw
 
     def json(self, path, status=200):
         code, kind, body = self.get(path)
@@ -130,6 +149,8 @@ class _Served:
         return json.loads(body)
 
     def poll(self, path):
+        if path.startswith("/api/stats"):
+            self.post(path, status=200)  # statistics start with a POST, then are polled
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             state = self.json(path)
@@ -137,6 +158,19 @@ class _Served:
                 return state
             time.sleep(0.05)
         raise AssertionError(f"{path} did not finish")
+
+    def export(self, fmt="tfrecord", filter=None, limit=None):
+        """Starts an export as the page does (POST), waits for it, and returns (status code, type, file bytes)."""
+        params = {"format": fmt, "filter": filter, "limit": limit}
+        code, state = self.post("/api/export", {k: v for k, v in params.items() if v is not None})
+        if code != 202:
+            return code, "application/json", json.dumps(state).encode()
+        deadline = time.monotonic() + 60
+        while state["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)
+            state = self.json("/api/export")
+        assert state["status"] == "done", state
+        return self.get("/api/export/file")
 
     def close(self):
         self.server.shutdown()
@@ -209,14 +243,18 @@ def test_filter_matches_what_python_computes(det, files):
 
 
 def test_export_writes_the_selection(det, files):
-    code, _, body = det.get("/api/export?format=tfrecord&filter=" + urllib.parse.quote("label == 2"))
+    code, _, body = det.export("tfrecord", filter="label == 2")
     assert code == 200
     got = list(tfrx.read_records(io.BytesIO(body)))
     assert got == [r for i, r in enumerate(files["det"]) if i % 5 == 2]
-    code, kind, body = det.get("/api/export?format=jsonl&limit=3")
+    state = det.json("/api/export")
+    assert state["status"] == "done" and state["written"] == len(got) and state["bytes"] == len(body)
+    assert state["scanned"] == 30 and state["total"] == 30
+    code, kind, body = det.export("jsonl", limit=3)
     lines = body.decode().splitlines()
     assert kind == "application/x-ndjson" and len(lines) == 3 and json.loads(lines[1])["label"] == [1]
-    assert det.json("/api/export?format=xml", 400)["error"].startswith("format must be")
+    code, state = det.post("/api/export", {"format": "xml"})
+    assert code == 400 and state["error"].startswith("format must be") and state["status"] == 400
 
 
 def test_bad_parameters_answer_with_errors_and_the_server_stays_up(det):
@@ -248,7 +286,14 @@ def test_damaged_file_shows_every_intact_record_and_where_it_is_damaged(files):
         health = served.poll("/api/health")["result"]
         assert health["damaged"] == 1
         error = health["files"][0]["errors"][0]
-        assert error["offset"] is not None and "damaged.tfrecord" in error["message"]
+        assert error["offset"] is not None and error["path"].endswith("damaged.tfrecord")
+        # Numbered as the Records tab numbers the intact records: the damage lies between records 0 and 1.
+        page = served.json("/api/records?count=10")
+        assert [(r["n"], r["features"]["i"]["v"][0]) for r in page["records"]] == [(0, 0), (1, 2)]
+        assert error["before"] == 1 and [d["before"] for d in page["damage"]] == [1]
+        assert 0 < error["start"] < error["end"] and page["damage"][0]["end"] == error["end"]
+        # Listed once, and the same under Files as under Health.
+        assert error["message"] in info["shards"][0]["error"] and len(health["files"][0]["errors"]) == 1
     finally:
         served.close()
 
@@ -265,17 +310,35 @@ def test_sequence_examples_show_their_steps(files):
         served.close()
 
 
-def test_other_payloads_say_what_they_are(corpus_dir):
-    events = sorted(corpus_dir.glob("*tfevents*"))[0]
-    served = _Served(str(events))
-    try:
-        info = served.json("/api/info")
-        assert info["payload"] == ["other"] and info["schema"] is None
-        r = served.json("/api/records?count=1")["records"][0]
-        assert r["kind"] == "other" and "TensorBoard" in r["message"] and r["hex"]
-        assert served.poll("/api/stats")["status"] == "failed"
-    finally:
-        served.close()
+def test_events_files_show_steps_tags_and_values(corpus_dir):
+    """Every corpus events file: each record's step and tags as tfrx.events.read decodes them."""
+    for events in sorted(corpus_dir.glob("*tfevents*")):
+        expected = tfrx.events.read(str(events))
+        served = _Served(str(events))
+        try:
+            info = served.json("/api/info")
+            assert info["payload"] == ["Event"] and info["schema"] is None, events.name
+            page = served.json(f"/api/records?count={MAX}")
+            got = {}
+            for r in page["records"]:
+                assert r["kind"] == "Event"
+                step = r["features"]["step"]["v"][0]
+                for tag, cell in r["features"].items():
+                    if cell["t"] == "num" and tag != "step":
+                        got[(tag, step)] = cell["v"][0]
+            want = {(s.tag, s.step): s.value for s in expected.scalars if s.step is not None}
+            shown = {k: v for k, v in want.items() if k in got}
+            assert len(shown) >= min(len(want), 1), events.name
+            for key, value in shown.items():
+                assert got[key] == pytest.approx(value, rel=1e-6), (events.name, key)
+            assert "wall_time" in page["records"][0]["features"]
+            assert "no features to filter on" in served.json("/api/records?filter=step%20%3E%201", 400)["error"]
+            assert served.poll("/api/stats")["status"] == "failed"
+        finally:
+            served.close()
+
+
+MAX = 200
 
 
 def test_every_corpus_file_opens(corpus_dir, tmp_path):
@@ -326,7 +389,7 @@ def test_filter_expressions():
 def test_notebook_view_renders_a_static_page(files):
     v = tfrx.view(str(files["dir"] / "det-00000-of-00002.tfrecord"), count=3)
     page = v._repr_html_()
-    assert page.count("<tr>") == 4 and "data:image/png;base64," in page and "20 records" in page
+    assert page.count("<tr>") == 4 and "data:image/jpeg;base64," in page and "20 records" in page
     ds_view = tfrx.view(tfrx.TFRecordDataset(str(files["dir"] / "seq.tfrecord")), count=2)
     assert "<table>" in ds_view._repr_html_()
 
@@ -540,13 +603,14 @@ def test_export_to_parquet_and_jsonl_goes_through_the_converters(det, files, tmp
         w.write_many(chosen)
     tfrecord_to_parquet(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.parquet", progress=False)
     tfrecord_to_jsonl(str(tmp_path / "chosen.tfrecord"), tmp_path / "want.jsonl", progress=False)
-    code, kind, body = det.get("/api/export?format=parquet&filter=" + urllib.parse.quote("label == 1"))
+    code, kind, body = det.export("parquet", filter="label == 1")
     assert code == 200 and kind == "application/vnd.apache.parquet"
     got = pq.read_table(io.BytesIO(body))
     assert got.num_rows == len(chosen) and got.equals(pq.read_table(tmp_path / "want.parquet"))
-    code, kind, body = det.get("/api/export?format=jsonl&filter=" + urllib.parse.quote("label == 1"))
+    code, kind, body = det.export("jsonl", filter="label == 1")
     assert body == (tmp_path / "want.jsonl").read_bytes()
-    assert det.json("/api/export?format=parquet&filter=" + urllib.parse.quote("label ==="), 400)["error"]
+    code, state = det.post("/api/export", {"format": "parquet", "filter": "label ==="})
+    assert code == 400 and state["error"]
 
 
 # ---------------------------------------------------------------------- bad input, endpoint by endpoint
@@ -569,11 +633,14 @@ def _answers(served):
     """Each endpoint's status and body: JSON with an error for 4xx/5xx, never a dropped connection."""
     out = {}
     for path in _ENDPOINTS:
-        code, kind, body = served.get(path)
+        if path.startswith("/api/export?"):
+            code, kind, body = served.export(urllib.parse.parse_qs(path.split("?")[1])["format"][0])
+        else:
+            code, kind, body = served.get(path)
         if code >= 400 or kind == "application/json":
             assert kind == "application/json", (path, code, body[:200])
             parsed = json.loads(body)
-            assert code < 400 or parsed["error"], path
+            assert code < 400 or (parsed["error"] and parsed["status"] == code and set(parsed) == {"error", "status"})
             out[path] = (code, parsed)
         else:
             out[path] = (code, body)
@@ -648,18 +715,23 @@ def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch):
     monkeypatch.setattr(ViewSource, "prepare", slow)
     server = ViewerServer(ViewSource(str(files["dir"] / "seq.tfrecord"), index_cache_dir=tempfile.mkdtemp()))
     threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    def ask(path):
+        request = urllib.request.Request(server.base_url + path, headers={"X-Tfrx-Token": server.token})
+        return urllib.request.urlopen(request, timeout=30)
+
     try:
-        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+        with ask("api/info") as r:
             info = json.loads(r.read())
         assert info["status"] == "indexing" and info["message"].startswith("50%")
         with pytest.raises(urllib.error.HTTPError) as e:
-            urllib.request.urlopen(server.url + "api/records", timeout=30)
+            ask("api/records")
         assert e.value.code == 503 and "building the record index: 50%" in json.loads(e.value.read())["error"]
         release.set()
         deadline = time.monotonic() + 30
         while server.preparing.status != "done" and time.monotonic() < deadline:
             time.sleep(0.02)
-        with urllib.request.urlopen(server.url + "api/info", timeout=30) as r:
+        with ask("api/info") as r:
             assert json.loads(r.read())["total"] == 5
     finally:
         release.set()
@@ -774,3 +846,177 @@ def test_a_tfds_directory_opens_as_its_shards_with_its_class_names(tmp_path):
     (tmp_path / "plain" / "a.tfrecord").write_bytes(b"")
     with pytest.raises(FileNotFoundError, match="not a TFDS dataset"):
         ViewSource(str(tmp_path / "plain"))  # a folder without dataset_info.json
+
+
+# ---------------------------------------------------------------------- TFDS boxes, depth and float images
+def test_tfds_boxes_are_drawn_with_their_class_names(tmp_path):
+    from tfrx import tfds
+
+    rng = np.random.default_rng(1)
+    rows = []
+    for i in range(6):
+        k = i % 3
+        ymin, xmin = rng.uniform(0, 0.5, (2, k)).astype(np.float32)
+        rows.append(
+            {
+                "image": rng.integers(0, 255, (20, 30, 3), dtype=np.uint8),
+                "objects": {
+                    "bbox": np.stack([ymin, xmin, ymin + 0.4, xmin + 0.3], axis=1).reshape(k, 4),
+                    "label": np.arange(k) % 2,
+                },
+            }
+        )
+    tfds.write(
+        tmp_path / "boxes" / "1.0.0",
+        features={
+            "image": tfds.Image(),
+            "objects": tfds.Sequence({"bbox": tfds.BBoxFeature(), "label": tfds.ClassLabel(names=["cat", "dog"])}),
+        },
+        splits={"train": rows},
+    )
+    served = _Served(str(tmp_path / "boxes"))
+    try:
+        for r in served.json("/api/records?count=6")["records"]:
+            want = rows[r["n"]]["objects"]
+            got = r["boxes"]
+            assert [b["label"] for b in got] == [["cat", "dog"][c] for c in want["label"]]
+            for b, (ymin, xmin, ymax, xmax) in zip(got, want["bbox"]):
+                assert (b["ymin"], b["xmin"], b["ymax"], b["xmax"]) == pytest.approx((ymin, xmin, ymax, xmax), abs=1e-5)
+    finally:
+        served.close()
+
+
+def _viridis_ends():
+    from tfrx.viewer.cells import _VIRIDIS
+
+    return _VIRIDIS[0].astype(np.uint8), _VIRIDIS[-1].astype(np.uint8)
+
+
+def test_float_and_depth_images_go_through_a_colour_map(tmp_path):
+    from tfrx import tfds
+    from tfrx.image import decode_image, encode_png
+
+    h, w = 24, 40
+    ramp = np.tile(np.linspace(-3.0, 5.0, w, dtype=np.float32), (h, 1))[..., None]  # increases left to right
+    tfds.write(
+        tmp_path / "depth" / "1.0.0",
+        features={"depth": tfds.Image(shape=(h, w, 1), dtype=np.float32), "id": np.int64},
+        splits={"train": [{"depth": ramp, "id": 0}]},
+    )
+    deep = np.tile(np.linspace(0, 60000, w).astype(np.uint16), (h, 1))[..., None]
+    path16 = tmp_path / "mm.tfrecord"
+    with tfrx.TFRecordWriter(str(path16)) as w16:
+        w16.write(tfrx.make_example({"depth/encoded": encode_png(deep)}).SerializeToString())
+    low, high = _viridis_ends()
+    for folder, feature in ((tmp_path / "depth", "depth"), (path16, "depth/encoded")):
+        served = _Served(str(folder))
+        try:
+            item = served.json("/api/record?n=0")["features"][feature]["items"][0]
+            assert item["t"] == "image" and item["colormap"] is True
+            code, kind, body = served.get(f"/api/media?n=0&feature={urllib.parse.quote(feature)}&j=0")
+            assert code == 200 and kind == "image/png"
+            rgb = np.asarray(decode_image(body, channels=3))
+            assert rgb.shape == (h, w, 3)
+            np.testing.assert_array_equal(rgb[:, 0], np.broadcast_to(low, (h, 3)))  # the smallest values
+            np.testing.assert_array_equal(rgb[:, -1], np.broadcast_to(high, (h, 3)))  # the largest
+            assert (np.diff(rgb[0, :, 1].astype(int)) >= 0).all()  # viridis' green rises with the value
+            assert (rgb[0] == rgb[-1]).all()  # the same value down each column: no noise
+        finally:
+            served.close()
+
+
+def test_notebook_thumbnails_are_capped_in_size(tmp_path):
+    import base64
+    import re
+
+    from tfrx.image import decode_image, encode_png
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "big.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        for i in range(20):
+            photo = rng.integers(0, 255, (600, 800, 3), dtype=np.uint8)  # noise: ~1.4 MB of PNG each
+            w.write(tfrx.make_example({"image": encode_png(photo), "label": i}).SerializeToString())
+    page = tfrx.view(str(path), count=20)._repr_html_()
+    images = re.findall(r"src='data:(image/\w+);base64,([^']+)'", page)
+    assert len(page) < 1_500_000  # 20 full images would be ~38 MB of base64
+    assert images and len(images) + page.count("&lt;image,") == 20
+    for _, data in images:
+        thumb = np.asarray(decode_image(base64.b64decode(data)))
+        assert max(thumb.shape[:2]) <= tfrx.viewer.THUMBNAIL
+
+
+# ---------------------------------------------------------------------- damage: one numbering for every tab
+def test_corpus_damage_agrees_with_the_records_tab(corpus_dir, tmp_path):
+    import shutil
+
+    path = tmp_path / "pets.record"
+    shutil.copyfile(corpus_dir / "tfmodels_vendored__pets_examples.CORRUPTED.record", path)
+    from tfrx.tools.verify import verify_files
+
+    (check,) = verify_files(str(path))
+    intact = list(tfrx.read_records(str(path), on_error="skip"))
+    raw = path.read_bytes()
+    served = _Served(str(path))
+    try:
+        info = served.json("/api/info")
+        page = served.json("/api/records?count=50")
+        health = served.poll("/api/health")["result"]
+        errors = health["files"][0]["errors"]
+        assert info["total"] == len(intact) == len(page["records"]) == health["files"][0]["records"]
+        assert len(errors) == len(check.errors) == len(check.regions)  # each region once
+        for e, region in zip(errors, check.regions):
+            assert (e["start"], e["end"]) == (region.start, region.end)
+            # The record that starts where the damage ends is the one the Records tab numbers e["before"].
+            if e["before"] < len(intact):
+                length = int.from_bytes(raw[region.end : region.end + 8], "little")
+                following = raw[region.end + 12 : region.end + 12 + length]
+                assert intact[e["before"]] == following
+                assert served.json(f"/api/record?n={e['before']}")["size"] == length
+        assert [d["before"] for d in page["damage"]] == [e["before"] for e in errors]
+        assert [(d["start"], d["end"]) for d in page["damage"]] == [(e["start"], e["end"]) for e in errors]
+        # The Files tab's problem is one of Health's rows, in the same words.
+        first = info["shards"][0]["error"]
+        assert any(e["message"] in first for e in errors)
+        assert "record 1 at byte" not in first  # not the index builder's numbering of the file
+    finally:
+        served.close()
+
+
+def test_damage_the_index_did_not_see_is_found_and_renumbered(tmp_path):
+    records = [tfrx.make_example({"i": i}).SerializeToString() for i in range(5)]
+    blob = io.BytesIO()
+    with tfrx.TFRecordWriter(blob) as w:
+        w.write_many(records)
+    data = bytearray(blob.getvalue())
+    third = 2 * (16 + len(records[0]))
+    data[third + 12 + 2] ^= 0xFF  # a payload byte: the lengths still frame, the data CRC fails
+    path = tmp_path / "flipped.tfrecord"
+    path.write_bytes(bytes(data))
+    served = _Served(str(path))
+    try:
+        # The index frames 5 records; the first read through it meets the bad CRC, and the file is streamed.
+        info = served.json("/api/info")
+        assert info["total"] == 4 and info["shards"][0]["damaged"] == 1
+        health = served.poll("/api/health")["result"]
+        (error,) = health["files"][0]["errors"]
+        assert error["kind"] == "data_crc" and error["before"] == 2 and error["start"] == third
+        assert error["message"] in info["shards"][0]["error"]
+        page = served.json("/api/records?count=10")
+        assert [r["features"]["i"]["v"][0] for r in page["records"]] == [0, 1, 3, 4] and page["total"] == 4
+        assert [d["before"] for d in page["damage"]] == [2]
+    finally:
+        served.close()
+    # Health finds it too when no page was read first (only the index was built).
+    src = ViewSource(str(path), index_cache_dir=str(tmp_path / "cache"))
+    server = ViewerServer(src)
+    try:
+        assert src.total() == 5
+        job = server.health
+        job.state()
+        deadline = time.monotonic() + 30
+        while job.status == "running" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert job.result["files"][0]["errors"][0]["before"] == 2 and src.total() == 4
+    finally:
+        server.server_close()

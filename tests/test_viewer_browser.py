@@ -3,7 +3,8 @@
 Skipped, with the reason, where Chromium, its driver or Selenium is missing
 (.ci/run installs them). Corpus files are copied into a temporary folder
 first (the viewer may write index files). With TFRX_VIEWER_SCREENSHOTS=DIR
-the pages are also saved as PNGs there (docs/viewer.md's pictures are made so).
+the pages are also saved as PNGs there (docs/viewer.md's pictures are made so,
+reduced to 256 colours to stay small).
 """
 
 from __future__ import annotations
@@ -109,13 +110,29 @@ def _tab(driver, name):
 
 def _shot(driver, name):
     if SHOTS:
+        from PIL import Image
+
         os.makedirs(SHOTS, exist_ok=True)
-        driver.save_screenshot(os.path.join(SHOTS, name))
+        path = os.path.join(SHOTS, name)
+        driver.save_screenshot(path)
+        with Image.open(path) as shot:
+            small = shot.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        small.save(path, optimize=True)
 
 
 def _get(url):
     with urllib.request.urlopen(url, timeout=WAIT) as r:
         return r.read()
+
+
+def _export(driver, fmt):
+    """Clicks an export button, waits for its result message and fetches the file its link names."""
+    driver.execute_script("const a = document.getElementById('export-file'); if (a) a.remove();")
+    driver.find_element(By.ID, f"export-{fmt}").click()
+    _wait(driver, lambda d: d.find_elements(By.ID, "export-file"))
+    link = driver.find_element(By.ID, "export-file").get_attribute("href")
+    assert "token=" in link
+    return _get(link)
 
 
 def test_a_corpus_file_pages_jumps_samples_filters_and_exports(browser, corpus_dir, tmp_path):
@@ -160,9 +177,11 @@ def test_a_corpus_file_pages_jumps_samples_filters_and_exports(browser, corpus_d
         _wait(browser, lambda d: "matches" in d.find_element(By.ID, "status").text)
         assert _numbers(browser) == expected and expected
 
-        exported = _get(browser.find_element(By.ID, "export-tfrecord").get_attribute("href"))
+        exported = _export(browser, "tfrecord")
         assert list(tfrx.read_records(io.BytesIO(exported))) == [records[i] for i in expected]
-        lines = _get(browser.find_element(By.ID, "export-jsonl").get_attribute("href")).decode().splitlines()
+        assert f"{len(expected)} records exported as tfrecord" in browser.find_element(By.ID, "export-status").text
+        _shot(browser, "viewer-filter-export.png")
+        lines = _export(browser, "jsonl").decode().splitlines()
         assert len(lines) == len(expected)
 
         box.clear()
@@ -199,14 +218,27 @@ def test_object_detection_boxes_over_a_real_image_and_the_damage_of_its_file(bro
         assert f"{boxes} boxes: {label}" in detail.text
         assert len(detail.find_elements(By.CSS_SELECTOR, ".big svg rect")) == boxes
         assert [e.text for e in detail.find_elements(By.CSS_SELECTOR, ".big .box-label")][:1] == [label]
+        browser.execute_script("document.getElementById('detail').scrollIntoView()")
         _shot(browser, "viewer-detail.png")
 
         _tab(browser, "health")
         _wait(browser, lambda d: "damaged file" in d.find_element(By.ID, "health-body").text)
         rows = browser.find_elements(By.CSS_SELECTOR, "#health-table tr.damage")
-        assert len(rows) == len(check.errors) > 0
-        assert rows[0].find_elements(By.TAG_NAME, "td")[3].text == str(check.errors[0].offset)
+        assert len(rows) == len(check.errors) == len(check.regions) > 0
+        for row, region in zip(rows, check.regions):
+            assert row.find_elements(By.TAG_NAME, "td")[3].text.startswith(f"{region.start}–{region.end} ")
         _shot(browser, "viewer-health.png")
+        # The Records tab shows the same damage between the records it lies between.
+        _tab(browser, "records")
+        gaps = browser.find_elements(By.CSS_SELECTOR, "#table tr.damage-gap")
+        assert len(gaps) == len(check.regions)
+        assert f"bytes {check.regions[1].start:,}–{check.regions[1].end:,}" in gaps[1].text
+        assert gaps[0].text.startswith("⚠ damage before record 0") and "between records 2 and 3" in gaps[1].text
+        browser.execute_script(
+            "document.getElementById('detail').hidden = true; document.getElementById('table-wrap').scrollLeft = 0;"
+            "window.scrollTo(0, 0)"
+        )
+        _shot(browser, "viewer-damage-records.png")
 
 
 def test_a_sequence_example_shows_its_steps_as_a_timeline(browser, corpus_dir, tmp_path):
@@ -280,14 +312,105 @@ def _decoded(data: bytes) -> np.ndarray:
     return decode_image(data, channels=3)
 
 
-def test_other_payloads_show_what_they_are(browser, corpus_dir, tmp_path):
-    events = _copy(corpus_dir, sorted(p.name for p in corpus_dir.glob("*tfevents*"))[0], tmp_path)
+def test_events_files_show_steps_tags_and_values(browser, corpus_dir, tmp_path):
+    events = _copy(corpus_dir, "lingvo__events.out.tfevents.test", tmp_path)
+    expected = tfrx.events.read(str(events))
     with _served(str(events), tmp_path) as server:
         browser.get(server.url)
         _wait_rows(browser, 0)
-        browser.find_element(By.CSS_SELECTOR, '#table tbody tr[data-n="1"]').click()
-        _wait(browser, lambda d: "not a tf.train.Example" in d.find_element(By.ID, "detail").text)
-        assert browser.find_element(By.CSS_SELECTOR, "#detail pre.bytes").text
+        headers = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#table thead th")]
+        assert headers[:3] == ["#", "step", "wall_time"]
+        for event in (1, 2):  # the first Event is the file's version; then scalars, one step each
+            row = browser.find_element(By.CSS_SELECTOR, f'#table tbody tr[data-n="{event}"]')
+            step = int(row.find_element(By.CSS_SELECTOR, "td:nth-child(2)").text)
+            scalars = [s for s in expected.scalars if s.step == step]
+            assert scalars
+            for s in scalars:
+                cell = row.find_element(By.CSS_SELECTOR, f"td:nth-child({headers.index(s.tag) + 1})")
+                assert cell.text == f"{s.value:.6g}", (s.tag, cell.text)
+        _shot(browser, "viewer-events.png")
+
+
+def test_a_page_opened_without_the_token_says_what_to_do(browser, corpus_dir, tmp_path):
+    path = _copy(corpus_dir, "tfrecord_lite__test.tfrecord", tmp_path)
+    with _served(str(path), tmp_path) as server:
+        browser.get(server.base_url)
+        browser.execute_script("sessionStorage.clear()")
+        browser.get(server.base_url)
+        _wait(browser, lambda d: "token" in d.find_element(By.ID, "summary").text)
+        assert _numbers(browser) == []
+
+
+def test_wide_tables_scroll_in_their_pane_with_the_header_in_view(browser, tmp_path):
+    path = tmp_path / "wide.tfrecord"
+    with tfrx.TFRecordWriter(str(path)) as w:
+        w.write_many(
+            tfrx.make_example({f"feature_with_a_long_name_{k:02d}": i * k for k in range(40)}).SerializeToString()
+            for i in range(60)
+        )
+    with _served(str(path), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        sizes = browser.execute_script(
+            "const p = document.getElementById('table-wrap');"
+            "return [document.documentElement.scrollWidth, window.innerWidth, p.scrollWidth, p.clientWidth,"
+            " p.scrollHeight, p.clientHeight]"
+        )
+        page_width, window_width, pane_width, pane_client, pane_height, pane_client_height = sizes
+        assert page_width <= window_width and pane_width > pane_client  # the pane scrolls, not the page
+        assert pane_height > pane_client_height
+        offset = browser.execute_script(
+            "const p = document.getElementById('table-wrap'); p.scrollTop = 300; p.scrollLeft = 500;"
+            "const th = p.querySelector('thead th'); return th.getBoundingClientRect().top - p.getBoundingClientRect().top"
+        )
+        assert abs(offset) <= 2  # the header row stays at the top of the pane
+
+
+def test_tfds_boxes_and_depth_maps(browser, corpus_dir, tmp_path):
+    from tfrx import tfds
+
+    photos = _photos(corpus_dir)[:6]
+    rng = np.random.default_rng(0)
+    rows = []
+    for i, (label, data) in enumerate(photos):
+        image = _decoded(data)
+        h, w = image.shape[:2]
+        yy, xx = np.mgrid[0:h, 0:w]
+        depth = (np.hypot(yy - h / 2, xx - w / 3) / max(h, w)).astype(np.float32)[..., None]
+        k = 1 + i % 3
+        ymin, xmin = rng.uniform(0.05, 0.45, (2, k))
+        rows.append(
+            {
+                "image": image,
+                "depth": depth,
+                "objects": {
+                    "bbox": np.stack([ymin, xmin, ymin + 0.4, xmin + 0.4], axis=1).astype(np.float32),
+                    "label": np.arange(k) % 2,
+                },
+            }
+        )
+    tfds.write(
+        tmp_path / "boxes_depth" / "1.0.0",
+        features={
+            "image": tfds.Image(),
+            "depth": tfds.Image(shape=(None, None, 1), dtype=np.float32),
+            "objects": tfds.Sequence({"bbox": tfds.BBoxFeature(), "label": tfds.ClassLabel(names=["near", "far"])}),
+        },
+        splits={"train": rows},
+    )
+    with _served(str(tmp_path / "boxes_depth"), tmp_path) as server:
+        browser.get(server.url)
+        _wait_rows(browser, 0)
+        _wait(browser, lambda d: _thumbnails_decoded(d, 8))
+        for n, row in enumerate(rows):
+            rects = browser.execute_script(
+                f"return document.querySelector('#table tbody tr[data-n=\"{n}\"]').querySelectorAll('svg rect').length"
+            )
+            assert rects == len(row["objects"]["label"])
+        labels = [e.text for e in browser.find_elements(By.CSS_SELECTOR, '#table tbody tr[data-n="2"] .box-label')]
+        assert labels == ["near", "far", "near"]
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#table img.colormap")) == len(rows)
+        _shot(browser, "viewer-tfds-boxes-depth.png")
 
 
 def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_path):
@@ -317,7 +440,7 @@ def test_synthetic_detection_records_filter_to_the_boxes_asked_for(browser, tmp_
                 expected[0] % 4,
             ),
         )
-        parquet = _get(browser.find_element(By.ID, "export-parquet").get_attribute("href"))
+        parquet = _export(browser, "parquet")
         pq = pytest.importorskip("pyarrow.parquet")
         assert pq.read_table(io.BytesIO(parquet)).column("label").to_pylist() == [[2]] * len(expected)
         _tab(browser, "stats")

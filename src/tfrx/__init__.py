@@ -74,9 +74,10 @@ def _load_native():
 _load_native()
 
 # --------------------------------------------------------------- allocator (see tfrx/memory.py)
+# Left alone unless TFRX_MALLOC_TUNING=1 asks: the allocator is the host process's.
 from tfrx import memory as _memory
 
-_memory._tune_at_import()
+_memory._tune_if_asked()
 
 # --------------------------------------------------------------- the rest, imported on first use (PEP 562)
 # name -> the module that defines it. Keep in step with the TYPE_CHECKING block below.
@@ -156,7 +157,7 @@ _API = {
     "AUTOTUNE": "tfrx.options",
     "TFRecordDataset": "tfrx.data",
     "RandomAccessDataset": "tfrx.data.random_access",
-    **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.index"),
+    **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.io.index"),
     **dict.fromkeys(["ShardedWriter", "write_examples"], "tfrx.tools"),
 }
 __all__ += ["train", *_API]
@@ -165,7 +166,7 @@ __all__ += ["train", *_API]
 _OTHER = {
     "example_to_dict": "tfrx.codec",
     "sequence_example_to_dict": "tfrx.codec",
-    "read_tfrecord": "tfrx.arrow",
+    "read_tfrecord": "tfrx.integrations.arrow",
     "view": "tfrx.viewer",
 }
 _SUBMODULES = frozenset(
@@ -182,6 +183,7 @@ _SUBMODULES = frozenset(
         "grain",
         "image",
         "index",
+        "integrations",
         "io",
         "jax",
         "keras",
@@ -190,7 +192,6 @@ _SUBMODULES = frozenset(
         "parsing",
         "proto",
         "ray",
-        "shm_ring",
         "testing",
         "text",
         "tf",
@@ -199,7 +200,6 @@ _SUBMODULES = frozenset(
         "torch",
         "train",
         "viewer",
-        "worker_pool",
     }
 )
 
@@ -232,7 +232,7 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
     from tfrx.data.random_access import RandomAccessDataset  # noqa: F401
     from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string  # noqa: F401
     from tfrx.dtypes import uint8, uint16, uint32, uint64  # noqa: F401
-    from tfrx.index import RecordIndex, build_index, count_records, load_index  # noqa: F401
+    from tfrx.io.index import RecordIndex, build_index, count_records, load_index  # noqa: F401
     from tfrx.io import (  # noqa: F401
         RecordBatch,
         RecordPosition,
@@ -263,5 +263,5 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
         parse_single_sequence_example,
     )
     from tfrx.tools import ShardedWriter, write_examples  # noqa: F401
-    from tfrx.arrow import read_tfrecord  # noqa: F401
+    from tfrx.integrations.arrow import read_tfrecord  # noqa: F401
     from tfrx.viewer import view  # noqa: F401

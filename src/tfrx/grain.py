@@ -1,33 +1,12 @@
-"""Grain adapter: a :class:`tfrx.RandomAccessDataset` as a Grain data source.
+"""``tfrx.grain``: an alias of :mod:`tfrx.integrations.grain`, kept so that ``import tfrx.grain`` goes on working.
 
-A ``RandomAccessDataset`` already satisfies Grain's ``RandomAccessDataSource``
-protocol (``__len__``, ``__getitem__``, and ``__getitems__`` for batched
-fetches), so ``grain.MapDataset.source(ds)`` and ``grain.python.DataLoader(
-data_source=ds, ...)`` take it directly; Grain then owns shuffling, sharding
-and checkpointing. This module only adds conveniences. Imported lazily
-(``import tfrx.grain``); needs ``grain``.
+The module object is the integration's own (``tfrx.grain is tfrx.integrations.grain``), so patching or
+pickling through either name is the same; the star import is for type checkers.
 """
 
-from __future__ import annotations
+import sys
 
-import grain
+from tfrx.integrations import grain as _module
+from tfrx.integrations.grain import *  # noqa: F403
 
-from tfrx.data.random_access import RandomAccessDataset
-from tfrx.options import renamed_arguments
-
-__all__ = ["data_source", "map_dataset"]
-
-
-@renamed_arguments(files="paths")
-def data_source(paths, **kwargs) -> RandomAccessDataset:
-    """A Grain ``RandomAccessDataSource`` over the records of ``paths`` (arguments of RandomAccessDataset)."""
-    return RandomAccessDataset(paths, **kwargs)
-
-
-def map_dataset(source, *, seed: int | None = None, **kwargs):
-    """``grain.MapDataset.source(...)`` over ``source`` (a RandomAccessDataset or paths), globally shuffled
-    with Grain's ``shuffle(seed)`` when ``seed`` is given."""
-    if not isinstance(source, RandomAccessDataset):
-        source = RandomAccessDataset(source, **kwargs)
-    ds = grain.MapDataset.source(source)
-    return ds if seed is None else ds.shuffle(seed=seed)
+sys.modules[__name__] = _module

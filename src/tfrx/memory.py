@@ -1,4 +1,4 @@
-"""glibc malloc settings for batches of large byte strings.
+"""glibc malloc settings for batches of large byte strings: opt-in in your process, on in tfrx's own.
 
 Parsing image records makes one Python ``bytes`` of ~100 KB per record, and
 readers and shuffles fill fresh buffers of megabytes per batch. glibc's
@@ -9,14 +9,21 @@ fault for every 4 KiB it writes. That cost four to six times the parse itself
 in ``benchmarks/parse.py``'s image workload (see docs/benchmarks.md).
 
 glibc raises both thresholds by itself (up to 32 MiB and 64 MiB) once a large
-mapped block is freed, but a process may never reach that state. When tfrx is
-imported it sets those settled values at once, on glibc only, unless:
+mapped block is freed, but a process may never reach that state. The
+allocator belongs to the process, so ``import tfrx`` leaves it alone. The
+settled values are set at once:
 
-* ``TFRX_MALLOC_TUNING=0`` (or ``off``/``false``/``no``) is set, or
-* the process already chose its own settings: ``MALLOC_MMAP_THRESHOLD_``,
-  ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or a ``glibc.malloc``
-  entry in ``GLIBC_TUNABLES`` is set, or another allocator is preloaded
-  (jemalloc, tcmalloc, mimalloc in ``LD_PRELOAD``).
+* in processes tfrx owns: the ``tfrx`` command and tfrx's own worker
+  processes (``to_torch(num_workers=k)``), through :func:`tune_owned_process`;
+* in yours when you ask: call :func:`tune_malloc`, or set
+  ``TFRX_MALLOC_TUNING=1`` before importing tfrx.
+
+Either way they are left alone where the process chose its own settings:
+``TFRX_MALLOC_TUNING=0`` (or ``off``/``false``/``no``),
+``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``
+or a ``glibc.malloc`` entry in ``GLIBC_TUNABLES``, or another allocator
+preloaded (jemalloc, tcmalloc, mimalloc in ``LD_PRELOAD``); and on C
+libraries other than glibc.
 
 The cost is memory: up to 64 MiB freed at the top of the heap stays mapped
 for reuse instead of being returned at once (``malloc_trim(0)`` returns it on
@@ -29,7 +36,7 @@ import os
 
 from tfrx import _native
 
-__all__ = ["tune_malloc", "malloc_tuned", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
+__all__ = ["tune_malloc", "malloc_tuned", "tune_owned_process", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
 
 #: glibc's own ceiling for its dynamic mmap threshold (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit).
 MMAP_THRESHOLD = 32 << 20
@@ -37,6 +44,7 @@ MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 64 << 20
 
 _OFF = {"0", "off", "false", "no"}
+_ON = {"1", "on", "true", "yes"}
 _OWN_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_")
 _OTHER_ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc")
 
@@ -46,8 +54,9 @@ _tuned = False
 def tune_malloc(mmap_threshold: int = MMAP_THRESHOLD, trim_threshold: int = TRIM_THRESHOLD) -> bool:
     """Sets glibc malloc's mmap and trim thresholds; returns whether they were set.
 
-    tfrx calls this once at import (see the module's documentation for when it
-    does not); call it yourself to choose other values. Returns ``False`` where
+    ``import tfrx`` does not call it: call it once in a process that reads
+    large records (see the module's documentation), with other values if you
+    like. Returns ``False`` where
     the C library is not glibc or refuses the values (above 1 GiB, or above
     what this glibc allows for the mmap threshold).
     """
@@ -79,6 +88,14 @@ def _chosen_elsewhere(environ: os._Environ | dict) -> str | None:
     return None
 
 
-def _tune_at_import() -> None:
+def tune_owned_process() -> bool:
+    """Sets the thresholds in a process tfrx owns (the CLI, its own workers) unless the process chose otherwise."""
     if _native.malloc_tunable() and _chosen_elsewhere(os.environ) is None:
-        tune_malloc()
+        return tune_malloc()
+    return False
+
+
+def _tune_if_asked() -> None:
+    """At import: only where ``TFRX_MALLOC_TUNING`` asks for it."""
+    if os.environ.get("TFRX_MALLOC_TUNING", "").strip().lower() in _ON:
+        tune_owned_process()

@@ -96,7 +96,7 @@ def share_cores_with(processes: int) -> None:
     """This process is one of ``processes`` that run the same work at once on the same cores.
 
     A PyTorch ``DataLoader`` forks ``num_workers`` processes that all run the
-    pipeline; ``tfrx.torch`` calls this in each worker so that ``k`` workers
+    pipeline; ``tfrx.integrations.torch`` calls this in each worker so that ``k`` workers
     together start about as many threads (``AUTOTUNE`` stages, prefetch, the
     parser's and image decoders' threads) as one process would.
     """

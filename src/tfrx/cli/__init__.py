@@ -71,6 +71,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the ``tfrx`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    if argv is None:  # the `tfrx` command: the process is tfrx's own (tfrx/memory.py)
+        from tfrx.memory import tune_owned_process
+
+        tune_owned_process()
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(only=next((a for a in argv if not a.startswith("-")), ""))
     try:

@@ -156,7 +156,7 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 def sources(args) -> list:
     """The inputs, with '-' as standard input, checked to exist."""
-    from tfrx.io.paths import expand_paths
+    from tfrx.io.data_files import expand_paths
 
     from tfrx.io.shardsets import check_shard_sets
 
@@ -224,15 +224,8 @@ def first_records(source, args, n: int, **kwargs) -> list[bytes]:
     return out
 
 
-def describe_other(records: list[bytes]) -> str:
-    """A guess at what non-Example payloads are, for messages."""
-    from tfrx.tools.sniff import describe
-
-    return describe(records)
-
-
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
-    from tfrx.tools.sniff import payload_kind
+    from tfrx.codec.sniff import payload_kind
 
     # CRCs checked: a damaged record is reported as damage (per --on-error), not judged as a payload
     records = first_records(source, args, sample)
@@ -240,9 +233,11 @@ def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
 
 
 def not_examples_message(source, records) -> str:
+    from tfrx.codec.sniff import describe
+
     return (
         f"{name_of(source)}: the records are not tf.train.Example or SequenceExample protos "
-        f"(they look like {describe_other(records)}); 'tfrx inspect --raw' shows their bytes"
+        f"(they look like {describe(records)}); 'tfrx inspect --raw' shows their bytes"
     )
 
 

@@ -29,7 +29,7 @@ def count_source(source, args) -> int:
 
 
 def run(args) -> int:
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
 
     from tfrx.errors import CorruptRecordError
 

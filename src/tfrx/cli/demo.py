@@ -1,10 +1,10 @@
-"""tfrx demo: delegates to tfrx.demo."""
+"""tfrx demo: delegates to tfrx.tools.demo."""
 
 from __future__ import annotations
 
-import tfrx.demo as demo
+import tfrx.tools.demo as demo
 
-DESCRIPTION = "Run the tfrx demo (see tfrx.demo)."
+DESCRIPTION = "Run the tfrx demo (see tfrx.tools.demo)."
 
 
 def add_arguments(p) -> None:

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from tfrx.cli._common import CliError, add_input, describe_other, name_of, reader, sources
+from tfrx.cli._common import CliError, add_input, name_of, reader, sources
 from tfrx.tools.convert.jsonl import json_value
 
 DESCRIPTION = """Print the first records of TFRecord files.
@@ -84,7 +84,7 @@ def _raw_line(i: int, rec: bytes, args) -> str:
 
 def _show_events(name: str, items: list, args, out) -> bool:
     """TensorBoard event records as readable lines (or JSON); False when the records are not events."""
-    from tfrx.events import Event, Events, decode_event, is_event_file
+    from tfrx.codec.events import Event, Events, decode_event, is_event_file
 
     try:
         first = Event.FromString(items[0][1]) if items else None
@@ -124,7 +124,7 @@ def _show_events(name: str, items: list, args, out) -> bool:
         else:
             lines.append(f"record {i}: step {e.step}  wall_time {e.wall_time:.3f}  " + "; ".join(parts))
     if not args.json:
-        out.write(f"# {name}: TensorBoard event file (tfrx.events.read decodes it whole)\n")
+        out.write(f"# {name}: TensorBoard event file (tfrx.codec.events.read decodes it whole)\n")
     out.write("\n".join(lines) + ("\n" if lines else ""))
     return True
 
@@ -132,7 +132,7 @@ def _show_events(name: str, items: list, args, out) -> bool:
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.tools.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind
+    from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, describe, payload_kind
 
     out = sys.stdout
     srcs = sources(args)
@@ -150,7 +150,7 @@ def run(args) -> int:
         if kind == OTHER and not args.raw:
             print(
                 f"tfrx inspect: note: records of {name} are not tf.train.Example or SequenceExample "
-                f"(they look like {describe_other([r for _, r in items])}); showing raw bytes",
+                f"(they look like {describe([r for _, r in items])}); showing raw bytes",
                 file=sys.stderr,
             )
             if args.json:

@@ -22,24 +22,10 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (tfrx.features_from_json reads it back)")
 
 
-def python_code(spec) -> str:
-    def block(name, features):
-        lines = [f"{name} = {{"]
-        for k, v in features.items():
-            lines.append(f"    {k!r}: {v!r},")
-        lines.append("}")
-        return "\n".join(lines)
-
-    if isinstance(spec, tuple):
-        return (
-            "import tfrx\n\n" + block("context_features", spec[0]) + "\n" + block("sequence_features", spec[1]) + "\n"
-        )
-    return "import tfrx\n\n" + block("features", spec) + "\n"
-
-
 def run(args) -> int:
     from tfrx.parsing import features_to_json, infer_features
-    from tfrx.tools.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
+    from tfrx.parsing.specs import features_to_python
+    from tfrx.codec.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
 
     records = []
     kinds = set()
@@ -57,5 +43,5 @@ def run(args) -> int:
         spec = {}
     else:
         spec = infer_features(records, kind="sequence" if SEQUENCE_EXAMPLE in kinds else "example")
-    print(features_to_json(spec, indent=2) if args.json else python_code(spec), end="\n" if args.json else "")
+    print(features_to_json(spec, indent=2) if args.json else features_to_python(spec), end="\n" if args.json else "")
     return 0

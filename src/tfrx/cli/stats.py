@@ -45,8 +45,8 @@ def _short(label: str) -> str:
 
 
 def run(args) -> int:
-    from tfrx.tools.progress import progress_bar
-    from tfrx.tools.sniff import OTHER, SEQUENCE_EXAMPLE
+    from tfrx._progress import progress_bar
+    from tfrx.codec.sniff import OTHER, SEQUENCE_EXAMPLE
     from tfrx.tools.stats import DatasetStats, compute_stats
 
     srcs = sources(args)

@@ -80,7 +80,7 @@ def _header(b) -> str:
 def _label_lines(b) -> list[str]:
     out = []
     for name, lab in _labels(b.info.features):
-        if lab.names:
+        if lab.names_given:
             shown = ", ".join(f"{i}={n}" for i, n in enumerate(lab.names[:20]))
             more = f", ... ({len(lab.names)} in all)" if len(lab.names) > 20 else ""
             out.append(f"  labels of {name!r}: {shown}{more}")
@@ -97,7 +97,7 @@ def _summary(v, label=None) -> str:
     a = np.asarray(v)
     if a.ndim == 0:
         s = repr(a.item())
-        if label is not None and label.names and 0 <= int(a) < len(label.names):
+        if label is not None and label.names_given and 0 <= int(a) < len(label.names):
             s += f" ({label.names[int(a)]})"
         return s
     if a.size <= 8:
@@ -183,7 +183,7 @@ def _schema(b, args) -> int:
         splits = {
             k: {"num_examples": v.num_examples, "shard_lengths": v.shard_lengths} for k, v in b.info.splits.items()
         }
-        labels = {k: lab.names for k, lab in _labels(b.info.features) if lab.names}
+        labels = {k: lab.names for k, lab in _labels(b.info.features) if lab.names_given}
         print(
             json.dumps(
                 {

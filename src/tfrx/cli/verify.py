@@ -23,7 +23,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
     from tfrx.tools.verify import verify_files
 
     srcs = sources(args)

@@ -9,23 +9,23 @@ __all__: list[str] = []
 
 @transformation
 def to_torch(self: Dataset, **kwargs):
-    """A ``torch.utils.data.IterableDataset`` over this pipeline (see :class:`tfrx.torch.TorchIterableDataset`)."""
-    from tfrx.torch import TorchIterableDataset
+    """A ``torch.utils.data.IterableDataset`` over this pipeline (see :class:`tfrx.integrations.torch.TorchIterableDataset`)."""
+    from tfrx.integrations.torch import TorchIterableDataset
 
     return TorchIterableDataset(self, **kwargs)
 
 
 @transformation
 def to_jax(self: Dataset, **kwargs):
-    """An iterator of batches placed on JAX devices (see :func:`tfrx.jax.device_put_iterator`)."""
-    from tfrx.jax import device_put_iterator
+    """An iterator of batches placed on JAX devices (see :func:`tfrx.integrations.jax.device_put_iterator`)."""
+    from tfrx.integrations.jax import device_put_iterator
 
     return device_put_iterator(self, **kwargs)
 
 
 @transformation
 def to_keras(self: Dataset, **kwargs):
-    """An object ``keras.Model.fit`` accepts with any backend (see :func:`tfrx.keras.as_keras`)."""
-    from tfrx.keras import as_keras
+    """An object ``keras.Model.fit`` accepts with any backend (see :func:`tfrx.integrations.keras.as_keras`)."""
+    from tfrx.integrations.keras import as_keras
 
     return as_keras(self, **kwargs)

@@ -263,6 +263,27 @@ class Dataset:
         has a cheaper one than a generic prefetch (a parallel ``interleave`` asks)."""
         return None
 
+    def _for_handoff(self, outputs_from: Any) -> tuple[Dataset, bool]:
+        """This pipeline as a worker process runs it to hand its batches over through shared memory.
+
+        Returns ``(pipeline, bytes_as_views)``. A stage that can do better
+        than its default says so by overriding this: ``parse`` gives its bytes
+        features as ``BytesArray`` views and writes its numeric outputs into
+        the memory ``outputs_from()`` hands out (a slot of the worker's ring);
+        ``prefetch`` steps aside (the loader prefetches). The default: the
+        pipeline as it is, with ``bytes`` objects.
+        """
+        return self, False
+
+    @classmethod
+    def _interleaved_record_batches(
+        cls, files: Dataset, cycle_length: int, block_length: int, batch_size: int, drop_remainder: bool
+    ) -> Dataset | None:
+        """For ``files.interleave(cls, cycle_length, block_length).batch(batch_size)``: the batch-native
+        form of that pipeline when ``cls``, used as ``interleave``'s ``map_func``, reads records from each
+        file name (``TFRecordDataset``), else ``None``."""
+        return None
+
     # ------------------------------------------------------------------ the batch-native plane
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
         """The batch-native form of ``self.batch(batch_size, drop_remainder)``, or ``None``.

@@ -37,10 +37,8 @@ from tfrx.data.dataset import (
 )
 from tfrx.data.interleave_plan import InterleavePlanner, input_at
 from tfrx.data.map import call_with_element
-from tfrx.data.parallel_reads import InterleavedRecordBatchDataset
 from tfrx.data.prefetch import PrefetchIterator
 from tfrx.data.provenance import annotate
-from tfrx.data.tfrecord import TFRecordDataset, reader_options
 
 __all__ = ["InterleaveDataset"]
 
@@ -191,18 +189,21 @@ class InterleaveDataset(Dataset):
         return 0 if self._inputs[0].cardinality() == 0 else UNKNOWN_CARDINALITY
 
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
-        # ``files.interleave(TFRecordDataset, ...)``: the files' records, read batch-native in the same order.
-        if self._map_func is not TFRecordDataset or self._parallel and self._deterministic is False:
+        # ``files.interleave(TFRecordDataset, ...)``: the files' records, read batch-native in the same order,
+        # when the map_func is a dataset class that can do that (Dataset._interleaved_record_batches).
+        fn = self._map_func
+        if self._parallel and self._deterministic is False or not (isinstance(fn, type) and issubclass(fn, Dataset)):
             return None
-        return InterleavedRecordBatchDataset(
-            self._inputs[0], reader_options(), self._cycle_length, self._block_length, batch_size, drop_remainder
+        return fn._interleaved_record_batches(
+            self._inputs[0], self._cycle_length, self._block_length, batch_size, drop_remainder
         )
 
     def _why_not_record_batches(self) -> str:
-        if self._map_func is not TFRecordDataset:
-            return "interleave's map_func is not TFRecordDataset itself (files.interleave(TFRecordDataset, ...) is batch-native)"
+        if self._parallel and self._deterministic is False:
+            return "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
         return (
-            "interleave(deterministic=False) takes whichever file is ready first; the batch-native form keeps the order"
+            "interleave's map_func does not read records from each file name "
+            "(files.interleave(TFRecordDataset, ...) is batch-native)"
         )
 
     def _describe(self) -> str:

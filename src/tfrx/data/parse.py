@@ -114,6 +114,16 @@ class ParseDataset(MapDataset):
             fn, threads = _Parse(spec, 1 if n > 1 else None), num_parallel_calls
         super().__init__(native if native is not None else batches, fn, threads, deterministic)
 
+    def _for_handoff(self, outputs_from: Any) -> tuple[Dataset, bool]:
+        # No stage of the user's follows (prefetch steps aside), so nobody sees the difference: bytes
+        # features as BytesArray views (the main process makes each bytes object once, from the slot)
+        # and numeric outputs written into the worker's ring slots.
+        views = self._with_bytes_views()
+        into_slots = (views if views is not None else self)._with_outputs_from(outputs_from)
+        if into_slots is None:
+            return self, False
+        return into_slots, views is not None
+
     def _with_bytes_views(self) -> ParseDataset | None:
         """This parse with its bytes features as ``BytesArray`` (``bytes_as="views"``), or None when its
         parser is not a plain ``ExampleParser`` that makes ``bytes`` objects.

@@ -311,6 +311,11 @@ class PrefetchDataset(Dataset):
     def cardinality(self) -> int:
         return self._inputs[0].cardinality()
 
+    def _for_handoff(self, outputs_from: object) -> tuple[Dataset, bool]:
+        # A prefetch thread in a worker only adds a hand-over per batch (about 10% more CPU time a
+        # Criteo-like batch on 2 cores, no faster): the loader's own prefetching keeps batches ready.
+        return self._inputs[0]._for_handoff(outputs_from)
+
     def _describe(self) -> str:
         return f"prefetch({self._size})"
 

@@ -30,11 +30,12 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import GatherStatus
 from tfrx.errors import CorruptRecordError
-from tfrx.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
+from tfrx.io.index import IndexFileError, RecordIndex, _compressed_error, load_indexes
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
-from tfrx.io.paths import expand_paths, is_url
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url
 from tfrx.options import renamed_arguments
 
 __all__ = ["RandomAccessDataset"]

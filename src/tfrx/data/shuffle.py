@@ -39,7 +39,7 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import DrawStatus
 from tfrx.data.batch import BatchDataset, batch_cardinality
-from tfrx.data.buffers import RecycledBuffers
+from tfrx.io.buffers import RecycledBuffers
 from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.shard import ShardDataset

@@ -13,7 +13,7 @@ from tfrx.data.dataset import Dataset, DatasetIterator, IterContext, transformat
 from tfrx.data.seeds import fresh_seed, rng_for
 from tfrx.data.structure import leading_dim, map_structure, slice_structure, to_numpy
 from tfrx.data.tensor_spec import TensorSpec, as_numpy_dtype
-from tfrx.io.paths import expand_paths
+from tfrx.io.data_files import expand_paths
 
 __all__ = [
     "as_tensor",

@@ -32,7 +32,12 @@ from tfrx.data.dataset import (
     resolve_parallelism,
 )
 from tfrx.data.files import FilesIterator, as_path
-from tfrx.data.parallel_reads import InterleavedBatchIterator, interleaved_records, read_ahead
+from tfrx.data.parallel_reads import (
+    InterleavedBatchIterator,
+    InterleavedRecordBatchDataset,
+    interleaved_records,
+    read_ahead,
+)
 from tfrx.data.rebatch import record_rebatcher
 from tfrx.data.shard import ShardDataset
 from tfrx.data.sources import ListFilesDataset, expand_file_pattern
@@ -154,6 +159,15 @@ class TFRecordDataset(Dataset):
             )
             self._files = ListFilesDataset(names, shuffle=False, seed=0)
         self._parallel_reads = resolve_parallelism(num_parallel_reads, name="num_parallel_reads")
+
+    @classmethod
+    def _interleaved_record_batches(
+        cls, files: Dataset, cycle_length: int, block_length: int, batch_size: int, drop_remainder: bool
+    ) -> Dataset | None:
+        # files.interleave(TFRecordDataset, ...) reads each file name's records with the default options.
+        return InterleavedRecordBatchDataset(
+            files, reader_options(), cycle_length, block_length, batch_size, drop_remainder
+        )
 
     @property
     def files(self) -> Dataset:

@@ -11,7 +11,9 @@
   upsampling TensorFlow uses by default, so on the same libjpeg-turbo build the
   output is bit-identical; Pillow is the fallback when simplejpeg is missing
   (max abs difference 4 with the default ``dct_method``, since Pillow always
-  uses the accurate integer DCT).
+  uses the accurate integer DCT). CMYK and YCCK JPEGs are converted to RGB by
+  TensorFlow's integer rule from libjpeg's CMYK samples (Adobe-marked files store
+  them inverted), bit-exact with TensorFlow when libjpeg-turbo or simplejpeg is present.
 * ``resize_with_crop_or_pad``, ``central_crop``, ``crop_to_bounding_box``,
   ``pad_to_bounding_box`` and the flips equal ``tf.image``'s exactly;
   ``random_crop``/``random_flip_*`` draw from NumPy (same distributions,

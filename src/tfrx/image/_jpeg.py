@@ -40,22 +40,87 @@ def _decode_jpeg_one(
             "strict": not try_recover_truncated,
         }
         try:
-            if channels and ratio == 1:  # no need for the header: decode straight away
-                try:
-                    out = sj.decode_jpeg(data, colorspace="GRAY" if channels == 1 else "RGB", **options)
-                    return out if out.ndim == 3 else out[..., None]
-                except ValueError:
-                    pass  # CMYK/YCCK or corrupt: the header below tells which
+            # The header first: TurboJPEG would convert CMYK to RGB by a rule other than TensorFlow's.
             height, width, colorspace, _ = sj.decode_jpeg_header(data)
-            if colorspace not in ("CMYK", "YCCK"):
-                gray = channels == 1 or (channels == 0 and colorspace == "Gray")
-                if ratio > 1:
-                    options.update(min_height=-(-height // ratio), min_width=-(-width // ratio), min_factor=ratio)
-                out = sj.decode_jpeg(data, colorspace="GRAY" if gray else "RGB", **options)
-                return out if out.ndim == 3 else out[..., None]
+            if ratio > 1:
+                options.update(min_height=-(-height // ratio), min_width=-(-width // ratio), min_factor=ratio)
+            if colorspace in ("CMYK", "YCCK"):
+                return _decode_cmyk(data, channels, ratio, fancy_upscaling, try_recover_truncated, fast_dct, options)
+            gray = channels == 1 or (channels == 0 and colorspace == "Gray")
+            out = sj.decode_jpeg(data, colorspace="GRAY" if gray else "RGB", **options)
+            return out if out.ndim == 3 else out[..., None]
         except ValueError as e:
             raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
     return _decode_jpeg_pillow(data, channels, ratio, try_recover_truncated)
+
+
+def _decode_cmyk(
+    data: Any,
+    channels: int,
+    ratio: int,
+    fancy_upscaling: bool,
+    try_recover_truncated: bool,
+    fast_dct: bool,
+    options: dict[str, Any],
+) -> np.ndarray:
+    """A CMYK / YCCK JPEG as TensorFlow's decode_jpeg gives it: libjpeg's CMYK samples, then TensorFlow's RGB rule."""
+    if channels == 1:
+        # TensorFlow asks libjpeg for grayscale output, which libjpeg cannot make from CMYK.
+        raise DecodeError(
+            f"invalid JPEG ({len(data)} bytes): a CMYK/YCCK JPEG cannot be decoded to 1 channel "
+            "(libjpeg: unsupported color conversion request; TensorFlow fails too); decode it with channels=3"
+        )
+    if partial_jpeg_backend() is not None:  # libjpeg-turbo itself, converted by TensorFlow's steps natively
+        return decode_window(
+            data,
+            None,
+            channels=3,
+            scale=(1, ratio),
+            fancy_upscaling=fancy_upscaling,
+            fast_dct=fast_dct,
+            try_recover_truncated=try_recover_truncated,
+            what="decode_jpeg",
+        )
+    sj = _optional("simplejpeg")
+    cmyk = np.asarray(sj.decode_jpeg(data, colorspace="CMYK", **options))
+    return cmyk_to_rgb(cmyk, adobe=saw_adobe_marker(data))
+
+
+def cmyk_to_rgb(cmyk: np.ndarray, *, adobe: bool) -> np.ndarray:
+    """TensorFlow's CMYK -> RGB (``jpeg_mem.cc``): integer products truncated by 255.
+
+    libjpeg returns the samples as stored; files with an Adobe APP14 marker
+    store inverted CMYK, so their channel is ``k * c / 255``, others
+    ``(255 - k) * (255 - c) / 255``.
+    """
+    c = cmyk[..., :3].astype(np.int32)
+    k = cmyk[..., 3:4].astype(np.int32)
+    rgb = (k * c) // 255 if adobe else ((255 - k) * (255 - c)) // 255
+    return rgb.astype(np.uint8)
+
+
+def saw_adobe_marker(data: Any) -> bool:
+    """Whether libjpeg would see an Adobe APP14 marker (``saw_Adobe_marker``) before the first scan.
+
+    libjpeg takes an APP14 segment as Adobe's when it holds at least 12 data
+    bytes starting with ``Adobe``.
+    """
+    buf = bytes(data)
+    i = 2
+    while i + 4 <= len(buf):
+        if buf[i] != 0xFF:
+            return False
+        marker = buf[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0xDA, 0xD9):  # start of scan / end of image: markers after it are not read as APP14
+            return False
+        length = int.from_bytes(buf[i + 2 : i + 4], "big")
+        if marker == 0xEE and length - 2 >= 12 and buf[i + 4 : i + 9] == b"Adobe":
+            return True
+        i += 2 + length
+    return False
 
 
 def _decode_jpeg_pillow(data: bytes | memoryview, channels: int, ratio: int, try_recover_truncated: bool) -> np.ndarray:
@@ -73,8 +138,17 @@ def _decode_jpeg_pillow(data: bytes | memoryview, channels: int, ratio: int, try
             finally:
                 if try_recover_truncated:
                     ImageFile.LOAD_TRUNCATED_IMAGES = previous
+            if im.mode == "CMYK":
+                if channels == 1:
+                    raise DecodeError("a CMYK/YCCK JPEG cannot be decoded to 1 channel (TensorFlow fails too)")
+                # Pillow inverts the samples of Adobe files; TensorFlow's rule wants them as stored.
+                adobe = saw_adobe_marker(data)
+                raw = np.asarray(im)
+                return cmyk_to_rgb(255 - raw if adobe else raw, adobe=adobe)
             mode = "L" if channels == 1 or (channels == 0 and im.mode == "L") else "RGB"
             arr = np.asarray(im.convert(mode) if im.mode != mode else im)
+    except DecodeError:
+        raise
     except Exception as e:
         raise DecodeError(f"invalid JPEG ({len(data)} bytes): {e}") from None
     return arr[..., None] if arr.ndim == 2 else arr

@@ -7,13 +7,19 @@ implementations in ``tfrx.parsing``, ``tfrx.codec`` and ``tfrx.image``,
 imported on first use (the image ones need ``tfrx[image]``).
 """
 
-from tfrx._lazy import lazy_names
+from tfrx._lazy import TYPE_CHECKING, lazy_names
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
 from tfrx.io.options import TFRecordOptions
-from tfrx.io.paths import expand_paths, open_input, open_output
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import open_input, open_output
 from tfrx.io.reader import CorruptRecordWarning, DamagedRegion, ReaderStats, RecordPosition, RecordReader, read_records
 from tfrx.io.writer import TFRecordWriter, write_records
+
+if TYPE_CHECKING:
+    from tfrx.io.commit import shard_name  # noqa: F401
+    from tfrx.io.ranges import RecordRange, plan_ranges, read_range  # noqa: F401
+    from tfrx.io.sharded import ShardedWriter, read_manifest  # noqa: F401
 
 __all__ = [
     "RecordBatch",
@@ -31,7 +37,20 @@ __all__ = [
     "expand_paths",
     "open_input",
     "open_output",
+    "ShardedWriter",
+    "shard_name",
+    "read_manifest",
+    "RecordRange",
+    "plan_ranges",
+    "read_range",
 ]
+
+# The writer stack and the range planner, imported on first use.
+_WRITING_AND_RANGES = {
+    **dict.fromkeys(["ShardedWriter", "read_manifest"], "tfrx.io.sharded"),
+    "shard_name": "tfrx.io.commit",
+    **dict.fromkeys(["RecordRange", "plan_ranges", "read_range"], "tfrx.io.ranges"),
+}
 
 # tf.io names implemented elsewhere in tfrx: name -> module, imported on first
 # use (tfrx.parsing imports tfrx.io, and tfrx.image needs optional packages).
@@ -64,4 +83,4 @@ _TF_NAMES = {
 }
 
 
-__getattr__, __dir__ = lazy_names("tfrx.io", globals(), _TF_NAMES, frozenset({"gfile"}))
+__getattr__, __dir__ = lazy_names("tfrx.io", globals(), {**_WRITING_AND_RANGES, **_TF_NAMES}, frozenset({"gfile"}))

@@ -18,6 +18,7 @@ import glob
 import io
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Source",
     "RemotePath",
-    "expand_paths",
+    "expand_globs",
+    "Expanded",
     "open_input",
     "open_output",
     "is_url",
@@ -96,32 +98,25 @@ def _has_glob(path: str) -> bool:
     return any(c in path for c in _GLOB_CHARS)
 
 
-def expand_paths(
-    paths: Source | Iterable[Source],
-    *,
-    must_exist: bool = True,
-    storage_options: dict | None = None,
-    require_all_shards: bool = True,
-) -> list[Source]:
-    """Turns ``paths`` into a flat list of file paths (``str``) and file objects.
+@dataclass(frozen=True)
+class Expanded:
+    """One item of a paths argument: the sources it stands for, and the glob that matched them (or None)."""
+
+    sources: list[Source]
+    pattern: str | None = None
+
+
+def expand_globs(
+    paths: Source | Iterable[Source], *, must_exist: bool = True, storage_options: dict | None = None
+) -> list[Expanded]:
+    """Each item of ``paths`` (a path, URL, glob, open file, or a list of them) with what it stands for.
 
     Globs are expanded and sorted; a glob that matches nothing raises
     ``FileNotFoundError``, as does a missing plain path when ``must_exist``.
-    Order is otherwise preserved. URLs come back as :class:`RemotePath`
-    carrying ``storage_options`` (or the options they already carried).
-
-    Files tfrx keeps beside data (``.tfrx/`` and its contents, indexes and
-    manifests of earlier versions, hidden ``.part`` files) are dropped from
-    glob matches; a tfrx index, manifest or journal named explicitly raises
-    :class:`tfrx.SidecarFileError` saying what it is. What globs match must
-    make up whole ``-NNNNN-of-MMMMM`` shard sets, and no file given may
-    belong to a commit that was interrupted (:mod:`tfrx.io.shardsets`), else
-    :class:`tfrx.IncompleteShardSetError`; ``require_all_shards=False``
-    turns that check off.
+    URLs come back as :class:`RemotePath` carrying ``storage_options`` (or
+    the options they already carried). No rule about which files make a
+    dataset applies here: :func:`tfrx.io.expand_paths` adds those.
     """
-    from tfrx.io.shardsets import check_shard_sets
-    from tfrx.io.sidecars import check_not_sidecar, sidecar_kind
-
     if isinstance(paths, (str, os.PathLike)) or _is_file_object(paths):
         items: Iterable[Source] = [paths]
     else:
@@ -131,11 +126,10 @@ def expand_paths(
             raise TypeError(
                 f"expected a path, a list of paths or an open binary file, got {type(paths).__name__}"
             ) from None
-    out: list[Source] = []
-    globbed: list[str] = []
+    out: list[Expanded] = []
     for item in items:
         if _is_file_object(item):
-            out.append(item)
+            out.append(Expanded([item]))
             continue
         if not isinstance(item, (str, os.PathLike)):
             raise TypeError(f"expected a path or an open binary file, got {type(item).__name__}")
@@ -145,40 +139,21 @@ def expand_paths(
         if is_url(path):
             opts = storage_options if storage_options is not None else getattr(item, "storage_options", None)
             if _has_glob(path):
-                urls = _data_only(_expand_url(path, opts), path, sidecar_kind)
-                globbed.extend(urls)
+                out.append(Expanded([with_options(u, opts) for u in _expand_url(path, opts)], path))
             else:
-                check_not_sidecar(path)
-                urls = [path]
-            out.extend(with_options(u, opts) for u in urls)
+                out.append(Expanded([with_options(path, opts)]))
             continue
         path = _strip_file_scheme(path)
         if _has_glob(path) and not os.path.exists(path):
             matches = sorted(glob.glob(path))
             if not matches:
                 raise FileNotFoundError(f"no files match {path!r}")
-            matches = _data_only(matches, path, sidecar_kind)
-            globbed.extend(matches)
-            out.extend(matches)
+            out.append(Expanded(list(matches), path))
         else:
-            check_not_sidecar(path)
             if must_exist and not os.path.exists(path):
                 raise FileNotFoundError(f"no such file: {path!r}")
-            out.append(path)
-    if require_all_shards and must_exist and (globbed or len(out) > 1):
-        check_shard_sets(out, matched=globbed)
+            out.append(Expanded([path]))
     return out
-
-
-def _data_only(matches: list[str], pattern: str, sidecar_kind) -> list[str]:
-    """Glob matches without the files tfrx keeps beside data; raises when nothing else matched."""
-    data = [m for m in matches if sidecar_kind(m) is None]
-    if not data:
-        raise FileNotFoundError(
-            f"no data files match {pattern!r}: it matches only files tfrx keeps beside data "
-            f"(indexes, manifests, uncommitted shards), e.g. {matches[0]!r}"
-        )
-    return data
 
 
 def _fsspec():

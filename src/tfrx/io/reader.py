@@ -19,7 +19,8 @@ from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import detect_compression
 from tfrx.io.damage import DamagedRegion
 from tfrx.io.framing import HEADER_BYTES
-from tfrx.io.paths import Source, expand_paths, is_url, url_to_fs
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import Source, is_url, url_to_fs
 from tfrx.io.positions import ReaderStats, RecordPosition
 from tfrx.io.readahead import DEFAULT_READAHEAD, RemoteBlocks
 from tfrx.io.scanner import FileScanner

@@ -10,7 +10,7 @@ record is read:
   one name may not come with two counts (a set rewritten with another
   number of shards beside the old one);
 * a commit journal (``.tfrx/<prefix>.commit.json``, see
-  :mod:`tfrx.tools.commit`) that lists one of the files given means a
+  :mod:`tfrx.io.commit`) that lists one of the files given means a
   :class:`tfrx.ShardedWriter` was committing that set and did not finish;
   every shard it lists must exist.
 

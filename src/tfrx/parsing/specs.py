@@ -409,6 +409,27 @@ def spec_from_dict(d: Mapping) -> Any:
     raise SpecError(f"unknown feature spec type {kind!r}")
 
 
+def features_to_python(features: Any) -> str:
+    """Python code that builds ``features`` (a spec, or a ``(context, sequence)`` pair), for pasting into a script."""
+
+    def block(name, spec):
+        lines = [f"{name} = {{"]
+        for k, v in spec.items():
+            lines.append(f"    {k!r}: {v!r},")
+        lines.append("}")
+        return "\n".join(lines)
+
+    if isinstance(features, tuple):
+        return (
+            "import tfrx\n\n"
+            + block("context_features", features[0])
+            + "\n"
+            + block("sequence_features", features[1])
+            + "\n"
+        )
+    return "import tfrx\n\n" + block("features", features) + "\n"
+
+
 def features_to_json(features: Any, **json_kwargs: Any) -> str:
     """A features dict (or a ``(context, sequence)`` pair) as a JSON string."""
     if isinstance(features, tuple) and len(features) == 2 and not isinstance(features, SPEC_TYPES):

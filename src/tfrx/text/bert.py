@@ -82,7 +82,7 @@ class _RoundRobinFiles:
 
 class _Sharded:
     def __init__(self, prefix: str, num_shards: int, compression, naming, storage_options) -> None:
-        from tfrx.tools.sharded import ShardedWriter
+        from tfrx.io.sharded import ShardedWriter
 
         self._w = ShardedWriter(
             prefix, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
@@ -235,7 +235,7 @@ def _create_exact(
     from tfrx.text.exact import create_instances
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
 
     t0 = time.perf_counter()
     tokenizer = FullTokenizer(vocab, do_lower_case=options.do_lower_case)
@@ -363,7 +363,8 @@ def read(
     ``shuffle_buffer`` shuffles records (seeded) before batching; feed the
     dataset to PyTorch with ``.to_torch()``, to JAX/Keras as NumPy.
     """
-    import tfrx
+    from tfrx.data import Dataset, TFRecordDataset
+    from tfrx.parsing import parse_single_example
 
     meta = _find_metadata(paths, metadata, storage_options)
     opts = (meta or {}).get("options", {})
@@ -377,7 +378,7 @@ def read(
         mlm_only=pick(mlm_only, "mlm_only", False),
         disable_masking=pick(disable_masking, "disable_masking", False),
     )
-    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(
+    ds: Dataset = TFRecordDataset(
         paths, compression=compression, num_parallel_reads=num_parallel_reads, storage_options=storage_options
     )
     if repeat:
@@ -385,7 +386,7 @@ def read(
     if shuffle_buffer:
         ds = ds.shuffle(shuffle_buffer, seed=seed)
     if batch_size is None:
-        return ds.map(lambda r: tfrx.parse_single_example(r, spec))
+        return ds.map(lambda r: parse_single_example(r, spec))
     return ds.batch(batch_size, drop_remainder=drop_remainder).parse(spec).prefetch(2)
 
 

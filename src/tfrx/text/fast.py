@@ -545,7 +545,7 @@ def create_fast(
     from tfrx.text.bert import BertDataResult, open_output, write_metadata
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
-    from tfrx.tools.progress import progress_bar
+    from tfrx._progress import progress_bar
 
     num_workers = resolve_parallelism(num_parallel_calls)
     if not isinstance(chunk_documents, int) or chunk_documents < 1:

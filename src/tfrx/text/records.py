@@ -25,20 +25,21 @@ def feature_spec(
     ``next_sentence_labels``; ``disable_masking`` drops the ``masked_lm_*``
     features.
     """
-    import tfrx
+    from tfrx.dtypes import float32, int64
+    from tfrx.parsing import FixedLenFeature
 
     spec = {
-        "input_ids": tfrx.FixedLenFeature([max_seq_length], tfrx.int64),
-        "input_mask": tfrx.FixedLenFeature([max_seq_length], tfrx.int64),
+        "input_ids": FixedLenFeature([max_seq_length], int64),
+        "input_mask": FixedLenFeature([max_seq_length], int64),
     }
     if not mlm_only:
-        spec["segment_ids"] = tfrx.FixedLenFeature([max_seq_length], tfrx.int64)
+        spec["segment_ids"] = FixedLenFeature([max_seq_length], int64)
     if not disable_masking:
-        spec["masked_lm_positions"] = tfrx.FixedLenFeature([max_predictions_per_seq], tfrx.int64)
-        spec["masked_lm_ids"] = tfrx.FixedLenFeature([max_predictions_per_seq], tfrx.int64)
-        spec["masked_lm_weights"] = tfrx.FixedLenFeature([max_predictions_per_seq], tfrx.float32)
+        spec["masked_lm_positions"] = FixedLenFeature([max_predictions_per_seq], int64)
+        spec["masked_lm_ids"] = FixedLenFeature([max_predictions_per_seq], int64)
+        spec["masked_lm_weights"] = FixedLenFeature([max_predictions_per_seq], float32)
     if not mlm_only:
-        spec["next_sentence_labels"] = tfrx.FixedLenFeature([1], tfrx.int64)
+        spec["next_sentence_labels"] = FixedLenFeature([1], int64)
     return spec
 
 

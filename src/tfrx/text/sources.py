@@ -42,7 +42,7 @@ def read_bytes(path: str, *, storage_options: dict | None = None) -> bytes:
 
 def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
     """Paths, globs (sorted) and URLs to a flat list; a comma inside one string separates several, as in the reference."""
-    from tfrx.io.paths import expand_paths
+    from tfrx.io.data_files import expand_paths
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]

@@ -69,6 +69,11 @@ class DatasetInfo:
     raw: dict = dataclasses.field(repr=False, default_factory=dict)
 
     @property
+    def disable_shuffling(self) -> bool:
+        """``disable_shuffling`` of the builder: TFDS then reads shards one after another by default."""
+        return bool(self.raw.get("disableShuffling", False))
+
+    @property
     def full_name(self) -> str:
         parts = [self.name] + ([self.config_name] if self.config_name else []) + [self.version]
         return "/".join(parts)
@@ -167,7 +172,7 @@ def read_info(data_dir: str, *, open_file, index_cache_dir: str | None = None) -
         ]
         if num_shards and not lengths:
             # TFDS 1.x wrote only numShards: count the records (through cached tfrx indexes).
-            from tfrx.index import load_index
+            from tfrx.io.index import load_index
 
             lengths = [len(load_index(f, cache_dir=index_cache_dir)) for f in files]
         splits[s["name"]] = SplitInfo(s["name"], lengths, int(s.get("numBytes", 0)), files)

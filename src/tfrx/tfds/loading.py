@@ -76,6 +76,8 @@ class DataSource:
         unknown: str = "raise",
         as_supervised: bool = False,
         cache_dir: str | None = None,
+        interleave_cycle_length: int | None = 1,
+        interleave_block_length: int = splits_lib.DEFAULT_BLOCK_LENGTH,
     ) -> None:
         info = builder.info
         self.split = split
@@ -99,15 +101,22 @@ class DataSource:
         self._readers: dict = {}
         self._cache_dir = cache_dir
         self._storage_options = builder.storage_options
-        parts_r, parts_p = [], []
+        parts_r, parts_p, takes = [], [], []
         for name, start, stop in ranges:
             si = info.splits[name]
             first = dict(zip(si.filenames, np.cumsum([0] + list(si.shard_lengths[:-1]))))
             for path, skip, take in splits_lib.file_instructions(start, stop, si.filenames, si.shard_lengths):
                 parts_r.append(np.full(take, names.index(name), np.int32))
                 parts_p.append(np.arange(first[path] + skip, first[path] + skip + take, dtype=np.int64))
+                takes.append(take)
         self._reader_of = np.concatenate(parts_r) if parts_r else np.zeros(0, np.int32)
         self._pos = np.concatenate(parts_p) if parts_p else np.zeros(0, np.int64)
+        if interleave_cycle_length is None:  # TFDS's default ReadConfig
+            interleave_cycle_length = 1 if info.disable_shuffling else splits_lib.DEFAULT_CYCLE_LENGTH
+        # The file instructions read as TFDS's interleave reads them (one interleave over all of them).
+        order = splits_lib.interleave_order(takes, interleave_cycle_length, interleave_block_length)
+        if interleave_cycle_length > 1:
+            self._reader_of, self._pos = self._reader_of[order], self._pos[order]
         self._names = names
 
     def __len__(self) -> int:
@@ -213,11 +222,32 @@ class Builder:
         return f"tfrx.tfds.Builder({self.data_dir!r}, name={self.info.name!r}, version={self.info.version!r})"
 
     def as_data_source(
-        self, split, *, decoders=None, unknown: str = "raise", as_supervised: bool = False, cache_dir: str | None = None
+        self,
+        split,
+        *,
+        decoders=None,
+        unknown: str = "raise",
+        as_supervised: bool = False,
+        cache_dir: str | None = None,
+        interleave_cycle_length: int | None = 1,
+        interleave_block_length: int = splits_lib.DEFAULT_BLOCK_LENGTH,
     ) -> DataSource:
-        """Random access over ``split`` (any TFDS split string or :func:`even_splits` item)."""
+        """Random access over ``split`` (any TFDS split string or :func:`even_splits` item).
+
+        Index ``i`` is the ``i``-th example in file order (shard after shard), as
+        TFDS's data sources number them. ``interleave_cycle_length=None`` numbers
+        them in the order ``as_dataset`` reads them instead (TFDS's default
+        interleave), any other value in the order of that ``tf.data`` interleave.
+        """
         return DataSource(
-            self, split, decoders=decoders, unknown=unknown, as_supervised=as_supervised, cache_dir=cache_dir
+            self,
+            split,
+            decoders=decoders,
+            unknown=unknown,
+            as_supervised=as_supervised,
+            cache_dir=cache_dir,
+            interleave_cycle_length=interleave_cycle_length,
+            interleave_block_length=interleave_block_length,
         )
 
     def as_dataset(
@@ -231,10 +261,19 @@ class Builder:
         unknown: str = "raise",
         cache_dir: str | None = None,
         block_size: int = 64,
+        interleave_cycle_length: int | None = None,
+        interleave_block_length: int = splits_lib.DEFAULT_BLOCK_LENGTH,
     ):
-        """A ``tfrx.data`` pipeline of the examples of ``split`` in file order.
+        """A ``tfrx.data`` pipeline of the examples of ``split``, in the order TFDS reads them.
 
         ``split=None`` gives ``{name: dataset}`` for every split, as TFDS does.
+        With ``shuffle_files=False`` the examples come in the order of
+        ``tfds.as_numpy(builder.as_dataset(split, shuffle_files=False))``: TFDS's
+        default ``ReadConfig`` interleaves the shards, 16 open at a time, 16
+        examples from each in turn (one shard after another for datasets
+        prepared with ``disable_shuffling``). ``interleave_cycle_length`` and
+        ``interleave_block_length`` are ``tfds.ReadConfig``'s; pass
+        ``interleave_cycle_length=1`` for file order (shard after shard).
         The pipeline shards on example positions (``.shard()``, the torch
         adapter's workers and ranks): every example is read exactly once per
         epoch. ``shuffle_files=True`` reads the examples in a seeded random
@@ -250,13 +289,22 @@ class Builder:
                     as_supervised=as_supervised,
                     unknown=unknown,
                     cache_dir=cache_dir,
+                    block_size=block_size,
+                    interleave_cycle_length=interleave_cycle_length,
+                    interleave_block_length=interleave_block_length,
                 )
                 for name in self.info.splits
             }
         from tfrx.data.global_shuffle import GlobalShuffleDataset
 
         source = self.as_data_source(
-            split, decoders=decoders, unknown=unknown, as_supervised=as_supervised, cache_dir=cache_dir
+            split,
+            decoders=decoders,
+            unknown=unknown,
+            as_supervised=as_supervised,
+            cache_dir=cache_dir,
+            interleave_cycle_length=interleave_cycle_length,
+            interleave_block_length=interleave_block_length,
         )
         return GlobalShuffleDataset(
             source, seed=seed if shuffle_files else 0, shuffle=bool(shuffle_files), block_size=block_size
@@ -361,6 +409,8 @@ def load(
     unknown: str = "raise",
     storage_options: dict | None = None,
     cache_dir: str | None = None,
+    interleave_cycle_length: int | None = None,
+    interleave_block_length: int = splits_lib.DEFAULT_BLOCK_LENGTH,
 ) -> Any:
     """``tfds.load`` for a prepared directory: ``load(dir, split="train[:10%]+test")``.
 
@@ -369,6 +419,8 @@ def load(
     version when none is given) under that root, as ``tfds.load(name,
     data_dir=...)`` takes it. Returns a ``tfrx.data`` dataset (a dict of them
     with ``split=None``), or ``(dataset, info)`` with ``with_info=True``.
+    Examples come in TFDS's order (its default interleave of the shards);
+    ``interleave_cycle_length=1`` reads them shard after shard.
     """
     if data_dir is not None:
         path = _named(str(path), _local(data_dir))
@@ -381,5 +433,7 @@ def load(
         as_supervised=as_supervised,
         unknown=unknown,
         cache_dir=cache_dir,
+        interleave_cycle_length=interleave_cycle_length,
+        interleave_block_length=interleave_block_length,
     )
     return (ds, b.info) if with_info else ds

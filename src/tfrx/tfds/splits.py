@@ -224,3 +224,54 @@ def file_instructions(start: int, stop: int, files: Sequence[str], shard_lengths
             out.append((path, skip, length - skip if take == -1 else take))
         index_start += length
     return out
+
+
+# TFDS's default ReadConfig: interleave_cycle_length=16 (1 for datasets with disable_shuffling), block_length 16.
+DEFAULT_CYCLE_LENGTH = 16
+DEFAULT_BLOCK_LENGTH = 16
+
+
+def interleave_order(takes: Sequence[int], cycle_length: int, block_length: int):
+    """The order ``tf.data.Dataset.interleave`` reads files holding ``takes`` examples in, as indices.
+
+    Index ``j`` counts the examples of all files one after the other (file by
+    file). ``cycle_length`` files are open at once and ``block_length``
+    consecutive examples are taken from each in turn; a file that ends is
+    replaced by the next one in the same slot, which is read when the cycle
+    comes back to it (tf.data's rule, also that of its deterministic parallel
+    interleave, which TFDS uses). ``cycle_length=1`` is file order.
+    """
+    import heapq
+
+    import numpy as np
+
+    if cycle_length < 1 or block_length < 1:
+        raise ValueError(
+            f"interleave_cycle_length and interleave_block_length must be positive, got {cycle_length}, {block_length}"
+        )
+    t = np.asarray([int(x) for x in takes], dtype=np.int64)
+    total = int(t.sum()) if len(t) else 0
+    if cycle_length == 1 or len(t) <= 1:
+        return np.arange(total, dtype=np.int64)
+    # tf.data visits the slots round after round. A file opened in round r (in the
+    # visit that finds its slot empty) is read in rounds r, r+1, ... and its slot
+    # finds it ended in round r + take // block_length; the next file opens there in
+    # the round after. Files are handed out in visiting order: (round, slot).
+    first_round = np.empty(len(t), np.int64)
+    slot_of = np.empty(len(t), np.int64)
+    free = [(0, s) for s in range(min(cycle_length, len(t)))]
+    for f, take in enumerate(t.tolist()):
+        r, slot = heapq.heappop(free)
+        first_round[f], slot_of[f] = r, slot
+        heapq.heappush(free, (r + take // block_length + 1, slot))
+    # Every block of every file, ordered by the (round, slot) visit that reads it.
+    blocks = -(-t // block_length)
+    owner = np.repeat(np.arange(len(t)), blocks)
+    j = np.arange(len(owner)) - np.repeat(np.cumsum(blocks) - blocks, blocks)
+    key = (first_round[owner] + j) * cycle_length + slot_of[owner]
+    order = np.argsort(key, kind="stable")
+    starts = np.cumsum(t) - t
+    block_start = (starts[owner] + j * block_length)[order]
+    block_len = np.minimum(block_length, t[owner] - j * block_length)[order]
+    offsets = np.arange(total) - np.repeat(np.cumsum(block_len) - block_len, block_len)
+    return np.repeat(block_start, block_len) + offsets

@@ -44,12 +44,14 @@ def write(
     names). Examples go into shards of at most ``shard_size`` in the given
     order, streamed through :class:`tfrx.ShardedWriter` (crash-safe: shards
     get their final TFDS names only once all are complete), with ``dataset_info.json``,
-    ``features.json`` and one ``<feature>.labels.txt`` per named ClassLabel.
+    ``features.json`` and one ``<feature>.labels.txt`` per named ClassLabel or
+    LabeledImage. An ``optional=True`` feature may be given ``None``: it is left
+    out of the Example, as TFDS does, and TFDS reads it back as its default.
     ``data_dir`` is the version directory (``<root>/<name>/<version>``); a
     local path or an fsspec URL.
     """
     from tfrx.io.paths import is_url, url_to_fs
-    from tfrx.tools.sharded import ShardedWriter
+    from tfrx.io.sharded import ShardedWriter
 
     feats = _from_user(features)
     if not isinstance(feats, features_lib.FeaturesDict):
@@ -113,7 +115,7 @@ def write(
         info["supervisedKeys"] = {"tuple": {"items": [{"featureKey": k} for k in supervised_keys]}}
     put_text("dataset_info.json", json.dumps(info, indent=2, sort_keys=True))
     put_text("features.json", json.dumps(features_lib.to_json(feats), indent=4, sort_keys=True))
-    for lname, label in features_lib.class_labels(feats):
-        if label.names:
+    for lname, label in features_lib.class_labels(feats, labeled_images=True):
+        if label.names_given:  # ClassLabel(num_classes=n) has no file, as in TFDS
             put_text(f"{features_lib.label_file_stem(lname)}.labels.txt", "\n".join(label.names) + "\n")
     return data_dir

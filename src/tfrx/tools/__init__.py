@@ -1,14 +1,15 @@
 """Dataset tools: sharded writing, converters, statistics and verification.
 
-Every name is imported on first use: the sharded writer (``tfrx.tools.sharded``),
+Every name is imported on first use: the sharded writer (``tfrx.io.sharded``),
 the converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``) and
-verification (``tfrx.tools.verify``); ``tfrx.tools.sniff`` alone loads none of them.
+verification (``tfrx.tools.verify``).
 """
 
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 
 if TYPE_CHECKING:
-    from tfrx.tools.sharded import ShardedWriter, read_manifest, shard_name, write_examples  # noqa: F401
+    from tfrx.io.sharded import ShardedWriter, read_manifest, shard_name  # noqa: F401
+    from tfrx.tools.writing import write_examples  # noqa: F401
 
 __all__ = [
     "ShardedWriter",
@@ -28,7 +29,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest", "write_examples"], "tfrx.tools.sharded"),
+    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest"], "tfrx.io.sharded"),
+    "write_examples": "tfrx.tools.writing",
     **dict.fromkeys(
         [
             "images_to_tfrecord",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tfrx.errors import CorruptRecordError
-from tfrx.io.paths import expand_paths, source_name
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import source_name
 from tfrx.io.reader import DamagedRegion, RecordReader
 
 __all__ = ["FileCheck", "verify_files"]

@@ -10,7 +10,9 @@ the Object Detection API's boxes drawn over them), audio players, and a
 SequenceExample's steps. See docs/viewer.md.
 
 ``tfrx.view(path_or_dataset)`` returns a :class:`View` whose ``_repr_html_``
-shows a page of records inline (images as thumbnails), with no server.
+shows a page of records inline, with no server: images as thumbnails of at
+most ``THUMBNAIL`` pixels a side (re-encoded, so a page of large photographs
+stays small), and at most ``MAX_INLINE_BYTES`` of them in all.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import html
 from tfrx.viewer.cells import record_view
 from tfrx.viewer.source import ViewSource
 
-__all__ = ["View", "view", "serve"]
+__all__ = ["View", "view", "serve", "THUMBNAIL", "MAX_INLINE_BYTES"]
+
+THUMBNAIL = 128  # pixels, the longest side of a notebook thumbnail
+MAX_INLINE_BYTES = 1 << 20  # thumbnails inlined in one notebook page; later images show as their size
 
 
 def serve(paths, **kwargs) -> None:
@@ -52,13 +57,22 @@ class View:
         self.storage_options = storage_options
 
     def records(self) -> list[dict]:
+        from tfrx.codec.events import is_event_file
+
         return [
-            {"n": n, "shard": path, "i": i, **record_view(rec), "_bytes": rec}
+            {
+                "n": n,
+                "shard": path,
+                "i": i,
+                **record_view(rec, tfds=self.source.tfds, events=is_event_file(path)),
+                "_bytes": rec,
+            }
             for n, path, i, rec in self.source.read(self.start, self.count)
         ]
 
     def _repr_html_(self) -> str:
         rows = self.records()
+        budget = [MAX_INLINE_BYTES]
         names: list[str] = []
         for r in rows:
             names += [k for k in r.get("features", {}) if k not in names]
@@ -76,7 +90,7 @@ class View:
                 cells.append(f"<td colspan='{max(1, len(names))}'>{html.escape(r['message'])}</td>")
             else:
                 for k in names:
-                    cells.append(f"<td>{_cell_html(r, k)}</td>")
+                    cells.append(f"<td>{_cell_html(r, k, budget, self.source.tfds.colormap)}</td>")
             out.append("<tr>" + "".join(cells) + "</tr>")
         out.append("</tbody></table>")
         return "".join(out)
@@ -88,9 +102,9 @@ class View:
         return f"View({len(self.source.shards)} files, records {self.start}..{self.start + self.count - 1})"
 
 
-def _cell_html(row: dict, name: str) -> str:
+def _cell_html(row: dict, name: str, budget: list | None = None, colormap: dict | None = None) -> str:
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.viewer.cells import media_kind
+    from tfrx.viewer.cells import colormap_png, thumbnail
 
     c = row.get("features", {}).get(name)
     if c is None:
@@ -102,16 +116,25 @@ def _cell_html(row: dict, name: str) -> str:
         return html.escape(", ".join(str(v) for v in c["v"]))
     if t == "numlist":
         return html.escape(f"{c['n']} x {c['kind']} [{c.get('min')}, {c.get('max')}]")
+    budget = budget if budget is not None else [MAX_INLINE_BYTES]
     parts = []
     for it in c["items"]:
-        if it["t"] == "image":
+        if it["t"] == "image" and row["kind"] in ("Example", "SequenceExample"):
             rec = row["_bytes"]
             feats = decode_sequence_example(rec)[0] if row["kind"] == "SequenceExample" else decode_example(rec)
             value = bytes(feats[name][it["j"]])
-            kind = media_kind(value)
-            if kind and len(value) <= 2 << 20:
-                data = base64.b64encode(value).decode()
-                parts.append(f"<img style='max-height:96px' src='data:{kind[1]};base64,{data}'>")
+            small = None
+            if budget[0] > 0:
+                try:
+                    if it.get("colormap"):
+                        value = colormap_png(value, (colormap or {}).get(name))
+                    small = thumbnail(value, THUMBNAIL)
+                except Exception:  # a damaged image shows as its size
+                    small = None
+            if small is not None and len(small[0]) <= budget[0]:
+                budget[0] -= len(small[0])
+                data = base64.b64encode(small[0]).decode()
+                parts.append(f"<img style='max-height:{THUMBNAIL}px' src='data:{small[1]};base64,{data}'>")
                 continue
         if it["t"] == "text":
             parts.append(html.escape(it["v"]))

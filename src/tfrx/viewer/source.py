@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tfrx.errors import TfrxError
+from tfrx.errors import CorruptRecordError, TfrxError
 from tfrx.io.compression import detect_compression
-from tfrx.io.paths import expand_paths, is_url, source_name
+from tfrx.io.data_files import expand_paths
+from tfrx.io.paths import is_url, source_name
 
 if TYPE_CHECKING:
     from tfrx.data.random_access import RandomAccessDataset
@@ -38,8 +39,58 @@ class Shard:
     count: int | None = None
     error: str | None = None
     streamed: bool = False  # read from the start, not through an index (compressed, or damaged)
-    # Compressed files: positions (record index, byte offset) every 1024 records seen so far.
+    # Streamed files: (intact records before, byte offset, record index in the file) every 1024 records.
     marks: list = field(default_factory=list)
+    # Each damaged region met while streaming the file (see :func:`damage_entry`), in file order.
+    damage: list = field(default_factory=list)
+
+
+_DAMAGE_KINDS = {
+    "length_crc": "length CRC mismatch",
+    "data_crc": "data CRC mismatch",
+    "truncated": "truncated record: the file ends inside it",
+    "bogus_length": "impossible record length",
+    "compression": "the compressed stream is broken",
+    "compressed": "a compressed file read as uncompressed",
+}
+
+
+def damage_message(error) -> str:
+    """What is wrong, in words that do not number records (the viewer numbers the intact records itself)."""
+    kind = getattr(error, "kind", None)
+    text = _DAMAGE_KINDS.get(kind or "", None)
+    if text is None:
+        return str(error)
+    offset = getattr(error, "offset", None)
+    if offset is not None:
+        text += f" at byte {offset}"
+    expected, actual = getattr(error, "expected", None), getattr(error, "actual", None)
+    if kind in ("length_crc", "data_crc") and isinstance(expected, int) and isinstance(actual, int):
+        text += f" (expected 0x{expected:08x}, got 0x{actual:08x})"
+    elif expected is not None and actual is not None:
+        text += f" (expected {expected}, got {actual})"
+    compressed = getattr(error, "compressed_offset", None)
+    if compressed is not None:
+        text += f"; compressed byte {compressed}"
+    return text
+
+
+def damage_entry(error, region, before: int) -> dict:
+    """One damaged region of a file: where (bytes skipped), what, and the intact records around it.
+
+    ``before`` is how many intact records of the file precede the damage, so
+    the damage lies between the file's intact records ``before - 1`` and
+    ``before`` as the viewer numbers them.
+    """
+    return {
+        "kind": getattr(error, "kind", None) or type(error).__name__,
+        "message": damage_message(error),
+        "offset": getattr(error, "offset", None),
+        "start": None if region is None else int(region.start),
+        "end": None if region is None else int(region.end),
+        "before": before,
+        "file_record": getattr(error, "record_index", None),
+    }
 
 
 def _head(path: str, storage_options: dict | None) -> bytes:
@@ -65,39 +116,112 @@ def _size(path: str) -> int | None:
         return None
 
 
-def _tfds_shards(paths):
-    """A local TFDS dataset directory (or one above its version) as its TFRecord shards; other paths as they are."""
+def _tfds_folder(path) -> str | None:
+    """The version directory of a local TFDS dataset directory (or one above its version), else ``None``."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
+        return None
+    from tfrx.tfds.loading import _find_version_dir
+
+    return _find_version_dir(os.fspath(path), None)
+
+
+def _tfds_shards(paths) -> tuple[list, list[str]]:
+    """Each local TFDS dataset directory among ``paths`` as its TFRecord shards; other paths as they are.
+
+    ``paths`` is one path or glob, or a list of them (as ``tfrx view`` gives
+    its arguments). Returns the paths to expand and the TFDS version folders.
+    """
     import glob
     import os
 
-    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
-        return paths
-    from tfrx.tfds.loading import _find_version_dir
+    items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+    out: list = []
+    folders: list[str] = []
+    for item in items:
+        folder = _tfds_folder(item)
+        if folder is None:
+            out.append(item)
+            continue
+        shards = sorted(glob.glob(os.path.join(glob.escape(folder), "*.tfrecord*")))
+        if not shards or not os.path.exists(os.path.join(folder, "dataset_info.json")):
+            raise FileNotFoundError(
+                f"{os.fspath(item)!r} is a directory but not a TFDS dataset (no dataset_info.json "
+                "beside TFRecord shards); give the files or a glob"
+            )
+        out += shards
+        folders.append(folder)
+    return out, folders
 
-    folder = _find_version_dir(os.fspath(paths), None)
-    shards = sorted(glob.glob(os.path.join(glob.escape(folder), "*.tfrecord*")))
-    if not shards or not os.path.exists(os.path.join(folder, "dataset_info.json")):
-        raise FileNotFoundError(
-            f"{os.fspath(paths)!r} is a directory but not a TFDS dataset (no dataset_info.json "
-            "beside TFRecord shards); give the files or a glob"
-        )
-    return shards
+
+@dataclass
+class TfdsHints:
+    """What a TFDS directory's ``features.json`` tells the viewer, by the Example key of each feature.
+
+    ``labels``: ClassLabel names (by file stem, ``objects-label`` for the key
+    ``objects/label``); ``boxes``: ``(bbox key, label key or None)`` of each
+    ``BBoxFeature`` (stored as ``ymin, xmin, ymax, xmax`` per box);
+    ``colormap``: image keys whose values are depth or float data
+    (``Image(dtype=float32)``, stored as 4-channel PNGs of the float's bytes,
+    ``uint16`` images, ``use_colormap``) with their dtype.
+    """
+
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    boxes: list[tuple[str, str | None]] = field(default_factory=list)
+    colormap: dict[str, str] = field(default_factory=dict)
 
 
-def _tfds_label_names(paths) -> dict[str, list[str]]:
-    """A TFDS directory's ClassLabel names by file stem (``objects-label`` for the feature ``objects/label``)."""
+def _tfds_hints(folders: list[str]) -> TfdsHints:
     import glob
     import os
 
-    if not isinstance(paths, (str, os.PathLike)) or not os.path.isdir(paths):
-        return {}
-    from tfrx.tfds.loading import _find_version_dir
+    hints = TfdsHints()
+    for folder in folders:
+        for path in sorted(glob.glob(os.path.join(glob.escape(folder), "*.labels.txt"))):
+            with open(path, encoding="utf-8") as f:
+                hints.labels[os.path.basename(path)[: -len(".labels.txt")]] = [
+                    line.strip() for line in f if line.strip()
+                ]
+        try:
+            from tfrx.tfds.info import read_info
 
-    out = {}
-    for path in sorted(glob.glob(os.path.join(glob.escape(_find_version_dir(os.fspath(paths), None)), "*.labels.txt"))):
-        with open(path, encoding="utf-8") as f:
-            out[os.path.basename(path)[: -len(".labels.txt")]] = [line.strip() for line in f if line.strip()]
-    return out
+            features = read_info(folder, open_file=lambda p: open(p, "rb")).features
+        except Exception:  # an unreadable features.json only costs the hints
+            continue
+        _walk_features(features, "", hints)
+    return hints
+
+
+def _walk_features(feature, key: str, hints: TfdsHints) -> None:
+    kind = getattr(feature, "kind", "")
+    if kind in ("FeaturesDict", "Translation"):
+        items = dict(feature.items())
+        for name, child in items.items():
+            _walk_features(child, f"{key}/{name}" if key else name, hints)
+        boxes = [f"{key}/{n}" if key else n for n, c in items.items() if getattr(c, "kind", "") == "BBoxFeature"]
+        boxes += [
+            f"{key}/{n}" if key else n
+            for n, c in items.items()
+            if getattr(c, "kind", "") in ("Sequence", "Dataset") and getattr(c.feature, "kind", "") == "BBoxFeature"
+        ]
+        if boxes:
+            labels = [
+                f"{key}/{n}" if key else n
+                for n, c in items.items()
+                if getattr(c, "kind", "") == "ClassLabel"
+                or getattr(getattr(c, "feature", None), "kind", "") == "ClassLabel"
+            ]
+            hints.boxes += [(b, labels[0] if labels else None) for b in boxes]
+    elif kind in ("Sequence", "Dataset", "Video"):
+        inner = feature.feature
+        if getattr(inner, "kind", "") == "BBoxFeature":
+            return  # found by the dict that holds it, beside its labels
+        _walk_features(inner, key, hints)
+    elif kind in ("Image", "LabeledImage"):
+        dtype = getattr(getattr(feature, "dtype", None), "name", "")
+        if dtype in ("float32", "uint16") or getattr(feature, "use_colormap", False):
+            hints.colormap[key] = dtype
 
 
 class ViewSource:
@@ -108,8 +232,10 @@ class ViewSource:
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
-        self.label_names = _tfds_label_names(paths)
-        names = [source_name(p) or str(p) for p in expand_paths(_tfds_shards(paths), storage_options=storage_options)]
+        expanded, folders = _tfds_shards(paths)
+        self.tfds = _tfds_hints(folders)
+        self.label_names = self.tfds.labels
+        names = [source_name(p) or str(p) for p in expand_paths(expanded, storage_options=storage_options)]
         if not names:
             raise FileNotFoundError(f"no TFRecord files match {paths!r}")
         self.storage_options = storage_options
@@ -147,7 +273,7 @@ class ViewSource:
                 progress(done, total)
 
     def _index(self, shard: Shard, progress):
-        from tfrx.index import build_index, load_index
+        from tfrx.io.index import build_index, load_index
 
         try:
             try:
@@ -183,6 +309,26 @@ class ViewSource:
                     shard.error = str(again)
             except OSError as e:
                 shard.error = str(e)
+
+    def demote(self, k: int) -> None:
+        """Reads shard ``k`` by streaming from now on (its index reached a record whose CRC fails).
+
+        Its records are then numbered as the other damaged files' are: the
+        intact ones in order, the damage skipped and listed in ``damage``.
+        """
+        with self._count_lock:
+            shard = self.shards[k]
+            if shard.streamed:
+                return
+            with self._lock:
+                ds = self._datasets.pop(k, None)
+            if ds is not None:
+                ds.close()
+            shard.streamed, shard.marks, shard.damage = True, [], []
+            try:
+                shard.count = self._stream_count(shard)
+            except (TfrxError, OSError, ValueError) as e:
+                shard.error, shard.count = str(e), 0
 
     def total(self) -> int:
         return sum(self.count(k) for k in range(len(self.shards)))
@@ -226,8 +372,23 @@ class ViewSource:
                 batch = reader.read_batch(1024)
                 if batch is None:
                     break
-                shard.marks.append((int(pos.record_index), int(pos.offset)))
+                shard.marks.append((n, int(pos.offset), int(pos.record_index)))
                 n += len(batch)
+            stats = reader.stats
+        shard.damage = []
+        skipped = 0
+        for error in stats.errors:
+            region = next((r for r in stats.regions if r.error is error), None)
+            if region is not None:
+                before = int(region.first_record) - skipped
+                skipped += int(region.records)
+            else:  # a broken compressed stream whose records ended whole: after the last one read
+                before = n
+            shard.damage.append(damage_entry(error, region, before))
+        if shard.damage:
+            first = shard.damage[0]["message"]
+            more = len(shard.damage) - 1
+            shard.error = f"damaged: {first}" + (f" (and {more} more damaged regions)" if more else "")
         return n
 
     def _stream_read(self, shard: Shard, first: int, count: int) -> list[bytes]:
@@ -236,11 +397,11 @@ class ViewSource:
 
         start = None
         skip = first
-        for record, offset in shard.marks:
-            if record <= first:
-                start, skip = RecordPosition(0, offset, record), first - record
+        for intact, offset, record in shard.marks:
+            if intact <= first:
+                start, skip = RecordPosition(0, offset, record), first - intact
         out: list[bytes] = []
-        kwargs: dict = {"start": start} if start is not None and start.record_index else {}
+        kwargs: dict = {"start": start} if start is not None and start.offset else {}
         with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
             for record in reader:
                 if skip:
@@ -267,7 +428,11 @@ class ViewSource:
                 if shard.streamed:
                     records = self._stream_read(shard, local, want)
                 else:
-                    records = self._dataset(k).read(np.arange(local, local + want))
+                    try:
+                        records = self._dataset(k).read(np.arange(local, local + want))
+                    except CorruptRecordError:
+                        self.demote(k)  # the numbers of this file's records may change: start again
+                        return self.read(first, count)
                 for j, record in enumerate(records):
                     out.append((number + j, shard.path, local + j, bytes(record)))
                 number += len(records)
@@ -295,10 +460,21 @@ class ViewSource:
                     number += len(batch)
             else:
                 ds = self._dataset(k)
-                for lo in range(local, end, size):
-                    hi = min(end, lo + size)
-                    yield number, ds.read_batch(np.arange(lo, hi))
-                    number += hi - lo
+                lo = local
+                try:
+                    for lo in range(local, end, size):
+                        hi = min(end, lo + size)
+                        batch = ds.read_batch(np.arange(lo, hi))
+                        yield number, batch
+                        number += hi - lo
+                except CorruptRecordError:
+                    # Damage the index did not show: the records before it keep their numbers, the
+                    # rest of the file is streamed past the damage.
+                    self.demote(k)
+                    end = min(self.count(k), lo + stop - number)
+                    for batch in self._stream_batches(shard, lo, end, size):
+                        yield number, batch
+                        number += len(batch)
             k, local = k + 1, 0
 
     def _stream_batches(self, shard: Shard, first: int, end: int, size: int):
@@ -306,10 +482,10 @@ class ViewSource:
         from tfrx.io.reader import RecordReader
 
         start, skip = None, first
-        for record, offset in shard.marks:
-            if record <= first:
-                start, skip = RecordPosition(0, offset, record), first - record
-        kwargs: dict = {"start": start} if start is not None and start.record_index else {}
+        for intact, offset, record in shard.marks:
+            if intact <= first:
+                start, skip = RecordPosition(0, offset, record), first - intact
+        kwargs: dict = {"start": start} if start is not None and start.offset else {}
         left = end - first
         with RecordReader(shard.path, compression=shard.compression, on_error="skip", **kwargs) as reader:
             while left > 0:
@@ -346,7 +522,11 @@ class ViewSource:
                                 out.append((base + local + j, shard.path, local + j, batch[j]))
                         local += len(batch)
                 else:
-                    batch = self._dataset(k).read_batch(mine)
+                    try:
+                        batch = self._dataset(k).read_batch(mine)
+                    except CorruptRecordError:
+                        self.demote(k)  # numbers past the damage now name other records: start again
+                        return self.read_numbers(numbers)
                     out += [(base + int(i), shard.path, int(i), batch[j]) for j, i in enumerate(mine)]
             base += n
         return out

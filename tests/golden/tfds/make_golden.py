@@ -6,7 +6,8 @@ connector reads WAV files with ``pydub``):
 
     python tests/golden/tfds/make_golden.py [NAME ...]
 
-(names: tfrx_tensors, tfrx_images, tfrx_rlds, tfrx_audio, dummy_mnist; none: all).
+(names: tfrx_tensors, tfrx_images, tfrx_rlds, tfrx_audio, tfrx_cmyk, tfrx_optional,
+tfrx_labels, tfrx_steps, tfrx_interleave, dummy_mnist; none: all).
 
 It prepares one small dataset per connector family with TFDS's own
 ``GeneratorBasedBuilder`` (plus TFDS's ``DummyMnist`` test builder), then saves
@@ -17,6 +18,7 @@ the tests can check tfrx's decoding where TFDS is not installed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -24,6 +26,8 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # tests/: the split strings the tests read back
+from tfds_helpers import EXTRA_SPLITS  # noqa: E402
 
 
 def _rng(seed):
@@ -291,7 +295,238 @@ def define_builders(tfds):
                     },
                 )
 
-    return [TfrxTensors, TfrxImages, TfrxRlds, TfrxAudio]
+    class TfrxCmyk(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return tfds.core.DatasetInfo(
+                builder=self,
+                description="CMYK and YCCK JPEGs, with and without an Adobe marker.",
+                features=F.FeaturesDict(
+                    {
+                        "kind": F.Text(),
+                        "image": F.Image(shape=(None, None, 3), encoding_format="jpeg"),
+                        "any": F.Image(encoding_format="jpeg"),
+                    }
+                ),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples(6)}
+
+        def _generate_examples(self, seed):
+            import io
+
+            for i, (kind, data) in enumerate(cmyk_jpegs(seed)):
+                yield i, {"kind": kind, "image": io.BytesIO(data), "any": io.BytesIO(data)}
+
+    class TfrxOptional(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return tfds.core.DatasetInfo(
+                builder=self,
+                # Text(optional=True) given None is left out: TFDS 4.9.10 fails reading it back
+                # ("Feature: text (data type: string) is required but could not be found").
+                description="Features declared optional=True, given None in some examples.",
+                features=F.FeaturesDict(
+                    {
+                        "id": np.int64,
+                        "i64": F.Scalar(dtype=np.int64, optional=True),
+                        "i32": F.Scalar(dtype=np.int32, optional=True),
+                        "u8": F.Scalar(dtype=np.uint8, optional=True),
+                        "f32": F.Scalar(dtype=np.float32, optional=True),
+                        "b": F.Scalar(dtype=np.bool_, optional=True),
+                        "s": F.Scalar(dtype=np.str_, optional=True),
+                        "vec": F.Tensor(shape=(3,), dtype=np.float32, optional=True),
+                        "mat": F.Tensor(shape=(2, 2), dtype=np.int16, optional=True),
+                        "nested": {"x": F.Scalar(dtype=np.int64, optional=True), "y": np.float32},
+                    }
+                ),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples(7, 6)}
+
+        def _generate_examples(self, seed, n):
+            rng = _rng(seed)
+            for i in range(n):
+
+                def maybe(v, j, i=i):
+                    return None if (i + j) % 3 == 0 else v
+
+                yield (
+                    i,
+                    {
+                        "id": i,
+                        "i64": maybe(int(rng.integers(-(2**40), 2**40)), 0),
+                        "i32": maybe(int(rng.integers(-1000, 1000)), 1),
+                        "u8": maybe(int(rng.integers(0, 256)), 2),
+                        "f32": maybe(float(rng.normal()), 0),
+                        "b": maybe(bool(i % 2), 1),
+                        "s": maybe(f"s{i}", 2),
+                        "vec": maybe(rng.normal(size=3).astype(np.float32), 1),
+                        "mat": maybe(rng.integers(-9, 9, size=(2, 2)).astype(np.int16), 2),
+                        "nested": {"x": maybe(i * 10, 1), "y": float(i)},
+                    },
+                )
+
+    class TfrxLabels(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return tfds.core.DatasetInfo(
+                builder=self,
+                description="Label names: ClassLabel by names and by num_classes, LabeledImage.",
+                features=F.FeaturesDict(
+                    {
+                        "by_count": F.ClassLabel(num_classes=4),
+                        "by_names": F.ClassLabel(names=["zero", "one", "two"]),
+                        "mask": F.LabeledImage(labels=["background", "car", "truck"], shape=(4, 5, 1)),
+                        "mask_n": F.LabeledImage(labels=6, shape=(None, None, 1)),
+                        "objects": F.Sequence(
+                            {"label": F.ClassLabel(names=["a", "b"]), "n": F.ClassLabel(num_classes=2)}
+                        ),
+                    }
+                ),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples(8, 4)}
+
+        def _generate_examples(self, seed, n):
+            rng = _rng(seed)
+            for i in range(n):
+                h, w = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+                yield (
+                    i,
+                    {
+                        "by_count": i % 4,
+                        "by_names": ["zero", "one", "two"][i % 3],
+                        "mask": rng.integers(0, 3, size=(4, 5, 1), dtype=np.uint8),
+                        "mask_n": rng.integers(0, 6, size=(h, w, 1), dtype=np.uint8),
+                        "objects": [{"label": ["a", "b"][j % 2], "n": (i + j) % 2} for j in range(i)],
+                    },
+                )
+
+    class TfrxSteps(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return tfds.core.DatasetInfo(
+                builder=self,
+                description="RLDS episodes whose steps hold nested dicts (observation, action).",
+                features=F.FeaturesDict(
+                    {
+                        "episode_metadata": {"id": np.int64, "agent": {"name": F.Text(), "version": np.int32}},
+                        "steps": F.Dataset(
+                            {
+                                "observation": {
+                                    "image": F.Image(shape=(2, 3, 3)),
+                                    "proprio": {
+                                        "joints": F.Tensor(shape=(3,), dtype=np.float32),
+                                        "gripper": np.float32,
+                                    },
+                                    "instruction": F.Text(),
+                                },
+                                "action": {"move": F.Tensor(shape=(2,), dtype=np.float32), "grip": np.bool_},
+                                "reward": np.float32,
+                                "is_last": np.bool_,
+                            }
+                        ),
+                    }
+                ),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples(9, 4)}
+
+        def _generate_examples(self, seed, n):
+            rng = _rng(seed)
+            for i in range(n):
+                t = int(rng.integers(1, 5))
+                yield (
+                    i,
+                    {
+                        "episode_metadata": {"id": i, "agent": {"name": f"agent{i}", "version": i + 1}},
+                        "steps": [
+                            {
+                                "observation": {
+                                    "image": rng.integers(0, 256, size=(2, 3, 3), dtype=np.uint8),
+                                    "proprio": {
+                                        "joints": rng.normal(size=3).astype(np.float32),
+                                        "gripper": float(rng.uniform()),
+                                    },
+                                    "instruction": f"step {j} of {i}",
+                                },
+                                "action": {"move": rng.normal(size=2).astype(np.float32), "grip": bool(j % 2)},
+                                "reward": float(j == t - 1),
+                                "is_last": j == t - 1,
+                            }
+                            for j in range(t)
+                        ],
+                    },
+                )
+
+    class TfrxInterleave(tfds.core.GeneratorBasedBuilder):
+        """Many shards of uneven length: as_dataset interleaves them (16 files at a time, blocks of 16)."""
+
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return tfds.core.DatasetInfo(
+                builder=self,
+                description="20 shards per split, to pin the order TFDS interleaves shards in.",
+                features=F.FeaturesDict({"id": np.int64, "split": F.Text()}),
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples("train", 437), "test": self._generate_examples("test", 45)}
+
+        def _generate_examples(self, split, n):
+            for i in range(n):
+                yield i, {"id": i, "split": split}
+
+    return [TfrxTensors, TfrxImages, TfrxRlds, TfrxAudio, TfrxCmyk, TfrxOptional, TfrxLabels, TfrxSteps, TfrxInterleave]
+
+
+NUM_SHARDS = {"tfrx_interleave": 20}
+
+
+def cmyk_jpegs(seed):
+    """(kind, JPEG bytes): CMYK with an Adobe marker (Pillow), YCCK (TurboJPEG), CMYK without a marker."""
+    import io
+
+    import simplejpeg
+    from PIL import Image
+
+    rng = _rng(seed)
+    out = []
+    for h, w in ((9, 13), (16, 16), (5, 3)):
+        cmyk = rng.integers(0, 256, size=(h, w, 4), dtype=np.uint8)
+        buf = io.BytesIO()
+        Image.fromarray(cmyk, "CMYK").save(buf, "JPEG", quality=90)
+        adobe = buf.getvalue()
+        out.append(("cmyk_adobe", adobe))
+        out.append(("ycck", simplejpeg.encode_jpeg(cmyk, colorspace="CMYK", quality=85, colorsubsampling="420")))
+        out.append(("cmyk_no_marker", strip_app14(adobe)))
+    return out
+
+
+def strip_app14(data: bytes) -> bytes:
+    """The JPEG without its APP14 (Adobe) segments: libjpeg then reads 4 components as plain CMYK."""
+    out = bytearray(data[:2])
+    i = 2
+    while i < len(data):
+        marker = data[i + 1]
+        if marker == 0xDA:
+            out += data[i:]
+            break
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        if marker != 0xEE:
+            out += data[i : i + 2 + length]
+        i += 2 + length
+    return bytes(out)
 
 
 def write_wav(path, frames: bytes, width: int, channels: int, rate: int = 16000) -> None:
@@ -319,12 +554,34 @@ def flatten(x, prefix, out):
         out[prefix.rstrip("/")] = np.asarray(x)
 
 
+def label_names(feature, path):
+    """``{"objects/label": {"names": [...], "num_classes": n}}`` for every ClassLabel / LabeledImage."""
+    kind = type(feature).__name__
+    if kind in ("ClassLabel", "LabeledImage"):
+        return {path: {"names": list(feature.names), "num_classes": feature.num_classes}}
+    if kind in ("Sequence", "Dataset"):
+        return label_names(feature.feature, path)
+    if kind == "FeaturesDict":
+        out = {}
+        for k, v in feature.items():
+            out.update(label_names(v, f"{path}/{k}" if path else k))
+        return out
+    return {}
+
+
 def save_expected(tfds, builder_dir, name):
     builder = tfds.builder_from_directory(builder_dir)
     out = {}
-    for split in builder.info.splits:
+    # TFDS's default ReadConfig: shards interleaved 16 at a time in blocks of 16 examples.
+    splits = {split: split for split in builder.info.splits}
+    splits.update(EXTRA_SPLITS.get(name, {}))
+    for split, alias in splits.items():
         for i, ex in enumerate(tfds.as_numpy(builder.as_dataset(split=split, shuffle_files=False))):
-            flatten(ex, f"{split}/{i}/", out)
+            flatten(ex, f"{alias}/{i}/", out)
+    names = label_names(builder.info.features, "")
+    if names:  # what TFDS's ClassLabel / LabeledImage give as .names and .num_classes, by feature path
+        with open(os.path.join(HERE, f"{name}.names.json"), "w", encoding="utf-8") as f:
+            json.dump(names, f, indent=1, sort_keys=True)
     # Object arrays of bytes: stored as fixed-width bytes ('S') arrays, with the
     # kind remembered so the tests compare bytes objects.
     np.savez_compressed(
@@ -347,7 +604,9 @@ def main(argv=None):
         shutil.rmtree(os.path.join(data_dir, cls.name), ignore_errors=True)
         b = cls(data_dir=data_dir)
         b.download_and_prepare(
-            download_config=tfds.download.DownloadConfig(compute_stats=tfds.download.ComputeStatsMode.SKIP)
+            download_config=tfds.download.DownloadConfig(
+                compute_stats=tfds.download.ComputeStatsMode.SKIP, num_shards=NUM_SHARDS.get(cls.name)
+            )
         )
         save_expected(tfds, b.data_dir, b.name)
     if not only or "dummy_mnist" in only:

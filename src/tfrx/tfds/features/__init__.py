@@ -2,7 +2,7 @@
 
 A :class:`Feature` tree mirrors ``tfds.features``: :class:`Tensor` (and its
 kinds ``Scalar``, ``ClassLabel``, ``Text``, ``BBoxFeature``, ``Audio``),
-:class:`Image` (and ``Video`` through :class:`Sequence`), :class:`Sequence`,
+:class:`Image` (and ``LabeledImage``, ``Video`` through :class:`Sequence`), :class:`Sequence`,
 :class:`Dataset`, :class:`FeaturesDict` (and ``Translation`` /
 ``TranslationVariableLanguages``). It is read from both layouts TFDS has
 written (:func:`from_json`): the proto JSON ``{"pythonClassName": ...,
@@ -42,7 +42,7 @@ from tfrx.tfds.features.constructors import (
     Video,
 )
 from tfrx.tfds.features.containers import Dataset, FeaturesDict, Sequence
-from tfrx.tfds.features.encoded import AudioFile, Image
+from tfrx.tfds.features.encoded import AudioFile, Image, LabeledImage
 from tfrx.tfds.features.features_json import class_labels, from_json, label_file_stem
 from tfrx.tfds.features.records import Decoder, batch_spec, decode_records, encode, parse_spec
 from tfrx.tfds.features.tensor import ClassLabel, Tensor
@@ -57,6 +57,7 @@ __all__ = [
     "Feature",
     "FeaturesDict",
     "Image",
+    "LabeledImage",
     "ParseError",
     "Scalar",
     "Sequence",

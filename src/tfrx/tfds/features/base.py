@@ -27,6 +27,7 @@ _CLASS_PATHS = {
     "BBoxFeature": "bounding_boxes.BBoxFeature",
     "Audio": "audio_feature.Audio",
     "Image": "image_feature.Image",
+    "LabeledImage": "labeled_image.LabeledImage",
     "Video": "video_feature.Video",
     "Sequence": "sequence_feature.Sequence",
     "Dataset": "dataset_feature.Dataset",

@@ -15,9 +15,9 @@ from tfrx.tfds.features.encoded import AudioFile, Image
 from tfrx.tfds.features.tensor import Tensor
 
 
-def Scalar(dtype) -> Tensor:
-    """``tfds.features.Scalar(dtype)``."""
-    return Tensor((), _dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype), kind_="Scalar")
+def Scalar(dtype, *, optional: bool = False) -> Tensor:
+    """``tfds.features.Scalar(dtype, optional=)``."""
+    return Tensor((), _dtype(dtype) if isinstance(dtype, str) else np.dtype(dtype), kind_="Scalar", optional=optional)
 
 
 def Text() -> Tensor:

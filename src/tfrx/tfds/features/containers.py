@@ -47,9 +47,13 @@ class Sequence(Feature):
         return self.feature._decode_batch(b, key, seq + (self.length,))
 
     def _encode(self, value, key, out, seq):
-        if isinstance(self.feature, FeaturesDict) and not isinstance(value, Mapping):
+        if _holds_dict(self.feature) and not isinstance(value, Mapping):
             steps = list(value)
-            value = {k: [s[k] for s in steps] for k in self.feature.features}
+            if self.length is not None and len(steps) != self.length:
+                raise ValueError(f"feature {key!r}: Sequence of length {self.length} given {len(steps)} items")
+            # A list of step dicts (RLDS steps, nested dicts and sequences of dicts included)
+            # as the dict of per-key lists TFDS stacks.
+            value = _steps_to_columns(self.feature, steps, key)
         if self.length is not None and not isinstance(value, Mapping) and len(value) != self.length:
             raise ValueError(f"feature {key!r}: Sequence of length {self.length} given {len(value)} items")
         self.feature._encode(value, key, out, seq + (self.length,))
@@ -79,6 +83,50 @@ class Dataset(Sequence):
         if seq:
             return stacked
         return [[_tree_index(steps, j) for j in range(_leading(steps))] for steps in stacked]
+
+
+def _is_dict(feature) -> bool:
+    return isinstance(feature, FeaturesDict) and feature.kind == "FeaturesDict"
+
+
+def _holds_dict(feature) -> bool:
+    """A FeaturesDict, or Sequences of one: its steps are given as dicts (or lists of dicts)."""
+    while isinstance(feature, Sequence):
+        feature = feature.feature
+    return _is_dict(feature)
+
+
+def _steps_to_columns(feature, steps: list, key: str):
+    """The values of ``feature`` for each step, as the per-key columns TFDS stacks.
+
+    ``[{"a": 1, "o": {"x": 2}}, ...]`` -> ``{"a": [1, ...], "o": {"x": [2, ...]}}``
+    down every nested dict; a Sequence of dicts inside gives nested lists
+    (``[[{"a": 1}, {"a": 2}], [{"a": 3}]]`` -> ``{"a": [[1, 2], [3]]}``).
+    """
+    if isinstance(feature, Sequence) and _holds_dict(feature.feature):
+        inner = [s if isinstance(s, Mapping) else _steps_to_columns(feature.feature, list(s), key) for s in steps]
+        return _zip_columns(feature.feature, inner)
+    if not _is_dict(feature):
+        return steps
+    out = {}
+    for name, sub in feature.features.items():
+        column = []
+        for j, step in enumerate(steps):
+            if not isinstance(step, Mapping) or name not in step:
+                given = sorted(step) if isinstance(step, Mapping) else type(step).__name__
+                raise ValueError(f"feature {_child(key, name)!r} missing from step {j} of the value to write ({given})")
+            column.append(step[name])
+        out[name] = _steps_to_columns(sub, column, _child(key, name))
+    return out
+
+
+def _zip_columns(feature, trees: list):
+    """Per-step column trees of ``feature`` -> one tree whose leaves list the steps' leaves."""
+    while isinstance(feature, Sequence):
+        feature = feature.feature
+    if _is_dict(feature):
+        return {name: _zip_columns(sub, [t[name] for t in trees]) for name, sub in feature.features.items()}
+    return list(trees)
 
 
 def _leading(tree) -> int:

@@ -23,7 +23,7 @@ from tfrx.tfds.features.base import (
     _shape_str,
     _stack,
 )
-from tfrx.tfds.features.tensor import _audio_json, _channels
+from tfrx.tfds.features.tensor import ClassLabel, _audio_json, _channels
 
 
 class _Encoded(Feature):
@@ -117,6 +117,59 @@ class Image(_Encoded):
         if self.use_colormap:
             d["useColormap"] = True
         return {"image": d}
+
+
+@dataclasses.dataclass
+class LabeledImage(Image):
+    """``tfds.features.LabeledImage``: a one-channel segmentation mask whose pixel values are class labels.
+
+    Stored and decoded as an :class:`Image`; ``labels`` (a list of names, a
+    number of classes or ``None``) gives ``names`` / ``num_classes`` /
+    ``int2str`` as its ``ClassLabel`` does, and is kept in ``features.json``
+    (``numClasses``) and ``<feature>.labels.txt`` as TFDS keeps it.
+    """
+
+    shape: tuple = (None, None, 1)
+    labels: Any = None
+    class_label: ClassLabel = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.kind = "LabeledImage"
+        self.use_colormap = True  # as TFDS: LabeledImage always uses the colormap
+        if self.shape[-1] != 1:
+            raise ValueError(f"LabeledImage shape should have a single channel, got {_shape_str(self.shape)}")
+        if self.labels is None:
+            self.class_label = ClassLabel()
+        elif isinstance(self.labels, (int, np.integer)):
+            self.class_label = ClassLabel(num_classes=int(self.labels))
+        elif isinstance(self.labels, (list, tuple)):
+            self.class_label = ClassLabel(names=list(self.labels))
+        else:
+            raise TypeError(f"LabeledImage labels must be a list of names, a number or None, got {self.labels!r}")
+
+    @property
+    def names(self) -> list | None:
+        return self.class_label.names
+
+    @property
+    def num_classes(self) -> int | None:
+        return self.class_label.num_classes
+
+    def int2str(self, i: int) -> str:
+        return self.class_label.int2str(i)
+
+    def str2int(self, s: str) -> int:
+        return self.class_label.str2int(s)
+
+    def __repr__(self) -> str:
+        return f"LabeledImage(shape={_shape_str(self.shape)}, dtype={self.dtype.name}, num_classes={self.num_classes})"
+
+    def to_proto_json(self) -> dict:
+        d = super().to_proto_json()
+        if self.num_classes is not None:
+            d["image"]["label"] = {"numClasses": str(self.num_classes)}
+        return d
 
 
 @dataclasses.dataclass

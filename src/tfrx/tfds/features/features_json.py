@@ -15,7 +15,7 @@ from tfrx.errors import SpecError
 from tfrx.tfds.features.base import Feature, Unknown, _child, _dtype
 from tfrx.tfds.features.constructors import Audio, BBoxFeature, Text, Translation, TranslationVariableLanguages, Video
 from tfrx.tfds.features.containers import Dataset, FeaturesDict, Sequence
-from tfrx.tfds.features.encoded import Image
+from tfrx.tfds.features.encoded import Image, LabeledImage
 from tfrx.tfds.features.tensor import ClassLabel, Tensor
 
 
@@ -57,7 +57,13 @@ def _from_proto(obj, labels, name) -> Feature:
         return FeaturesDict({k: _from_proto(v, labels, _child(name, k)) for k, v in feats.items()})
     if cls in ("Tensor", "Scalar"):
         t = obj["tensor"]
-        return Tensor(_dims(t.get("shape")), _dtype(t["dtype"]), t.get("encoding", "none"), kind_=cls)
+        return Tensor(
+            _dims(t.get("shape")),
+            _dtype(t["dtype"]),
+            t.get("encoding", "none"),
+            kind_=cls,
+            optional=bool(t.get("optional", False)),
+        )
     if cls == "ClassLabel":
         c = obj.get("classLabel", {})
         names = _label_names(labels, name, None)
@@ -75,7 +81,17 @@ def _from_proto(obj, labels, name) -> Feature:
             encoding=a.get("encoding", "none"),
             lazy_decode=bool(a.get("lazyDecode", False)),
         )
-    if cls in ("Image", "LabeledImage"):  # LabeledImage: a segmentation mask, stored and decoded as an Image
+    if cls == "LabeledImage":  # a segmentation mask, stored and decoded as an Image, with label names
+        i = obj["image"]
+        n = i.get("label", {}).get("numClasses")
+        names = _label_names(labels, name, None)
+        return LabeledImage(
+            _dims(i.get("shape")),
+            _dtype(i.get("dtype", "uint8")),
+            i.get("encodingFormat"),
+            labels=names if names is not None else (int(n) if n and int(n) else None),
+        )
+    if cls == "Image":
         i = obj["image"]
         return Image(
             _dims(i.get("shape")),
@@ -104,7 +120,13 @@ def _from_legacy(obj, labels, name) -> Feature:
     if cls == "FeaturesDict":
         return FeaturesDict({k: from_json(v, labels=labels, name=_child(name, k)) for k, v in c.items()})
     if cls in ("Tensor", "Scalar"):
-        return Tensor(_dims(c.get("shape")), _dtype(c.get("dtype", "int64")), c.get("encoding", "none"), kind_=cls)
+        return Tensor(
+            _dims(c.get("shape")),
+            _dtype(c.get("dtype", "int64")),
+            c.get("encoding", "none"),
+            kind_=cls,
+            optional=bool(c.get("optional", False)),
+        )
     if cls == "ClassLabel":
         names = _label_names(labels, name, c.get("names"))
         return ClassLabel(names=names, num_classes=c.get("num_classes") if names is None else None)
@@ -118,7 +140,15 @@ def _from_legacy(obj, labels, name) -> Feature:
             file_format=c.get("file_format"),
             lazy_decode=bool(c.get("lazy_decode", False)),
         )
-    if cls in ("Image", "LabeledImage"):
+    if cls == "LabeledImage":
+        names = _label_names(labels, name, None)
+        return LabeledImage(
+            _dims(c.get("shape", [None, None, 1])),
+            _dtype(c.get("dtype", "uint8")),
+            c.get("encoding_format"),
+            labels=names if names is not None else c.get("labels"),
+        )
+    if cls == "Image":
         return Image(
             _dims(c.get("shape", [None, None, 3])),
             _dtype(c.get("dtype", "uint8")),
@@ -138,14 +168,24 @@ def _from_legacy(obj, labels, name) -> Feature:
     return Unknown(class_name=obj["type"], payload=obj)
 
 
-def class_labels(feature: Feature, name: str = ""):
-    """``[(label file stem, ClassLabel)]`` of every ClassLabel, named as TFDS names label files."""
+def class_labels(feature: Feature, name: str = "", *, labeled_images: bool = False):
+    """``[(feature name, ClassLabel)]`` of every ClassLabel (label files are named after it, see :func:`label_file_stem`).
+
+    ``labeled_images=True`` adds each LabeledImage's ClassLabel (its names are a
+    label file too), not a label value of the examples.
+    """
     if isinstance(feature, ClassLabel):
         return [(name, feature)]
+    if isinstance(feature, LabeledImage):
+        return [(name, feature.class_label)] if labeled_images else []
     if isinstance(feature, Sequence):
-        return class_labels(feature.feature, name)
+        return class_labels(feature.feature, name, labeled_images=labeled_images)
     if isinstance(feature, FeaturesDict) and feature.kind == "FeaturesDict":
-        return [x for k, f in feature.features.items() for x in class_labels(f, _child(name, k))]
+        return [
+            x
+            for k, f in feature.features.items()
+            for x in class_labels(f, _child(name, k), labeled_images=labeled_images)
+        ]
     return []
 
 

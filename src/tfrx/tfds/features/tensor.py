@@ -43,6 +43,7 @@ class Tensor(Feature):
     encoding: str = "none"
     kind_: str = "Tensor"
     extra: dict = dataclasses.field(default_factory=dict)
+    optional: bool = False
     _plans: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -55,7 +56,38 @@ class Tensor(Feature):
         enc = f", encoding={self.encoding}" if self.encoding != "none" else ""
         if self.extra.get("file_format"):
             enc += f", file_format={self.extra['file_format']}"
+        if self.optional:
+            enc += ", optional=True"
         return f"{self.kind}(shape={_shape_str(self.shape)}, dtype={_dtype_name(self.dtype)}{enc})"
+
+    def default_value(self) -> Any:
+        """What TFDS decodes an ``optional=True`` feature written as ``None`` to (``Tensor._default_value``).
+
+        The feature's key is left out of the Example and parsed with this
+        default: ``b""`` for strings, the dtype's minimum for integers and
+        floats, ``False`` for bools, repeated over the shape.
+        """
+        dt = self.dtype
+        if dt == object:
+            value: Any = b""
+        elif dt == np.bool_:
+            value = False
+        elif dt.kind in "iu":
+            value = np.iinfo(dt).min
+        elif dt.kind == "f":
+            value = np.finfo(dt).min
+        else:
+            raise SpecError(f"{self}: optional features of dtype {dt} are not supported by TFDS either")
+        return value if not self.shape else np.full(self.shape, value, dtype=dt)
+
+    def _parse_default(self):
+        """The default as the parser stores it (int64 / float32 / bytes), as TFDS's parsing spec casts it."""
+        value = self.default_value()
+        if self.dtype == object:
+            return value
+        with np.errstate(over="ignore"):
+            stored = np.asarray(value).astype(np.float32 if self.dtype.kind == "f" else np.int64)
+        return stored if stored.ndim else stored.item()
 
     @property
     def sample_rate(self) -> int | None:
@@ -82,7 +114,10 @@ class Tensor(Feature):
             return
         full, unknown, _ = self._plan(seq)
         dt = _parse_dtype(self.dtype)
-        if unknown == 0:
+        if unknown == 0 and self.optional and not seq:
+            # A value written as None is left out of the Example; TFDS parses it with the default.
+            out[key] = FixedLenFeature(full, dt, default_value=self._parse_default())
+        elif unknown == 0:
             out[key] = FixedLenFeature(full, dt)
         elif unknown == 1:
             out[key] = variable(tuple(d for d in full if d is not None), dt)
@@ -175,6 +210,13 @@ class Tensor(Feature):
 
     # ---------------------------------------------------------- encode
     def _encode(self, value, key: str, out: dict, seq: tuple) -> None:
+        if value is None:
+            if self.optional:
+                return  # left out of the Example, as TFDS's example_serializer does
+            raise ValueError(
+                f"feature {key!r} ({self}) is None but the feature is not optional; "
+                "give a value, or declare the feature with optional=True"
+            )
         if self.kind == "Audio" and not seq and not isinstance(value, (np.ndarray, list, tuple)):
             from tfrx.tfds import audio
 
@@ -219,11 +261,13 @@ class Tensor(Feature):
         out[key] = _storage_values(value, self.dtype)
 
     def to_proto_json(self) -> dict:
-        payload = {
+        payload: dict[str, Any] = {
             "dtype": _dtype_name(self.dtype),
             "encoding": self.encoding,
             "shape": _dims_json(self.shape) if self.shape else {},
         }
+        if self.optional:
+            payload["optional"] = True
         if self.kind == "ClassLabel":
             return {"classLabel": {"numClasses": str(self.extra.get("num_classes", 0))}}
         if self.kind == "Text":
@@ -257,23 +301,31 @@ def _storage_values(values, dtype: np.dtype):
 
 @dataclasses.dataclass
 class ClassLabel(Tensor):
-    """``tfds.features.ClassLabel``: an int64 scalar with label names."""
+    """``tfds.features.ClassLabel``: an int64 scalar with label names.
+
+    As in TFDS, ``ClassLabel(num_classes=n)`` is named ``"0"`` ... ``"n-1"``
+    (``names_given`` is then False, and no label file is written for it).
+    """
 
     names: list | None = None
     num_classes: int | None = None
+    names_given: bool = dataclasses.field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.kind_ = "ClassLabel"
         if self.names is not None:
             self.names = [str(n) for n in self.names]
+            if self.num_classes is not None and int(self.num_classes) != len(self.names):
+                raise ValueError(f"ClassLabel: {len(self.names)} names but num_classes={self.num_classes}")
             self.num_classes = len(self.names)
+            self.names_given = True
+        elif self.num_classes is not None:
+            self.names = [str(i) for i in range(int(self.num_classes))]
         self.extra = {"num_classes": self.num_classes}
         super().__post_init__()
 
     def int2str(self, i: int) -> str:
-        if not self.names:
-            if self.num_classes is not None and not 0 <= i < self.num_classes:
-                raise ValueError(f"label {i} is outside [0, {self.num_classes})")
+        if self.names is None:
             return str(i)
         if not 0 <= i < len(self.names):
             raise ValueError(f"label {i} is outside [0, {len(self.names)}); names: {self.names[:10]}")

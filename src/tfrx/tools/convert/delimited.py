@@ -21,7 +21,7 @@ from tfrx.tools.convert._common import (
     _writer,
 )
 from tfrx.tools.convert._values import _convert_text, _normalize_spec, _rows_to_columns, _text_kind
-from tfrx.tools.progress import progress_bar
+from tfrx._progress import progress_bar
 
 
 @renamed_arguments(workers="num_parallel_calls")

@@ -10,7 +10,7 @@ import numpy as np
 
 from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.tools.convert._common import ConvertSummary, _check_engine, _committing, _map_jobs, _sharding, _start, _writer
-from tfrx.tools.progress import progress_bar
+from tfrx._progress import progress_bar
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp")
 

@@ -20,7 +20,7 @@ from tfrx.tools.convert._values import (
     _sequence_row,
     _write_mixed_rows,
 )
-from tfrx.tools.progress import progress_bar
+from tfrx._progress import progress_bar
 
 
 def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):

@@ -21,7 +21,7 @@ from tfrx.tools.convert._common import (
 )
 from tfrx.tools.convert._records import _decoded_rows, _done, _raw_records
 from tfrx.tools.convert._values import _convert_text, _encode_sequence_rows, _json_cell, _normalize_spec
-from tfrx.tools.progress import progress_bar
+from tfrx._progress import progress_bar
 
 
 def _pyarrow():
@@ -76,7 +76,7 @@ def parquet_to_tfrecord(
     strings and binary bytes; list columns become multi-valued features and
     nulls are left out. Columns of lists of lists (``list<list<int64>>``),
     and the columns the schema metadata names as feature lists (as
-    :func:`tfrecord_to_parquet` and :func:`tfrx.arrow.to_record_batch` write
+    :func:`tfrecord_to_parquet` and :func:`tfrx.integrations.arrow.to_record_batch` write
     them), are SequenceExample feature lists: one step per inner list (a null
     step is a Feature with no kind), and every row is then a
     SequenceExample whose other columns are its context. ``spec`` forces kinds; a column whose type has no
@@ -178,7 +178,7 @@ def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, 
 
 def _feature_list_columns(schema, names, pa) -> frozenset:
     """The columns that hold feature lists: named in the schema metadata, or lists of variable-length lists."""
-    from tfrx.arrow import FEATURE_LISTS_KEY
+    from tfrx.integrations.arrow import FEATURE_LISTS_KEY
 
     named = set(json.loads((schema.metadata or {}).get(FEATURE_LISTS_KEY, b"[]")))
     out = set()
@@ -337,9 +337,9 @@ def tfrecord_to_parquet(
     is null. A SequenceExample's feature lists become list-of-list columns
     (``list<list<int64>>``: the steps, each a list of values; a step with no
     kind is null) named in the schema metadata under
-    ``tfrx.arrow.FEATURE_LISTS_KEY``, as :func:`tfrx.arrow.to_record_batch`
+    ``tfrx.integrations.arrow.FEATURE_LISTS_KEY``, as :func:`tfrx.integrations.arrow.to_record_batch`
     writes them; :func:`parquet_to_tfrecord` and
-    :func:`tfrx.arrow.to_sequence_examples` read them back.
+    :func:`tfrx.integrations.arrow.to_sequence_examples` read them back.
 
     A feature's kind is the kind of its first value; a later record whose
     value has another kind (or that has a feature list where earlier records
@@ -354,7 +354,7 @@ def tfrecord_to_parquet(
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    from tfrx.arrow import FEATURE_LISTS_KEY
+    from tfrx.integrations.arrow import FEATURE_LISTS_KEY
 
     summary, errors, t0 = _start(on_error)
     output = os.fspath(output)

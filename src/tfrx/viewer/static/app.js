@@ -16,11 +16,35 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-async function api(path) {
-  const r = await fetch(path);
-  const body = await r.json();
+// This launch's token: in the address tfrx view opened (?token=...), kept for the tab's life and sent with
+// every API call (a header; a query parameter only where the browser fetches by itself: images, downloads).
+const TOKEN = (() => {
+  const url = new URL(window.location.href);
+  const given = url.searchParams.get("token");
+  if (given) {
+    sessionStorage.setItem("tfrx-token", given);
+    url.searchParams.delete("token");
+    history.replaceState(null, "", url.pathname + url.search + url.hash);
+  }
+  return given || sessionStorage.getItem("tfrx-token") || "";
+})();
+
+async function api(path, post) {
+  const init = { headers: { "X-Tfrx-Token": TOKEN } };
+  if (post !== undefined) {
+    init.method = "POST";
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(post);
+  }
+  const r = await fetch(path, init);
+  let body;
+  try { body = await r.json(); } catch (e) { throw new Error(`${r.status} ${r.statusText}`); }
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
+}
+
+function withToken(url) {
+  return `${url}${url.includes("?") ? "&" : "?"}token=${encodeURIComponent(TOKEN)}`;
 }
 
 function setStatus(text, error) {
@@ -60,7 +84,7 @@ function boxesSvg(boxes) {
 }
 
 function mediaUrl(n, feature, j) {
-  return `/api/media?n=${n}&feature=${encodeURIComponent(feature)}&j=${j}`;
+  return withToken(`/api/media?n=${n}&feature=${encodeURIComponent(feature)}&j=${j}`);
 }
 
 function cell(c, rec, name, big) {
@@ -74,7 +98,8 @@ function cell(c, rec, name, big) {
     }
     case "numlist": {
       const s = el("span", { class: "num", title: `${c.n} values, min ${fmtNum(c.min)}, max ${fmtNum(c.max)}, mean ${fmtNum(c.mean)}` });
-      s.append(`${c.n} × ${c.kind} `, spark(c.spark), ` [${fmtNum(c.min)}, ${fmtNum(c.max)}]`);
+      if (c.histogram) s.append(`histogram, ${c.n} buckets `, spark(c.spark));
+      else s.append(`${c.n} × ${c.kind} `, spark(c.spark), ` [${fmtNum(c.min)}, ${fmtNum(c.max)}]`);
       return s;
     }
     case "bytes_list": {
@@ -84,7 +109,8 @@ function cell(c, rec, name, big) {
         if (k) wrap.append(" ");
         if ((it.t === "image" || it.t === "raw_image") && rec) {
           const box = el("span", { class: big ? "big" : "thumb" });
-          box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name, class: "media" }));
+          box.append(el("img", { src: mediaUrl(rec.n, name, it.j), loading: "lazy", alt: name,
+            class: it.colormap ? "media colormap" : "media", title: it.colormap ? "depth / float values through a colour map" : name }));
           const masks = (rec.features || {})["image/object/mask"];
           if (big && k === 0 && name !== "image/object/mask" && masks && masks.items) {
             // The Object Detection API's instance masks (one PNG a box) laid over the image.
@@ -92,7 +118,7 @@ function cell(c, rec, name, big) {
               box.append(el("img", { class: "mask", src: mediaUrl(rec.n, "image/object/mask", m.j), alt: "mask" }));
             }
           }
-          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask") {
+          if (rec.boxes && rec.boxes.length && k === 0 && name !== "image/object/mask" && !it.colormap) {
             box.append(boxesSvg(rec.boxes));
             for (const b of rec.boxes) {
               if (b.label) box.append(el("span", { class: "box-label", style: `left:${100 * b.xmin}%;top:${100 * b.ymin}%` }, b.label));
@@ -116,7 +142,15 @@ function cell(c, rec, name, big) {
   }
 }
 
-function renderRows(records) {
+function damageRow(d, span) {
+  const name = d.path.split("/").pop();
+  const where = d.start !== null && d.start !== undefined ? `bytes ${d.start.toLocaleString()}–${d.end.toLocaleString()} of ${name} skipped (${(d.end - d.start).toLocaleString()} bytes)` : name;
+  const total = state.total === undefined ? Infinity : state.total;
+  const place = d.before === 0 ? "before record 0" : (d.before >= total ? `after record ${d.before - 1}` : `between records ${d.before - 1} and ${d.before}`);
+  return el("tr", { class: "damage-gap" }, el("td", { colspan: span, title: d.path }, `⚠ damage ${place}: ${d.message}; ${where}`));
+}
+
+function renderRows(records, damage) {
   const names = [];
   let lists = false;
   for (const r of records) {
@@ -130,7 +164,10 @@ function renderRows(records) {
   $("#table thead").replaceChildren(head);
   const body = $("#table tbody");
   body.replaceChildren();
+  const span = 1 + names.length + (lists ? 1 : 0) + (records.some((r) => r.kind === "other") ? 1 : 0);
+  const gaps = [...(damage || [])];
   for (const r of records) {
+    while (gaps.length && gaps[0].before <= r.n) body.append(damageRow(gaps.shift(), span));
     const tr = el("tr", { "data-n": r.n, onclick: () => showDetail(r.n) }, el("td", { class: "n", title: `${r.shard} record ${r.i}` }, r.n));
     for (const k of names) tr.append(el("td", {}, cell((r.features || {})[k], r, k, false)));
     if (lists) {
@@ -140,6 +177,7 @@ function renderRows(records) {
     if (r.kind === "other") tr.append(el("td", { class: "other" }, r.message));
     body.append(tr);
   }
+  for (const d of gaps) body.append(damageRow(d, span));
 }
 
 async function showDetail(n) {
@@ -179,8 +217,8 @@ async function loadPage(start) {
   if (state.filter) q.set("filter", state.filter);
   try {
     const page = await api(`/api/records?${q}`);
-    state.start = start; state.next = page.next;
-    renderRows(page.records);
+    state.start = start; state.next = page.next; state.total = page.total;
+    renderRows(page.records, page.damage);
     const shown = page.records.length ? `${page.records[0].n}–${page.records[page.records.length - 1].n}` : "none";
     setStatus(state.filter
       ? `${page.records.length} matches (records ${shown}), scanned ${page.scanned} of ${page.total}`
@@ -193,10 +231,50 @@ async function loadPage(start) {
 }
 
 function updateExport() {
-  for (const fmt of ["tfrecord", "parquet", "jsonl"]) {
-    const q = new URLSearchParams({ format: fmt });
-    if (state.filter) q.set("filter", state.filter);
-    $(`#export-${fmt}`).href = `/api/export?${q}`;
+  $("#export-what").textContent = state.filter ? "the matching records" : "every record";
+}
+
+function setExport(text, cls) {
+  const s = $("#export-status");
+  s.className = cls || "";
+  s.replaceChildren(...(Array.isArray(text) ? text : [text]));
+}
+
+async function startExport(fmt) {
+  const body = { format: fmt };
+  if (state.filter) body.filter = state.filter;
+  try {
+    const job = await api("/api/export", body);
+    $("#export-cancel").hidden = false;
+    showExport(job);
+    pollExport();
+  } catch (e) {
+    setExport(e.message, "error");
+  }
+}
+
+function showExport(job) {
+  if (job.status === "running") {
+    const pct = job.total ? Math.floor((100 * job.scanned) / job.total) : 0;
+    setExport([el("progress", { max: 100, value: pct }), ` ${job.format}: scanned ${job.scanned.toLocaleString()} of ${job.total.toLocaleString()} records, ${job.written.toLocaleString()} written (${fmtBytes(job.bytes)})`]);
+  } else if (job.status === "done") {
+    $("#export-cancel").hidden = true;
+    const link = el("a", { href: withToken("/api/export/file"), download: job.name, id: "export-file" }, `download ${job.name}`);
+    setExport([`${job.written.toLocaleString()} records exported as ${job.format} (${fmtBytes(job.bytes)}, ${job.seconds} s): `, link], "done");
+  } else if (job.status === "failed" || job.status === "cancelled") {
+    $("#export-cancel").hidden = true;
+    setExport(job.status === "failed" ? `export failed: ${job.error}` : "export cancelled", job.status === "failed" ? "error" : "");
+  }
+}
+
+async function pollExport() {
+  clearTimeout(state.exportPoll);
+  try {
+    const job = await api("/api/export");
+    showExport(job);
+    if (job.status === "running") state.exportPoll = setTimeout(pollExport, 200);
+  } catch (e) {
+    setExport(e.message, "error");
   }
 }
 
@@ -210,6 +288,7 @@ function fmtBytes(n) {
 
 async function loadInfo() {
   try {
+    if (!TOKEN) throw new Error("this page needs the address tfrx view printed: it carries the launch's token (…/?token=…)");
     let info = await api("/api/info");
     while (info.status === "indexing") {
       $("#summary").textContent = `building the record index: ${info.message}`;
@@ -217,6 +296,16 @@ async function loadInfo() {
       await new Promise((r) => setTimeout(r, 250));
       info = await api("/api/info");
     }
+    showInfo(info);
+    return info;
+  } catch (e) {
+    $("#summary").textContent = e.message;
+    setStatus(e.message, true);
+  }
+}
+
+function showInfo(info) {
+  {
     const damaged = info.shards.filter((s) => s.error).length;
     if (info.stats_records) $("#stats-records").value = info.stats_records;
     state.labels = info.labels || {};
@@ -225,12 +314,10 @@ async function loadInfo() {
       (damaged ? `, ${damaged} damaged` : "");
     $("#schema-code").textContent = info.schema || (info.payload.includes("other") ? "# not tf.train.Example records: no spec" : "# no records");
     const t = $("#shard-table");
-    t.replaceChildren(el("tr", {}, el("th", {}, "file"), el("th", {}, "compression"), el("th", {}, "bytes"), el("th", {}, "records"), el("th", {}, "problem")));
-    for (const s of info.shards) t.append(el("tr", {}, el("td", {}, s.path), el("td", {}, s.compression), el("td", { class: "num" }, s.size ?? "?"), el("td", { class: "num" }, s.count ?? "?"), el("td", { class: "error" }, s.error || "")));
-    return info;
-  } catch (e) {
-    $("#summary").textContent = e.message;
-    setStatus(e.message, true);
+    t.replaceChildren(el("thead", {}, el("tr", {}, ...["file", "compression", "bytes", "records", "problem"].map((x) => el("th", {}, x)))));
+    const tb = el("tbody", {});
+    for (const s of info.shards) tb.append(el("tr", {}, el("td", {}, s.path), el("td", {}, s.compression), el("td", { class: "num" }, s.size ?? "?"), el("td", { class: "num" }, s.count ?? "?"), el("td", { class: "error" }, s.error || "")));
+    t.append(tb);
   }
 }
 
@@ -291,22 +378,30 @@ function renderStats(s) {
 function loadStats() {
   clearTimeout(state.polling);
   const q = new URLSearchParams({ mode: $("#stats-mode").value, records: $("#stats-records").value || "10000" });
-  poll(`/api/stats?${q}`, renderStats, $("#stats-body"));
+  api(`/api/stats?${q}`, {}).then(() => poll(`/api/stats?${q}`, renderStats, $("#stats-body")))
+    .catch((e) => $("#stats-body").replaceChildren(el("p", { class: "error" }, e.message)));
 }
 
 function renderHealth(h) {
-  const parts = [el("p", {}, h.damaged ? `${h.damaged} damaged file(s)` : "every record's CRC checks out")];
-  const t = el("table", { id: "health-table" }, el("tr", {}, el("th", {}, "file"), el("th", {}, "records"), el("th", {}, "record"), el("th", {}, "byte offset"), el("th", {}, "damage")));
+  const count = h.files.reduce((a, f) => a + f.errors.length, 0);
+  const parts = [el("p", {}, h.damaged ? `${h.damaged} damaged file(s), ${count} damaged region(s); record numbers are those of the Records tab` : "every record's CRC checks out")];
+  const t = el("table", { id: "health-table" }, el("thead", {}, el("tr", {}, ...["file", "records", "between records", "bytes skipped", "damage"].map((x) => el("th", {}, x)))));
+  const tb = el("tbody", {});
   for (const f of h.files) {
     const name = f.path.split("/").pop();  // the full path is the cell's tooltip
-    if (f.ok) { t.append(el("tr", {}, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", {}, ""), el("td", {}, ""), el("td", {}, "ok"))); continue; }
+    const span = f.records ? `${f.first}–${f.first + f.records - 1}` : "none";
+    if (f.ok) { tb.append(el("tr", {}, el("td", { title: f.path }, name), el("td", {}, span), el("td", {}, ""), el("td", {}, ""), el("td", {}, "ok"))); continue; }
     for (const e of f.errors) {
-      t.append(el("tr", { class: "damage" }, el("td", { title: f.path }, name), el("td", {}, f.records), el("td", { class: "num" }, e.record ?? ""),
-        el("td", { class: "num" }, e.offset ?? ""), el("td", { class: "error" }, e.message.split(f.path).join(name))));
+      const between = e.before === null || e.before === undefined ? "" : (e.before === f.first ? `before ${e.before}` : (e.before === f.first + f.records ? `after ${e.before - 1}` : `${e.before - 1} and ${e.before}`));
+      const bytes = e.start === null || e.start === undefined ? "" : `${e.start}–${e.end} (${(e.end - e.start).toLocaleString()})`;
+      tb.append(el("tr", { class: "damage" }, el("td", { title: f.path }, name), el("td", {}, span), el("td", { class: "num" }, between),
+        el("td", { class: "num" }, bytes), el("td", { class: "error" }, e.message.split(f.path).join(name))));
     }
   }
+  t.append(tb);
   parts.push(t);
   $("#health-body").replaceChildren(...parts);
+  if (h.damaged) loadInfo();  // a file found damaged now: the summary and the Files tab say so too
 }
 
 function tabs() {
@@ -330,11 +425,17 @@ function wire() {
   $("#random").addEventListener("click", async () => {
     try {
       const page = await api(`/api/random?count=${PAGE}&seed=${Math.floor(Math.random() * 1e9)}`);
-      renderRows(page.records);
+      renderRows(page.records, []);
       setStatus(`${page.records.length} random records of ${page.total}`);
     } catch (e) { setStatus(e.message, true); }
   });
   $("#stats-run").addEventListener("click", loadStats);
+  for (const fmt of ["tfrecord", "parquet", "jsonl"]) {
+    $(`#export-${fmt}`).addEventListener("click", (e) => { e.preventDefault(); startExport(fmt); });
+  }
+  $("#export-cancel").addEventListener("click", async () => {
+    try { showExport(await api("/api/export/cancel", {})); } catch (e) { setExport(e.message, "error"); }
+  });
 }
 
 tabs();

@@ -32,9 +32,25 @@ import json
 import os
 from collections.abc import Callable, Sequence
 
+from tfrx.io.paths import with_options
 from tfrx.io.sidecars import journal_path, manifest_path, sidecar_path
+from tfrx.io.writer import TFRecordWriter
 
-__all__ = ["commit_shards", "part_path", "sync_part", "discard_parts"]
+__all__ = ["commit_shards", "part_path", "shard_name", "sync_part", "discard_parts"]
+
+TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
+
+
+def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
+    """The final name of shard ``index`` of ``total``.
+
+    ``naming="tfds"`` gives TFDS names, ``{prefix}.tfrecord-00003-of-00016``
+    (with ``prefix="data/mnist-train"``: ``data/mnist-train.tfrecord-00003-of-00016``).
+    Any other string is a ``str.format`` template with the fields ``prefix``,
+    ``index`` and ``total``, e.g. ``"{prefix}-{index:05d}-of-{total:05d}.tfrecord.gz"``.
+    """
+    template = TFDS_TEMPLATE if naming == "tfds" else naming
+    return template.format(prefix=prefix, index=index, total=total)
 
 
 def part_path(prefix: str, tag: str) -> str:
@@ -94,9 +110,6 @@ def commit_shards(
     is the fsspec filesystem of a URL ``prefix`` (``None`` for local paths).
     Returns the final paths and the manifest (written when ``manifest``).
     """
-    from tfrx.io.paths import with_options
-    from tfrx.io.writer import TFRecordWriter
-    from tfrx.tools.sharded import shard_name
 
     remote = fs is not None
     total = len(parts)

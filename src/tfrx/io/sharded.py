@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -15,23 +15,9 @@ from tfrx.io.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
 from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
 from tfrx.io.writer import TFRecordWriter
-from tfrx.tools.commit import commit_shards, discard_parts, part_path, sync_part
+from tfrx.io.commit import commit_shards, discard_parts, part_path, shard_name, sync_part
 
-__all__ = ["ShardedWriter", "write_examples", "shard_name", "read_manifest"]
-
-TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
-
-
-def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
-    """The final name of shard ``index`` of ``total``.
-
-    ``naming="tfds"`` gives TFDS names, ``{prefix}.tfrecord-00003-of-00016``
-    (with ``prefix="data/mnist-train"``: ``data/mnist-train.tfrecord-00003-of-00016``).
-    Any other string is a ``str.format`` template with the fields ``prefix``,
-    ``index`` and ``total``, e.g. ``"{prefix}-{index:05d}-of-{total:05d}.tfrecord.gz"``.
-    """
-    template = TFDS_TEMPLATE if naming == "tfds" else naming
-    return template.format(prefix=prefix, index=index, total=total)
+__all__ = ["ShardedWriter", "shard_name", "read_manifest"]
 
 
 def read_manifest(prefix: str | os.PathLike, *, storage_options: dict | None = None) -> dict:
@@ -97,7 +83,7 @@ class ShardedWriter:
     folder ``.tfrx/`` beside the shards (``.tfrx/<name>-00003.tmp`` while
     open, ``.tfrx/<name>-00003.part`` once complete), where no glob written
     for the shards can match it. Only ``close()`` - after every shard is
-    flushed and synced - commits them (:mod:`tfrx.tools.commit`): it writes
+    flushed and synced - commits them (:mod:`tfrx.io.commit`): it writes
     a journal listing the final names, moves the shards to their final
     ``-of-NNNNN`` names, writes the manifest (``.tfrx/<name>.manifest.json``:
     names, record counts, bytes, ``shardLengths`` as TFDS) and deletes the
@@ -171,7 +157,7 @@ class ShardedWriter:
         if self.want_index:
             if self.compression:
                 raise ValueError("index=True needs uncompressed shards: an index cannot point into a compressed stream")
-            from tfrx.index import build_index
+            from tfrx.io.index import build_index
 
             self._build_index = build_index
         directory = os.path.dirname(self.prefix)
@@ -381,123 +367,3 @@ class ShardedWriter:
 
 def _disk_estimate(shard: _Shard) -> int:
     return shard.payload_bytes + FRAMING_BYTES * shard.records
-
-
-# ------------------------------------------------------------------ write_examples
-_CHUNK_ROWS = 8192
-
-
-def _column_length(col) -> int:
-    if hasattr(col, "row_splits"):
-        return len(col.row_splits) - 1
-    return len(col)
-
-
-def _iter_column_chunks(columns: Mapping, chunk: int):
-    lengths = {k: _column_length(v) for k, v in columns.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(f"columns have different lengths: {lengths}")
-    n = next(iter(lengths.values()), 0)
-    if any(hasattr(v, "row_splits") for v in columns.values()) or n <= chunk:
-        yield n, columns
-        return
-    for lo in range(0, n, chunk):
-        yield min(chunk, n - lo), {k: v[lo : lo + chunk] for k, v in columns.items()}
-
-
-def write_examples(
-    prefix_or_path: str | os.PathLike,
-    data: Any,
-    *,
-    num_shards: int | None = None,
-    max_records_per_shard: int | None = None,
-    max_bytes_per_shard: int | None = None,
-    compression: str | None = None,
-    naming: str = "tfds",
-    index: bool = False,
-    kinds: Mapping | None = None,
-    storage_options: dict | None = None,
-) -> list[str]:
-    """Writes ``data`` as ``tf.train.Example`` records; returns the paths written.
-
-    ``data`` is either columns - a mapping of feature name to a NumPy array
-    (first axis: examples), a :class:`tfrx.Ragged` or a list - serialized by
-    the native columnar encoder (:func:`tfrx.encode_examples`), or rows - an
-    iterable of ``{name: value}`` dicts built with :func:`tfrx.make_example`
-    (or ready ``tfrx.train.Example`` messages / serialized bytes).
-
-    Without any sharding argument the records go to the single file
-    ``prefix_or_path``; with ``num_shards``, ``max_records_per_shard`` or
-    ``max_bytes_per_shard`` they go through a :class:`ShardedWriter` (columns
-    are split into contiguous shards, rows round-robin). ``storage_options``
-    go to fsspec when ``prefix_or_path`` is a URL.
-    """
-    from tfrx.codec import encode_examples, make_example
-
-    sharded = num_shards is not None or max_records_per_shard is not None or max_bytes_per_shard is not None
-    is_columns = isinstance(data, Mapping)
-    total = None
-    if is_columns and data:
-        lengths = {_column_length(v) for v in data.values()}
-        total = lengths.pop() if len(lengths) == 1 else None
-    writer: ShardedWriter | TFRecordWriter
-    if sharded:
-        writer = ShardedWriter(
-            prefix_or_path,
-            num_shards=num_shards,
-            max_records_per_shard=max_records_per_shard,
-            max_bytes_per_shard=max_bytes_per_shard,
-            compression=compression,
-            naming=naming,
-            index=index,
-            total_records=total if num_shards is not None else None,
-            storage_options=storage_options,
-        )
-    else:
-        path = os.fspath(prefix_or_path)
-        directory = os.path.dirname(path)
-        if directory and not is_url(path):
-            os.makedirs(directory, exist_ok=True)
-        writer = TFRecordWriter(path, compression=compression, storage_options=storage_options)
-    ok = False
-    try:
-        if is_columns:
-            for _, chunk in _iter_column_chunks(data, _CHUNK_ROWS):
-                writer.write_many(encode_examples(chunk, kinds=kinds, as_batch=True))
-        else:
-            pending: list[bytes] = []
-            for row in data:
-                if isinstance(row, (bytes, bytearray, memoryview)):
-                    pending.append(bytes(row))
-                elif isinstance(row, Mapping):
-                    pending.append(make_example(row, kinds=kinds).SerializeToString(deterministic=True))
-                elif hasattr(row, "SerializeToString"):
-                    pending.append(row.SerializeToString(deterministic=True))
-                else:
-                    raise TypeError(
-                        f"write_examples: rows must be dicts, Example messages or bytes, got {type(row).__name__}; "
-                        "pass columns as a dict of arrays"
-                    )
-                if len(pending) >= _CHUNK_ROWS:
-                    writer.write_many(pending)
-                    pending = []
-            if pending:
-                writer.write_many(pending)
-        ok = True
-    finally:
-        if isinstance(writer, ShardedWriter):  # sharded
-            if ok:
-                paths = writer.close()
-            else:
-                writer.abort()
-        else:
-            if ok or not is_url(os.fspath(prefix_or_path)):
-                writer.close()
-            else:
-                writer.abort()  # no half-written object appears
-            paths = [os.fspath(prefix_or_path)]
-            if ok and index:
-                from tfrx.index import build_index
-
-                build_index(paths[0], sidecar=True)
-    return paths

@@ -39,11 +39,10 @@ from multiprocessing import util as mp_util
 from typing import Any
 
 from tfrx.data.dataset import Dataset
-from tfrx.data.parse import ParseDataset
-from tfrx.data.prefetch import PrefetchDataset
 from tfrx.data.shard import shard_pipeline
+from tfrx.memory import tune_owned_process
 from tfrx.options import share_cores_with
-from tfrx.shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
+from tfrx.integrations._shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
 
 __all__ = ["Slots", "WorkerPool", "for_handoff", "handoffs"]
 
@@ -80,16 +79,7 @@ def for_handoff(pipeline: Dataset, slots: Slots) -> tuple[Dataset, bool]:
     thread in the worker only adds a hand-over per batch (about 10% more CPU
     time a Criteo-like batch on 2 cores, no faster).
     """
-    stage = pipeline
-    while isinstance(stage, PrefetchDataset):
-        stage = stage._inputs[0]
-    if not isinstance(stage, ParseDataset):
-        return pipeline, False
-    views: ParseDataset | None = stage._with_bytes_views()
-    into_slots = (views if views is not None else stage)._with_outputs_from(slots)
-    if into_slots is None:
-        return pipeline, False
-    return into_slots, views is not None
+    return pipeline._for_handoff(slots)
 
 
 def handoffs(elements: Iterator, views: bool, slots: Slots, depth: int) -> Iterator[PackedBatch | Any]:
@@ -211,6 +201,7 @@ def _serve(
 ) -> None:
     """A worker's life: one epoch per command until the pool closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    tune_owned_process()  # the process is tfrx's own (tfrx/memory.py)
     for fd in inherited:  # (forked: the main process's ends of the earlier workers' pipes)
         try:
             os.close(fd)
@@ -261,7 +252,7 @@ def _run_epoch(
 
 
 class WorkerPool:
-    """``processes`` worker processes, each running its shard of ``dataset`` (see :mod:`tfrx.worker_pool`).
+    """``processes`` worker processes, each running its shard of ``dataset`` (see :mod:`tfrx.integrations._worker_pool`).
 
     ``levels``: the shards this process already reads (DDP ranks), to which
     each worker adds its own; ``depth``: the slots of each worker's ring;

@@ -1,0 +1,321 @@
+"""One Arrow scan of TFRecord files that engines push work into: projection, a filter, a limit.
+
+:func:`scan` returns a ``pyarrow.RecordBatchReader``. Polars, DuckDB, Daft,
+Hugging Face ``datasets``, Spark and Dask read through it
+(``tfrx.integrations.polars`` & co.); it is also usable on its own.
+
+* **Projection**: only the features named in ``columns`` are parsed (the
+  native parser skips the others' values without decoding them).
+* **Filter**: a ``pyarrow.compute.Expression`` over parsed columns. Each
+  batch parses the features the filter names first, keeps the records it
+  selects, and parses the other projected features for those records only.
+* **Limit**: reading stops once ``limit`` rows have been produced.
+* **Parallelism in bounded memory**: the files are cut into record ranges
+  (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
+  uncompressed file by its index or by record boundaries), read and parsed
+  on ``num_threads`` threads (the parser releases the GIL), at most
+  ``num_threads + 1`` ranges in flight, and handed over in file order.
+
+:class:`ScanStats` counts what a scan read and parsed, feature by feature,
+so that a caller (or a test) can see that projection and filters parse less.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import deque
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from tfrx.integrations.arrow import _inferred, to_record_batch
+from tfrx.io.batch import RecordBatch
+from tfrx.io.data_files import expand_paths
+from tfrx.io.ranges import RecordRange, plan_ranges, read_range
+from tfrx.io.reader import RecordReader
+from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
+
+__all__ = ["ScanStats", "scan", "scan_schema", "RAW_COLUMN"]
+
+#: The column of raw records (``spec=False``).
+RAW_COLUMN = "record"
+_MISSING_FIELD = re.compile(r"No match for FieldRef\.Name\((.+?)\) in ")
+
+
+@dataclass
+class ScanStats:
+    """What one scan read and parsed (counts accumulate over the scan; thread-safe)."""
+
+    records_read: int = 0
+    rows_out: int = 0
+    #: feature name -> number of records it was parsed for
+    parsed: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def _count(self, read: int, names: Sequence[str], parsed_records: int) -> None:
+        with self._lock:
+            self.records_read += read
+            for name in names:
+                self.parsed[name] = self.parsed.get(name, 0) + parsed_records
+
+    def _rows(self, n: int) -> None:
+        with self._lock:
+            self.rows_out += n
+
+
+# ------------------------------------------------------------------ specs
+def _names(spec) -> list[str]:
+    if isinstance(spec, tuple):
+        return [*spec[0], *spec[1]]
+    return list(spec)
+
+
+def _restrict(spec, names: Sequence[str]):
+    """``spec`` with only ``names`` (in the spec's order); a ``(context, lists)`` pair stays a pair."""
+    wanted = set(names)
+    if isinstance(spec, tuple):
+        return ({k: v for k, v in spec[0].items() if k in wanted}, {k: v for k, v in spec[1].items() if k in wanted})
+    return {k: v for k, v in spec.items() if k in wanted}
+
+
+def _empty(spec) -> bool:
+    return not _names(spec)
+
+
+def _parser(spec):
+    from tfrx.parsing import ExampleParser, SequenceExampleParser
+
+    if isinstance(spec, tuple):
+        return SequenceExampleParser(*spec, num_parallel_calls=1)
+    return ExampleParser(spec, num_parallel_calls=1)
+
+
+def _empty_batch() -> RecordBatch:
+    return RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _schema_of(spec) -> pa.Schema:
+    if spec is False:
+        return pa.schema([(RAW_COLUMN, pa.binary())])
+    return to_record_batch(_parser(spec).parse(_empty_batch())).schema
+
+
+def filter_columns(expression: Any, available: Sequence[str]) -> list[str]:
+    """The columns a ``pyarrow.compute.Expression`` reads, found by binding it to growing empty tables.
+
+    pyarrow does not list an expression's field references, but binding
+    names the first one missing; a name that is not among ``available``
+    raises ``KeyError`` naming it.
+    """
+    found: list[str] = []
+    for _ in range(len(available) + 1):
+        table = pa.table({name: pa.array([], pa.null()) for name in found})
+        try:
+            table.filter(expression)
+            return found
+        except pa.ArrowInvalid as e:
+            m = _MISSING_FIELD.search(str(e))
+            if m is None:
+                if found:  # the names are there; a type error is the filter's own, reported when it runs
+                    return found
+                raise
+            name = m.group(1)
+            if name not in available or name in found:
+                raise KeyError(f"the filter names {name!r}, which is not a feature of the scan ({list(available)})")
+            found.append(name)
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            return found  # every name resolved; the null-typed columns just cannot be compared
+    return found
+
+
+# ------------------------------------------------------------------ one batch
+@dataclass
+class _Plan:
+    spec: Any  # the projected spec, or False for raw records
+    columns: list[str]  # output column order
+    filter: Any
+    filter_spec: Any  # the features the filter needs, parsed first
+    rest_spec: Any  # the other projected features, parsed for the selected records only
+    stats: ScanStats
+
+    def batch(self, records: RecordBatch) -> pa.RecordBatch | None:
+        if self.spec is False:
+            self.stats._count(len(records), (), 0)
+            return pa.record_batch([pa.array(records.to_list(), pa.binary())], names=[RAW_COLUMN])
+        if self.filter is None:
+            out = to_record_batch(_parser(self.spec).parse(records))
+            self.stats._count(len(records), _names(self.spec), len(records))
+            return out.select(self.columns)  # the parser's order is not always the spec's
+        first = to_record_batch(_parser(self.filter_spec).parse(records))
+        self.stats._count(len(records), _names(self.filter_spec), len(records))
+        table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
+        keep = table.filter(self.filter)
+        if keep.num_rows == 0:
+            return None
+        rows = keep.column("__row").to_numpy()
+        columns = {name: keep.column(name).combine_chunks() for name in _names(self.filter_spec)}
+        if not _empty(self.rest_spec):
+            selected = RecordBatch(records.data, records.starts[rows], records.lengths[rows], path=records.path)
+            rest = to_record_batch(_parser(self.rest_spec).parse(selected))
+            self.stats._count(0, _names(self.rest_spec), len(rows))
+            for name in rest.schema.names:
+                columns[name] = rest.column(name)
+        return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
+
+
+# ------------------------------------------------------------------ the scan
+def _resolve_spec(sources, spec, infer_records: int, compression: str, on_error: str):
+    if spec is not None:
+        return spec
+    with RecordReader(sources, compression=compression, on_error=on_error, require_all_shards=False) as reader:
+        for batch in reader.iter_batches(max_records=infer_records):
+            return _inferred(batch, infer_records)
+    return {}
+
+
+def scan_schema(
+    paths,
+    *,
+    spec: Mapping | tuple | bool | None = None,
+    columns: Sequence[str] | None = None,
+    compression: str | None = "auto",
+    infer_records: int = 1000,
+    storage_options: dict | None = None,
+) -> pa.Schema:
+    """The schema :func:`scan` gives, without reading past the sample (nothing at all when ``spec`` is given)."""
+    if spec is None:
+        sources = expand_paths(paths, storage_options=storage_options)
+        spec = _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
+    schema = _schema_of(spec if spec is False or columns is None else _restrict(spec, _checked(columns, spec)))
+    if columns is not None and spec is not False:
+        schema = pa.schema([schema.field(c) for c in columns])
+    return schema
+
+
+def _checked(columns: Sequence[str], spec) -> list[str]:
+    names = _names(spec)
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise KeyError(f"no feature named {unknown} in the scan's spec (it has {names})")
+    return list(columns)
+
+
+def scan(
+    paths,
+    *,
+    columns: Sequence[str] | None = None,
+    filter: Any = None,
+    limit: int | None = None,
+    spec: Mapping | tuple | bool | None = None,
+    batch_size: int = 65536,
+    compression: str | None = "auto",
+    on_error: str = "raise",
+    num_threads: int | None = None,
+    min_split_bytes: int = 16 << 20,
+    infer_records: int = 1000,
+    storage_options: dict | None = None,
+    stats: ScanStats | None = None,
+) -> pa.RecordBatchReader:
+    """Scans TFRecord files of Examples or SequenceExamples as a ``pyarrow.RecordBatchReader``.
+
+    ``spec``: a parse spec, a ``(context_features, sequence_features)``
+    pair, ``False`` for the raw records (one ``binary`` column named
+    ``"record"``), or ``None`` to infer one from the first
+    ``infer_records`` records. ``columns``: the features to parse and
+    return, in this order (all of the spec's when ``None``). ``filter``: a
+    ``pyarrow.compute.Expression`` over parsed features (those it names are
+    parsed even when not in ``columns``). ``limit``: at most this many rows.
+    ``num_threads``: ranges read and parsed at once (default: the usable
+    cores). ``compression``, ``on_error`` and ``storage_options`` as for
+    :class:`tfrx.RecordReader`; damaged records raise
+    :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
+    ``stats``: a :class:`ScanStats` to fill.
+    """
+    compression = normalize_compression(compression, allow_auto=True)
+    check_on_error(on_error)
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    threads = resolve_parallelism(num_threads)
+    sources = expand_paths(paths, storage_options=storage_options)
+    spec = _resolve_spec(sources, spec, infer_records, compression, on_error)
+    stats = stats if stats is not None else ScanStats()
+    if spec is False:
+        if filter is not None:
+            raise ValueError("a filter needs parsed features: pass a spec (spec=False reads raw records)")
+        plan = _Plan(False, [RAW_COLUMN], None, None, None, stats)
+    else:
+        out_columns = _checked(columns, spec) if columns is not None else _names(spec)
+        needed = filter_columns(filter, _names(spec)) if filter is not None else []
+        plan = _Plan(
+            spec=_restrict(spec, out_columns),
+            columns=out_columns,
+            filter=filter,
+            filter_spec=_restrict(spec, needed),
+            rest_spec=_restrict(spec, [c for c in out_columns if c not in needed]),
+            stats=stats,
+        )
+    schema = _schema_of(plan.spec)
+    if plan.spec is not False:
+        schema = pa.schema([schema.field(c) for c in plan.columns])
+    ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
+    batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit, schema)
+    return pa.RecordBatchReader.from_batches(schema, batches)
+
+
+def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batch_size: int, stop: threading.Event):
+    out = []
+    for records in read_range(piece, compression=compression, on_error=on_error, batch_size=batch_size):
+        if stop.is_set():
+            break
+        if not len(records):
+            continue
+        batch = plan.batch(records)
+        if batch is not None and batch.num_rows:
+            out.append(batch)
+    return out
+
+
+def _batches(
+    ranges: list[RecordRange],
+    plan: _Plan,
+    compression: str,
+    on_error: str,
+    batch_size: int,
+    threads: int,
+    limit: int | None,
+    schema: pa.Schema,
+) -> Iterator[pa.RecordBatch]:
+    remaining = limit
+    if remaining == 0:
+        return
+    stop = threading.Event()
+    pending: deque[Future] = deque()
+    todo = iter(ranges)
+    with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="tfrx-scan") as pool:
+        try:
+            for piece in todo:
+                pending.append(pool.submit(_read, piece, plan, compression, on_error, batch_size, stop))
+                if len(pending) > threads:
+                    break
+            while pending:
+                for batch in pending.popleft().result():
+                    if remaining is not None and batch.num_rows >= remaining:
+                        plan.stats._rows(remaining)
+                        yield batch.slice(0, remaining)
+                        return
+                    if remaining is not None:
+                        remaining -= batch.num_rows
+                    plan.stats._rows(batch.num_rows)
+                    yield batch
+                following = next(todo, None)
+                if following is not None:
+                    pending.append(pool.submit(_read, following, plan, compression, on_error, batch_size, stop))
+        finally:
+            stop.set()
+            for f in pending:
+                f.cancel()

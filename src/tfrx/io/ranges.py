@@ -1,0 +1,227 @@
+"""Record ranges: a set of TFRecord files cut into pieces that separate tasks read, each record exactly once.
+
+Engines that read in parallel (Ray Data, Spark, Dask, worker processes) share
+one planner. :func:`plan_ranges` gives one :class:`RecordRange` per file, and
+cuts an uncompressed file larger than its share into several:
+
+* by record ranges when the file has an index (:func:`tfrx.build_index`):
+  exact record offsets, and every range knows its first record's number and
+  its row count;
+* otherwise by byte ranges: a range starts at the first record header at or
+  after its start position (:func:`record_boundary`: a header whose length
+  CRC and data CRC both hold, so a range never starts inside a payload) and
+  holds the records whose header starts before its end position.
+
+Compressed files (GZIP, ZLIB) are one range each: a deflate stream cannot be
+entered in the middle. :func:`read_range` reads one range's records as
+:class:`~tfrx.io.RecordBatch` es with both CRCs checked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tfrx import _native
+from tfrx.crc import masked_crc32c
+from tfrx.errors import CorruptRecordError, TfrxError
+from tfrx.io.batch import RecordBatch
+from tfrx.io.compression import detect_compression
+from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io.index import load_index
+from tfrx.io.paths import is_url, local_size, open_input, url_to_fs
+from tfrx.io.positions import RecordPosition
+from tfrx.io.reader import RecordReader
+
+__all__ = [
+    "DEFAULT_MIN_SPLIT_BYTES",
+    "RecordRange",
+    "file_size",
+    "group_ranges",
+    "plan_ranges",
+    "read_range",
+    "record_boundary",
+]
+
+#: Bytes a file must hold per extra range before it is split (a task costs milliseconds to schedule).
+DEFAULT_MIN_SPLIT_BYTES = 32 << 20
+_WINDOW = 1 << 20
+
+
+@dataclass(frozen=True)
+class RecordRange:
+    """What one task reads: a whole file, or the records of a part of one uncompressed file.
+
+    ``start`` and ``end`` are byte positions (``end=None``: to the end of
+    the file). When ``exact``, they are record offsets (from an index, or a
+    whole file) and ``first_index`` is the number of the first record;
+    otherwise they are positions that :func:`read_range` moves to the next
+    record boundary. ``rows`` is the record count when known, ``nbytes`` the
+    bytes the range spans.
+    """
+
+    source: Any
+    start: int = 0
+    end: int | None = None
+    exact: bool = True
+    first_index: int = 0
+    rows: int | None = None
+    nbytes: int = 0
+
+
+def file_size(source) -> int | None:
+    """The size in bytes of a local file or fsspec URL, or ``None`` when it cannot be told (a file object)."""
+    size = local_size(source)
+    if size is None and isinstance(source, str) and is_url(source):
+        fs, path = url_to_fs(source)
+        size = int(fs.size(path))
+    return size
+
+
+def _compression_of(source, compression: str) -> str:
+    """The compression of one file: the given one, or detected from its first bytes."""
+    if compression != "auto":
+        return compression
+    with open_input(source) as f:
+        head = f.read(HEADER_BYTES)
+    return detect_compression(head)
+
+
+def _payload_ok(f, offset: int, length: int) -> bool:
+    """Whether the record whose header is at ``offset`` has a matching data CRC."""
+    f.seek(offset + HEADER_BYTES)
+    body = f.read(length + 4)
+    if len(body) != length + 4:
+        return False
+    return masked_crc32c(body[:length]) == int.from_bytes(body[length:], "little")
+
+
+def record_boundary(source, position: int, size: int) -> int:
+    """The offset of the first record header at or after ``position`` (``size`` if none).
+
+    A header counts when its length CRC holds, the record fits in the file
+    and its data CRC holds too: a false match inside a payload would need
+    both 32-bit checksums to agree by chance. A damaged record is therefore
+    never a boundary; the range before it reads it and reports the damage.
+    """
+    if position <= 0:
+        return 0
+    if position >= size:
+        return size
+    with open_input(source) as f:
+        base = position
+        while base < size:
+            f.seek(base)
+            # HEADER_BYTES - 1 bytes of overlap: a header that starts in this window is whole in it
+            window = np.frombuffer(f.read(min(_WINDOW + HEADER_BYTES - 1, size - base)), np.uint8)
+            limit = min(_WINDOW, len(window))
+            k = _native.find_header(window, 0)
+            while 0 <= k < limit:
+                offset = base + k
+                length = int.from_bytes(window[k : k + 8].tobytes(), "little")
+                if offset + FRAMING_BYTES + length <= size and _payload_ok(f, offset, length):
+                    return offset
+                k = _native.find_header(window, k + 1)
+            base += _WINDOW
+    return size
+
+
+def _index_of(source):
+    """The record index of a local uncompressed file when one exists (never built here)."""
+    if not isinstance(source, str) or is_url(source):
+        return None
+    try:
+        return load_index(source, build=False)
+    except (OSError, TfrxError):
+        return None
+
+
+def plan_ranges(
+    sources: Sequence,
+    *,
+    num_ranges: int,
+    compression: str = "auto",
+    min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
+    use_index: bool = True,
+) -> list[RecordRange]:
+    """Cuts ``sources`` (expanded paths) into about ``num_ranges`` ranges of similar byte size.
+
+    A file is split only when it is uncompressed, larger than
+    ``max(min_split_bytes, total / num_ranges)`` and of known size; by its
+    index's record offsets when it has one and ``use_index``, else by bytes.
+    Every record of every file belongs to exactly one range.
+    """
+    if num_ranges < 0:
+        raise ValueError(f"num_ranges must be >= 0, got {num_ranges}")
+    sizes = [file_size(s) for s in sources]
+    total = sum(s for s in sizes if s is not None)
+    target = max(int(min_split_bytes), math.ceil(total / num_ranges) if num_ranges > 0 else total) or 1
+    ranges: list[RecordRange] = []
+    for source, size in zip(sources, sizes):
+        if size is None or size <= target or _compression_of(source, compression):
+            ranges.append(RecordRange(source, nbytes=size or 0))
+            continue
+        n = math.ceil(size / target)
+        index = _index_of(source) if use_index else None
+        if index is not None:
+            bounds = np.linspace(0, len(index), n + 1).astype(np.int64)
+            for lo, hi in zip(bounds[:-1], bounds[1:]):
+                if hi == lo:
+                    continue
+                start = int(index.offsets[lo])
+                end = int(index.offsets[hi]) if hi < len(index) else size
+                ranges.append(RecordRange(source, start, end, True, int(lo), int(hi - lo), end - start))
+            continue
+        cuts = [size * i // n for i in range(n + 1)]
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            ranges.append(RecordRange(source, lo, hi, False, 0, None, hi - lo))
+    return ranges
+
+
+def group_ranges(ranges: list[RecordRange], num_groups: int) -> list[list[RecordRange]]:
+    """Contiguous groups of ranges, at most ``num_groups`` of them (every range alone when fewer)."""
+    if num_groups <= 0 or len(ranges) <= num_groups:
+        return [[r] for r in ranges]
+    bounds = np.linspace(0, len(ranges), num_groups + 1).astype(np.int64)
+    return [ranges[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+def read_range(
+    piece: RecordRange, *, compression: str = "auto", on_error: str = "raise", batch_size: int = 1024
+) -> Iterator[RecordBatch]:
+    """The records of one range, in batches of at most ``batch_size``, both CRCs checked.
+
+    Records of a byte range are numbered from the range's first record, and a
+    :class:`~tfrx.CorruptRecordError` raised in one says so (an index gives
+    true record numbers).
+    """
+    start, end = piece.start, piece.end
+    if not piece.exact:
+        size = file_size(piece.source)
+        if size is None:
+            raise ValueError(f"a byte range needs a file of known size: {piece.source!r}")
+        start = record_boundary(piece.source, start, size)
+        end = record_boundary(piece.source, end, size) if end is not None else None
+        if end is not None and start >= end:
+            return
+    kwargs: dict = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
+    with RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs) as reader:
+        try:
+            yield from reader.iter_batches(max_records=batch_size)
+        except CorruptRecordError as e:
+            if piece.exact or not start:
+                raise
+            raise CorruptRecordError(
+                f"{e} (record numbers count from byte {start}, where this range starts; "
+                "an index file gives true record numbers: tfrx.build_index)",
+                path=e.path,
+                record_index=e.record_index,
+                offset=e.offset,
+                kind=e.kind,
+                expected=e.expected,
+                actual=e.actual,
+            ) from e

@@ -1,0 +1,171 @@
+"""The Arrow scan engines read through: projection parses less, filter and limit equal filtering afterwards."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import tfrx
+
+pa = pytest.importorskip("pyarrow")
+pc = pytest.importorskip("pyarrow.compute")
+from tfrx.integrations import arrow as ta  # noqa: E402
+from tfrx.integrations._arrow_scan import RAW_COLUMN, ScanStats, filter_columns, scan, scan_schema  # noqa: E402
+
+N = 3000
+WIDE = {f"f{i}": tfrx.FixedLenFeature([], tfrx.int64) for i in range(38)}
+SPEC = {**WIDE, "name": tfrx.FixedLenFeature([], tfrx.string), "tags": tfrx.VarLenFeature(tfrx.float32)}
+
+
+def _columns(n: int, first: int = 0) -> dict:
+    rng = np.random.default_rng(first)
+    lengths = rng.integers(0, 4, n)
+    ids = np.arange(first, first + n, dtype=np.int64)
+    return {
+        **{f"f{i}": ids * (i + 1) % 1000 for i in range(38)},
+        "name": [b"n%d" % i for i in ids],
+        "tags": tfrx.Ragged(rng.random(int(lengths.sum())).astype(np.float32), row_lengths=lengths),
+    }
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scan")
+    paths = []
+    for k in range(3):
+        p = str(d / f"part-{k}.tfrecord")
+        tfrx.write_records(p, tfrx.encode_examples(_columns(N, k * N)))
+        paths.append(p)
+    return paths
+
+
+def _whole(paths, spec=SPEC):
+    return tfrx.read_tfrecord(paths, spec)
+
+
+def test_scan_equals_read_tfrecord(files):
+    got = scan(files, spec=SPEC).read_all()
+    assert got.column_names == list(SPEC)  # the spec's order
+    assert got.equals(_whole(files).select(list(SPEC)))
+
+
+def test_projection_parses_only_the_named_features(files):
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["f3", "name"], stats=stats).read_all()
+    assert got.column_names == ["f3", "name"]
+    assert got.equals(_whole(files).select(["f3", "name"]))
+    assert stats.parsed == {"f3": 3 * N, "name": 3 * N}  # none of the 38 others
+    assert stats.records_read == 3 * N and stats.rows_out == 3 * N
+
+
+def test_filter_equals_filtering_afterwards_and_parses_the_rest_for_selected_rows_only(files):
+    expr = (pc.field("f1") < 50) & (pc.field("f2") > 100)
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["name", "tags", "f1"], filter=expr, stats=stats).read_all()
+    expected = _whole(files).filter(expr).select(["name", "tags", "f1"])
+    assert got.num_rows == expected.num_rows > 0
+    assert got.equals(expected)
+    assert stats.parsed["f1"] == stats.parsed["f2"] == 3 * N  # the filter's features: every record
+    assert stats.parsed["name"] == stats.parsed["tags"] == expected.num_rows  # the rest: selected records only
+    assert "f5" not in stats.parsed
+
+
+@pytest.mark.parametrize("limit", [0, 1, 2999, 3001, 10_000])
+def test_limit_stops_early_with_the_first_rows(files, limit):
+    stats = ScanStats()
+    got = scan(files, spec=SPEC, columns=["f0"], limit=limit, num_threads=1, stats=stats).read_all()
+    assert got.equals(_whole(files).select(["f0"]).slice(0, limit))
+    if limit <= N:  # one thread, ranges in flight = 2: the third file is never read
+        assert stats.records_read <= 2 * N
+
+
+def test_a_large_file_is_read_in_ranges_and_each_record_comes_once(tmp_path):
+    path = str(tmp_path / "big.tfrecord")
+    tfrx.write_records(path, tfrx.encode_examples(_columns(20_000)))
+    got = scan(path, spec=SPEC, columns=["f0", "name"], min_split_bytes=1, num_threads=4, batch_size=700).read_all()
+    assert got.equals(_whole(path).select(["f0", "name"]))
+
+
+def test_schema_without_reading_and_from_a_sample(files):
+    schema = scan_schema(files, spec=SPEC, columns=["tags", "f7"])
+    assert schema.names == ["tags", "f7"] and schema.field("f7").type == pa.int64()
+    inferred = scan_schema(files)
+    assert set(inferred.names) == set(SPEC)
+    assert scan(files, spec=SPEC, columns=["tags", "f7"]).schema == schema
+
+
+def test_features_absent_in_some_records(tmp_path):
+    path = str(tmp_path / "sparse.tfrecord")
+    rows = [{"a": [i], **({"b": [b"x%d" % i]} if i % 3 else {})} for i in range(30)]
+    tfrx.write_examples(path, rows)
+    spec = {"a": tfrx.FixedLenFeature([], tfrx.int64), "b": tfrx.VarLenFeature(tfrx.string)}
+    got = scan(path, spec=spec, filter=pc.field("a") >= 10).read_all()
+    assert got.num_rows == 20
+    assert [len(v) for v in got.column("b").to_pylist()] == [0 if i % 3 == 0 else 1 for i in range(10, 30)]
+
+
+def test_sequence_examples_and_raw_records(tmp_path):
+    path = str(tmp_path / "seq.tfrecord")
+    records = tfrx.encode_sequence_examples(
+        {"id": np.arange(5, dtype=np.int64)},
+        {"steps": tfrx.Ragged(np.arange(10, dtype=np.int64), row_lengths=[1, 2, 3, 4, 0])},
+    )
+    tfrx.write_records(path, records)
+    spec = ({"id": tfrx.FixedLenFeature([], tfrx.int64)}, {"steps": tfrx.RaggedFeature(tfrx.int64)})
+    got = scan(path, spec=spec, filter=pc.field("id") > 1).read_all()
+    assert got.column("id").to_pylist() == [2, 3, 4]
+    assert [len(s) for s in got.column("steps").to_pylist()] == [3, 4, 0]
+    raw = scan(path, spec=False).read_all()
+    assert raw.column_names == [RAW_COLUMN] and raw.column(RAW_COLUMN).to_pylist() == list(tfrx.read_records(path))
+    with pytest.raises(ValueError, match="needs parsed features"):
+        scan(path, spec=False, filter=pc.field("id") > 1)
+
+
+def test_bad_names_and_damage_are_reported(files, tmp_path):
+    with pytest.raises(KeyError, match="nope"):
+        scan(files, spec=SPEC, columns=["nope"])
+    with pytest.raises(KeyError, match="zzz"):
+        scan(files, spec=SPEC, filter=pc.field("zzz") > 1)
+    data = bytearray(open(files[0], "rb").read())
+    data[5000] ^= 0xFF
+    bad = tmp_path / "bad.tfrecord"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(tfrx.CorruptRecordError, match=re.escape(str(bad))) as e:
+        scan(str(bad), spec=SPEC, columns=["f0"]).read_all()
+    assert e.value.offset is not None and e.value.record_index is not None
+    skipped = scan(str(bad), spec=SPEC, columns=["f0"], on_error="skip").read_all()
+    assert 0 < skipped.num_rows < N
+
+
+def test_filter_columns_finds_every_name():
+    expr = (pc.field("b") > 1) | ~(pc.field("a").is_null()) & (pc.field("c") == "x")
+    assert sorted(filter_columns(expr, ["a", "b", "c", "d"])) == ["a", "b", "c"]
+
+
+def _corpus_rows():
+    from conftest import load_corpus_sources
+
+    ok = re.compile(r"^(Example|SequenceExample) x\d+$")
+    return [r for r in load_corpus_sources() if ok.match(r["payload"]) and r["crc_status"] == "ok"]
+
+
+@pytest.mark.parametrize("row", _corpus_rows(), ids=lambda r: r["filename"])
+def test_every_corpus_file_scans_equal_to_tfrxs_parse(corpus_dir, row):
+    path = str(corpus_dir / row["filename"])
+    kind = "sequence" if row["payload"].startswith("Sequence") else "example"
+    records = list(tfrx.read_records(path))
+    spec = tfrx.infer_features(records, max_records=len(records), kind=kind)
+    parse = tfrx.parse_sequence_example if kind == "sequence" else tfrx.parse_example
+    args = spec if kind == "sequence" else (spec,)
+    try:
+        expected = ta.to_record_batch(parse(records, *args))
+    except ValueError as e:  # a name that is both a context feature and a feature list: one column cannot hold both
+        with pytest.raises(ValueError, match=re.escape(str(e))):
+            scan(path, spec=spec).read_all()
+        return
+    got = scan(path, spec=spec).read_all()
+    assert got.num_rows == len(records)
+    if records:
+        assert got.combine_chunks().to_batches()[0].equals(expected.select(got.column_names))
