@@ -14,7 +14,7 @@
    arrays) into PyTorch and runs one optimisation step of a tiny BERT-style
    encoder with a masked-LM head and a next-sentence head.
 
-    python examples/bert_pretraining.py [--workdir DIR] [--seq-len 64] [--dupe-factor 5]
+    python examples/bert_pretraining.py [--workdir DIR] [--seq-len 64] [--dupe-factor 5] [--small]
 
 The command-line equivalent of step 1:
 
@@ -168,13 +168,19 @@ def main(argv=None) -> int:
     p.add_argument("--max-predictions", type=int, default=10)
     p.add_argument("--dupe-factor", type=int, default=5)
     p.add_argument("--rebuild-vocab", action="store_true", help=f"rewrite {VOCAB.name} from the corpus")
+    p.add_argument("--small", action="store_true", help="a quick run (sequences of 48, dupe factor 2, batches of 16)")
     args = p.parse_args(argv)
     if args.rebuild_vocab:
         build_vocab(CORPUS, VOCAB)
+    sizes: dict[str, int] = dict(
+        seq_len=args.seq_len, max_predictions=args.max_predictions, dupe_factor=args.dupe_factor
+    )
+    if args.small:
+        sizes = dict(seq_len=48, max_predictions=8, dupe_factor=2, batch_size=16)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.workdir or tmp
         os.makedirs(workdir, exist_ok=True)
-        out = run(workdir, seq_len=args.seq_len, max_predictions=args.max_predictions, dupe_factor=args.dupe_factor)
+        out = run(workdir, **sizes)
     return 0 if out["count"] == out["instances"] else 1
 
 

@@ -23,8 +23,11 @@ with atheris.instrument_imports():
     from tfrx import index as index_mod
     from common import EXPECTED, framed, generated_examples, write_seed
 
-_DIR = tempfile.mkdtemp(prefix="tfrx-fuzz-index-")
-atexit.register(shutil.rmtree, _DIR, True)
+# libFuzzer ends the process with C exit(), so Python's atexit does not run: run.py gives a scratch folder that it
+# removes itself; a target started by hand falls back to a temporary one.
+_DIR = os.environ.get("TFRX_FUZZ_SCRATCH") or tempfile.mkdtemp(prefix="tfrx-fuzz-index-")
+if "TFRX_FUZZ_SCRATCH" not in os.environ:
+    atexit.register(shutil.rmtree, _DIR, True)
 _DATA = os.path.join(_DIR, "data.tfrecord")
 _INDEX = os.path.join(_DIR, "data.idx")
 with open(_DATA, "wb") as f:

@@ -53,6 +53,7 @@ def run(
 ) -> dict:
     work = keep or tempfile.mkdtemp(prefix=f"tfrx-fuzz-{target}-")
     os.makedirs(work, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=f"tfrx-fuzz-{target}-scratch-")  # for files a target writes (not the corpus)
     try:
         # Seeds in a child so that atheris instruments tfrx in the fuzzing process only.
         subprocess.run(
@@ -72,7 +73,7 @@ def run(
             f"-artifact_prefix={os.path.join(os.path.abspath(artifacts), '')}",
             "-print_final_stats=1",
         ]
-        env = dict(os.environ)
+        env = dict(os.environ, TFRX_FUZZ_SCRATCH=scratch)
         # A PYTHONPATH given by the caller (e.g. a sanitizer build of tfrx) wins over src/, and src/
         # only counts where the extension is built in place (`make dev`); otherwise the installed
         # package is fuzzed (src/ ahead of site-packages would shadow it with an unbuilt copy).
@@ -103,6 +104,7 @@ def run(
             sys.stderr.write(out[-8000:])
         return result
     finally:
+        shutil.rmtree(scratch, ignore_errors=True)
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -27,6 +27,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -225,6 +226,8 @@ class _TensorFlowInterpreter:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        # Its reports were replayed and failures quoted the end of its log: nothing to keep.
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def _passed_through(args) -> list[str]:

@@ -494,6 +494,12 @@ def t_uniform_zero_on_zero_values(lib):
     return _pe(lib, recs, {"r": _ragged(lib, "float32", [_R(lib).UniformRowLength(0)])})
 
 
+def t_uniform_zero_on_zero_values_single(lib):
+    record = example({"v": ("f", [])})
+    spec = {"r": _ragged(lib, "float32", [_R(lib).UniformRowLength(0)])}
+    return _io(lib).parse_single_example(record if lib.__name__ == "tfrx" else lib.constant(record, lib.string), spec)
+
+
 def t_sequence_steps_mismatch(lib):
     recs = [sequence_example({"v": ("f", [[1.0], [2.0]]), "s": ("i", [[0, 1], [0, 1], [0]])})]
     return _pse(lib, recs, None, {"r": _ragged(lib, "float32", [_R(lib).RowSplits("s")])})[1]
@@ -612,6 +618,7 @@ TABLE = (
     ("value_rowids_negative", t_value_rowids_negative, "same"),
     ("uniform_not_dividing", t_uniform_not_dividing, "same"),
     ("uniform_zero_on_zero_values", t_uniform_zero_on_zero_values, "same"),
+    ("uniform_zero_on_zero_values_single", t_uniform_zero_on_zero_values_single, "tfrx error"),
     ("sequence_steps_mismatch", t_sequence_steps_mismatch, "same"),
     ("sequence_steps_mismatch_lengths", t_sequence_steps_mismatch_lengths, "tfrx error"),
     ("sequence_steps_mismatch_hidden", t_sequence_steps_mismatch_hidden, "tfrx error"),

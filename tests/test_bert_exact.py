@@ -11,6 +11,7 @@ from bert_helpers import CASES, GOLDEN, assert_same_records, make_golden, parsed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tfrx
 from tfrx.cli import main as cli_main
 from tfrx.errors import TfrxError
 from tfrx.text import BasicTokenizer, BertDataOptions, FullTokenizer, Vocab, create_pretraining_data, read
@@ -345,7 +346,7 @@ def test_cerebras_command_line_names(tmp_path):
     )
     flags = {"max_seq_length": 32, "max_predictions_per_seq": 5}
     assert len(shards) == 2 and sum(assert_same_records(a, b, flags) for a, b in zip(ref.paths, shards)) > 0
-    meta = json.loads((tmp_path / "train.bert.json").read_text())
+    meta = json.loads((tmp_path / ".tfrx" / "train.bert.json").read_text())
     assert meta["options"]["random_seed"] == 3 and meta["options"]["do_whole_word_mask"] is True
 
 
@@ -363,6 +364,13 @@ def test_read_finds_the_metadata_from_a_glob(tmp_path):
     batch = next(iter(read(str(tmp_path / "d.tfrecord-*"), batch_size=4)))
     assert batch["input_ids"].shape == (4, 24) and batch["masked_lm_ids"].shape == (4, 3)
     assert "segment_ids" not in batch
+    # where earlier versions wrote it, beside the records: still found, and left out of globs
+    (tmp_path / ".tfrx" / "d.bert.json").rename(tmp_path / "d.bert.json")
+    batch = next(iter(read(str(tmp_path / "d.tfrecord-*"), batch_size=4)))
+    assert batch["input_ids"].shape == (4, 24) and batch["masked_lm_ids"].shape == (4, 3)
+    assert len(list(tfrx.TFRecordDataset(str(tmp_path / "d*")))) > 0
+    with pytest.raises(tfrx.SidecarFileError, match="metadata tfrx bert-data writes"):
+        list(tfrx.TFRecordDataset(str(tmp_path / "d.bert.json")))
 
 
 @settings(max_examples=50, deadline=None)

@@ -96,6 +96,21 @@ def test_inspect_json_and_skip(capsys, examples_file):
     assert len(out.splitlines()) == 30
 
 
+def test_inspect_says_a_file_is_empty(capsys, tmp_path, examples_file):
+    empty = tmp_path / "empty.tfrecord"
+    empty.write_bytes(b"")
+    status, out, err = run(capsys, "inspect", empty)
+    assert status == 0 and out == f"# {empty}: empty file (0 bytes), no records\n"
+    gz = tmp_path / "empty.tfrecord.gz"
+    tfrx.TFRecordWriter(str(gz), "GZIP").close()
+    status, out, _ = run(capsys, "inspect", gz)
+    assert status == 0 and out == f"# {gz}: no records\n"
+    status, out, _ = run(capsys, "inspect", examples_file, "--skip", "30")
+    assert status == 0 and out == f"# {examples_file}: no records after the first 30\n"
+    status, out, err = run(capsys, "inspect", "--json", empty)
+    assert status == 0 and out == "" and f"{empty}: empty file (0 bytes), no records" in err
+
+
 def test_inspect_many_files_and_raw(capsys, tmp_path, examples_file):
     other = tmp_path / "raw.tfrecord"
     tfrx.write_records(other, [b"\x00\x01plain", b"more"])

@@ -95,6 +95,25 @@ def test_library_advice_becomes_flags(message, command, expected):
     assert cli_message(message, command) == expected
 
 
+@pytest.mark.parametrize(("command", "flag"), [("count", "--compression"), ("convert", "--input-compression")])
+def test_a_compressed_file_read_as_plain_gets_one_flag_of_advice(tmp_path, command, flag):
+    import gzip
+
+    from tfrx.io import TFRecordWriter
+
+    path = tmp_path / "data.tfrecord"
+    with TFRecordWriter(str(path)) as w:
+        w.write(b"x" * 40)
+    path.write_bytes(gzip.compress(path.read_bytes()))
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(str(path), compression=""))
+    message = cli_message(str(info.value), command)
+    assert f"read as uncompressed ({flag} none)" in message
+    assert f"read it with {flag} gzip, or leave the compression out" in message
+    assert "TFRecordDataset" not in message and "on the command line" not in message
+    assert message.count(f"{flag} gzip") == 1
+
+
 def test_warnings_are_one_line_with_flags(damaged):
     import os
     import subprocess

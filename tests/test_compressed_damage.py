@@ -232,3 +232,82 @@ def test_a_reserved_gzip_flag_is_damage_with_every_inflater(tmp_path, inflater, 
     got, err = read(str(path), compression="GZIP")
     assert got == [] and err is not None and err.kind == "compression"
     assert err.compressed_offset == 3 == inflate_until_damage(bytes(data), "GZIP")[1]
+
+
+def _auto_vs_named(path, compression):
+    """(records, error text) read with the default compression="auto" and with the compression named, raise and skip."""
+    out = []
+    for given_compression in ("auto", compression):
+        got, err = read(str(path), compression=given_compression)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            skipped = list(tfrx.RecordReader(str(path), compression=given_compression, on_error="skip"))
+        out.append((got, None if err is None else (err.kind, err.offset, err.record_index), skipped))
+    return out
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    records=st.lists(st.binary(max_size=60), min_size=1, max_size=12),
+    compression=st.sampled_from(["GZIP", "ZLIB"]),
+    level=st.sampled_from([0, 6]),
+    incompressible=st.booleans(),
+    where=st.floats(0, 1),
+    value=st.integers(1, 255),
+)
+def test_auto_reads_a_damaged_stored_stream_as_its_named_compression(
+    tmp_path, records, compression, level, incompressible, where, value
+):
+    # Level 0, or records that do not compress, store the TFRecord bytes as they are inside the
+    # deflate stream; damage anywhere after the GZIP/ZLIB header must not make "auto" take the
+    # file for a damaged plain file (which loses every record and blames "record 0 at byte 0").
+    if incompressible:
+        records = [bytes((17 * i + 101 * len(r) + b) % 256 for i, b in enumerate(r * 3)) for r in records]
+    raw = b"".join(frame(r) for r in records)
+    data = bytearray(gzip.compress(raw, level, mtime=0) if compression == "GZIP" else zlib.compress(raw, level))
+    header = 10 if compression == "GZIP" else 2
+    data[header + int(where * (len(data) - header - 1))] ^= value
+    path = tmp_path / "damaged.tfrecord"
+    path.write_bytes(bytes(data))
+    auto, named = _auto_vs_named(path, compression)
+    assert auto == named
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+@pytest.mark.parametrize("part", ["block_header", "block_length", "first_record", "middle", "end_check"])
+def test_a_small_damaged_level_0_file_is_read_as_compressed(tmp_path, compression, part):
+    records = [bytes([i]) * 20 for i in range(6)]
+    raw = b"".join(frame(r) for r in records)
+    data = bytearray(gzip.compress(raw, 0, mtime=0) if compression == "GZIP" else zlib.compress(raw, 0))
+    stored = (10 if compression == "GZIP" else 2) + 5  # where the stored block's data (the records) starts
+    at = {
+        "block_header": stored - 5,
+        "block_length": stored - 3,
+        "first_record": stored + 2,
+        "middle": stored + len(raw) // 2,
+        "end_check": len(data) - 6,
+    }[part]
+    data[at] ^= 0x5A
+    path = tmp_path / "small.tfrecord"
+    path.write_bytes(bytes(data))
+    auto, named = _auto_vs_named(path, compression)
+    assert auto == named
+    got, err, skipped = auto
+    if part in ("middle", "end_check"):
+        assert len(skipped) >= 5  # every intact record
+    if err is not None:
+        assert not (err[0] == "length_crc" and err[1] == 0 and part != "first_record")
+
+
+@pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
+def test_a_damaged_stored_stream_read_as_plain_is_named_compressed(tmp_path, compression):
+    # compression="" given: the first header fails, and the error says which compression to name
+    # although the stream no longer inflates (its end check fails)
+    raw = b"".join(frame(bytes([i]) * 20) for i in range(6))
+    data = bytearray(gzip.compress(raw, 0, mtime=0) if compression == "GZIP" else zlib.compress(raw, 0))
+    data[len(data) // 2] ^= 0x5A
+    path = tmp_path / "stored.tfrecord"
+    path.write_bytes(bytes(data))
+    got, err = read(str(path), compression="")
+    assert got == [] and err is not None and err.kind == "compressed"
+    assert f"looks {compression}-compressed" in str(err)

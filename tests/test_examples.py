@@ -159,3 +159,21 @@ def test_scripts_run_as_programs(name):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("wrote ")
+
+
+def _readme_scripts() -> list[str]:
+    text = (EXAMPLES / "README.md").read_text()
+    return sorted({line.split("`")[1][:-3] for line in text.splitlines() if line.startswith("| `") and ".py`" in line})
+
+
+def test_the_readme_lists_every_example():
+    assert _readme_scripts() == sorted(p.stem for p in EXAMPLES.glob("*.py"))
+
+
+@pytest.mark.parametrize("name", _readme_scripts())
+def test_every_example_runs_with_the_flags_its_readme_gives(name, tmp_path, capsys):
+    # examples/README.md: "`--small` is a quick run", and each writes to a temporary directory or `--workdir`.
+    assert "`--small` is a quick run" in (EXAMPLES / "README.md").read_text()
+    if name in ("bert_pretraining", "train_classifier"):
+        pytest.importorskip("torch")
+    assert load(name).main(["--small", "--workdir", str(tmp_path / "work")]) == 0

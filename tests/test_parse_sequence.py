@@ -460,3 +460,58 @@ def test_sequence_threads_identical_and_errors_name_step():
     with pytest.raises(tfrx.ParseError, match=r"feature list 'f' in record 1500, step 1: expected 3 values") as info:
         parser.parse(recs, num_parallel_calls=4)
     assert info.value.feature == "f" and info.value.record_index == 1500
+
+
+def _misaligned_steps() -> bytes:
+    # three steps of values, two of row lengths
+    return enc_sequence_example(
+        [],
+        [
+            ("v", [enc_feature("int64", [1, 2]), enc_feature("int64", [3]), enc_feature("int64", [4, 5, 6])]),
+            ("l", [enc_feature("int64", [2]), enc_feature("int64", [1])]),
+        ],
+    )
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_ragged_steps_that_do_not_line_up_are_refused_saying_what_tensorflow_does(validate):
+    R = tfrx.RaggedFeature
+    spec = {"r": R(tfrx.int64, value_key="v", partitions=[R.RowLengths("l")], validate=validate)}
+    for parse in (
+        lambda: tfrx.parse_sequence_example([_misaligned_steps()], sequence_features=spec),
+        lambda: tfrx.parse_single_sequence_example(_misaligned_steps(), sequence_features=spec),
+    ):
+        with pytest.raises(tfrx.ParseError) as info:
+            parse()
+        message = str(info.value)
+        assert "record 0 has 3 steps of 'v' but 2 of partition 'l'" in message
+        assert "rejects this too" not in message
+        assert "refuses it with validate=True, but with validate=False" in message
+
+
+def test_tensorflow_accepts_ragged_steps_that_do_not_line_up_without_validate(tf):
+    # What the message above says about TensorFlow (2.21): refused with validate=True,
+    # accepted (rows misaligned with their values) with validate=False.
+    record = _misaligned_steps()
+
+    def spec(validate):
+        R = tf.io.RaggedFeature
+        return {"r": R(tf.int64, value_key="v", partitions=[R.RowLengths("l")], validate=validate)}
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not aligned"):
+        tf.io.parse_sequence_example([record], sequence_features=spec(True))
+    _, lists, _ = tf.io.parse_sequence_example([record], sequence_features=spec(False))
+    assert lists["r"].to_list() == [[[[1, 2]], [[3]]]]  # the third step's values are dropped
+    _, single = tf.io.parse_single_sequence_example(record, sequence_features=spec(False))
+    assert single["r"].to_list() == [[[1, 2]], [[3]]]
+    R = tf.io.RaggedFeature
+    more_ids = enc_sequence_example(
+        [],
+        [
+            ("v", [enc_feature("int64", [1, 2]), enc_feature("int64", [3])]),
+            ("i", [enc_feature("int64", [2]), enc_feature("int64", [1]), enc_feature("int64", [0])]),
+        ],
+    )
+    with_ids = {"r": R(tf.int64, value_key="v", partitions=[R.ValueRowIds("i")], validate=True)}
+    _, single = tf.io.parse_single_sequence_example(more_ids, sequence_features=with_ids)
+    assert single["r"].to_list() == [[[], [], [1]], [[], [2]], [[3]]]

@@ -145,6 +145,54 @@ def test_garbage_file(tmp_path):
         assert r.skipped_bytes == 3400
 
 
+@pytest.mark.parametrize(
+    ("content", "looks"),
+    [
+        (b"this is not a TFRecord file at all\n" * 100, "it looks like text"),
+        (b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 4, "it looks like a zstd-compressed file"),
+        (b"PAR1" + bytes(range(256)), "it looks like a Parquet file"),
+        (bytes(range(255, -1, -1)) * 8, ""),
+    ],
+)
+def test_a_file_that_is_not_tfrecord_says_so_instead_of_advising_skip(tmp_path, content, looks):
+    path = tmp_path / "data.tfrecord"
+    path.write_bytes(content)
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(path))
+    message = str(info.value)
+    assert message.startswith(f"{str(path)!r} is not a TFRecord file: its first 12 bytes are not a record header")
+    assert "no valid record header starts anywhere in it" in message and looks in message
+    assert 'pass on_error="skip"' not in message and 'on_error="skip" would read no record from it' in message
+    assert (info.value.kind, info.value.record_index, info.value.offset) == ("length_crc", 0, 0)
+
+
+def test_a_tfrecord_file_with_a_damaged_first_header_still_advises_skip(tmp_path):
+    path = tmp_path / "data.tfrecord"
+    data = bytearray(frame(b"a" * 10) + frame(b"b"))
+    data[0] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(path))
+    assert str(info.value).startswith(f"length CRC mismatch in {str(path)!r}, record 0 at byte 0")
+    assert 'pass on_error="skip"' in str(info.value)
+    with tfrx.RecordReader(path, on_error="skip") as r:
+        assert list(r) == [b"b"]
+
+
+def test_a_start_too_long_to_search_whole_keeps_the_skip_advice_as_a_condition(tmp_path):
+    path = tmp_path / "data.tfrecord"
+    first = bytearray(frame(b"x" * (5 << 20)))
+    first[0] ^= 1
+    path.write_bytes(bytes(first) + frame(b"y"))
+    with pytest.raises(tfrx.CorruptRecordError) as info:
+        list(tfrx.read_records(path))
+    message = str(info.value)
+    assert "no valid record header starts in its first" in message
+    assert 'if it is a TFRecord file whose start is damaged, pass on_error="skip"' in message
+    with tfrx.RecordReader(path, on_error="skip") as r:
+        assert list(r) == [b"y"]
+
+
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_truncated_compressed_stream(tmp_path, compression):
     raw = b"".join(frame(bytes([i]) * 2000) for i in range(50))

@@ -112,7 +112,8 @@ class _Served:
 
     def __init__(self, paths, **kwargs):
         # Indexes into a temporary cache: nothing is written beside the corpus's files.
-        self.server = ViewerServer(ViewSource(paths, index_cache_dir=tempfile.mkdtemp(prefix="tfrx-view-")), **kwargs)
+        self._cache = tempfile.TemporaryDirectory(prefix="tfrx-view-")  # removed by close()
+        self.server = ViewerServer(ViewSource(paths, index_cache_dir=self._cache.name), **kwargs)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 60
@@ -175,6 +176,7 @@ class _Served:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+        self._cache.cleanup()
 
 
 @pytest.fixture()
@@ -703,7 +705,7 @@ def test_a_huge_record_is_summarised_not_sent_whole(files):
         served.close()
 
 
-def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch):
+def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch, tmp_path):
     release = threading.Event()
     original = ViewSource.prepare
 
@@ -713,7 +715,7 @@ def test_the_page_shows_index_progress_and_the_api_waits(files, monkeypatch):
         original(self, progress)
 
     monkeypatch.setattr(ViewSource, "prepare", slow)
-    server = ViewerServer(ViewSource(str(files["dir"] / "seq.tfrecord"), index_cache_dir=tempfile.mkdtemp()))
+    server = ViewerServer(ViewSource(str(files["dir"] / "seq.tfrecord"), index_cache_dir=str(tmp_path / "cache")))
     threading.Thread(target=server.serve_forever, daemon=True).start()
 
     def ask(path):

@@ -44,12 +44,14 @@ WAIT = 60
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in (
+        # a profile folder of the test's (else Chromium makes its own in the system's temporary folder and leaves it)
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
         "--headless=new",
         "--no-sandbox",
         "--disable-dev-shm-usage",

@@ -20,12 +20,21 @@ class CliError(Exception):
 
 # Library advice (Python arguments) -> the command-line flags that do the same, in every CLI message.
 _ADVICE = (
+    # A library message that spells the advice for each API ("compression="GZIP" (compression_type="GZIP"
+    # for TFRecordDataset, --compression gzip on the command line)") needs only the command line's.
+    (
+        re.compile(
+            r""" \(compression_type=(["'])[A-Za-z]*\1 for TFRecordDataset, --[\w-]+ \w+ on the command line\)"""
+        ),
+        "",
+    ),
     (re.compile(r"""on_error=(["'])(raise|skip|warn)\1"""), r"--on-error \2"),
     (re.compile(r"\braw=True\b"), "--raw"),
     (re.compile(r"\bprogress=True\b"), "--progress"),
     (re.compile(r"tfrx reshard --compression (none|gzip|zlib)"), r"tfrx reshard --output-compression \1"),
 )
 _COMPRESSION_ADVICE = re.compile(r"""\bcompression(?:_type)?=(["'])([A-Za-z]*)\1""")
+_NO_COMPRESSION = re.compile(r"""\(compression (["'])\1\)""")  # "read as uncompressed (compression "")"
 
 
 def cli_message(message: str, command: str | None = None) -> str:
@@ -34,6 +43,7 @@ def cli_message(message: str, command: str | None = None) -> str:
     for pattern, replacement in _ADVICE:
         message = pattern.sub(replacement, message)
     flag = "--input-compression" if command == "convert" else "--compression"
+    message = _NO_COMPRESSION.sub(f"({flag} none)", message)
     return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
 
 

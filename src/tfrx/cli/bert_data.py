@@ -163,7 +163,7 @@ def add_arguments(p) -> None:
         help="auto (default): ASCII sentences through the reference tokenizer, others through "
         "Hugging Face tokenizers; hf: all through tokenizers; reference: all through the reference's",
     )
-    p.add_argument("--no-metadata", dest="metadata", action="store_false", help="do not write PREFIX.bert.json")
+    p.add_argument("--no-metadata", dest="metadata", action="store_false", help="do not write .tfrx/PREFIX.bert.json")
     add_storage_options(p)
     add_progress(p)
 

@@ -129,6 +129,24 @@ def _show_events(name: str, items: list, args, out) -> bool:
     return True
 
 
+def _say_no_records(name: str, source, args, out) -> None:
+    """A file with nothing to show says so (in --json mode on stderr, keeping stdout JSON lines)."""
+    import os
+
+    if args.skip:
+        text = f"{name}: no records after the first {args.skip}"
+    else:
+        try:
+            size = os.path.getsize(source) if isinstance(source, (str, os.PathLike)) else None
+        except OSError:
+            size = None
+        text = f"{name}: empty file (0 bytes), no records" if size == 0 else f"{name}: no records"
+    if args.json:
+        print(f"tfrx inspect: note: {text}", file=sys.stderr)
+    else:
+        out.write(f"# {text}\n")
+
+
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
@@ -141,6 +159,9 @@ def run(args) -> int:
         if len(srcs) > 1 and not args.json:
             out.write(f"{'' if n == 0 else chr(10)}==> {name} <==\n")
         items = list(_records(source, args))
+        if not items:
+            _say_no_records(name, source, args, out)
+            continue
         kind = {"example": EXAMPLE, "sequence": SEQUENCE_EXAMPLE}.get(args.as_kind) or payload_kind(r for _, r in items)
         if kind == EMPTY:
             kind = EXAMPLE

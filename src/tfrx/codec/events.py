@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from tfrx.codec.tensor_proto import MAX_EXPANDED_BYTES
 from tfrx.train._descriptors import PACKAGE as _PACKAGE
 from tfrx.train._descriptors import _field
 
@@ -235,8 +236,15 @@ def _text_value(array: np.ndarray) -> Any:
     return decoded.item() if decoded.shape == () else decoded
 
 
-def decode_event(record: bytes, out: Events, run: str = "") -> None:
-    """Adds what one serialized Event holds to ``out``."""
+def decode_event(
+    record: bytes, out: Events, run: str = "", *, max_expanded_bytes: int | None = MAX_EXPANDED_BYTES
+) -> None:
+    """Adds what one serialized Event holds to ``out``.
+
+    ``max_expanded_bytes`` bounds a tensor whose shape asks for more values than
+    its bytes hold (see :func:`tfrx.io.parse_tensor`); beyond it a
+    :class:`tfrx.errors.DecodeError` names the shape.
+    """
     from tfrx.codec.tensor_proto import parse_tensor
 
     event = Event.FromString(bytes(record))
@@ -278,7 +286,7 @@ def decode_event(record: bytes, out: Events, run: str = "") -> None:
                 )
             )
         elif kind == "tensor":
-            array = parse_tensor(v.tensor, None)
+            array = parse_tensor(v.tensor, None, max_expanded_bytes=max_expanded_bytes)
             if plugin == "scalars" and array.size == 1:
                 out.scalars.append(Scalar(run, tag, step, wall, float(array.reshape(()))))
             elif plugin == "histograms" and array.ndim == 2 and array.shape[1] == 3:
@@ -330,12 +338,18 @@ def _event_files(path: str) -> list[tuple[str, str]]:
     return [("", str(p)) for p in expand_paths(path)]
 
 
-def read(path, *, on_error: str = "raise") -> Events:
+def read(path, *, on_error: str = "raise", max_expanded_bytes: int | None = MAX_EXPANDED_BYTES) -> Events:
     """Every summary in an event file, a glob of them, or a folder of runs (searched recursively).
 
     ``on_error`` applies to damaged records, as in :class:`tfrx.RecordReader`
     (a writer killed mid-record leaves a truncated last record).
+    ``max_expanded_bytes`` (default 64 MiB, ``None``: no limit) bounds a tensor
+    summary whose declared shape asks for more values than its bytes hold
+    (TensorFlow's splat constants): a larger one raises
+    :class:`tfrx.errors.DecodeError` naming the file, the record and the shape,
+    so a hostile file cannot make the reader allocate what it declares.
     """
+    from tfrx.errors import DecodeError
     from tfrx.io.reader import RecordReader
     from tfrx.options import check_on_error
 
@@ -344,6 +358,9 @@ def read(path, *, on_error: str = "raise") -> Events:
     for run, name in _event_files(os.fspath(path) if not isinstance(path, str) else path):
         out.files.append(name)
         with RecordReader(name, on_error=on_error) as reader:
-            for record in reader:
-                decode_event(record, out, run)
+            for index, record in enumerate(reader):
+                try:
+                    decode_event(record, out, run, max_expanded_bytes=max_expanded_bytes)
+                except DecodeError as e:
+                    raise DecodeError(f"{name!r}, event record {index}: {e}") from None
     return out

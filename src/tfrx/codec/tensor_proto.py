@@ -6,10 +6,14 @@ little-endian values in ``tensor_content`` (field 4); strings go one per
 ``string_val`` (field 8). ``parse_tensor`` also reads the typed value fields
 (``float_val``, ``int_val``, ``int64_val`` ...) other writers use, including
 TensorFlow's rule that fewer values than the shape holds repeat the last one.
+That repetition (a "splat") makes an output the input's size does not bound, so
+``parse_tensor`` refuses one beyond ``max_expanded_bytes`` (default
+:data:`MAX_EXPANDED_BYTES`, 64 MiB).
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any
 
@@ -17,7 +21,12 @@ import numpy as np
 
 from tfrx.errors import DecodeError
 
-__all__ = ["parse_tensor", "serialize_tensor"]
+__all__ = ["MAX_EXPANDED_BYTES", "parse_tensor", "serialize_tensor"]
+
+# The largest output parse_tensor makes by repeating values (or zeros / empty strings) the bytes do
+# not hold, unless the caller passes a larger max_expanded_bytes: a 16-byte TensorProto may declare
+# any shape, and TensorFlow would fill it.
+MAX_EXPANDED_BYTES = 64 << 20
 
 # TensorFlow's DataType enum (tensorflow/core/framework/types.proto).
 _ENUM: dict[np.dtype, int] = {
@@ -197,11 +206,20 @@ def _typed_values(reader: str, wire: int, payload_or_value: Any, out: list) -> N
         out.append(payload_or_value)
 
 
-def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.ndarray:
+def parse_tensor(
+    serialized: Any, out_type: Any, name: str | None = None, *, max_expanded_bytes: int | None = MAX_EXPANDED_BYTES
+) -> np.ndarray:
     """The array in ``TensorProto`` bytes, like ``tf.io.parse_tensor``; ``out_type`` must equal the stored dtype.
 
     Returns a NumPy array (strings as an object array of ``bytes``). ``out_type=None``
     takes the stored dtype, whatever it is (TensorBoard summaries hold several).
+
+    A TensorProto may hold fewer values than its shape (none, or a short typed
+    list whose last value repeats, as TensorFlow's splat constants): the output
+    then comes from its declared shape, not from its bytes. Such an output larger
+    than ``max_expanded_bytes`` (default 64 MiB; ``None``: no limit) raises
+    :class:`tfrx.errors.DecodeError` naming the shape, before anything is
+    allocated. Outputs whose values are all in the bytes are never limited.
     """
     if hasattr(serialized, "numpy") and not isinstance(serialized, np.ndarray):
         serialized = serialized.numpy()
@@ -250,7 +268,7 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
         raise TypeError(
             f"parse_tensor: type mismatch, the tensor holds {stored if enum != _STRING else 'string'} but out_type is {want}; pass out_type={stored if enum != _STRING else 'tfrx.tf.string'}"
         )
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # Python ints: np.prod would wrap around on a hostile shape
     if enum == _STRING:
         items: list | np.ndarray = strings
         arr = np.empty(len(items), dtype=object)
@@ -274,6 +292,8 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
     n = len(items)
     if n == count:
         return arr.reshape(shape)
+    if n < count and (enum == _STRING or content is None):
+        _check_expansion(shape, count, n, stored if enum != _STRING else np.dtype(object), max_expanded_bytes)
     if n == 0 and enum != _STRING and content is None:
         return np.zeros(shape, dtype=stored)
     if n == 0 and enum == _STRING:
@@ -286,3 +306,17 @@ def parse_tensor(serialized: Any, out_type: Any, name: str | None = None) -> np.
         filled[n:] = arr[-1]
         return filled.reshape(shape)
     raise DecodeError(f"parse_tensor: TensorProto has {n} values but its shape {list(shape)} holds {count}")
+
+
+def _check_expansion(shape: tuple[int, ...], count: int, n: int, dtype: np.dtype, limit: int | None) -> None:
+    if limit is None:
+        return
+    size = count * dtype.itemsize
+    if size > limit:
+        kind = "string" if dtype == object else str(dtype)
+        raise DecodeError(
+            f"parse_tensor: TensorProto declares shape {list(shape)} ({count:,} {kind} values, {size:,} bytes) "
+            f"but holds {n} value{'s' if n != 1 else ''}; filling the rest by repeating "
+            f"{'the last value' if n else 'zeros'} would exceed max_expanded_bytes={limit:,}. "
+            "Pass a larger max_expanded_bytes (or None) if this tensor is meant to be that large"
+        )

@@ -13,9 +13,11 @@ import zlib
 
 from tfrx import _native
 from tfrx.errors import CorruptRecordError
+from tfrx.io.framing import HEADER_BYTES
 
 __all__ = [
     "detect_compression",
+    "shows_compressed_stream",
     "decompressor_backend",
     "DecompressingReader",
     "make_compressor",
@@ -72,6 +74,76 @@ def detect_compression(head: bytes) -> str:
     if _valid_zlib_header(head):
         return "ZLIB"
     return ""
+
+
+def shows_compressed_stream(head: bytes, kind: str) -> bool:
+    """Whether ``head`` (a stream's first bytes, starting with a ``kind`` header: ``"GZIP"`` / ``"ZLIB"``)
+    shows a compressed stream, damaged or not.
+
+    It does when it inflates (up to 64 KiB of output), when what inflates
+    before the damage starts with a valid TFRecord header, when the deflate
+    data ended and only the end check failed, or when a valid TFRecord header
+    starts exactly where a first stored block's data would (level 0, or records
+    that do not compress, carry their bytes as they are). A plain file whose
+    damaged first bytes only look like a gzip/zlib header shows none of these
+    (each would need a 32-bit check to match by chance), so a compressed file
+    is never taken for a plain one because its inflate failed.
+    """
+    try:
+        zlib.decompressobj(31 if kind == "GZIP" else 15).decompress(head, 1 << 16)
+        return True
+    except zlib.error:
+        pass
+    if _inflates_to_a_record_header(head, kind):
+        return True
+    stored_at = _stored_data_offset(head, kind)
+    return stored_at is not None and _valid_header_at(head, stored_at)
+
+
+def _valid_header_at(buf: bytes, at: int) -> bool:
+    return len(buf) >= at + HEADER_BYTES and _native.masked_crc32c(buf[at : at + 8]) == int.from_bytes(
+        buf[at + 8 : at + HEADER_BYTES], "little"
+    )
+
+
+def _inflates_to_a_record_header(head: bytes, compression: str) -> bool:
+    # The head failed to inflate at once: feed it again byte by byte (at most 4096 small calls,
+    # on this damaged path only) to keep what comes out before the damage.
+    inflater = zlib.decompressobj(31 if compression == "GZIP" else 15)
+    out = b""
+    for at in range(min(len(head), 4096)):
+        try:
+            out += inflater.decompress(head[at : at + 1])
+        except zlib.error as e:
+            # "incorrect ... check": the deflate data ended whole, only the stream's end check failed
+            return "incorrect data check" in str(e) or "incorrect length check" in str(e) or _valid_header_at(out, 0)
+        if len(out) >= HEADER_BYTES:
+            return _valid_header_at(out, 0)
+    return False
+
+
+def _stored_data_offset(head: bytes, compression: str) -> int | None:
+    """Where the first deflate block's data starts if it is a stored block (RFC 1951 3.2.4); None: no such place."""
+    at = 2  # RFC 1950: CMF, FLG (FDICT would add 4 bytes: TFRecord writers set none)
+    if compression == "GZIP":
+        # RFC 1952: ID1 ID2 CM FLG MTIME(4) XFL OS, then the optional fields FLG announces.
+        if len(head) < 10 or head[2] != 8:
+            return None
+        flags, at = head[3], 10
+        if flags & 0x04:  # FEXTRA
+            if len(head) < at + 2:
+                return None
+            at += 2 + int.from_bytes(head[at : at + 2], "little")
+        for bit in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
+            if flags & bit:
+                end = head.find(b"\0", at)
+                if end < 0:
+                    return None
+                at = end + 1
+        if flags & 0x02:  # FHCRC
+            at += 2
+    # The block header's byte (BFINAL, BTYPE 00: stored; not checked, it may be the damaged byte), LEN, NLEN.
+    return at + 5
 
 
 _WBITS = {"GZIP": 31, "ZLIB": 15}

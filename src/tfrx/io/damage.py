@@ -12,13 +12,12 @@ counted).
 from __future__ import annotations
 
 import warnings
-import zlib
 from dataclasses import dataclass
 
 from tfrx import _native
 from tfrx._native import ScanStatus
 from tfrx.errors import CorruptRecordError, CorruptRecordWarning
-from tfrx.io.compression import detect_compression
+from tfrx.io.compression import detect_compression, shows_compressed_stream
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.positions import ReaderStats
 
@@ -117,15 +116,11 @@ class DamageRegions:
 
 
 def looks_compressed(head: bytes) -> str:
-    """``"GZIP"`` / ``"ZLIB"`` when ``head`` (a stream's first bytes) inflates as one, else ``""``."""
+    """``"GZIP"`` / ``"ZLIB"`` when ``head`` (a stream's first bytes) shows such a stream, damaged or not
+    (:func:`tfrx.io.compression.shows_compressed_stream`), else ``""`` (a damaged first header that only
+    starts like a compressed stream)."""
     kind = detect_compression(head)
-    if not kind:
-        return ""
-    try:
-        zlib.decompressobj(31 if kind == "GZIP" else 15).decompress(head, 1 << 16)
-    except zlib.error:
-        return ""  # a damaged first header that only starts like a compressed stream
-    return kind
+    return kind if kind and shows_compressed_stream(head, kind) else ""
 
 
 def record_error(
@@ -137,12 +132,16 @@ def record_error(
     present: int,
     shrunk_by: int = 0,
     compressed: str = "",
+    no_header_in: int = 0,
+    head: bytes = b"",
 ) -> CorruptRecordError:
     """The error for the record at stream ``offset`` that ``scan`` stopped on.
 
     ``present``: the bytes of the stream from ``offset`` on; ``shrunk_by``: what
     the file lost while it was read; ``compressed``: the kind of compression
-    the stream's first bytes show although it is read as uncompressed.
+    the stream's first bytes show although it is read as uncompressed;
+    ``no_header_in``: the first header is bad and no valid one starts in the
+    stream's first ``no_header_in`` bytes (``head``: its first bytes).
     """
     status, length, expected, actual = scan.status, scan.length, scan.expected, scan.actual
     where = f"in {name!r}, record {record_index} at byte {offset}"
@@ -158,6 +157,16 @@ def record_error(
             record_index=record_index,
             offset=offset,
             kind="compressed",
+            expected=expected,
+            actual=actual,
+        )
+    if status == ScanStatus.LENGTH_CRC and no_header_in:
+        return CorruptRecordError(
+            _not_tfrecord(name, expected, actual, no_header_in, present, head),
+            path=name,
+            record_index=record_index,
+            offset=offset,
+            kind="length_crc",
             expected=expected,
             actual=actual,
         )
@@ -201,6 +210,43 @@ def record_error(
         expected=expected_total,
         actual=present,
     )
+
+
+# First bytes of formats a TFRecord reader is sometimes pointed at by mistake.
+_MAGIC = (
+    (b"BZh", "a bzip2-compressed file (TFRecord files are plain, GZIP or ZLIB)"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file (TFRecord files are plain, GZIP or ZLIB)"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file (TFRecord files are plain, GZIP or ZLIB)"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"PAR1", "a Parquet file (tfrx convert turns it into TFRecords)"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"TFRXIDX\x00", "a tfrx index file"),
+)
+
+
+def _looks_like(head: bytes) -> str:
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            return f"; it looks like {what}"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return "; it looks like text" if text and all(c.isprintable() or c in "\t\r\n" for c in text) else ""
+
+
+def _not_tfrecord(name: str | None, expected: int, actual: int, searched: int, present: int, head: bytes) -> str:
+    whole = searched >= present
+    where = "anywhere in it" if whole else f"in its first {searched} bytes"
+    message = (
+        f"{name!r} is not a TFRecord file: its first 12 bytes are not a record header (length CRC expected "
+        f"{_hex(expected)}, got {_hex(actual)}) and no valid record header starts {where}{_looks_like(head)}; "
+        "check the path (and the compression, if it is compressed)"
+    )
+    if whole:
+        return message + ' (on_error="skip" would read no record from it)'
+    return message + '; if it is a TFRecord file whose start is damaged, pass on_error="skip" to read what follows'
 
 
 def stream_break_error(

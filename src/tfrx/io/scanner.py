@@ -220,8 +220,16 @@ class FileScanner:
 
     def _problem(self, scan: _native.ScanResult) -> CorruptRecordError:
         compressed = ""
+        first = scan.status == ScanStatus.LENGTH_CRC and self.offset == 0 and self.record_index == 0
         if scan.status != ScanStatus.DATA_CRC and not self.compression and self.offset == 0:
             compressed = looks_compressed(bytes(self._buf[self._lo : min(self._hi, self._lo + (64 << 10))]))
+        searched = 0
+        if first and not compressed and not self._damage.active:
+            # The very first header is bad: when no header anywhere in what is buffered holds either,
+            # the file is most likely not a TFRecord file at all, and skipping would find nothing.
+            head = self._buf[self._lo : min(self._hi, self._lo + (4 << 20))]
+            if _native.find_header(head, 1) < 0:
+                searched = len(head)
         return record_error(
             scan,
             name=self.name,
@@ -230,6 +238,8 @@ class FileScanner:
             present=self._hi - self._lo + (self._remaining or 0),
             shrunk_by=self._shrunk_by,
             compressed=compressed,
+            no_header_in=searched,
+            head=bytes(self._buf[self._lo : min(self._hi, self._lo + 16)]) if searched else b"",
         )
 
     def _resync(self, start: int) -> None:

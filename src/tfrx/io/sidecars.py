@@ -10,6 +10,7 @@ committed - lives in a hidden folder ``.tfrx/`` in the data's folder::
     data/.tfrx/train.manifest.json                      (the shard set)
     data/.tfrx/train-00000.part                         (a shard not yet committed)
     data/.tfrx/train.commit.json                        (only while a commit runs)
+    data/.tfrx/train.bert.json                          (how tfrx bert-data made the records)
 
 No pattern written for shards can match a file in there: ``*`` and ``?``
 never match a ``/``, so ``data/train*``, ``data/*-of-*``,
@@ -20,8 +21,8 @@ plain ``data/*`` matches it in globs that do not hide dot files (TensorFlow,
 fsspec); tfrx's own readers drop it from glob matches. A folder works the
 same on object stores, where it is only a key prefix.
 
-Files of earlier versions, ``<shard>.tfrxidx`` and ``<prefix>.manifest.json``
-beside the data, still load; tfrx's readers drop them from glob matches
+Files of earlier versions, ``<shard>.tfrxidx``, ``<prefix>.manifest.json`` and
+``<prefix>.bert.json`` beside the data, still load; tfrx's readers drop them from glob matches
 (they are tfrx's, never data) and refuse them, with a message saying what
 they are, when they are named explicitly.
 """
@@ -54,6 +55,7 @@ SIDECAR_DIR = ".tfrx"
 INDEX_SUFFIX = ".tfrxidx"
 MANIFEST_SUFFIX = ".manifest.json"
 JOURNAL_SUFFIX = ".commit.json"
+BERT_METADATA_SUFFIX = ".bert.json"
 _TEMP_SUFFIXES = (".part", ".tmp")
 
 
@@ -106,7 +108,7 @@ def journal_path(prefix) -> str:
 
 def sidecar_kind(path) -> str | None:
     """What tfrx file ``path`` is by its name: ``"index"``, ``"manifest"``, ``"journal"``,
-    ``"sidecar directory"``, ``"temporary"`` (a shard not yet committed), or ``None`` (data)."""
+    ``"bert metadata"``, ``"sidecar directory"``, ``"temporary"`` (a shard not yet committed), or ``None`` (data)."""
     directory, base = _split(os.fsdecode(os.fspath(path)).rstrip("/"))
     if base == SIDECAR_DIR:
         return "sidecar directory"
@@ -116,6 +118,8 @@ def sidecar_kind(path) -> str | None:
         return "journal"
     if base.endswith(MANIFEST_SUFFIX):
         return "manifest"
+    if base.endswith(BERT_METADATA_SUFFIX):
+        return "bert metadata"
     if base.startswith(".") and base.endswith(_TEMP_SUFFIXES):
         return "temporary"
     if _split(directory)[1] == SIDECAR_DIR:
@@ -127,7 +131,12 @@ def _data_path(path: str, kind: str) -> str | None:
     directory, base = _split(path)
     if _split(directory)[1] == SIDECAR_DIR:
         directory = _split(directory)[0]
-    suffix = {"index": INDEX_SUFFIX, "manifest": MANIFEST_SUFFIX, "journal": JOURNAL_SUFFIX}.get(kind)
+    suffix = {
+        "index": INDEX_SUFFIX,
+        "manifest": MANIFEST_SUFFIX,
+        "journal": JOURNAL_SUFFIX,
+        "bert metadata": BERT_METADATA_SUFFIX,
+    }.get(kind)
     if suffix is None:
         return None
     return _join(directory, base[: -len(suffix)], path) if directory else base[: -len(suffix)]
@@ -148,6 +157,7 @@ def check_not_sidecar(path) -> None:
         "index": f"the record index tfrx keeps for {data!r}",
         "manifest": f"the manifest tfrx writes for the shard set {data!r}",
         "journal": f"the journal of a shard commit of {data!r} that is running or was interrupted",
+        "bert metadata": f"the metadata tfrx bert-data writes for the records {data!r}",
     }.get(
         kind,
         "tfrx's folder of indexes and manifests" if kind == "sidecar directory" else "a file tfrx keeps beside data",

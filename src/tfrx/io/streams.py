@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import mmap
 import os
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tfrx import _native
-from tfrx.io.compression import DecompressingReader, detect_compression
+from tfrx.io.compression import DecompressingReader, detect_compression, shows_compressed_stream
 from tfrx.io.framing import HEADER_BYTES
 from tfrx.io.paths import local_size, open_input
 
@@ -75,16 +74,16 @@ def _read_up_to(raw, n: int) -> bytes:
 def _plain_after_all(head: bytes, compression: str) -> bool:
     """A plain file whose damaged first header only looks like a gzip/zlib header.
 
-    Taken as plain when the head does not inflate and a TFRecord header
-    with a valid length CRC follows in it (a chance match in compressed
-    bytes is a 2^-32 event per position); a damaged compressed stream has
-    no such header and stays compressed, so its damage is reported as such.
+    Taken as plain only when nothing in the head shows a compressed stream
+    (:func:`tfrx.io.compression.shows_compressed_stream`) and a TFRecord header
+    with a valid length CRC lies in it as it is (a chance match in compressed
+    bytes is a 2^-32 event per position). A damaged compressed stream stays
+    compressed, so its damage is reported as such and naming the compression
+    changes nothing.
     """
-    try:
-        zlib.decompressobj(31 if compression == "GZIP" else 15).decompress(head)
+    if shows_compressed_stream(head, compression):
         return False
-    except zlib.error:
-        return _native.find_header(np.frombuffer(head, dtype=np.uint8), 1) >= 0
+    return _native.find_header(np.frombuffer(head, dtype=np.uint8), 1) >= 0
 
 
 def _can_seek(raw) -> bool:

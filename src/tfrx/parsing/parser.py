@@ -551,7 +551,10 @@ def _raise_error(
     what = "feature list" if in_seq else "feature"
     at_step = f", step {step}" if in_seq and step >= 0 else ""
     if code == ParseErrorCode.MISSING:
-        if in_seq:
+        named = _names_nearby(key, serialized, record, in_seq, sequence)
+        if named is not None:
+            msg = f"{what} {key!r} is required but missing in {where}{named}"
+        elif in_seq:
             msg = (
                 f"{what} {key!r} is required but missing in {where}; pass allow_missing=True to "
                 "FixedLenSequenceFeature to give such records zero steps"
@@ -581,6 +584,44 @@ def _raise_error(
     else:  # pragma: no cover
         msg = f"{what} {key!r} in {where}: parse error {int(code)}"
     raise ParseError(msg, feature=key, record_index=record)
+
+
+_NAME_SAMPLE = 64  # records whose feature names a missing-feature error looks at
+
+
+def _names_nearby(key: str, serialized: Any, record: int, in_seq: bool, sequence: bool) -> str | None:
+    """For a required feature missing from the failing record and from every record sampled around it: the
+    rest of the message, naming the close names the records do hold (a misspelled key), not a default_value
+    that would hide the typo. None when some sampled record has ``key`` (an optional feature) or the records
+    cannot be read back here."""
+    import difflib
+
+    try:
+        count = len(serialized)
+        picks = [record] + [i for i in range(min(count, _NAME_SAMPLE)) if i != record]
+        names: set[str] = set()
+        for i in picks:
+            payload = bytes(serialized[i])
+            if sequence:
+                context, lists = _native.decode_sequence_example(payload, keep_empty=True)
+                names.update(lists if in_seq else context)
+            else:
+                names.update(_native.decode_example(payload, keep_empty=True))
+    except Exception:  # not records this can index or decode: keep the general advice
+        return None
+    if key in names:
+        return None
+    where = "" if len(picks) == 1 else f" and in all {len(picks)} records looked at"
+    hiding = "allow_missing=True" if in_seq else "a default_value"
+    close = difflib.get_close_matches(key, sorted(names), n=3, cutoff=0.6)
+    if close:
+        guess = " or ".join(repr(c) for c in close)
+        return f"{where}; did you mean {guess}? ({hiding} would hide a misspelled key)"
+    held = ", ".join(repr(n) for n in sorted(names)[:12]) + (", ..." if len(names) > 12 else "")
+    return (
+        f"{where}, which hold {held or 'no features'}; check the key ({hiding} would hide a misspelled "
+        "one: use it only for a feature that some records lack)"
+    )
 
 
 class ExampleParser:
@@ -750,8 +791,11 @@ class SequenceExampleParser:
                         rec = int(np.flatnonzero(counts[0] != counts[1])[0])
                         raise ParseError(
                             f"ragged feature {key!r}: record {rec} has {int(counts[0][rec])} steps of "
-                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}; "
-                            "TensorFlow rejects this too, with validate=False as well",
+                            f"{value_key!r} but {int(counts[1][rec])} of partition {p.key!r}: the steps do "
+                            "not line up, so tfrx refuses it; give both feature lists the same number of steps "
+                            "(TensorFlow refuses it with validate=True, but with validate=False, and in "
+                            "parse_single_sequence_example for some partitions, returns rows that do not "
+                            "match their values)",
                             feature=key,
                         )
                 feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])

@@ -11,13 +11,14 @@ import json
 import os
 import time
 from array import array
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 from tfrx.errors import TfrxError
 from tfrx.options import renamed_arguments
 from tfrx.text.options import BertDataOptions
+from tfrx.io.sidecars import BERT_METADATA_SUFFIX
+from tfrx.text.output import BertDataResult, metadata_path_for, open_output, read_metadata, write_metadata
 from tfrx.text.records import encode_columns, feature_spec, instances_to_columns
 from tfrx.text.tokenization import FullTokenizer, Vocab
 
@@ -25,98 +26,6 @@ __all__ = ["create_pretraining_data", "read", "feature_spec", "BertDataResult", 
 
 MODES = ("exact", "fast")
 _WRITE_CHUNK = 4096
-
-
-@dataclass
-class BertDataResult:
-    """What :func:`create_pretraining_data` wrote."""
-
-    paths: list[str]
-    num_instances: int
-    num_documents: int
-    num_tokens: int
-    seconds: float
-    metadata_path: str | None = None
-    options: BertDataOptions = field(default_factory=BertDataOptions)
-
-
-class _RoundRobinFiles:
-    """The reference's output: the given files, record i into file i % len(files)."""
-
-    def __init__(self, paths: Sequence[str], compression: str | None, storage_options: dict | None) -> None:
-        from tfrx.io.writer import TFRecordWriter
-
-        self.paths = [os.fspath(p) for p in paths]
-        for p in self.paths:
-            d = os.path.dirname(p)
-            if d and "://" not in p:
-                os.makedirs(d, exist_ok=True)
-        self._writers = [
-            TFRecordWriter(p, compression=compression, storage_options=storage_options) for p in self.paths
-        ]
-        self._next = 0
-
-    def write_many(self, batch) -> None:
-        n, k = len(batch), len(self._writers)
-        first = self._next % k
-        for j in range(min(k, n)):
-            self._writers[(first + j) % k].write_many(batch[j::k])
-        self._next += n
-
-    def close(self) -> list[str]:
-        for w in self._writers:
-            w.close()
-        return self.paths
-
-    def abort(self) -> None:
-        for w in self._writers:
-            try:
-                w.abort()
-            except Exception:
-                pass
-
-    @property
-    def metadata_path(self) -> str:
-        return self.paths[0] + ".bert.json"
-
-
-class _Sharded:
-    def __init__(self, prefix: str, num_shards: int, compression, naming, storage_options) -> None:
-        from tfrx.io.sharded import ShardedWriter
-
-        self._w = ShardedWriter(
-            prefix, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
-        )
-        self.prefix = os.fspath(prefix)
-
-    def write_many(self, batch) -> None:
-        self._w.write_many(batch)
-
-    def close(self) -> list[str]:
-        return self._w.close()
-
-    def abort(self) -> None:
-        self._w.abort()
-
-    @property
-    def metadata_path(self) -> str:
-        return self.prefix + ".bert.json"
-
-
-def open_output(
-    output,
-    *,
-    num_shards: int = 1,
-    compression: str | None = None,
-    naming: str = "tfds",
-    storage_options: dict | None = None,
-):
-    """A list of files (written round-robin as the reference does) or a prefix for TFDS-named shards."""
-    if isinstance(output, (list, tuple)):
-        if not output:
-            raise ValueError("output: an empty list of files")
-        return _RoundRobinFiles(output, compression, storage_options)
-    return _Sharded(output, num_shards, compression, naming, storage_options)
 
 
 @renamed_arguments(num_workers="num_parallel_calls")
@@ -168,7 +77,7 @@ def create_pretraining_data(
     NumPy, streams with bounded memory and can use several processes (pass
     ``num_parallel_calls=`` (processes; ``num_workers=`` is its deprecated name), ``shuffle_buffer=``, ``chunk_documents=``, ``use_ray=``,
     ``tokenizer="auto"|"hf"|"reference"``). ``metadata=True`` writes
-    ``{prefix}.bert.json``: the options, the input files and documents, the counts.
+    ``.tfrx/{prefix}.bert.json`` in the output folder: the options, the input files and documents, the counts.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -285,57 +194,6 @@ def _create_exact(
     return result
 
 
-def write_metadata(
-    path: str,
-    result: BertDataResult,
-    *,
-    mode: str,
-    files: list[str],
-    vocab: Vocab,
-    documents: list[tuple[str, int]] | None,
-    storage_options: dict | None = None,
-    extra: dict | None = None,
-) -> str:
-    """``{prefix}.bert.json``: how the data was made (options, inputs, documents, counts, the record spec)."""
-    from tfrx.io.paths import open_output as open_path
-
-    body = {
-        "format": "tfrx-bert-data/1",
-        "mode": mode,
-        "options": result.options.to_dict(),
-        "vocab": {"path": vocab.path, "size": len(vocab)},
-        "input_files": list(files),
-        "num_documents": result.num_documents,
-        "num_tokens": result.num_tokens,
-        "num_instances": result.num_instances,
-        "files": [os.path.basename(p) if "://" not in p else p.rsplit("/", 1)[-1] for p in result.paths],
-        "features": {
-            k: {"shape": list(v.shape), "dtype": str(v.dtype)}
-            for k, v in feature_spec(
-                max_seq_length=result.options.max_seq_length,
-                max_predictions_per_seq=result.options.max_predictions_per_seq,
-                mlm_only=result.options.mlm_only,
-                disable_masking=result.options.disable_masking,
-            ).items()
-        },
-        # one entry per document used: the file and the document's first line ("lines") or its index in the file
-        "documents": [[p, k] for p, k in documents] if documents is not None else None,
-    }
-    if extra:
-        body.update(extra)
-    text = json.dumps(body, indent=1) + "\n"
-    with open_path(path, storage_options=storage_options) as f:
-        f.write(text.encode())
-    return path
-
-
-def read_metadata(path: str, *, storage_options: dict | None = None) -> dict:
-    """The ``.bert.json`` written beside the records."""
-    from tfrx.text.sources import read_bytes
-
-    return json.loads(read_bytes(path, storage_options=storage_options))
-
-
 @renamed_arguments(compression_type="compression")
 def read(
     paths,
@@ -357,7 +215,7 @@ def read(
     """A :class:`tfrx.Dataset` of parsed batches (dicts of NumPy arrays) of BERT pre-training records.
 
     The sizes and layout come from the arguments, else from the metadata file
-    (``metadata=`` or ``{prefix}.bert.json`` found from the first file's name),
+    (``metadata=`` or ``.tfrx/{prefix}.bert.json`` found from the first file's name),
     else BERT's defaults (128, 20, both objectives). With ``batch_size=None``
     one record at a time is parsed (a dict of arrays without the batch axis).
     ``shuffle_buffer`` shuffles records (seeded) before batching; feed the
@@ -401,8 +259,10 @@ def _find_metadata(paths, metadata, storage_options):
     if not isinstance(first, (str, os.PathLike)):
         return None
     first = os.fspath(first)
-    # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX.bert.json; a reference-style file -> FILE.bert.json
-    candidates = [re.sub(r"\.tfrecord-[^/]*$", "", first) + ".bert.json", first + ".bert.json"]
+    # PREFIX.tfrecord-00000-of-00004 (or a glob of them) -> PREFIX's; a reference-style file -> FILE's: in the
+    # sidecar folder, else beside the records, where earlier versions wrote it
+    names = [re.sub(r"\.tfrecord-[^/]*$", "", first), first]
+    candidates = [metadata_path_for(n) for n in names] + [n + BERT_METADATA_SUFFIX for n in names]
     for c in candidates:
         try:
             return json.loads(read_bytes(c, storage_options=storage_options))

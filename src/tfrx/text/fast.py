@@ -542,7 +542,7 @@ def create_fast(
     tokenizer: str = "auto",
 ):
     from tfrx.io.batch import RecordBatch
-    from tfrx.text.bert import BertDataResult, open_output, write_metadata
+    from tfrx.text.output import BertDataResult, open_output, write_metadata
     from tfrx.text.segment import get_segmenter
     from tfrx.text.sources import iter_documents
     from tfrx._progress import progress_bar

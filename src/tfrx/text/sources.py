@@ -2,9 +2,10 @@
 
 * ``"lines"`` - the reference layout of BERT's ``create_pretraining_data``:
   one sentence per line, a blank line between documents. Lines end at
-  ``"\\n"`` only; each is decoded as UTF-8 (invalid bytes dropped) and
-  stripped with ``str.strip()``. As in the reference, a document is not
-  closed at the end of a file: only a blank line ends it.
+  ``"\\n"`` only and every ``"\\r"`` is dropped (TensorFlow's ``GFile.readline``);
+  each is decoded as UTF-8 (invalid bytes dropped) and stripped with
+  ``str.strip()``. As in the reference, a document is not closed at the end
+  of a file: only a blank line ends it.
 * ``"text"`` - one document per file, raw text split into sentences by a
   segmenter (:mod:`tfrx.text.segment`).
 * ``"jsonl"`` - JSON Lines, one document per line in the field ``text_field``
@@ -95,11 +96,18 @@ def _open_binary(path: str, storage_options: dict | None):
 
 
 def _reference_lines(path: str, storage_options: dict | None) -> Iterator[str]:
-    # The reference iterates the file in binary: lines end at b"\n" (a final one starts no
-    # empty line), each decoded on its own as UTF-8 with invalid bytes dropped, then str.strip().
+    # The reference reads with tf.io.gfile.GFile(path, "rb").readline(), TensorFlow's
+    # BufferedInputStream::ReadLine: a line ends at b"\n" only (a final one starts no empty line)
+    # and every b"\r" is dropped, wherever it is, before the line is decoded as UTF-8 with invalid
+    # bytes dropped and str.strip()ped. The reference stops at the first line that decodes to "":
+    # before the end that cannot happen (the line holds its b"\n"), at the end it is a last line
+    # without b"\n" made only of b"\r" or invalid bytes, which is then not a (blank) line at all.
     with _open_binary(path, storage_options) as f:
-        for line in f:
-            yield line.decode("utf-8", "ignore").strip()
+        for raw in f:
+            line = raw.replace(b"\r", b"").decode("utf-8", "ignore")
+            if not line:
+                return
+            yield line.strip()
 
 
 def iter_documents(
