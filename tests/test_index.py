@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.index import HEADER_SIZE, RecordIndex, default_index_path, index_cache_dir, scan_index
+from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, index_cache_dir, scan_index
 
 
 def _records(n: int, seed: int = 0) -> list[bytes]:

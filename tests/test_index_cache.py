@@ -16,9 +16,9 @@ import pytest
 from tfds_helpers import golden_dir
 
 import tfrx
-import tfrx.index as index_mod
+import tfrx.io.index as index_mod
 import tfrx.tfds as tt
-from tfrx.index import index_cache_dir
+from tfrx.io.index import index_cache_dir
 
 
 def _snapshot(folder) -> dict[str, tuple]:
