@@ -7,6 +7,7 @@ import itertools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
+from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, index_cache_dir, scan_index
 
 
 def _records(n: int, seed: int = 0) -> list[bytes]:
@@ -41,7 +42,7 @@ def _expected_offsets(recs):
 
 def test_build_index_offsets_and_lengths(data):
     path, recs = data
-    ix = tfrx.build_index(path)
+    ix = tfrx.build_index(path, sidecar=True)
     assert len(ix) == 50
     np.testing.assert_array_equal(ix.offsets, _expected_offsets(recs))
     np.testing.assert_array_equal(ix.lengths, [len(r) for r in recs])
@@ -59,12 +60,13 @@ def test_empty_file(tmp_path):
     assert tfrx.count_records(path) == 0
 
 
-def test_count_records_from_indexes(tmp_path):
+def test_count_records_from_indexes(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     for i, n in enumerate([3, 0, 7]):
         tfrx.write_records(str(tmp_path / f"p{i}.tfrecord"), _records(n, i))
     assert tfrx.count_records(str(tmp_path / "*.tfrecord")) == 10
-    assert len(list((tmp_path / ".tfrx").glob("*.tfrxidx"))) == 3
-    assert not list(tmp_path.glob("*.tfrxidx"))  # nothing a data glob could match
+    assert len(list(Path(index_cache_dir()).glob("*.tfrxidx"))) == 3
+    assert sorted(os.listdir(tmp_path)) == ["cache", *(f"p{i}.tfrecord" for i in range(3))]  # nothing beside the data
 
 
 def test_verify_data_crc_while_building(data, tmp_path):
@@ -109,19 +111,22 @@ def test_compressed_file_cannot_be_indexed(tmp_path):
 # ---------------------------------------------------------------- validation
 def test_stale_after_append(data):
     path, recs = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     with open(path, "ab") as f:
         f.write(tfrx._native.frame_records([b"more"]))
     with pytest.raises(tfrx.StaleIndexError, match="stale"):
         tfrx.load_index(path, index_path=_ix(path))
-    # The cached index is rebuilt on demand.
+    # A stale sidecar is passed over (and left alone) unless sidecars are asked for; then it is rebuilt.
     assert len(tfrx.load_index(path)) == 51
+    with pytest.raises(tfrx.StaleIndexError, match="stale"):
+        tfrx.load_index(path, index_path=_ix(path))
+    assert len(tfrx.load_index(path, sidecar=True)) == 51
     assert len(tfrx.load_index(path, index_path=_ix(path))) == 51
 
 
 def test_truncated_index(data):
     path, _ = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     ixp = _ix(path)
     blob = open(ixp, "rb").read()
     for cut in (len(blob) - 3, HEADER_SIZE - 1, 4):
@@ -132,7 +137,7 @@ def test_truncated_index(data):
 
 def test_corrupt_magic_and_offsets(data):
     path, _ = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     ixp = _ix(path)
     blob = bytearray(open(ixp, "rb").read())
     bad = bytes(b"XFRXIDX\0" + blob[8:])
@@ -151,24 +156,25 @@ def test_index_of_another_file(tmp_path):
     a, b = str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")
     tfrx.write_records(a, [b"x" * 10] * 5)
     tfrx.write_records(b, [b"y" * 10] * 5)  # same size, other contents
-    tfrx.build_index(a)
+    tfrx.build_index(a, sidecar=True)
     with pytest.raises(tfrx.StaleIndexError, match="another file"):
         tfrx.load_index(b, index_path=_ix(a))
 
 
-def test_read_only_folder_uses_cache_dir(data, tmp_path, monkeypatch):
+def test_index_cache_location(data, tmp_path, monkeypatch):
     path, _ = data
-    folder = os.path.dirname(os.path.abspath(path))
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("TFRX_CACHE_DIR", str(cache))
-    real_access = os.access
-    # Root may write anywhere: pretend the data folder is read-only.
-    monkeypatch.setattr(os, "access", lambda p, mode: False if os.path.abspath(p) == folder else real_access(p, mode))
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     ix = tfrx.load_index(path)
     where = default_index_path(path)
-    assert where.startswith(str(cache)) and os.path.exists(where)
+    assert where.startswith(str(tmp_path / "cache" / "index")) and os.path.exists(where)
     assert not os.path.exists(_ix(path))
     assert tfrx.load_index(path, build=False) == ix
+    monkeypatch.delenv("TFRX_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert index_cache_dir() == str(tmp_path / "xdg" / "tfrx" / "index")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid by the XDG spec: ignored
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert index_cache_dir() == str(tmp_path / "home" / ".cache" / "tfrx" / "index")
 
 
 def test_explicit_cache_dir(data, tmp_path):

@@ -50,7 +50,7 @@ def add_arguments(p) -> None:
         "--index-cache",
         metavar="DIR",
         default=None,
-        help="where record indexes go (default: beside each file when its folder is writable, else the index cache)",
+        help="where record indexes go (default: the user's index cache, $TFRX_CACHE_DIR or ~/.cache/tfrx)",
     )
     add_storage_options(p)
 

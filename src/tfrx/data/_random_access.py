@@ -106,8 +106,10 @@ class RandomAccessDataset:
 
     ``paths``: paths, globs or URLs (order kept; globs sorted; ``files=`` is
     the deprecated name). ``index``:
-    ``None`` to load the cached index of each file (built on first use),
-    or a list of :class:`tfrx.RecordIndex` / index file paths (``"tfrx"`` or
+    ``None`` to load the index of each file (built on first use into the
+    user's index cache, ``cache_dir`` or :func:`tfrx.index.index_cache_dir`:
+    nothing is written beside the data), ``"sidecar"`` to build missing ones
+    beside the data instead (``.tfrx/<file>.tfrxidx``), or a list of :class:`tfrx.RecordIndex` / index file paths (``"tfrx"`` or
     DALI text format), or a function ``path -> index path``. ``verify``
     checks data CRCs. Local files are read with positioned reads
     (``preadv``), back-to-back records in one call; ``use_mmap=True`` maps
@@ -122,7 +124,9 @@ class RandomAccessDataset:
     ``-NNNNN-of-MMMMM`` shards must hold the whole set unless
     ``require_all_shards=False`` (:class:`tfrx.IncompleteShardSetError`).
     Indexes are looked for in ``.tfrx/`` beside each file, then beside it as
-    ``<file>.tfrxidx`` (earlier versions), then in the cache.
+    ``<file>.tfrxidx`` (earlier versions), then in the cache (keyed by the
+    file's path, size and mtime, so a changed file is indexed again); a
+    read-only location is never an error.
     """
 
     @renamed_arguments(files="paths")

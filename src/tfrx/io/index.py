@@ -28,11 +28,19 @@ index of another file (``finger``) and a damaged or truncated index raise
 ``tfrecord`` package: one ``"<offset> <length>"`` line per record, the length
 counting the 16 framing bytes.
 
-Indexes are cached in the hidden folder ``.tfrx/`` beside the data file (see
-:mod:`tfrx.io.sidecars`: no glob written for data files matches them) or,
-when its folder is read-only (or the file is remote), under
-``$TFRX_CACHE_DIR`` (default ``~/.cache/tfrx``). An index beside the file as
-earlier versions wrote it (``<file>.tfrxidx``) is still read.
+Reading never writes into the data's folder: indexes tfrx builds on its own
+are cached in the user's cache directory (:func:`index_cache_dir`:
+``$TFRX_CACHE_DIR``, else ``$XDG_CACHE_HOME/tfrx``, else ``~/.cache/tfrx``),
+under a name made of the file's absolute path or URL, its size and its
+modification time (an object's ETag or generation), so a changed file is
+indexed again. An index beside the data, in the hidden folder ``.tfrx/``
+(see :mod:`tfrx.io.sidecars`: no glob written for data files matches it),
+is written only when asked for (``sidecar=True``, ``tfrx index``,
+``ShardedWriter(index=True)``), and read first whenever it is there and
+valid, as is one beside the file as earlier versions wrote it
+(``<file>.tfrxidx``). A location that cannot be written (a read-only folder
+or file system) is never an error: the index is kept in the cache instead,
+or only in memory, with a warning.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ import mmap
 import os
 import struct
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -252,28 +261,75 @@ class RecordIndex:
 
 # ---------------------------------------------------------------- locations
 def index_cache_dir() -> str:
-    """Where indexes go when a data file's folder is not writable: ``$TFRX_CACHE_DIR`` or ``~/.cache/tfrx``."""
-    root = os.environ.get("TFRX_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tfrx")
+    """Where tfrx caches the indexes it builds: ``index/`` under ``$TFRX_CACHE_DIR``, else under
+    ``$XDG_CACHE_HOME/tfrx`` (an absolute path), else under ``~/.cache/tfrx``."""
+    root = os.environ.get("TFRX_CACHE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        # The XDG base directory spec: a relative $XDG_CACHE_HOME is invalid and ignored.
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "tfrx")
     return os.path.join(root, "index")
 
 
-def _cached_name(path: str) -> str:
+# fsspec's info() keys that change when an object is rewritten, most specific first
+_VERSION_KEYS = (
+    "ETag",
+    "etag",
+    "generation",
+    "md5Hash",
+    "mtime",
+    "LastModified",
+    "last_modified",
+    "updated",
+    "created",
+)
+
+
+def _file_version(path: str) -> str:
+    """What changes when the file is rewritten: its size and mtime (an object's size and ETag/generation)."""
+    if is_url(path):
+        from tfrx.io.paths import url_to_fs
+
+        fs, p = url_to_fs(path)
+        info = fs.info(p)
+        tag = next((info[k] for k in _VERSION_KEYS if info.get(k) is not None), "")
+        return f"{info.get('size')}:{tag}"
+    st = os.stat(path)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _path_key(path: str) -> str:
     key = path if is_url(path) else os.path.abspath(path)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return f"{digest}-{os.path.basename(path.rstrip('/'))}{SUFFIX}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def default_index_path(path: str, *, cache_dir: str | None = None) -> str:
-    """Where the ``"tfrx"`` index of ``path`` is kept: beside it when that folder is writable, else the cache."""
+def _cached_name(path: str, version: str | None = None, suffix: str = SUFFIX) -> str:
+    version = _file_version(path) if version is None else version
+    stamp = hashlib.sha256(version.encode()).hexdigest()[:8]
+    return f"{_path_key(path)}-{stamp}-{os.path.basename(path.rstrip('/'))}{suffix}"
+
+
+def _prune_cache(kept: str, path: str) -> None:
+    """Removes the cached indexes of earlier versions of ``path`` (same path key and name, other stamp)."""
+    folder, name = os.path.split(kept)
+    head, tail = f"{_path_key(path)}-", name[len(_path_key(path)) + 10 :]
+    try:
+        for other in os.listdir(folder):
+            if other != name and other.startswith(head) and other.endswith(tail):
+                os.remove(os.path.join(folder, other))
+    except OSError:
+        pass  # a cache that cannot be tidied is still a cache
+
+
+def default_index_path(path: str, *, cache_dir: str | None = None, sidecar: bool = False) -> str:
+    """Where the ``"tfrx"`` index of ``path`` is kept: in ``cache_dir`` (default :func:`index_cache_dir`),
+    under a name made of the file's absolute path or URL, size and mtime (ETag or generation for objects);
+    with ``sidecar=True``, beside the file in ``.tfrx/<file>.tfrxidx``. ``path`` must exist (unless ``sidecar``)."""
     path = os.fsdecode(os.fspath(path))
-    if cache_dir is not None:
-        return os.path.join(cache_dir, _cached_name(path))
-    if not is_url(path):
-        beside = index_sidecar(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        if os.path.exists(beside) or os.access(folder, os.W_OK):
-            return beside
-    return os.path.join(index_cache_dir(), _cached_name(path))
+    if sidecar:
+        return index_sidecar(path)
+    return os.path.join(index_cache_dir() if cache_dir is None else cache_dir, _cached_name(path))
 
 
 # ---------------------------------------------------------------- building
@@ -464,38 +520,58 @@ def build_index(
     index_path=None,
     format: str = "tfrx",
     cache_dir: str | None = None,
+    sidecar: bool = False,
     verify: bool = False,
     progress: ProgressOption | Callable[[int, int], Any] = False,
     storage_options: dict | None = None,
 ) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
-    The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
-    (``.tfrx/<file>.tfrxidx``) when its folder is writable, else under ``cache_dir``
-    (default :func:`index_cache_dir`). ``format="dali"`` writes the text index of
-    DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
-    default). Only framing is read: length CRCs are always checked, data CRCs
-    when ``verify``. Compressed files raise :class:`CompressedFileError`.
+    The index goes to ``index_path``, else to the index cache (``cache_dir``,
+    default :func:`index_cache_dir`; nothing is written beside the data), else,
+    with ``sidecar=True``, beside the file in ``.tfrx/<file>.tfrxidx``
+    (``.tfrx/<file>.idx`` for ``format="dali"``, the text index of DALI's
+    ``tfrecord2idx`` / the ``tfrecord`` package). When that location cannot be
+    written (a read-only folder), the index goes to the cache, or stays in
+    memory, with a warning; only an explicit ``index_path`` raises. Only
+    framing is read: length CRCs are always checked, data CRCs when ``verify``.
+    Compressed files raise :class:`CompressedFileError`.
     ``progress`` reports the scan as :func:`scan_index`'s does; ``storage_options``
     go to the fsspec filesystem of a URL (its index's too).
     """
     path = _path(path, storage_options)
+    if format not in ("tfrx", "dali"):
+        raise ValueError(f'format must be "tfrx" or "dali", got {format!r}')
+    version = _file_version(path) if index_path is None else None  # before the scan: a change meanwhile misses
     index = _scan_index(path, verify, progress, "build_index")
-    if index_path is None:
-        if format == "dali":
-            index_path = (
-                sidecar_path(path, ".idx")
-                if cache_dir is None
-                else os.path.join(cache_dir, _cached_name(path)[: -len(SUFFIX)] + ".idx")
-            )
-        else:
-            index_path = default_index_path(path, cache_dir=cache_dir)
-    try:
+    if index_path is not None:
         write_index(index, index_path, format=format)
-    except PermissionError:
-        if format != "tfrx" or cache_dir is not None:
-            raise
-        write_index(index, os.path.join(index_cache_dir(), _cached_name(path)), format=format)
+        return index
+    suffix = SUFFIX if format == "tfrx" else ".idx"
+    cached = os.path.join(index_cache_dir() if cache_dir is None else cache_dir, _cached_name(path, version, suffix))
+    places = [sidecar_path(path, suffix), cached] if sidecar else [cached]
+    failed = []
+    for where in places:
+        try:
+            write_index(index, where, format=format)
+        except OSError as e:
+            failed.append(f"{where!r} ({e.strerror or e})")
+            continue
+        if where is cached:
+            _prune_cache(cached, path)
+        if failed:
+            warnings.warn(
+                f"could not write the index of {path!r} beside it: {failed[0]}; it is cached in {where!r} instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return index
+    warnings.warn(
+        f"could not keep the index of {path!r}: {'; '.join(failed)}; it is used from memory and will be built "
+        f"again next time (set TFRX_CACHE_DIR to a writable folder, or pass cache_dir=)",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     return index
 
 
@@ -526,68 +602,91 @@ def load_index(
     index_path=None,
     format: str | None = None,
     cache_dir: str | None = None,
+    sidecar: bool = False,
     build: bool = True,
     storage_options: dict | None = None,
 ) -> RecordIndex:
     """The index of ``path``, validated against the file.
 
     Reads ``index_path`` (format ``"tfrx"`` or ``"dali"``, sniffed when
-    ``None``), else the cached index (beside the file or in the cache). A
-    missing cached index is built when ``build`` (else ``FileNotFoundError``);
-    a stale cached index is rebuilt. An explicit ``index_path`` that is stale,
-    truncated or another file's raises :class:`StaleIndexError` /
+    ``None``), else the first valid one of: the index beside the file
+    (``.tfrx/<file>.tfrxidx``, then ``<file>.tfrxidx`` as earlier versions
+    wrote it; not looked for when an explicit ``cache_dir`` is given, unless
+    ``sidecar``) and the cached index (in ``cache_dir``, default
+    :func:`index_cache_dir`). When none is valid (missing, stale or damaged)
+    it is built when ``build`` (see :func:`build_index`: into the cache, or
+    beside the file with ``sidecar=True``), else ``FileNotFoundError`` /
+    the error of the invalid one is raised. An explicit ``index_path`` that
+    is stale, truncated or another file's raises :class:`StaleIndexError` /
     :class:`IndexFileError`. ``storage_options`` go to the fsspec filesystem of a URL.
     """
     path = _path(path, storage_options)
-    explicit = index_path is not None
-    if not explicit:
-        candidates = [default_index_path(path, cache_dir=cache_dir)]
-        if cache_dir is None:
-            # beside the file as earlier versions wrote it, then the cache
-            candidates[1:1] = [legacy_index_sidecar(path)]
-            candidates.append(os.path.join(index_cache_dir(), _cached_name(path)))
-        if is_url(path):  # an index object beside a remote shard (as ShardedWriter writes it) comes first
-            candidates.insert(0, index_sidecar(path))
-        index_path = next((c for c in candidates if _exists(c)), None)
-        if index_path is None:
-            if not build:
-                raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
-            return build_index(path, cache_dir=cache_dir)
-    index_path = _path(index_path, getattr(path, "storage_options", None))
+    if index_path is not None:
+        return _read_index(path, _path(index_path, getattr(path, "storage_options", None)), format)
+
+    def candidates():
+        if cache_dir is None or sidecar:
+            yield index_sidecar(path)
+            yield legacy_index_sidecar(path)
+        yield default_index_path(path, cache_dir=cache_dir)  # names the file's version: computed only when needed
+
+    invalid: IndexFileError | None = None
+    for k, candidate in enumerate(candidates()):
+        if not _exists(candidate):
+            continue
+        try:
+            index = _read_index(path, candidate, format)
+        except IndexFileError as e:
+            invalid = invalid or e
+            continue
+        if sidecar and k == 2:  # asked for beside the data but found in the cache: put a copy there
+            try:
+                write_index(index, index_sidecar(path))
+            except OSError:
+                pass  # read-only: build_index warned when it cached this one
+        return index
+    if not build:
+        if invalid is not None:
+            raise invalid
+        raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
+    return build_index(path, cache_dir=cache_dir, sidecar=sidecar)
+
+
+def _read_index(path: str, index_path: str, format: str | None) -> RecordIndex:
     with open_input(index_path) as f:
         blob = f.read()
     size, _ = _stat(path)
     fmt = format or _sniff_format(blob)
-    try:
-        if fmt == "tfrx":
-            index = RecordIndex.from_bytes(blob, path=path, index_path=index_path)
-        elif fmt == "dali":
-            index = RecordIndex.from_dali(blob, path=path, index_path=index_path)
-            if len(index) and index.file_size != size:
-                raise StaleIndexError(
-                    f"index {index_path!r} is stale: its last record ends at byte {index.file_size} but "
-                    f"{path!r} has {size} bytes; {_rebuild_hint(path)}",
-                    index_path=index_path,
-                    path=path,
-                )
-            index.file_size = size
-        else:
-            raise ValueError(f'format must be "tfrx", "dali" or None, got {format!r}')
-        if fmt == "tfrx":
-            _validate(index, path, index_path, size)
-    except IndexFileError:
-        if explicit or not build:
-            raise
-        return build_index(path, cache_dir=cache_dir)
+    if fmt == "tfrx":
+        index = RecordIndex.from_bytes(blob, path=path, index_path=index_path)
+        _validate(index, path, index_path, size)
+    elif fmt == "dali":
+        index = RecordIndex.from_dali(blob, path=path, index_path=index_path)
+        if len(index) and index.file_size != size:
+            raise StaleIndexError(
+                f"index {index_path!r} is stale: its last record ends at byte {index.file_size} but "
+                f"{path!r} has {size} bytes; {_rebuild_hint(path)}",
+                index_path=index_path,
+                path=path,
+            )
+        index.file_size = size
+    else:
+        raise ValueError(f'format must be "tfrx", "dali" or None, got {format!r}')
     return index
 
 
 def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[RecordIndex]:
-    """Indexes for a list of files: ``index`` may be ``None`` (cached/built), a list of
-    :class:`RecordIndex` or of index file paths, or a function ``path -> index path``."""
+    """Indexes for a list of files: ``index`` may be ``None`` (cached/built), ``"sidecar"`` (built when
+    missing into ``.tfrx/`` beside each file), a list of :class:`RecordIndex` or of index file paths,
+    or a function ``path -> index path``."""
     files = [os.fsdecode(os.fspath(p)) for p in paths]
-    if index is None:
-        return [load_index(p, cache_dir=cache_dir) for p in files]
+    sidecar = isinstance(index, str) and index == "sidecar"
+    if index is None or sidecar:
+        return [load_index(p, cache_dir=cache_dir, sidecar=sidecar) for p in files]
+    if isinstance(index, str):
+        raise ValueError(
+            f'index must be None, "sidecar", a list of indexes or index paths, or a function, got {index!r}'
+        )
     if callable(index):
         return [load_index(p, index_path=index(p)) for p in files]
     items = list(index)

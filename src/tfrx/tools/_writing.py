@@ -131,5 +131,5 @@ def write_examples(
         return writer.close()
     writer.close()
     if index:
-        build_index(path)
+        build_index(path, sidecar=True)
     return [path]

@@ -227,8 +227,8 @@ def _walk_features(feature, key: str, hints: TfdsHints) -> None:
 class ViewSource:
     """Records of a path, glob, list of them or URL, addressed by one global record number.
 
-    Indexes go where :func:`tfrx.build_index` puts them (beside the file when
-    its folder is writable, else the index cache), or into ``index_cache_dir``.
+    Indexes go where :func:`tfrx.build_index` puts them (the user's index
+    cache, never beside the data), or into ``index_cache_dir``.
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
