@@ -752,7 +752,7 @@ def test_index_build_reports_progress_in_steps(tmp_path, monkeypatch):
     index = tfrx.build_index(
         str(tmp_path / "a.tfrecord"),
         cache_dir=str(tmp_path / "c"),
-        progress=lambda done, size: seen.append((done, size)),
+        progress=lambda p: seen.append((p.done, p.total)),
     )
     size = (tmp_path / "a.tfrecord").stat().st_size
     assert len(seen) > 5 and seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -615,9 +615,6 @@ class ViewerServer(ThreadingHTTPServer):
         """
         from tfrx.tools._verify import verify_files
 
-        def progress(records: int, _bytes: int) -> None:
-            job.progress += records
-
         src = self.source
         for k, shard in enumerate(src.shards):
             if shard.count is None and shard.error:
@@ -625,7 +622,8 @@ class ViewerServer(ThreadingHTTPServer):
             if shard.streamed:
                 job.progress += src.count(k)
                 continue
-            (check,) = verify_files(shard.path, progress=progress)
+            (check,) = verify_files(shard.path, progress=False)
+            job.progress += check.records  # the job counts records checked, file by file
             if not check.ok:
                 src.demote(k)
         files, base = [], 0

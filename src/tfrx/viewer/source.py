@@ -265,7 +265,7 @@ class ViewSource:
         for k, shard in enumerate(self.shards):
             if shard.count is None and shard.error is None and not shard.compression and k not in self._indexes:
                 self._indexes[k] = self._index(
-                    shard, None if progress is None else (lambda d, _n, base=done: progress(base + d, total))
+                    shard, None if progress is None else (lambda p, base=done: progress(base + p.done, total))
                 )
             self.count(k)
             done += shard.size or 0
@@ -279,7 +279,7 @@ class ViewSource:
             try:
                 return load_index(shard.path, cache_dir=self._cache_dir, build=False)
             except FileNotFoundError:
-                return build_index(shard.path, cache_dir=self._cache_dir, progress=progress)
+                return build_index(shard.path, cache_dir=self._cache_dir, progress=progress or False)
         except (TfrxError, ValueError, OSError):
             return None  # count() meets the same problem and records it
 
