@@ -9,8 +9,13 @@ flagged features are checked against TFDV's own verdicts.
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
+import subprocess
+import sys
 import time
+import urllib.parse
 from collections import Counter
 from pathlib import Path
 
@@ -214,3 +219,61 @@ def test_python_view_compares(tmp_path):
     assert "Unexpected string values" in html and "generated_b.tfrecord" in html
     s = tfrx.view(str(GOLDEN / "stats_penguin_train.pbtxt"))
     assert s.overview()["datasets"][0]["num_examples"] == 234 and "species" in s._repr_html_()
+
+
+def _command(*args):
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys, tfrx.cli; sys.exit(tfrx.cli.main())", "view", *args, "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def test_the_command_compares_with_a_schema_and_opens_a_statistics_file(tmp_path):
+    pb = tmp_path / "stats.pb"
+    pb.write_bytes(tv.load_statistics(GOLDEN / "stats_generated.pbtxt").SerializeToString())
+    proc = _command(str(SECOND), "--compare", str(pb), "--schema", str(GOLDEN / "schema_generated.pbtxt"))
+    try:
+        line = proc.stdout.readline()
+        assert "compared with stats.pb at http://127.0.0.1:" in line, line + proc.stderr.read()
+        parsed = urllib.parse.urlparse(line.split(" at ")[1].split()[0])
+        token = {"X-Tfrx-Token": urllib.parse.parse_qs(parsed.query)["token"][0]}
+        conn = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+        info, deadline = {"status": "indexing"}, time.monotonic() + 60
+        while info.get("status") == "indexing" and time.monotonic() < deadline:
+            conn.request("GET", "/api/info", headers=token)
+            info = json.loads(conn.getresponse().read())
+        assert info["overview"]["schema"] is True, info
+        conn.request("POST", "/api/overview", body=b"{}", headers={**token, "Content-Type": "application/json"})
+        state = json.loads(conn.getresponse().read())
+        deadline = time.monotonic() + 60
+        while state["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+            conn.request("GET", "/api/overview", headers=token)
+            state = json.loads(conn.getresponse().read())
+        assert state["status"] == "done", state
+        o = state["result"]
+        assert [(d["label"], d["kind"]) for d in o["datasets"]] == [
+            ("generated_b.tfrecord", "records"),
+            ("stats.pb", "statistics"),
+        ]
+        assert o["schema_source"] == "given" and o["anomalies_of"] == "stats.pb"
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    # A statistics file on its own; a schema that is not one is refused before serving, naming the file.
+    proc = _command(str(pb))
+    try:
+        line = proc.stdout.readline()
+        assert "statistics stats.pb at http://127.0.0.1:" in line, line + proc.stderr.read()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    bad = tmp_path / "schema.pbtxt"
+    bad.write_text("feature { this is not a schema")
+    proc = _command(str(SECOND), "--schema", str(bad))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "schema.pbtxt" in err and "cannot be read as a schema" in err
