@@ -547,3 +547,34 @@ def test_the_overview_compares_two_spans_flags_anomalies_and_a_click_filters(bro
         server.shutdown()
         server.server_close()
         server.source.close()
+
+
+def test_a_tfdv_statistics_file_opens_on_its_overview(browser, tmp_path):
+    pytest.importorskip("tensorflow_metadata", reason="the overview needs tfrx[validate]")
+    from tfrx.viewer.overview import Side
+
+    import tfrx.validate as tv
+
+    pb = tmp_path / "stats.pb"  # TFDV's statistics of the penguin training file, as binary
+    pb.write_bytes(tv.load_statistics(os.path.join(GOLDEN_VALIDATE, "stats_penguin_train.pbtxt")).SerializeToString())
+    server = ViewerServer(None, statistics=Side.open(str(pb), "stats.pb"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr"))
+        shown = [
+            b.get_attribute("data-tab")
+            for b in browser.find_elements(By.CSS_SELECTOR, "nav button")
+            if b.is_displayed()
+        ]
+        assert shown == ["overview"]
+        assert "stats.pb: 234 examples (statistics file)" in browser.find_element(By.ID, "overview-legend").text
+        features = [
+            r.get_attribute("data-feature") for r in browser.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr")
+        ]
+        assert features == sorted(f.path.step[0] for f in tv.load_statistics(str(pb)).datasets[0].features)
+        # No records to filter: nothing is clickable.
+        assert not browser.find_elements(By.CSS_SELECTOR, "#overview-table .pick")
+    finally:
+        server.shutdown()
+        server.server_close()
