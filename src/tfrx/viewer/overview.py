@@ -111,7 +111,6 @@ def _records_statistics(source, records: int, seed: int, progress: _Progress):
         batches = (
             [r[3] for r in source.read_numbers(numbers[lo : lo + _BATCH])] for lo in range(0, numbers.size, _BATCH)
         )
-    progress.target += read
     for batch in batches:
         if progress.cancelled:
             raise _Cancelled
@@ -153,6 +152,7 @@ def overview(
     if not 1 <= len(sides) <= 2:
         raise ValueError(f"the overview shows one or two datasets, got {len(sides)}")
     progress = progress or _Progress()
+    progress.target = sum(min(s.source.total(), records) for s in sides if s.source is not None)
     stats, datasets = [], []
     for side in sides:
         entry: dict[str, Any] = {"label": side.label, "path": side.path}

@@ -255,6 +255,8 @@ class ViewerServer(ThreadingHTTPServer):
         self.export_max_bytes = int(export_max_bytes)
         self.health = _Background(self._compute_health)
         self.preparing = _Background(self._prepare)
+        if source is None:
+            self.preparing.status = "done"  # a statistics file: no records to count
         self.preparing.state()  # counts the files (building missing indexes) while the page loads
         self._lock = threading.Lock()
         self._stats: dict[tuple, StatsJob] = {}
