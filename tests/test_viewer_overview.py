@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -211,8 +212,18 @@ def test_a_failing_overview_is_a_json_error_and_the_server_stays_up(tmp_path):
         served.close()
 
 
+def _copies(tmp_path, *paths):
+    """The files copied into tmp_path: indexes are then built there, never beside the goldens."""
+    out = []
+    for p in paths:
+        shutil.copyfile(p, tmp_path / p.name)
+        out.append(str(tmp_path / p.name))
+    return out
+
+
 def test_python_view_compares(tmp_path):
-    v = tfrx.view(str(FIRST), compare=str(SECOND))
+    first, second = _copies(tmp_path, FIRST, SECOND)
+    v = tfrx.view(first, compare=second)
     o = v.overview()
     assert [d["num_examples"] for d in o["datasets"]] == [3000, 2000]
     html = v._repr_html_()
@@ -234,7 +245,8 @@ def _command(*args):
 def test_the_command_compares_with_a_schema_and_opens_a_statistics_file(tmp_path):
     pb = tmp_path / "stats.pb"
     pb.write_bytes(tv.load_statistics(GOLDEN / "stats_generated.pbtxt").SerializeToString())
-    proc = _command(str(SECOND), "--compare", str(pb), "--schema", str(GOLDEN / "schema_generated.pbtxt"))
+    (second,) = _copies(tmp_path, SECOND)
+    proc = _command(second, "--compare", str(pb), "--schema", str(GOLDEN / "schema_generated.pbtxt"))
     try:
         line = proc.stdout.readline()
         assert "compared with stats.pb at http://127.0.0.1:" in line, line + proc.stderr.read()
@@ -274,6 +286,6 @@ def test_the_command_compares_with_a_schema_and_opens_a_statistics_file(tmp_path
         proc.wait(30)
     bad = tmp_path / "schema.pbtxt"
     bad.write_text("feature { this is not a schema")
-    proc = _command(str(SECOND), "--schema", str(bad))
+    proc = _command(second, "--schema", str(bad))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and "schema.pbtxt" in err and "cannot be read as a schema" in err
