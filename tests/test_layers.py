@@ -58,7 +58,7 @@ def test_the_tree_keeps_its_layers_and_has_no_circles(tmp_path):
         ),
         # two packages of one layer that must stay independent.
         (
-            "tfds/splits.py",
+            "tfds/_splits.py",
             "from tfrx.text import _bert_options as _text  # noqa",
             "tfrx.tfds is not allowed to import tfrx.text",
         ),

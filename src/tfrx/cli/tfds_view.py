@@ -26,7 +26,7 @@ def detect(args) -> tuple[str, str | None] | None:
     if not isinstance(paths, list) or len(paths) != 1 or not isinstance(paths[0], str) or paths[0] == "-":
         return None
     from tfrx.cli._common import storage_options
-    from tfrx.tfds.loading import _Dirs, _find_version_dir, _local
+    from tfrx.tfds._loading import _Dirs, _find_version_dir, _local
 
     path = _local(paths[0])
     opts = storage_options(args) if hasattr(args, "storage_option") else None

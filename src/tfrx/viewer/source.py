@@ -122,7 +122,7 @@ def _tfds_folder(path) -> str | None:
 
     if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
         return None
-    from tfrx.tfds.loading import _find_version_dir
+    from tfrx.tfds._loading import _find_version_dir
 
     return _find_version_dir(os.fspath(path), None)
 
@@ -184,7 +184,7 @@ def _tfds_hints(folders: list[str]) -> TfdsHints:
                     line.strip() for line in f if line.strip()
                 ]
         try:
-            from tfrx.tfds.info import read_info
+            from tfrx.tfds._info import read_info
 
             features = read_info(folder, open_file=lambda p: open(p, "rb")).features
         except Exception:  # an unreadable features.json only costs the hints

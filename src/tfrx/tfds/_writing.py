@@ -9,7 +9,7 @@ from typing import Any
 
 from tfrx.tfds import features as features_lib
 from tfrx.tfds.features.containers import _from_user
-from tfrx.tfds.info import DEFAULT_TEMPLATE
+from tfrx.tfds._info import DEFAULT_TEMPLATE
 
 
 def _example_bytes(features: features_lib.Feature, value) -> bytes:

@@ -12,8 +12,8 @@ import numpy as np
 from tfrx.errors import SpecError
 from tfrx.io.paths import is_url, open_input
 from tfrx.tfds import features as features_lib
-from tfrx.tfds import splits as splits_lib
-from tfrx.tfds.info import DatasetInfo, read_info
+from tfrx.tfds import _splits as splits_lib
+from tfrx.tfds._info import DatasetInfo, read_info
 
 
 class SkipDecoding:
