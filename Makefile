@@ -5,7 +5,7 @@ PYTHON ?= python3
 BUILD ?= build/dev
 JOBS ?= 2
 
-.PHONY: dev test test-fast lint clean build-deps
+.PHONY: dev test test-fast lint lint-native clean build-deps
 
 # What `make dev` needs besides a C++17 compiler: nanobind in $(PYTHON), cmake and ninja on PATH.
 # Checked first so that a fresh venv gets the command to run instead of a CMake error.
@@ -39,6 +39,11 @@ lint:
 	$(PYTHON) -m ruff format --check src tests benchmarks examples fuzz
 	$(PYTHON) -m mypy
 	PYTHONPATH=src lint-imports --no-cache
+
+# C++ functions past cyclomatic complexity 15 or 120 lines fail, except those listed with a reason in
+# src/native/.lizard-allow (docs/architecture.md, "Complexity limits").
+lint-native:
+	$(PYTHON) -m lizard -C 15 -L 120 -w -W src/native/.lizard-allow src/native
 
 clean:
 	rm -rf $(BUILD) src/tfrx/_native*.so src/tfrx/_native.pyi

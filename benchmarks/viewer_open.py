@@ -103,7 +103,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def main(argv=None) -> int:
+def main(argv=None) -> int:  # noqa: PLR0915  a benchmark script: argument parsing, then one timed step after another
     p = argparse.ArgumentParser(prog="python -m benchmarks.viewer_open", description=__doc__)
     p.add_argument("folder")
     p.add_argument("--gb", type=float, default=10.0)

@@ -1,5 +1,5 @@
 """Fuzz target: ``tfrx.decode_example``, ``tfrx.decode_sequence_example`` and the payload classifier
-(``tfrx.codec.sniff``: the native ``classify_records`` and ``message_fields``) on arbitrary bytes."""
+(``tfrx.codec._sniff``: the native ``classify_records`` and ``message_fields``) on arbitrary bytes."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy  # noqa: F401  (imported first so that only tfrx's own Python code 
 
 with atheris.instrument_imports():
     import tfrx
-    from tfrx.codec import sniff
+    from tfrx.codec import _sniff as sniff
     from common import EXPECTED, corpus_records, generated_examples, write_seed
 
 

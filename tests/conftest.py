@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import csv
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,25 @@ from interpreters import (  # noqa: F401 (hooks: the suite runs TensorFlow tests
 )
 
 install_import_guards()
+
+
+def _private_index_cache() -> None:
+    """Points tfrx's index cache at a folder of this run's own, removed when the run ends.
+
+    Tests never write into the user's ``~/.cache``. The interpreters and
+    subprocesses the suite starts inherit the variable; the process that made
+    the folder removes it at exit (after the TensorFlow interpreter is done).
+    """
+    owner = "TFRX_TEST_CACHE_OWNER"
+    if os.environ.get(owner) and os.environ.get("TFRX_CACHE_DIR"):
+        return  # started by a test run that made one
+    folder = tempfile.mkdtemp(prefix="tfrx-test-cache-")
+    os.environ["TFRX_CACHE_DIR"] = folder
+    os.environ[owner] = str(os.getpid())
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+
+
+_private_index_cache()
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TESTS_DIR = Path(__file__).resolve().parent

@@ -38,7 +38,7 @@ class OpenedFiles:
     """Records the files every ``tfrx.RecordReader`` made by the pipeline opens (through ``open_reader``)."""
 
     def __init__(self, monkeypatch) -> None:
-        import tfrx.data.files as files_mod
+        import tfrx.data._files as files_mod
 
         self.opened: list = []
         real = files_mod.open_reader

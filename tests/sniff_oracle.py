@@ -1,5 +1,5 @@
 """A payload classifier written in Python from the protobuf wire format, the reference for
-``tfrx.codec.sniff`` (whose wire walk is native).
+``tfrx.codec._sniff`` (whose wire walk is native).
 
 Protobuf bytes carry no type, so the check is structural: an Example is only
 field 1 (Features); a SequenceExample is fields 1 (context) and 2

@@ -334,3 +334,36 @@ def test_read_tfrecord_of_other_payloads_says_what_they_are(corpus_dir):
         path = str(corpus_dir / name)
         with pytest.raises(tfrx.DecodeError, match=rf"record 0 at byte 0 is not a tf.train.Example.*{looks}"):
             ta.read_tfrecord(path)
+
+
+def test_raw_records_one_column_name_everywhere(tmp_path):
+    """raw=True reads records unparsed into the binary column RAW_COLUMN, the column the converters write and read."""
+    import pyarrow.parquet as pq
+
+    from tfrx.integrations.arrow import RAW_COLUMN, read_tfrecord
+    from tfrx.tools.convert import parquet_to_tfrecord, tfrecord_to_parquet
+
+    records = [b"not an Example", tfrx.encode_examples({"x": np.array([[1, 2]], np.int64)})[0], b""]
+    path = str(tmp_path / "in.tfrecord")
+    with tfrx.TFRecordWriter(path) as w:
+        for r in records:
+            w.write(r)
+    table = read_tfrecord(path, raw=True)
+    assert RAW_COLUMN == "record"
+    assert table.schema.names == [RAW_COLUMN] and table.schema.field(RAW_COLUMN).type == pa.binary()
+    assert table.column(RAW_COLUMN).to_pylist() == records
+    tfrecord_to_parquet(path, tmp_path / "raw.parquet", raw=True)
+    assert pq.read_table(tmp_path / "raw.parquet").equals(table)
+    pq.write_table(table, tmp_path / "arrow.parquet")
+    summary = parquet_to_tfrecord(tmp_path / "arrow.parquet", tmp_path / "back", raw=True, num_shards=1)
+    assert list(tfrx.read_records(summary.paths)) == records
+    open(tmp_path / "empty.tfrecord", "wb").close()
+    empty = read_tfrecord(str(tmp_path / "empty.tfrecord"), raw=True)
+    assert empty.num_rows == 0 and empty.schema.names == [RAW_COLUMN]
+
+
+def test_raw_and_features_are_exclusive(tmp_path):
+    from tfrx.integrations.arrow import read_tfrecord
+
+    with pytest.raises(TypeError, match="not both"):
+        read_tfrecord(str(tmp_path / "x.tfrecord"), {"x": tfrx.FixedLenFeature([], tfrx.int64)}, raw=True)

@@ -75,7 +75,7 @@ def test_filter_equals_filtering_afterwards_and_parses_the_rest_for_selected_row
 @pytest.mark.parametrize("limit", [0, 1, 2999, 3001, 10_000])
 def test_limit_stops_early_with_the_first_rows(files, limit):
     stats = ScanStats()
-    got = scan(files, spec=SPEC, columns=["f0"], limit=limit, num_threads=1, stats=stats).read_all()
+    got = scan(files, spec=SPEC, columns=["f0"], limit=limit, num_parallel_calls=1, stats=stats).read_all()
     assert got.equals(_whole(files).select(["f0"]).slice(0, limit))
     if limit <= N:  # one thread, ranges in flight = 2: the third file is never read
         assert stats.records_read <= 2 * N
@@ -84,7 +84,9 @@ def test_limit_stops_early_with_the_first_rows(files, limit):
 def test_a_large_file_is_read_in_ranges_and_each_record_comes_once(tmp_path):
     path = str(tmp_path / "big.tfrecord")
     tfrx.write_records(path, tfrx.encode_examples(_columns(20_000)))
-    got = scan(path, spec=SPEC, columns=["f0", "name"], min_split_bytes=1, num_threads=4, batch_size=700).read_all()
+    got = scan(
+        path, spec=SPEC, columns=["f0", "name"], min_split_bytes=1, num_parallel_calls=4, batch_size=700
+    ).read_all()
     assert got.equals(_whole(path).select(["f0", "name"]))
 
 
@@ -118,10 +120,10 @@ def test_sequence_examples_and_raw_records(tmp_path):
     got = scan(path, spec=spec, filter=pc.field("id") > 1).read_all()
     assert got.column("id").to_pylist() == [2, 3, 4]
     assert [len(s) for s in got.column("steps").to_pylist()] == [3, 4, 0]
-    raw = scan(path, spec=False).read_all()
+    raw = scan(path, raw=True).read_all()
     assert raw.column_names == [RAW_COLUMN] and raw.column(RAW_COLUMN).to_pylist() == list(tfrx.read_records(path))
     with pytest.raises(ValueError, match="needs parsed features"):
-        scan(path, spec=False, filter=pc.field("id") > 1)
+        scan(path, raw=True, filter=pc.field("id") > 1)
 
 
 def test_bad_names_and_damage_are_reported(files, tmp_path):
@@ -191,7 +193,9 @@ def test_a_filter_keeping_most_records_parses_in_one_pass_after_the_first_batch(
 
     expr = pc.field("f1") >= 100  # keeps about 90%
     stats = ScanStats()
-    got = scan(files, spec=SPEC, columns=["name", "f1"], filter=expr, batch_size=1000, num_threads=1, stats=stats)
+    got = scan(
+        files, spec=SPEC, columns=["name", "f1"], filter=expr, batch_size=1000, num_parallel_calls=1, stats=stats
+    )
     got = got.read_all()
     expected = _whole(files).filter(expr).select(["name", "f1"])
     assert expected.num_rows / (3 * N) > ONE_PASS_ABOVE

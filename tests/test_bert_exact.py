@@ -15,7 +15,7 @@ import tfrx
 from tfrx.cli import main as cli_main
 from tfrx.errors import TfrxError
 from tfrx.text import BasicTokenizer, BertDataOptions, FullTokenizer, Vocab, create_pretraining_data, read
-from tfrx.text.sources import InputFormatError
+from tfrx.text._sources import InputFormatError
 
 VOCAB = GOLDEN / "vocab.txt"
 
@@ -378,7 +378,7 @@ def test_read_finds_the_metadata_from_a_glob(tmp_path):
 def test_inlined_draws_equal_the_standard_library(seed, sizes):
     import random
 
-    from tfrx.text.exact import _Draws
+    from tfrx.text._exact import _Draws
 
     std, ours = random.Random(seed), _Draws(random.Random(seed))
     for n in sizes:

@@ -131,7 +131,7 @@ def test_fast_output_does_not_depend_on_workers(corpus, tmp_path):
 
 
 def test_shuffle_buffer_bounds_and_mixes(tmp_path):
-    from tfrx.text.fast import _ShuffleBuffer
+    from tfrx.text._fast import _ShuffleBuffer
 
     buf = _ShuffleBuffer(10, seed=1)
     out = []
@@ -168,7 +168,7 @@ def test_tokenizer_choices_give_the_same_records_on_the_test_corpora(tmp_path):
 
 def test_hf_tokenizer_matches_reference_tokenizer_on_test_corpora():
     pytest.importorskip("tokenizers")
-    from tfrx.text.fast import hf_tokenizer
+    from tfrx.text._fast import hf_tokenizer
 
     vocab = Vocab.from_file(VOCAB)
     for lower in (True, False):
@@ -181,7 +181,7 @@ def test_hf_tokenizer_matches_reference_tokenizer_on_test_corpora():
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 300), st.integers(1, 300), st.integers(2, 200))
 def test_truncation_lengths_are_the_reference_loop(la, lb, max_num_tokens):
-    from tfrx.text.fast import _truncate_lengths
+    from tfrx.text._fast import _truncate_lengths
 
     a, b = la, lb
     while a + b > max_num_tokens:  # truncate_seq_pair's rule: the longer loses one, B on ties

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tfrx.text import create_pretraining_data
-from tfrx.text.sources import iter_documents
+from tfrx.text._sources import iter_documents
 
 VOCAB = GOLDEN / "vocab.txt"
 

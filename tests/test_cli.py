@@ -302,6 +302,27 @@ def test_convert_csv_and_back(capsys, tmp_path):
     assert tfrx.decode_example(next(iter(tfrx.read_records(out.split()))))["a"].dtype == np.float32
 
 
+def test_convert_compression_flags_mean_what_they_mean_everywhere(capsys, tmp_path):
+    src = tmp_path / "t.csv"
+    src.write_text("a\n1\n2\n")
+    status, out, _ = run(capsys, "convert", src, tmp_path / "gz", "--output-compression", "gzip")
+    (shard,) = out.split()
+    assert status == 0 and open(shard, "rb").read(2) == b"\x1f\x8b"
+    # --compression is the TFRecord input's compression, as in count, verify, reshard ...
+    status, _, _ = run(capsys, "convert", shard, tmp_path / "t.jsonl", "--compression", "gzip")
+    assert status == 0 and len((tmp_path / "t.jsonl").read_text().splitlines()) == 2
+    status, _, err = run(capsys, "convert", shard, tmp_path / "u.jsonl", "--compression", "none")
+    assert status != 0 and "GZIP" in err
+    # the former spellings: one release more, with a warning
+    with pytest.warns(FutureWarning, match="pass --output-compression zlib for the TFRecord output"):
+        status, out, _ = run(capsys, "convert", src, tmp_path / "zl", "--compression", "zlib")
+    (shard,) = out.split()
+    assert status == 0 and tfrx.io.detect_compression(open(shard, "rb").read(12)) == "ZLIB"
+    with pytest.warns(FutureWarning, match="--input-compression is deprecated.*pass --compression"):
+        status, _, _ = run(capsys, "convert", shard, tmp_path / "v.jsonl", "--input-compression", "zlib")
+    assert status == 0
+
+
 def test_convert_usage_errors(capsys, tmp_path):
     status, out, err = run(capsys, "convert", tmp_path / "missing.csv", tmp_path / "o")
     assert status == 2 and "missing.csv" in err

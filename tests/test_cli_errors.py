@@ -87,7 +87,7 @@ def test_reshard_help_names_the_output_flag(capsys):
         ("pass raw=True to keep bytes", "convert", "pass --raw to keep bytes"),
         ("(`tfrx reshard --compression none`, or", "index", "(`tfrx reshard --output-compression none`, or"),
         ('looks GZIP-compressed; pass compression="GZIP"', "count", "looks GZIP-compressed; pass --compression gzip"),
-        ("pass compression_type='ZLIB'", "convert", "pass --input-compression zlib"),
+        ("pass compression_type='ZLIB'", "convert", "pass --compression zlib"),
         ('pass compression=""', "inspect", "pass --compression none"),
     ],
 )
@@ -95,7 +95,7 @@ def test_library_advice_becomes_flags(message, command, expected):
     assert cli_message(message, command) == expected
 
 
-@pytest.mark.parametrize(("command", "flag"), [("count", "--compression"), ("convert", "--input-compression")])
+@pytest.mark.parametrize(("command", "flag"), [("count", "--compression"), ("convert", "--compression")])
 def test_a_compressed_file_read_as_plain_gets_one_flag_of_advice(tmp_path, command, flag):
     import gzip
 

@@ -230,7 +230,7 @@ def test_cli_events_file_fails_and_advises_flags(capsys, tmp_path, corpus_dir, c
 
 
 def _corpus_sequence_files(corpus_dir, corpus_sources):
-    from tfrx.codec.sniff import SEQUENCE_EXAMPLE, payload_kind
+    from tfrx.codec._sniff import SEQUENCE_EXAMPLE, payload_kind
 
     out = []
     for path in _corpus_files(corpus_dir, corpus_sources, "*"):

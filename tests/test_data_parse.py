@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tfrx
-import tfrx.data.parallel_reads as parallel_reads
+import tfrx.data._parallel_reads as parallel_reads
 from data_helpers import to_py, write_fake_files
 from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
@@ -55,7 +55,7 @@ def _raw_batches(ds, epoch=0):
 def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(
     files, monkeypatch, chunk, buffer_size, batch_size, drop
 ):
-    import tfrx.data.shuffle as shuffle_batch
+    import tfrx.data._shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", chunk)
     for epoch in (0, 1):
@@ -67,7 +67,7 @@ def test_shuffle_batch_parse_is_batch_native_and_matches_shuffle(
 
 
 def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypatch):
-    import tfrx.data.shuffle as shuffle_batch
+    import tfrx.data._shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 2)
     assert_resumes_exactly(
@@ -91,7 +91,7 @@ def test_shuffle_batch_parse_resumes_and_shares_the_state_format(files, monkeypa
 @pytest.mark.parametrize("parallel", [2, 3])
 def test_parse_with_parallel_reads_is_batch_native_and_keeps_the_record_order(files, monkeypatch, parallel):
     monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
-    import tfrx.data.shuffle as shuffle_batch
+    import tfrx.data._shuffle as shuffle_batch
 
     monkeypatch.setattr(shuffle_batch, "_CHUNK_RECORDS", 3)
     for epoch in (0, 1):
@@ -214,7 +214,7 @@ def test_shuffle_batch_parse_with_parsers_equals_the_element_wise_chain(tmp_path
 
 @pytest.mark.parametrize("buffer_size", [40, 300])
 def test_batch_native_shuffle_holds_exactly_the_buffered_records(tmp_path, monkeypatch, buffer_size):
-    import tfrx.data.shuffle as shuffle_mod
+    import tfrx.data._shuffle as shuffle_mod
 
     rng = np.random.default_rng(1)
     paths, records = [], []

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tfrx.data import Dataset
-from tfrx.data.elements import decode_element, encode_element
+from tfrx.data._elements import decode_element, encode_element
 from tfrx.testing import assert_resumes_exactly, elements_equal
 
 leaf = st.one_of(

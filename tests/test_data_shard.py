@@ -6,10 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrx
-import tfrx.data.shard as shard_module
+import tfrx.data._shard as shard_module
 from data_helpers import to_py, write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
-from tfrx.data.shard import shard_pipeline
+from tfrx.data._shard import shard_pipeline
 from tfrx.io.batch import MultiBufferRecordBatch, ScatteredRecordBatch
 from tfrx.testing import assert_resumes_exactly
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import tfrx
-import tfrx.data.parallel_reads as parallel_reads
+import tfrx.data._parallel_reads as parallel_reads
 from data_helpers import OpenedFiles, write_fake_files
 from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
-from tfrx.data.shard import shard_pipeline
+from tfrx.data._shard import shard_pipeline
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_state_names_file_and_position(tmp_path, fake_reader):
     it = iter(TFRecordDataset(files))
     for _ in range(6):
         next(it)
-    from tfrx.data.provenance import Provenance
+    from tfrx.data._provenance import Provenance
 
     assert it.provenance(it.state_dict()) == Provenance(files[1], 1)
 

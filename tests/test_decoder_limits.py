@@ -19,7 +19,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tfrx.codec.tensor_proto import MAX_EXPANDED_BYTES, parse_tensor, serialize_tensor
+from tfrx.codec._tensor_proto import MAX_EXPANDED_BYTES, parse_tensor, serialize_tensor
 from tfrx.errors import DecodeError
 
 
@@ -107,7 +107,7 @@ _SCRIPT = textwrap.dedent(
     import tfrx, tfrx.events
     import tfrx.io as tio
     from tfrx.codec import decode_example, make_example
-    from tfrx.codec.tensor_proto import parse_tensor, serialize_tensor
+    from tfrx.codec._tensor_proto import parse_tensor, serialize_tensor
     from tfrx.index import RecordIndex
 
     def hwm():

@@ -294,7 +294,10 @@ def test_polars_limit_before_a_filter_and_counts(files):
     assert frame.select(pl.len()).collect().item() == 2 * N
     stats = ScanStats()
     four = files + files  # four files read on one thread: two ranges in flight at most
-    assert tp.scan_tfrecord(four, spec=SPEC, stats=stats, num_threads=1).head(10).select("f0").collect().height == 10
+    assert (
+        tp.scan_tfrecord(four, spec=SPEC, stats=stats, num_parallel_calls=1).head(10).select("f0").collect().height
+        == 10
+    )
     assert stats.rows_out == 10 and stats.records_read <= 2 * N  # the limit reached the scan, which stopped early
 
 

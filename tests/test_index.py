@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import tfrx
-from tfrx.index import HEADER_SIZE, RecordIndex, default_index_path, scan_index
+from tfrx.io.index import HEADER_SIZE, RecordIndex, default_index_path, index_cache_dir, scan_index
 
 
 def _records(n: int, seed: int = 0) -> list[bytes]:
@@ -38,7 +42,7 @@ def _expected_offsets(recs):
 
 def test_build_index_offsets_and_lengths(data):
     path, recs = data
-    ix = tfrx.build_index(path)
+    ix = tfrx.build_index(path, sidecar=True)
     assert len(ix) == 50
     np.testing.assert_array_equal(ix.offsets, _expected_offsets(recs))
     np.testing.assert_array_equal(ix.lengths, [len(r) for r in recs])
@@ -56,12 +60,13 @@ def test_empty_file(tmp_path):
     assert tfrx.count_records(path) == 0
 
 
-def test_count_records_from_indexes(tmp_path):
+def test_count_records_from_indexes(tmp_path, monkeypatch):
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     for i, n in enumerate([3, 0, 7]):
         tfrx.write_records(str(tmp_path / f"p{i}.tfrecord"), _records(n, i))
     assert tfrx.count_records(str(tmp_path / "*.tfrecord")) == 10
-    assert len(list((tmp_path / ".tfrx").glob("*.tfrxidx"))) == 3
-    assert not list(tmp_path.glob("*.tfrxidx"))  # nothing a data glob could match
+    assert len(list(Path(index_cache_dir()).glob("*.tfrxidx"))) == 3
+    assert sorted(os.listdir(tmp_path)) == ["cache", *(f"p{i}.tfrecord" for i in range(3))]  # nothing beside the data
 
 
 def test_verify_data_crc_while_building(data, tmp_path):
@@ -110,19 +115,22 @@ def test_compressed_file_gets_a_checkpoint_index(tmp_path):
 # ---------------------------------------------------------------- validation
 def test_stale_after_append(data):
     path, recs = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     with open(path, "ab") as f:
         f.write(tfrx._native.frame_records([b"more"]))
     with pytest.raises(tfrx.StaleIndexError, match="stale"):
         tfrx.load_index(path, index_path=_ix(path))
-    # The cached index is rebuilt on demand.
+    # A stale sidecar is passed over (and left alone) unless sidecars are asked for; then it is rebuilt.
     assert len(tfrx.load_index(path)) == 51
+    with pytest.raises(tfrx.StaleIndexError, match="stale"):
+        tfrx.load_index(path, index_path=_ix(path))
+    assert len(tfrx.load_index(path, sidecar=True)) == 51
     assert len(tfrx.load_index(path, index_path=_ix(path))) == 51
 
 
 def test_truncated_index(data):
     path, _ = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     ixp = _ix(path)
     blob = open(ixp, "rb").read()
     for cut in (len(blob) - 3, HEADER_SIZE - 1, 4):
@@ -133,7 +141,7 @@ def test_truncated_index(data):
 
 def test_corrupt_magic_and_offsets(data):
     path, _ = data
-    tfrx.build_index(path)
+    tfrx.build_index(path, sidecar=True)
     ixp = _ix(path)
     blob = bytearray(open(ixp, "rb").read())
     bad = bytes(b"XFRXIDX\0" + blob[8:])
@@ -152,24 +160,25 @@ def test_index_of_another_file(tmp_path):
     a, b = str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")
     tfrx.write_records(a, [b"x" * 10] * 5)
     tfrx.write_records(b, [b"y" * 10] * 5)  # same size, other contents
-    tfrx.build_index(a)
+    tfrx.build_index(a, sidecar=True)
     with pytest.raises(tfrx.StaleIndexError, match="another file"):
         tfrx.load_index(b, index_path=_ix(a))
 
 
-def test_read_only_folder_uses_cache_dir(data, tmp_path, monkeypatch):
+def test_index_cache_location(data, tmp_path, monkeypatch):
     path, _ = data
-    folder = os.path.dirname(os.path.abspath(path))
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("TFRX_CACHE_DIR", str(cache))
-    real_access = os.access
-    # Root may write anywhere: pretend the data folder is read-only.
-    monkeypatch.setattr(os, "access", lambda p, mode: False if os.path.abspath(p) == folder else real_access(p, mode))
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     ix = tfrx.load_index(path)
     where = default_index_path(path)
-    assert where.startswith(str(cache)) and os.path.exists(where)
+    assert where.startswith(str(tmp_path / "cache" / "index")) and os.path.exists(where)
     assert not os.path.exists(_ix(path))
     assert tfrx.load_index(path, build=False) == ix
+    monkeypatch.delenv("TFRX_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert index_cache_dir() == str(tmp_path / "xdg" / "tfrx" / "index")
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # invalid by the XDG spec: ignored
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert index_cache_dir() == str(tmp_path / "home" / ".cache" / "tfrx" / "index")
 
 
 def test_explicit_cache_dir(data, tmp_path):
@@ -285,3 +294,117 @@ def test_index_matches_the_framing_for_any_records(tmp_path):
         assert ds[list(range(len(recs)))[::-1]] == recs[::-1]
 
     check()
+
+
+# ---------------------------------------------------------------- one error for one damage
+_READ_HINT = 'pass on_error="skip" to skip corrupt records'
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record"
+
+
+def _without_read_advice(message: str) -> str:
+    """A reader's error message less the reader's advice (the index cannot skip, so it gives its own)."""
+    for advice in (
+        "; " + _READ_HINT,
+        ' (on_error="skip" would read no record from it)',  # not a TFRecord file
+        '; if it is a TFRecord file whose start is damaged, pass on_error="skip" to read what follows',
+    ):
+        if message.endswith(advice):
+            return message[: -len(advice)]
+    raise AssertionError(f"no reader advice at the end of {message!r}")
+
+
+def _first_damage(path: str, how: str):
+    """The error the reader raises at ``path``'s first damaged record, and the one the index raises."""
+    from hypothesis import note
+
+    with pytest.raises(tfrx.CorruptRecordError) as read:
+        for _ in tfrx.read_records(path, compression="", verify=True):
+            pass
+    with pytest.raises(tfrx.CorruptRecordError) as scanned:
+        scan_index(path, verify=True)
+    note(f"{how}: {read.value} / {scanned.value}")
+    return read.value, scanned.value
+
+
+@given(
+    sizes=st.lists(st.integers(0, 200), min_size=1, max_size=8),
+    damage=st.sampled_from(["length", "length_crc", "data", "data_crc", "truncate"]),
+    which=st.integers(0, 7),
+    bit=st.integers(0, 7),
+    data=st.data(),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_reader_and_index_describe_the_same_damage_the_same_way(tmp_path, sizes, damage, which, bit, data):
+    recs = [bytes([i % 251]) * n for i, n in enumerate(sizes)]
+    path = str(tmp_path / "damaged.tfrecord")
+    tfrx.write_records(path, recs)
+    blob = bytearray(open(path, "rb").read())
+    k = which % len(recs)
+    start = sum(len(r) + 16 for r in recs[:k])
+    if damage == "truncate":
+        cut = data.draw(st.integers(start + 1, len(blob) - 1), label="cut at")
+        assume(cut not in itertools.accumulate(len(r) + 16 for r in recs))  # a cut between records is no damage
+        del blob[cut:]
+    else:
+        span = {"length": (0, 8), "length_crc": (8, 12), "data": (12, 12 + len(recs[k])), "data_crc": (-4, 0)}
+        lo, hi = span[damage]
+        lo, hi = (
+            (start + 12 + len(recs[k]) + lo + 4, start + 12 + len(recs[k]) + 4) if lo < 0 else (start + lo, start + hi)
+        )
+        if hi <= lo:
+            return  # an empty record has no data bytes to damage
+        blob[data.draw(st.integers(lo, hi - 1), label="byte")] ^= 1 << bit
+    open(path, "wb").write(bytes(blob))
+    read, scanned = _first_damage(path, damage)
+    assert _INDEX_HINT in str(scanned)
+    assert str(scanned).split("; " + _INDEX_HINT)[0] == _without_read_advice(str(read))
+    for field in ("path", "record_index", "offset", "kind", "expected", "actual"):
+        assert getattr(scanned, field) == getattr(read, field), field
+
+
+# ---------------------------------------------------------------- storage_options
+@pytest.fixture
+def locked_store():
+    """A memory filesystem that opens only with ``storage_options={"token": "secret"}``."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class Locked(MemoryFileSystem):
+        protocol = "lockedmem"
+
+        def __init__(self, *args, token=None, **kwargs):
+            if token != "secret":
+                raise PermissionError("lockedmem needs storage_options={'token': 'secret'}")
+            super().__init__(*args, **kwargs)
+
+        @classmethod
+        def _strip_protocol(cls, path):
+            return MemoryFileSystem._strip_protocol(str(path).removeprefix("lockedmem://"))
+
+    fsspec.register_implementation("lockedmem", Locked, clobber=True)
+    opts = {"token": "secret"}
+    url = "lockedmem://vocab-test/a.tfrecord"
+    tfrx.write_records(url, _records(7), storage_options=opts)
+    yield url, opts
+    fsspec.filesystem("lockedmem", token="secret").rm("/vocab-test", recursive=True)
+
+
+def test_index_functions_take_storage_options(locked_store):
+    url, opts = locked_store
+    with pytest.raises(OSError, match="needs storage_options"):
+        scan_index(url)
+    assert len(scan_index(url, storage_options=opts)) == 7
+    assert len(tfrx.build_index(url, storage_options=opts)) == 7  # its index object beside it, with the options
+    assert len(tfrx.load_index(url, build=False, storage_options=opts)) == 7
+    assert tfrx.count_records(url, storage_options=opts) == 7
+    (check,) = tfrx.tools.verify_files(url, storage_options=opts, progress=False)
+    assert check.ok and check.records == 7
+
+
+def test_indexing_a_file_that_is_not_tfrecord_says_so(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, no records in it\n" * 20)
+    with pytest.raises(tfrx.CorruptRecordError, match="is not a TFRecord file") as e:
+        tfrx.build_index(str(path))
+    assert str(e.value).endswith(_INDEX_HINT + " (`tfrx verify` lists its damaged regions)")
+    assert "on_error" not in str(e.value)  # the index has no on_error to pass

@@ -101,7 +101,7 @@ def test_an_empty_feature_lists_field_still_makes_a_sequence_example():
 
 
 def test_feature_lists_presence_follows_protobuf():
-    from tfrx.parsing.infer import _has_feature_lists
+    from tfrx.parsing._infer import _has_feature_lists
     from tfrx.train import SequenceExample
 
     base = tfrx.make_example({"id": 1}).SerializeToString()

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-import tfrx.data.parallel_reads as parallel_reads
+import tfrx.data._parallel_reads as parallel_reads
 from data_helpers import write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
-from tfrx.data.interleave_plan import InterleavePlanner
+from tfrx.data._interleave_plan import InterleavePlanner
 from tfrx.testing import assert_resumes_exactly
 
 

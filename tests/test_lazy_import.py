@@ -104,7 +104,7 @@ def test_every_submodule_is_an_attribute():
     for name in ("data", "io", "tfds", "tools"):
         assert getattr(tfrx, name).__name__ == f"tfrx.{name}"
     assert fresh("import tfrx; print(tfrx.data.Dataset.__module__, tfrx.tfds.features.Image.__name__)").split() == [
-        "tfrx.data.dataset",
+        "tfrx.data._dataset",
         "Image",
     ]
     assert public | set(tfrx.__all__) <= set(dir(tfrx))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrx
-import tfrx.data.parallel_reads as parallel_reads
+import tfrx.data._parallel_reads as parallel_reads
 from tfrx.data import TFRecordDataset
 from tfrx.io.batch import MultiBufferRecordBatch
 

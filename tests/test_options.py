@@ -133,6 +133,113 @@ def test_written_gzip_is_gzip(tmp_path):
     assert gzip.decompress(open(path, "rb").read())[12:13] == b"x"
 
 
+def test_compression_is_checked_by_every_entry_point(plain_and_gzip, tmp_path):
+    plain, _ = plain_and_gzip
+    ds = tfrx.data.Dataset.range(2)
+    calls = {
+        "snapshot": lambda v: ds.snapshot(str(tmp_path / "snap"), compression=v),
+        "experimental.snapshot": lambda v: ds.apply(tfrx.data.experimental.snapshot(str(tmp_path / "s2"), v)),
+        "save": lambda v: tfrx.data.Dataset.range(0).save(str(tmp_path / "saved0"), compression=v),
+        "load": lambda v: tfrx.data.Dataset.load(str(tmp_path / "nothing-there"), compression=v),
+        "plan_ranges": lambda v: tfrx.io.plan_ranges([plain], num_ranges=1, compression=v),
+        "TFRecordDataset(compression=)": lambda v: tfrx.TFRecordDataset(plain, compression=v),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=r"compression must be .*'GZIP' or 'ZLIB' \(any case\), got 'bogus'"):
+            call("bogus")
+    for value in ("auto", "AUTO", None, "gzip", "SNAPPY"):  # tf.data's snapshot names, tfrx's default
+        assert list(ds.snapshot(str(tmp_path / f"snap-{value}"), compression=value).as_numpy_iterator()) == [0, 1]
+
+
+def test_load_reads_what_save_wrote_and_none_means_none(tmp_path):
+    path = str(tmp_path / "saved")
+    tfrx.data.Dataset.range(3).save(path, compression="gz")
+    assert list(tfrx.data.Dataset.load(path).as_numpy_iterator()) == [0, 1, 2]  # "auto": as saved
+    assert list(tfrx.data.Dataset.load(path, compression="GZIP").as_numpy_iterator()) == [0, 1, 2]
+    with pytest.raises(tfrx.CorruptRecordError, match="looks GZIP-compressed"):
+        list(tfrx.data.Dataset.load(path, compression=None))  # None: no compression, as in TensorFlow
+
+
+def test_tfrecord_options_default_is_no_compression():
+    assert tfrx.TFRecordOptions().compression_type == tfrx.TFRecordOptions(None).compression_type == ""
+
+
+# ---------------------------------------------------------------- progress
+def _told():
+    told: list = []
+    return told, told.append
+
+
+def test_progress_callables_are_told_a_progress(plain_and_gzip, tmp_path):
+    from tfrx.tools.convert import csv_to_tfrecord, tfrecord_to_jsonl
+
+    plain, gz = plain_and_gzip
+    size = os.path.getsize(plain)
+    told, tell = _told()
+    tfrx.build_index(plain, progress=tell)
+    assert told and all(isinstance(p, tfrx.Progress) for p in told)
+    assert told[-1] == tfrx.Progress(size, size, "B", "index")
+
+    told, tell = _told()
+    checks = tfrx.tools.verify_files([plain, gz], progress=tell)
+    total = size + os.path.getsize(gz)
+    assert [c.records for c in checks] == [3, 3]
+    assert told[-1] == tfrx.Progress(total, total, "B", "verify")
+    assert [p.done for p in told] == sorted(p.done for p in told)
+
+    told, tell = _told()
+    tfrecord_to_jsonl(plain, tmp_path / "o.jsonl", progress=tell)
+    assert told[-1].done == 3 and told[-1].unit == "rec"
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("a\n1\n2\n")
+    told, tell = _told()
+    csv_to_tfrecord(csv, tmp_path / "csv-out", progress=tell)
+    assert told and told[-1].done == told[-1].total == os.path.getsize(csv) and told[-1].unit == "B"
+
+
+def test_progress_values_are_checked(plain_and_gzip, tmp_path):
+    plain, _ = plain_and_gzip
+    for call in (
+        lambda v: tfrx.build_index(plain, progress=v),
+        lambda v: tfrx.tools.verify_files(plain, progress=v),
+        lambda v: tfrx.tools.convert.tfrecord_to_jsonl(plain, tmp_path / "o.jsonl", progress=v),
+    ):
+        with pytest.raises(
+            TypeError, match=r"progress must be True, False, None or a callable taking one tfrx.Progress"
+        ):
+            call("yes")
+    for value in (None, False):
+        tfrx.tools.verify_files(plain, progress=value)
+        tfrx.build_index(plain, progress=value)
+
+
+def test_former_progress_callbacks_warn_and_keep_their_shape(plain_and_gzip):
+    plain, _ = plain_and_gzip
+    size = os.path.getsize(plain)
+    told: list = []
+    with _deprecated(r"build_index: a progress\(bytes_scanned, file_size\) callback is deprecated"):
+        tfrx.build_index(plain, progress=lambda done, total: told.append((done, total)))
+    assert told[-1] == (size, size)
+    told.clear()
+    with _deprecated(r"verify_files: a progress\(records, payload_bytes\) callback is deprecated"):
+        tfrx.tools.verify_files(plain, progress=lambda records, payload: told.append((records, payload)))
+    assert told == [(3, sum(len(r) for r in _records()))]
+
+
+def test_cli_index_progress_reaches_build_index(plain_and_gzip, monkeypatch):
+    from tfrx.cli import main
+    from tfrx.io.index import scan_index
+
+    plain, _ = plain_and_gzip
+    seen = []
+    monkeypatch.setattr(tfrx, "build_index", lambda path, **kw: seen.append(kw["progress"]) or scan_index(path))
+    main(["index", "--progress", plain])
+    main(["index", "--no-progress", plain])
+    main(["index", plain])
+    assert seen == [True, False, None]
+
+
 # ---------------------------------------------------------------- parallelism
 def test_parallelism():
     cores = options.usable_cores()
@@ -148,6 +255,26 @@ def test_parallelism():
         tfrx.TFRecordDataset([], num_parallel_reads=0)
     with pytest.raises(ValueError, match="num_parallel_calls must be"):
         tfrx.ExampleParser(SPEC, num_parallel_calls=0)
+
+
+def test_every_entry_point_checks_parallelism(plain_and_gzip):
+    plain, _ = plain_and_gzip
+    pixels = np.zeros((2, 2, 3), np.uint8)
+    png = tfrx.image.encode_png(pixels)
+    ds = tfrx.data.Dataset.range(3)
+    calls = {
+        "batch": lambda v: ds.batch(2, num_parallel_calls=v),
+        "interleave": lambda v: ds.interleave(lambda x: ds, num_parallel_calls=v),
+        "decode_png (one image)": lambda v: tfrx.image.decode_png(png, num_parallel_calls=v),
+        "decode_image (one image)": lambda v: tfrx.image.decode_image(png, num_parallel_calls=v),
+        "map": lambda v: ds.map(lambda x: x, num_parallel_calls=v),
+        "TFRecordDataset": lambda v: tfrx.TFRecordDataset(plain, num_parallel_reads=v),
+    }
+    for name, call in calls.items():
+        for bad in (0, "4", 2.5):
+            with pytest.raises(ValueError, match=r"num_parallel_\w+ must be a positive int, None or tfrx.AUTOTUNE"):
+                call(bad)
+        call(tfrx.AUTOTUNE)
 
 
 def test_one_usable_cores_helper():
@@ -237,7 +364,7 @@ def test_converters_old_workers_keyword(tmp_path):
 
 
 def test_bert_read_old_compression_keyword(tmp_path):
-    from tfrx.text import bert
+    from tfrx.text import _bert as bert
 
     with _deprecated(r"read\(compression_type=...\)"), pytest.raises(FileNotFoundError):
         bert.read(str(tmp_path / "missing-*.tfrecord"), compression_type="gzip")
@@ -256,7 +383,7 @@ def test_new_names_do_not_warn(plain_and_gzip, tmp_path):
 def test_every_error_lives_in_errors_and_old_locations_still_work():
     import tfrx.index
     import tfrx.io.reader
-    import tfrx.text.sources
+    import tfrx.text._sources
     import tfrx.tools.convert
     from tfrx import errors
 
@@ -265,7 +392,7 @@ def test_every_error_lives_in_errors_and_old_locations_still_work():
     assert tfrx.index.CompressedFileError is errors.CompressedFileError
     assert tfrx.tools.convert.ConvertError is errors.ConvertError is tfrx.ConvertError
     assert tfrx.io.reader.CorruptRecordWarning is errors.CorruptRecordWarning is tfrx.io.CorruptRecordWarning
-    assert tfrx.text.sources.InputFormatError is errors.InputFormatError
+    assert tfrx.text._sources.InputFormatError is errors.InputFormatError
     from tfrx.viewer.query import FilterError
 
     assert FilterError is errors.FilterError and issubclass(FilterError, ValueError)
@@ -289,3 +416,81 @@ def test_options_objects_of_any_origin_are_read_by_their_compression_type():
         compression_type = "gzip"
 
     assert options.normalize_compression(OptionsLikeTensorFlows()) == "GZIP"
+
+
+# ---------------------------------------------------------------- one vocabulary in every public signature
+_OTHER_NAMES = {  # a concept's other spellings, which public signatures no longer use
+    "num_threads": "num_parallel_calls",
+    "threads": "num_parallel_calls",
+    "workers": "num_parallel_calls",
+    "parallelism": "num_parallel_calls",
+    "errors": "on_error",
+    "fs_options": "storage_options",
+    "filesystem_options": "storage_options",
+}
+_DEFAULTS = {  # the defaults a shared option may have
+    "compression": {"'auto'", "None"},
+    "on_error": {"'raise'"},
+    "progress": {"None", "False"},
+    "storage_options": {"None"},
+}
+_EXCEPTIONS = {  # (module, function, parameter): why
+    ("tfrx/image/_png.py", "encode_png", "compression"): "tf.io.encode_png's zlib level, an int",
+    ("tfrx/integrations/ray.py", "get_read_tasks", "parallelism"): "Ray Data's Datasource method, called by Ray",
+}
+
+
+def _public_signatures():
+    import ast
+    import pathlib
+
+    def functions(node, public):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                yield from functions(child, public and not child.name.startswith("_"))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if public and (not child.name.startswith("_") or child.name == "__init__"):
+                    yield child
+
+    import importlib
+
+    root = pathlib.Path(tfrx.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith("tfrx/cli/"):
+            continue  # argparse flags, checked by the CLI's tests
+        private = [p for p in path.relative_to(root).parts if p.startswith("_") and p != "__init__.py"]
+        exported: set[str] | None = None  # a private module's public functions: those its package exports
+        if private:
+            package = ".".join(["tfrx", *path.relative_to(root).parts[:-1]])
+            exported = set(getattr(importlib.import_module(package), "__all__", ())) if len(private) == 1 else set()
+        for node in functions(ast.parse(path.read_text()), True):
+            if exported is not None and node.name not in exported and node.name != "__init__":
+                continue
+            a = node.args
+            positional = a.posonlyargs + a.args
+            defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+            for arg, default in zip(positional + a.kwonlyargs, defaults + list(a.kw_defaults)):
+                yield rel, node.name, arg.arg, None if default is None else ast.unparse(default)
+
+
+def test_public_signatures_use_one_vocabulary():
+    wrong = []
+    for module, func, name, default in _public_signatures():
+        if (module, func, name) in _EXCEPTIONS:
+            continue
+        if name in _OTHER_NAMES:
+            wrong.append(f"{module}: {func}({name}=) is spelled {_OTHER_NAMES[name]}= everywhere else")
+        if name in _DEFAULTS and default is not None and default not in _DEFAULTS[name]:
+            wrong.append(f"{module}: {func}({name}={default}); the defaults used everywhere: {sorted(_DEFAULTS[name])}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_engine_adapters_take_num_parallel_calls(plain_and_gzip):
+    pytest.importorskip("polars")
+    from tfrx.integrations.polars import scan_tfrecord
+
+    plain, _ = plain_and_gzip
+    assert scan_tfrecord(plain, spec=SPEC, num_parallel_calls=2).collect()["a"].to_list() == [0, 1, 2]
+    with _deprecated(r"scan_tfrecord\(num_threads=\.\.\.\) is deprecated.*pass num_parallel_calls="):
+        assert scan_tfrecord(plain, spec=SPEC, num_threads=1).collect().height == 3

@@ -212,7 +212,7 @@ def test_packed_is_a_view_when_the_values_lie_end_to_end():
 
 def test_to_arrow_is_binary_view_over_the_buffer(monkeypatch):
     pa = pytest.importorskip("pyarrow")
-    from tfrx.parsing import bytes_array
+    from tfrx.parsing import _bytes_array as bytes_array
 
     values = [b"", b"short", b"exactly12byt", b"thirteen byte", b"a much longer value " * 10]
     arr = BytesArray.from_values(values)

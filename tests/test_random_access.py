@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.data.global_shuffle import shard_positions
+from tfrx.data._global_shuffle import shard_positions
 
 
 def _write(tmp_path, counts=(10, 13), size=None):
@@ -228,7 +228,7 @@ def test_equal_shards(two_files, mode):
 
 def test_shards_through_pipeline_transformations(two_files):
     files, _ = two_files
-    from tfrx.data.shard import shard_pipeline
+    from tfrx.data._shard import shard_pipeline
 
     g = tfrx.RandomAccessDataset(files).shuffle_global(0).map(_first_int).batch(4)
     got = []

@@ -124,10 +124,26 @@ def test_inferred_schema(cluster, files):
 
 
 def test_raw_records(cluster, files):
-    ds = tray.read_tfrecords(files["shards"], features=False)
+    ds = tray.read_tfrecords(files["shards"], raw=True)
+    table = _table(ds)
+    assert table.column_names == ["record"]
+    assert table.column("record").to_pylist() == list(tfrx.read_records(files["shards"]))
+    # The same column as tfrx.arrow's and the converters' raw=True.
+    assert table.column("record").to_pylist() == read_tfrecord(files["shards"], raw=True).column("record").to_pylist()
+
+
+def test_raw_records_former_spelling_warns(cluster, files):
+    """features=False keeps working for one release, with its former column name."""
+    with pytest.warns(DeprecationWarning, match="raw=True"):
+        ds = tray.read_tfrecords(files["shards"], features=False)
     table = _table(ds)
     assert table.column_names == ["bytes"]
     assert table.column("bytes").to_pylist() == list(tfrx.read_records(files["shards"]))
+
+
+def test_raw_and_features_conflict(files):
+    with pytest.raises(TypeError, match="not both"):
+        tray.TFRecordDatasource(files["shards"], {"x": tfrx.FixedLenFeature([], tfrx.int64)}, raw=True)
 
 
 def _corrupt(src: str, dst, record: int) -> tuple[str, int]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.data.shard import shard_pipeline
+from tfrx.data._shard import shard_pipeline
 from tfrx.testing import assert_resumes_exactly, elements_equal
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tfrx.integrations import _shm_ring as shm_ring
-from tfrx.parsing.arrays import RaggedArray, SparseArray
+from tfrx.parsing._arrays import RaggedArray, SparseArray
 from tfrx.integrations._shm_ring import Ring, unpack
 
 
@@ -221,7 +221,7 @@ def test_slots_must_be_sane():
 
 
 def test_views_come_back_as_the_object_arrays_they_stand_for():
-    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.parsing._bytes_array import BytesArray
     from tfrx.integrations._shm_ring import views_to_objects
 
     data = np.frombuffer(b"xxhelloworld!", np.uint8)
@@ -243,7 +243,7 @@ def test_views_come_back_as_the_object_arrays_they_stand_for():
 
 
 def test_views_and_object_arrays_mixed_keep_their_places():
-    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.parsing._bytes_array import BytesArray
 
     data = np.frombuffer(b"abcdefgh", np.uint8)
     element = {

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import tfrx
 from tfrx.io import CorruptRecordWarning
-from tfrx.tools.verify import verify_files
+from tfrx.tools._verify import verify_files
 
 
 # ---------------------------------------------------------------- damage

@@ -1,4 +1,4 @@
-"""The payload classifier (tfrx.codec.sniff over the native classify_records) against the
+"""The payload classifier (tfrx.codec._sniff over the native classify_records) against the
 pure-Python reference walker in ``sniff_oracle.py``: generated Examples and SequenceExamples,
 wire bytes built to hit each rule, truncations, mutations, random bytes and every corpus file."""
 
@@ -15,7 +15,7 @@ from test_decode_example import entry, example, varint  # the tiny wire writer
 import tfrx
 from tfrx import _native
 from tfrx._native import RecordKind
-from tfrx.codec import sniff
+from tfrx.codec import _sniff as sniff
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

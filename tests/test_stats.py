@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind, record_kind
-from tfrx.tools.stats import compute_stats
+from tfrx.codec._sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, payload_kind, record_kind
+from tfrx.tools._stats import compute_stats
 
 
 def test_feature_statistics():

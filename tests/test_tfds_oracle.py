@@ -103,7 +103,7 @@ _BOUND = st.one_of(
 @given(st.data())
 def test_split_arithmetic_equals_tfds(tfds, data):
     """Random slice strings: the examples tfrx selects are the ones TFDS's file instructions select."""
-    from tfrx.tfds.splits import file_instructions, resolve
+    from tfrx.tfds._splits import file_instructions, resolve
 
     b = tfds.builder_from_directory(golden_dir("dummy_mnist"))
     ours_b = tt.builder(golden_dir("dummy_mnist"))
@@ -204,7 +204,7 @@ def test_as_dataset_order_equals_tfds_default_read_config(tfds, tmp_path):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 30), max_size=20), st.integers(1, 18), st.integers(1, 18))
 def test_interleave_order_equals_tf_data(tf, takes, cycle, block):
-    from tfrx.tfds.splits import interleave_order
+    from tfrx.tfds._splits import interleave_order
 
     starts = np.cumsum([0] + takes[:-1]).astype(np.int64) if takes else np.zeros(0, np.int64)
     files = tf.data.Dataset.from_tensor_slices((starts, np.asarray(takes, np.int64)))

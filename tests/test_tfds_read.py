@@ -451,7 +451,7 @@ def test_disable_shuffling_reads_shard_after_shard(tmp_path):
 
 
 def test_interleave_order_pinned():
-    from tfrx.tfds.splits import interleave_order
+    from tfrx.tfds._splits import interleave_order
 
     # files of 3, 20, 0 and 5 examples, 2 open at a time, blocks of 4 (worked through tf.data's rule by hand)
     assert interleave_order([3, 20, 0, 5], 2, 4).tolist() == (
@@ -470,7 +470,7 @@ def test_interleave_order_pinned():
     st.integers(1, 20),
 )
 def test_interleave_order_is_a_permutation_keeping_each_file_in_order(takes, cycle, block):
-    from tfrx.tfds.splits import interleave_order
+    from tfrx.tfds._splits import interleave_order
 
     order = interleave_order(takes, cycle, block).tolist()
     assert sorted(order) == list(range(sum(takes)))

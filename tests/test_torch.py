@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader  # noqa: E402
 
 from data_helpers import interrupted_and_resumed, to_py, write_fake_files  # noqa: E402
 from tfrx.data import Dataset, TFRecordDataset  # noqa: E402
-from tfrx.data.structure import map_structure  # noqa: E402
+from tfrx.data._structure import map_structure  # noqa: E402
 from tfrx.torch import TorchIterableDataset, to_tensor, to_tensors  # noqa: E402
 
 
@@ -311,7 +311,7 @@ def test_loader_workers_share_the_cores_between_them(num_workers, monkeypatch):
     # k workers run the same pipeline at once: each sizes its AUTOTUNE stages and
     # parser threads by its share of the cores, not by all of them.
     import tfrx.options
-    from tfrx.parsing.parser import _threads
+    from tfrx.parsing._parser import _threads
 
     monkeypatch.setattr(tfrx.options, "_affinity", lambda: 12)
     ds = Dataset.from_tensor_slices(np.arange(num_workers * 4)).map(
@@ -335,7 +335,7 @@ def test_share_cores_with_rejects_nonsense():
 
 
 def test_workers_parse_bytes_as_views_only_where_no_stage_of_the_users_sees_it(tmp_path):
-    from tfrx.parsing.bytes_array import BytesArray
+    from tfrx.parsing._bytes_array import BytesArray
     from tfrx.integrations._worker_pool import Slots, for_handoff
 
     ds = _parsed_pipeline(tmp_path, files=1, per_file=5)

@@ -19,7 +19,7 @@ from typing import assert_type
 import numpy as np
 
 import tfrx
-import tfrx.data.dataset as dataset_module
+import tfrx.data._dataset as dataset_module
 from tfrx.data import Dataset, DatasetIterator, Options, TFRecordDataset
 
 
@@ -58,7 +58,7 @@ def test_every_attached_method_is_declared() -> None:
     declared, attached = _declared(), _attached()
     assert len(attached) > 30  # the transformations were found at all
     missing = sorted(set(attached) - set(declared))
-    assert not missing, f"declare these in the TYPE_CHECKING block of Dataset (tfrx/data/dataset.py): {missing}"
+    assert not missing, f"declare these in the TYPE_CHECKING block of Dataset (tfrx/data/_dataset.py): {missing}"
     stale = sorted(set(declared) - set(attached))
     assert not stale, f"declared in Dataset's TYPE_CHECKING block but attached by no module: {stale}"
 

@@ -527,7 +527,7 @@ def test_filtered_pages_scan_across_shards_and_report_progress(det, files):
 
 # ---------------------------------------------------------------------- statistics
 def test_stats_over_every_record_agree_with_tools_stats(files):
-    from tfrx.tools.stats import compute_stats
+    from tfrx.tools._stats import compute_stats
 
     records = _mixed_records(500)
     path = files["dir"] / "mixed.tfrecord"
@@ -752,7 +752,7 @@ def test_index_build_reports_progress_in_steps(tmp_path, monkeypatch):
     index = tfrx.build_index(
         str(tmp_path / "a.tfrecord"),
         cache_dir=str(tmp_path / "c"),
-        progress=lambda done, size: seen.append((done, size)),
+        progress=lambda p: seen.append((p.done, p.total)),
     )
     size = (tmp_path / "a.tfrecord").stat().st_size
     assert len(seen) > 5 and seen[-1] == (size, size) and [d for d, _ in seen] == sorted(d for d, _ in seen)
@@ -954,7 +954,7 @@ def test_corpus_damage_agrees_with_the_records_tab(corpus_dir, tmp_path):
 
     path = tmp_path / "pets.record"
     shutil.copyfile(corpus_dir / "tfmodels_vendored__pets_examples.CORRUPTED.record", path)
-    from tfrx.tools.verify import verify_files
+    from tfrx.tools._verify import verify_files
 
     (check,) = verify_files(str(path))
     intact = list(tfrx.read_records(str(path), on_error="skip"))

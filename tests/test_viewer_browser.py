@@ -15,6 +15,7 @@ import shutil
 import threading
 import urllib.request
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import tfrx  # noqa: E402
-from tfrx.tools.verify import verify_files  # noqa: E402
+from tfrx.tools._verify import verify_files  # noqa: E402
 from tfrx.viewer.server import ViewerServer  # noqa: E402
 from tfrx.viewer.source import ViewSource  # noqa: E402
 
@@ -496,3 +497,84 @@ def test_every_corpus_file_shows_its_records_schema_statistics_and_damage(browse
             assert damage == len(check.errors), name
             assert ("damaged file" in browser.find_element(By.ID, "health-body").text) == (not check.ok), name
             _tab(browser, "records")
+
+
+GOLDEN_VALIDATE = os.path.join(os.path.dirname(__file__), "golden", "validate")
+
+
+def test_the_overview_compares_two_spans_flags_anomalies_and_a_click_filters(browser, tmp_path):
+    pytest.importorskip("tensorflow_metadata", reason="the overview needs tfrx[validate]")
+    from tfrx.viewer.overview import Side
+
+    first, second = (_copy(Path(GOLDEN_VALIDATE), n, tmp_path) for n in ("generated.tfrecord", "generated_b.tfrecord"))
+    compare = Side("generated_b.tfrecord", source=ViewSource(str(second), index_cache_dir=str(tmp_path / "b")))
+    records = list(tfrx.read_records(str(first)))
+    values = [[bytes(v).decode() for v in tfrx.decode_example(r).get("s", [])] for r in records]
+    server = ViewerServer(
+        ViewSource(str(first), index_cache_dir=str(tmp_path / "index-cache")),
+        compare=compare,
+        label="generated.tfrecord",
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get(server.url)
+        # With a dataset to compare with, the page opens on the overview.
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr"))
+        legend = browser.find_element(By.ID, "overview-legend").text
+        assert "generated.tfrecord: 3,000 records" in legend and "generated_b.tfrecord: 2,000 records" in legend
+        rows = browser.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr")
+        flagged = {r.get_attribute("data-feature") for r in rows if "anomaly" in r.get_attribute("class").split()}
+        assert flagged == {a["feature"] for a in server.overview(server.overview_records)["result"]["anomalies"]}
+        assert {"s", "extra"} <= flagged
+        # Both datasets' distributions are drawn: blue bars for the first, orange for the second.
+        assert browser.find_elements(By.CSS_SELECTOR, '#overview-table tr[data-feature="f"] svg rect.bar-a')
+        assert browser.find_elements(By.CSS_SELECTOR, '#overview-table tr[data-feature="f"] svg rect.bar-b')
+        assert "Unexpected string values" in browser.find_element(By.CSS_SELECTOR, 'tr[data-feature="s"]').text
+        _shot(browser, "viewer-overview.png")
+        # Clicking a value of s shows the records of the first dataset that hold it.
+        pick = browser.find_element(By.CSS_SELECTOR, 'tr[data-feature="s"] .tv-value.pick')
+        value = pick.text
+        expected = [i for i, v in enumerate(values) if value in v][:25]
+        pick.click()
+        _wait(browser, lambda d: "matches" in d.find_element(By.ID, "status").text)
+        assert browser.find_element(By.ID, "filter").get_attribute("value") == f'"{value}" in s'
+        assert _numbers(browser) == expected and expected
+        # A histogram bar of a one-value numeric feature filters by its range.
+        bar = browser.find_element(By.CSS_SELECTOR, '#overview-table tr[data-feature="w"] rect.bar-a.pick')
+        expression = bar.get_attribute("data-filter")
+        assert expression.startswith("w >= ") and " and w <= " in expression
+    finally:
+        server.shutdown()
+        server.server_close()
+        server.source.close()
+
+
+def test_a_tfdv_statistics_file_opens_on_its_overview(browser, tmp_path):
+    pytest.importorskip("tensorflow_metadata", reason="the overview needs tfrx[validate]")
+    from tfrx.viewer.overview import Side
+
+    import tfrx.validate as tv
+
+    pb = tmp_path / "stats.pb"  # TFDV's statistics of the penguin training file, as binary
+    pb.write_bytes(tv.load_statistics(os.path.join(GOLDEN_VALIDATE, "stats_penguin_train.pbtxt")).SerializeToString())
+    server = ViewerServer(None, statistics=Side.open(str(pb), "stats.pb"))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get(server.url)
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr"))
+        shown = [
+            b.get_attribute("data-tab")
+            for b in browser.find_elements(By.CSS_SELECTOR, "nav button")
+            if b.is_displayed()
+        ]
+        assert shown == ["overview"]
+        assert "stats.pb: 234 examples (statistics file)" in browser.find_element(By.ID, "overview-legend").text
+        features = [
+            r.get_attribute("data-feature") for r in browser.find_elements(By.CSS_SELECTOR, "#overview-table tbody tr")
+        ]
+        assert features == sorted(f.path.step[0] for f in tv.load_statistics(str(pb)).datasets[0].features)
+        # No records to filter: nothing is clickable.
+        assert not browser.find_elements(By.CSS_SELECTOR, "#overview-table .pick")
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -107,6 +107,7 @@ def test_every_api_call_needs_the_token(served):
         "/api/damage",
         "/api/export",
         "/api/export/file",
+        "/api/overview",
     ]
     for path in paths:
         status, _, body = _raw(served, "GET", path, h)
@@ -115,8 +116,8 @@ def test_every_api_call_needs_the_token(served):
         assert status == 403 and "wrong token" in json.loads(body)["error"], path
         sep = "&" if "?" in path else "?"
         assert _raw(served, "GET", f"{path}{sep}token=guess", h)[0] == 403, path
-    # The health check was never started by those refused requests.
-    assert served.server.health.status == "idle"
+    # The health check and the overview were never started by those refused requests.
+    assert served.server.health.status == "idle" and not served.server._overviews
     # The page itself holds no data and loads without it (it then asks for the token's address).
     status, headers, body = _raw(served, "GET", "/", h)
     assert status == 200 and b"tfrx view" in body and headers["X-Frame-Options"] == "DENY"
@@ -415,3 +416,40 @@ def test_a_refused_post_does_not_poison_the_connection(served):
         r.read()
     finally:
         conn.close()
+
+
+def test_the_overview_starts_only_with_the_token_from_this_origin_and_is_bounded(served):
+    h = {"Host": _host(served)}
+    token = {"X-Tfrx-Token": served.server.token}
+    body = json.dumps({"records": 500}).encode()
+    json_body = {"Content-Type": "application/json"}
+    # A GET (an <img src> on another site, a prefetch) only reads the state, even with the token.
+    status, _, answer = _raw(served, "GET", "/api/overview?records=500", {**h, **token})
+    assert status == 200 and json.loads(answer)["status"] == "idle"
+    # POSTs without the token header, with a wrong one, from another origin or site, or a foreign Host.
+    refusals = [
+        ({**h, **json_body}, 401),
+        ({**h, **json_body, "X-Tfrx-Token": "guess"}, 403),
+        ({**h, **token, **json_body, "Origin": "http://evil.example"}, 403),
+        ({**h, **token, **json_body, "Sec-Fetch-Site": "cross-site"}, 403),
+        ({"Host": "evil.example:%d" % served.server.server_address[1], **token, **json_body}, 403),
+        ({**h, **token, "Content-Type": "text/plain"}, 415),
+    ]
+    for headers, code in refusals:
+        status, _, answer = _raw(served, "POST", f"/api/overview?token={served.server.token}", headers, body)
+        assert status == code and json.loads(answer)["status"] == code, headers
+    assert not served.server._overviews  # nothing was started
+    # The records read are bounded: past the cap is a 400, as JSON.
+    big = json.dumps({"records": server_module.MAX_STATS_RECORDS + 1}).encode()
+    status, _, answer = _raw(served, "POST", "/api/overview", {**h, **token, **json_body}, big)
+    assert status == 400 and "records" in json.loads(answer)["error"] and not served.server._overviews
+    # The page's own POST starts it; a second size cancels the first if it still runs.
+    status, _, answer = _raw(
+        served, "POST", "/api/overview", {**h, **token, **json_body, "Origin": f"http://{_host(served)}"}, body
+    )
+    assert status == 200 and json.loads(answer)["status"] in ("running", "done")
+    deadline = time.monotonic() + 60
+    while served.json("/api/overview?records=500")["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done = served.json("/api/overview?records=500")
+    assert done["status"] == "done" and done["result"]["datasets"][0]["records_read"] == 500

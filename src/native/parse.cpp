@@ -863,19 +863,57 @@ Parser::Parser(std::vector<ColumnSpec> columns, std::vector<SequenceColumnSpec> 
   sequence_table_.build(keys);
 }
 
-bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const std::vector<DenseTarget>& dense,
-                         std::vector<VarColumn>* var, std::vector<VarColumn>* seq_var, Error* error) const {
-  Seen seen(columns_.size());
-  Seen seen_lists(sequence_columns_.size());
-  const uint8_t* bad = nullptr;
+// One call of parse_range, as named steps over the state they share. Per
+// record: walk_record (one pass over the top-level fields, scan_map for each
+// map), fill_features (the features not written during the walk), then
+// fill_feature_lists (read_packed_steps for the usual numeric layout, then
+// read_steps). The steps are inlined into the record loop, as the one
+// function they replace was.
+class Parser::RangeParse {
+ public:
+  RangeParse(const Parser& parser, const std::vector<DenseTarget>& dense, std::vector<VarColumn>* var,
+             std::vector<VarColumn>* seq_var, Error* error)
+      : columns_(parser.columns_),
+        sequence_columns_(parser.sequence_columns_),
+        table_(parser.table_),
+        sequence_table_(parser.sequence_table_),
+        sequence_(parser.sequence_),
+        dense_(dense),
+        var_(var),
+        seq_var_(seq_var),
+        error_(error),
+        seen_(columns_.size()),
+        seen_lists_(sequence_columns_.size()),
+        // Records of one batch usually list their keys in the same order: the
+        // column found at each entry position is tried first for the next record,
+        // which costs one comparison instead of a hash and a probe.
+        // (Fixed size: entries past it are looked up every time.)
+        guess_(std::max<size_t>(64, 2 * columns_.size()), -1),
+        guess_lists_(std::max<size_t>(64, 2 * sequence_columns_.size()), -1),
+        fast_(columns_.size()) {
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      const ColumnSpec& col = columns_[c];
+      fast_[c] = FastDense{col.dense ? dense[c].values : nullptr, col.count, col.kind, col.dense && table_.next[c] < 0,
+                           !sequence_ && (col.dense || col.has_default)};
+    }
+  }
 
-  // Records of one batch usually list their keys in the same order: the
-  // column found at each entry position is tried first for the next record,
-  // which costs one comparison instead of a hash and a probe.
-  // (Fixed size: entries past it are looked up every time.)
-  std::vector<int32_t> guess(std::max<size_t>(64, 2 * columns_.size()), -1);
-  std::vector<int32_t> guess_lists(std::max<size_t>(64, 2 * sequence_columns_.size()), -1);
+  bool parse(const Span* records, int64_t begin, int64_t end) {
+    for (int64_t rec = begin; rec < end; ++rec) {
+      const Span record = records[rec];
+      const uint8_t* const readable = record.data + record.size;  // loads may reach this far
+      if (rec + kPrefetchAhead < end) prefetch_record(records[rec + kPrefetchAhead]);
+      bad_ = nullptr;
+      done_count_ = 0;
+      bad_column_ = -1;
+      if (!walk_record(rec, record, readable)) return false;
+      if (!fill_features(rec, record, readable)) return false;
+      if (!fill_feature_lists(rec, record, readable)) return false;
+    }
+    return true;
+  }
 
+ private:
   // What the walk needs to write a dense feature straight to its row,
   // packed together: the column's spec lives in a larger struct.
   struct FastDense {
@@ -885,37 +923,69 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
     bool eligible;    // dense, and the only column with its key
     bool skip_empty;  // in an Example: dense (fixed or variable length)
   };
-  std::vector<FastDense> fast(columns_.size());
-  for (size_t c = 0; c < columns_.size(); ++c) {
-    const ColumnSpec& col = columns_[c];
-    fast[c] = FastDense{col.dense ? dense[c].values : nullptr, col.count, col.kind, col.dense && table_.next[c] < 0,
-                        !sequence_ && (col.dense || col.has_default)};
+
+  bool fail(int64_t rec, Span record, int code, int column, bool in_seq, int64_t expected, int64_t actual,
+            int64_t step) {
+    error_->code = code;
+    error_->record = rec;
+    error_->column = column;
+    error_->in_sequence = in_seq;
+    error_->expected = expected;
+    error_->actual = actual;
+    error_->step = step;
+    error_->offset = bad_ ? static_cast<int64_t>(bad_ - record.data) : 0;
+    return false;
   }
 
-  size_t done_count = 0;  // columns of the current record written during the walk
-  int bad_column = -1;    // the column whose occurrence made the walk fail, if any
+  // One walk over the record's top-level fields. Only the one-byte tags
+  // 0a (features, or context) and 12 (a SequenceExample's feature lists)
+  // open a map, as TensorFlow's parser reads them; any other field is
+  // skipped, even one that protobuf would read as one of these.
+  TFRX_ALWAYS_INLINE bool walk_record(int64_t rec, Span record, const uint8_t* readable) {
+    Cursor r{record.data, readable};
+    while (!r.done()) {
+      const uint8_t tag = *r.p;
+      if (tag == 0x0a || (sequence_ && tag == 0x12)) {
+        ++r.p;
+        uint32_t n;
+        if (!r.varint32(&n)) {
+          bad_ = r.p;
+          return fail(rec, record, kMalformed, -1, false, 0, 0, -1);
+        }
+        const uint8_t* const map_end = r.limit(n);
+        const Span map{r.p, static_cast<size_t>(map_end - r.p)};
+        bool ok = tag == 0x0a ? scan_map(map, table_, seen_, rec, guess_, true, readable)
+                              : scan_map(map, sequence_table_, seen_lists_, rec, guess_lists_, false, readable);
+        if (!ok) return fail(rec, record, kMalformed, tag == 0x0a ? bad_column_ : -1, false, 0, 0, -1);
+        r.p = map_end;
+      } else if (!skip_extraneous(r)) {
+        bad_ = r.p;
+        return fail(rec, record, kMalformed, -1, false, 0, 0, -1);
+      }
+    }
+    return true;
+  }
 
   // An occurrence of a wanted key in an Example whose Feature is empty or
   // does not open a list: TensorFlow reads the first byte of every
   // occurrence, overridden or not, and it must open one of the three lists;
   // an empty Feature does not override an earlier occurrence of a dense key
   // (nor count as present). Out of the walk's loop, which it would slow.
-  auto unusual_occurrence = [&](int32_t first, Span value, Seen& s, const KeyTable& table,
-                                int64_t record) TFRX_NOINLINE -> bool {
+  TFRX_NOINLINE bool unusual_occurrence(int32_t first, Span value, Seen& s, const KeyTable& table, int64_t record) {
     if (value.size != 0) {
-      bad = value.data;
-      bad_column = first;
+      bad_ = value.data;
+      bad_column_ = first;
       return false;
     }
     for (int32_t c = first; c >= 0; c = table.next[c]) {
-      if (fast[c].skip_empty) continue;
+      if (fast_[c].skip_empty) continue;
       s.stamp[c] = record;
       s.span[c] = value;
-      if (s.done[c] == record) --done_count;
+      if (s.done[c] == record) --done_count_;
       s.done[c] = -1;
     }
     return true;
-  };
+  }
 
   // Dense features of the usual layout are written to their rows during the
   // walk (features = true); every other key's value is noted for the
@@ -924,8 +994,8 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
   // Feature never overrides) and the last one for the others, and every
   // occurrence's first byte must open a list; in a SequenceExample, the last
   // one. Map entries follow TensorFlow's layout rules (read_entry_*).
-  auto scan_map = [&](Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses,
-                      bool features, const uint8_t* readable) -> bool {
+  bool scan_map(Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses, bool features,
+                const uint8_t* readable) {
     const uint8_t* p = msg.data;
     const uint8_t* const e = msg.data + msg.size;
     int32_t* const gs = guesses.data();
@@ -972,7 +1042,7 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
         Cursor r{p + 1, e};
         uint32_t n;
         if (p[0] != 0x0a || !r.varint32(&n)) {
-          bad = p[0] != 0x0a ? p : r.p;
+          bad_ = p[0] != 0x0a ? p : r.p;
           return false;
         }
         const uint8_t* const entry_end = r.limit(n);
@@ -992,8 +1062,8 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
         }
         if (!usual) {
           Span k, v;  // (not key and value themselves: those stay in registers)
-          if (!(sequence_ ? read_entry_sequence(q, entry_end, &k, &v, &bad)
-                          : read_entry_example(q, entry_end, &k, &v, &bad)))
+          if (!(sequence_ ? read_entry_sequence(q, entry_end, &k, &v, &bad_)
+                          : read_entry_example(q, entry_end, &k, &v, &bad_)))
             return false;
           key = k;
           value = v;
@@ -1012,12 +1082,12 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       ++entry;
       if (first < 0) continue;
     found:
-      if (features && fast[first].eligible &&
-          write_dense_fast(fast[first].kind, fast[first].count, value, record, fast[first].values, readable)) {
+      if (features && fast_[first].eligible &&
+          write_dense_fast(fast_[first].kind, fast_[first].count, value, record, fast_[first].values, readable)) {
         stamp[first] = record;
         if (done[first] != record) {
           done[first] = record;
-          ++done_count;
+          ++done_count_;
         }
         continue;
       }
@@ -1028,224 +1098,244 @@ bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const 
       for (int32_t c = first; c >= 0; c = next[c]) {
         stamp[c] = record;
         spans[c] = value;
-        if (done[c] == record) --done_count;
+        if (done[c] == record) --done_count_;
         done[c] = -1;
       }
     }
     return true;
-  };
+  }
 
   // The values of a Feature whose first byte opens a list of `kind`.
-  auto read_feature = [this](Span f, Kind kind, const uint8_t* readable, auto& sink, const uint8_t** bad) {
+  template <typename Sink>
+  bool read_feature(Span f, Kind kind, const uint8_t* readable, Sink& sink) {
     Cursor c{f.data, f.data + f.size};
-    if (!sequence_) return read_example_list(kind, Cursor{c.p + 1, c.e}, readable, sink, bad) == kListOk;
-    return read_sequence_feature(kind, c, readable, sink, bad) == kListOk;
-  };
+    if (!sequence_) return read_example_list(kind, Cursor{c.p + 1, c.e}, readable, sink, &bad_) == kListOk;
+    return read_sequence_feature(kind, c, readable, sink, &bad_) == kListOk;
+  }
 
-  for (int64_t rec = begin; rec < end; ++rec) {
-    const Span record = records[rec];
-    const uint8_t* const readable = record.data + record.size;  // loads may reach this far
-    if (rec + kPrefetchAhead < end) prefetch_record(records[rec + kPrefetchAhead]);
-    auto fail = [&](int code, int column, bool in_seq, int64_t expected, int64_t actual, int64_t step) {
-      error->code = code;
-      error->record = rec;
-      error->column = column;
-      error->in_sequence = in_seq;
-      error->expected = expected;
-      error->actual = actual;
-      error->step = step;
-      error->offset = bad ? static_cast<int64_t>(bad - record.data) : 0;
-      return false;
-    };
-    bad = nullptr;
-    done_count = 0;
-    bad_column = -1;
-
-    // One walk over the record's top-level fields. Only the one-byte tags
-    // 0a (features, or context) and 12 (a SequenceExample's feature lists)
-    // open a map, as TensorFlow's parser reads them; any other field is
-    // skipped, even one that protobuf would read as one of these.
-    Cursor r{record.data, readable};
-    while (!r.done()) {
-      const uint8_t tag = *r.p;
-      if (tag == 0x0a || (sequence_ && tag == 0x12)) {
-        ++r.p;
-        uint32_t n;
-        if (!r.varint32(&n)) {
-          bad = r.p;
-          return fail(kMalformed, -1, false, 0, 0, -1);
-        }
-        const uint8_t* const map_end = r.limit(n);
-        const Span map{r.p, static_cast<size_t>(map_end - r.p)};
-        bool ok = tag == 0x0a ? scan_map(map, table_, seen, rec, guess, true, readable)
-                              : scan_map(map, sequence_table_, seen_lists, rec, guess_lists, false, readable);
-        if (!ok) return fail(kMalformed, tag == 0x0a ? bad_column : -1, false, 0, 0, -1);
-        r.p = map_end;
-      } else if (!skip_extraneous(r)) {
-        bad = r.p;
-        return fail(kMalformed, -1, false, 0, 0, -1);
-      }
-    }
-
-    // Features (or context features): the ones not written during the walk.
-    for (size_t ci = done_count == columns_.size() ? columns_.size() : 0; ci < columns_.size(); ++ci) {
+  // Features (or context features): the ones not written during the walk.
+  TFRX_ALWAYS_INLINE bool fill_features(int64_t rec, Span record, const uint8_t* readable) {
+    for (size_t ci = done_count_ == columns_.size() ? columns_.size() : 0; ci < columns_.size(); ++ci) {
       const ColumnSpec& col = columns_[ci];
       const int c = static_cast<int>(ci);
-      if (seen.done[ci] == rec) continue;  // written during the walk
-      bool present = seen.stamp[ci] == rec;
-      const Span f = seen.span[ci];
+      if (seen_.done[ci] == rec) continue;  // written during the walk
+      bool present = seen_.stamp[ci] == rec;
+      const Span f = seen_.span[ci];
       // An empty Feature: in an Example, no values (dense columns never
       // keep one, see scan_map); in a SequenceExample's context, present
       // with no values. Otherwise its first byte says its kind.
       bool empty = f.size == 0;
       if (present && empty && !sequence_) present = false;
-      if (present && !empty && f.data[0] != kind_tag(col.kind)) {
-        const uint8_t tag = f.data[0];
-        if (tag == 0x0a || tag == 0x12 || tag == 0x1a) return fail(kKindMismatch, c, false, col.kind, tag >> 3, -1);
-        bad = f.data;
-        return fail(kMalformed, c, false, 0, 0, -1);
-      }
+      if (present && !empty && f.data[0] != kind_tag(col.kind)) return kind_error(c, col.kind, f, rec, record);
       if (col.dense) {
-        const int64_t n = col.count;
         if (!present) {
-          if (!col.has_default) return fail(kMissing, c, false, 0, 0, -1);
-          if (n == 0) continue;  // an empty default's data() may be null, and memcpy from null is undefined
-          if (col.kind == kInt64) {
-            std::memcpy(static_cast<int64_t*>(dense[ci].values) + rec * n, col.default_int64.data(), 8 * n);
-          } else if (col.kind == kFloat) {
-            std::memcpy(static_cast<float*>(dense[ci].values) + rec * n, col.default_float.data(), 4 * n);
-          } else {
-            Span* row = static_cast<Span*>(dense[ci].values) + rec * n;
-            for (int64_t j = 0; j < n; ++j) row[j] = Span{nullptr, static_cast<size_t>(j)};
-          }
+          if (!col.has_default) return fail(rec, record, kMissing, c, false, 0, 0, -1);
+          write_default(col, ci, rec);
           continue;
         }
-        int64_t found = 0;
-        bool ok = true;
-        if (empty) {
-        } else if (col.kind == kInt64) {
-          DenseSink<int64_t> sink{static_cast<int64_t*>(dense[ci].values) + rec * n, n};
-          ok = read_feature(f, col.kind, readable, sink, &bad);
-          found = sink.count;
-        } else if (col.kind == kFloat) {
-          DenseSink<float> sink{static_cast<float*>(dense[ci].values) + rec * n, n};
-          ok = read_feature(f, col.kind, readable, sink, &bad);
-          found = sink.count;
-        } else {
-          DenseSink<Span> sink{static_cast<Span*>(dense[ci].values) + rec * n, n};
-          ok = read_feature(f, col.kind, readable, sink, &bad);
-          found = sink.count;
-        }
-        if (!ok) return fail(kMalformed, c, false, 0, 0, -1);
-        if (found != n) return fail(kCountMismatch, c, false, n, found, -1);
-      } else {
-        VarColumn& out = (*var)[ci];
-        if (!present) {
-          out.counts.push_back(0);
-          continue;
-        }
-        VarSink sink{&out};
-        if (!empty && !read_feature(f, col.kind, readable, sink, &bad)) return fail(kMalformed, c, false, 0, 0, -1);
-        if (col.count > 1 && sink.count % col.count != 0) return fail(kNotMultiple, c, false, col.count, sink.count, -1);
-        out.counts.push_back(sink.count);
+        if (!fill_dense(col, ci, f, empty, rec, record, readable)) return false;
+      } else if (!fill_var(col, ci, f, present, rec, record, readable)) {
+        return false;
       }
     }
+    return true;
+  }
 
-    // Feature lists: every step is a Feature; a step with no kind set has no values.
+  // A Feature whose first byte does not open the column's list: another kind, or not a Feature.
+  bool kind_error(int c, Kind kind, Span f, int64_t rec, Span record) {
+    const uint8_t tag = f.data[0];
+    if (tag == 0x0a || tag == 0x12 || tag == 0x1a)
+      return fail(rec, record, kKindMismatch, c, false, kind, tag >> 3, -1);
+    bad_ = f.data;
+    return fail(rec, record, kMalformed, c, false, 0, 0, -1);
+  }
+
+  // A variable-length column's values of record `rec`, appended (none when the feature is absent).
+  TFRX_ALWAYS_INLINE bool fill_var(const ColumnSpec& col, size_t ci, Span f, bool present, int64_t rec, Span record,
+                                   const uint8_t* readable) {
+    const int c = static_cast<int>(ci);
+    VarColumn& out = (*var_)[ci];
+    if (!present) {
+      out.counts.push_back(0);
+      return true;
+    }
+    VarSink sink{&out};
+    if (f.size != 0 && !read_feature(f, col.kind, readable, sink))
+      return fail(rec, record, kMalformed, c, false, 0, 0, -1);
+    if (col.count > 1 && sink.count % col.count != 0)
+      return fail(rec, record, kNotMultiple, c, false, col.count, sink.count, -1);
+    out.counts.push_back(sink.count);
+    return true;
+  }
+
+  // A dense column's default, to row `rec`.
+  TFRX_ALWAYS_INLINE void write_default(const ColumnSpec& col, size_t ci, int64_t rec) {
+    const int64_t n = col.count;
+    if (n == 0) return;  // an empty default's data() may be null, and memcpy from null is undefined
+    if (col.kind == kInt64) {
+      std::memcpy(static_cast<int64_t*>(dense_[ci].values) + rec * n, col.default_int64.data(), 8 * n);
+    } else if (col.kind == kFloat) {
+      std::memcpy(static_cast<float*>(dense_[ci].values) + rec * n, col.default_float.data(), 4 * n);
+    } else {
+      Span* row = static_cast<Span*>(dense_[ci].values) + rec * n;
+      for (int64_t j = 0; j < n; ++j) row[j] = Span{nullptr, static_cast<size_t>(j)};
+    }
+  }
+
+  // A present dense Feature `f`, to row `rec`: exactly the column's count of values.
+  TFRX_ALWAYS_INLINE bool fill_dense(const ColumnSpec& col, size_t ci, Span f, bool empty, int64_t rec, Span record,
+                                     const uint8_t* readable) {
+    const int c = static_cast<int>(ci);
+    const int64_t n = col.count;
+    int64_t found = 0;
+    bool ok = true;
+    if (empty) {
+    } else if (col.kind == kInt64) {
+      DenseSink<int64_t> sink{static_cast<int64_t*>(dense_[ci].values) + rec * n, n};
+      ok = read_feature(f, col.kind, readable, sink);
+      found = sink.count;
+    } else if (col.kind == kFloat) {
+      DenseSink<float> sink{static_cast<float*>(dense_[ci].values) + rec * n, n};
+      ok = read_feature(f, col.kind, readable, sink);
+      found = sink.count;
+    } else {
+      DenseSink<Span> sink{static_cast<Span*>(dense_[ci].values) + rec * n, n};
+      ok = read_feature(f, col.kind, readable, sink);
+      found = sink.count;
+    }
+    if (!ok) return fail(rec, record, kMalformed, c, false, 0, 0, -1);
+    if (found != n) return fail(rec, record, kCountMismatch, c, false, n, found, -1);
+    return true;
+  }
+
+  // Feature lists: every step is a Feature; a step with no kind set has no values.
+  TFRX_ALWAYS_INLINE bool fill_feature_lists(int64_t rec, Span record, const uint8_t* readable) {
     for (size_t si = 0; si < sequence_columns_.size(); ++si) {
       const SequenceColumnSpec& col = sequence_columns_[si];
       const int c = static_cast<int>(si);
-      VarColumn& out = (*seq_var)[si];
-      if (seen_lists.stamp[si] != rec) {
-        if (col.required) return fail(kMissing, c, true, 0, 0, -1);
+      VarColumn& out = (*seq_var_)[si];
+      if (seen_lists_.stamp[si] != rec) {
+        if (col.required) return fail(rec, record, kMissing, c, true, 0, 0, -1);
         out.step_counts.push_back(0);
         continue;
       }
-      const Span list = seen_lists.span[si];
+      const Span list = seen_lists_.span[si];
       Cursor lr{list.data, list.data + list.size};
       int64_t steps = 0;
-      // Numeric steps as writers emit them: FeatureList.feature = 1 holding
-      // a Feature whose only field is the list of the wanted kind, whose only
-      // field is one packed run, all lengths below 128:
-      //   0a L | kind-tag L-2 | 0a L-4 | L-4 bytes of values
-      // are decoded by this loop; from the first step laid out otherwise on,
-      // the general walk below takes over.
       const unsigned step_tag = col.kind == kBytes ? 0 : kind_tag(col.kind);
-      if (step_tag != 0 && lr.e - lr.p >= 6) {
-        // Room for the whole list up front (a step of this layout takes at
-        // least 6 bytes and a value at least 1, or 4 for floats), so the
-        // loop writes through plain pointers with no growth checks; the
-        // buffers are cut back to what was written when it ends.
-        const size_t list_bytes = static_cast<size_t>(lr.e - lr.p);
-        const size_t counts_before = out.counts.size();
-        int64_t* const counts0 = out.counts.grow(list_bytes / 6 + 1);
-        int64_t* counts = counts0;
-        const size_t values_before = col.kind == kInt64 ? out.int64_values.size() : out.float_values.size();
-        int64_t* const ints0 = col.kind == kInt64 ? out.int64_values.grow(list_bytes) : nullptr;
-        float* const floats0 = col.kind == kFloat ? out.float_values.grow(list_bytes / 4) : nullptr;
-        int64_t* ints = ints0;
-        float* floats = floats0;
-        bool malformed = false;
-        while (lr.e - lr.p >= 6) {
-          const uint8_t* q = lr.p;
-          const unsigned L = q[1];
-          if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == step_tag &&
-                q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
-            break;
-          const uint8_t* values = q + 6;
-          const size_t n = L - 4;
-          int64_t count;
-          if (col.kind == kInt64) {
-            if (n == 0) {
-              count = 0;
-            } else {
-              const uint8_t* stop;
-              int64_t* end = values[n - 1] < 0x80 ? decode_varints<false>(values, values + n, readable, ints, ints + n, &stop)
-                                                  : nullptr;
-              if (end == nullptr) {
-                bad = values;
-                malformed = true;
-                break;
-              }
-              count = end - ints;
-              ints = end;
-            }
-          } else {
-            if (n % 4 != 0) break;  // malformed: the general walk reports it
-            count = static_cast<int64_t>(n / 4);
-            if (n <= 16) {  // short steps: no call into memcpy
-              for (size_t i = 0; i < n / 4; ++i) std::memcpy(floats + i, values + 4 * i, 4);
-            } else {
-              std::memcpy(floats, values, n);
-            }
-            floats += count;
-          }
-          if (col.step_count > 0 && count != col.step_count) {
-            out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
-            return fail(kCountMismatch, c, true, col.step_count, count, steps);
-          }
-          *counts++ = count;
-          ++steps;
-          lr.p = q + 2 + L;
-        }
-        out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
-        if (col.kind == kInt64) out.int64_values.truncate(values_before + static_cast<size_t>(ints - ints0));
-        else out.float_values.truncate(values_before + static_cast<size_t>(floats - floats0));
-        if (malformed) return fail(kMalformed, c, true, 0, 0, steps);
-      }
+      if (step_tag != 0 && lr.e - lr.p >= 6 &&
+          !read_packed_steps(col, c, step_tag, out, lr, steps, rec, record, readable))
+        return false;
       if (!lr.done()) {
         // (Through copies: what has its address taken leaves registers, and
-        // the loop above is faster with lr and steps in them.)
+        // the loop in read_packed_steps is faster with lr and steps in them.)
         int64_t more = 0, expected = 0, actual = 0;
         const int code = read_steps(col.kind, col.step_count, Cursor{lr}, record.data + record.size, &out, &more,
-                                    &bad, &expected, &actual);
+                                    &bad_, &expected, &actual);
         steps += more;
-        if (code != kOk) return fail(code, c, true, expected, actual, steps);
+        if (code != kOk) return fail(rec, record, code, c, true, expected, actual, steps);
       }
       out.step_counts.push_back(steps);
     }
+    return true;
   }
-  return true;
+
+  // Numeric steps as writers emit them: FeatureList.feature = 1 holding
+  // a Feature whose only field is the list of the wanted kind, whose only
+  // field is one packed run, all lengths below 128:
+  //   0a L | kind-tag L-2 | 0a L-4 | L-4 bytes of values
+  // are decoded by this loop; from the first step laid out otherwise on,
+  // the general walk (read_steps) takes over where it leaves `lr`.
+  TFRX_ALWAYS_INLINE bool read_packed_steps(const SequenceColumnSpec& col, int c, unsigned step_tag, VarColumn& out,
+                                            Cursor& lr, int64_t& steps, int64_t rec, Span record,
+                                            const uint8_t* readable) {
+    // Room for the whole list up front (a step of this layout takes at
+    // least 6 bytes and a value at least 1, or 4 for floats), so the
+    // loop writes through plain pointers with no growth checks; the
+    // buffers are cut back to what was written when it ends.
+    const size_t list_bytes = static_cast<size_t>(lr.e - lr.p);
+    const size_t counts_before = out.counts.size();
+    int64_t* const counts0 = out.counts.grow(list_bytes / 6 + 1);
+    int64_t* counts = counts0;
+    const size_t values_before = col.kind == kInt64 ? out.int64_values.size() : out.float_values.size();
+    int64_t* const ints0 = col.kind == kInt64 ? out.int64_values.grow(list_bytes) : nullptr;
+    float* const floats0 = col.kind == kFloat ? out.float_values.grow(list_bytes / 4) : nullptr;
+    int64_t* ints = ints0;
+    float* floats = floats0;
+    bool malformed = false;
+    while (lr.e - lr.p >= 6) {
+      const uint8_t* q = lr.p;
+      const unsigned L = q[1];
+      if (!(q[0] == 0x0a && L >= 4 && L < 0x80 && L <= static_cast<size_t>(lr.e - q) - 2 && q[2] == step_tag &&
+            q[3] == L - 2 && q[4] == 0x0a && q[5] == L - 4))
+        break;
+      const uint8_t* values = q + 6;
+      const size_t n = L - 4;
+      int64_t count;
+      if (col.kind == kInt64) {
+        if (n == 0) {
+          count = 0;
+        } else {
+          const uint8_t* stop;
+          int64_t* end = values[n - 1] < 0x80
+                             ? decode_varints<false>(values, values + n, readable, ints, ints + n, &stop)
+                             : nullptr;
+          if (end == nullptr) {
+            bad_ = values;
+            malformed = true;
+            break;
+          }
+          count = end - ints;
+          ints = end;
+        }
+      } else {
+        if (n % 4 != 0) break;  // malformed: the general walk reports it
+        count = static_cast<int64_t>(n / 4);
+        if (n <= 16) {  // short steps: no call into memcpy
+          for (size_t i = 0; i < n / 4; ++i) std::memcpy(floats + i, values + 4 * i, 4);
+        } else {
+          std::memcpy(floats, values, n);
+        }
+        floats += count;
+      }
+      if (col.step_count > 0 && count != col.step_count) {
+        out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
+        return fail(rec, record, kCountMismatch, c, true, col.step_count, count, steps);
+      }
+      *counts++ = count;
+      ++steps;
+      lr.p = q + 2 + L;
+    }
+    out.counts.truncate(counts_before + static_cast<size_t>(counts - counts0));
+    if (col.kind == kInt64) out.int64_values.truncate(values_before + static_cast<size_t>(ints - ints0));
+    else out.float_values.truncate(values_before + static_cast<size_t>(floats - floats0));
+    if (malformed) return fail(rec, record, kMalformed, c, true, 0, 0, steps);
+    return true;
+  }
+
+  const std::vector<ColumnSpec>& columns_;
+  const std::vector<SequenceColumnSpec>& sequence_columns_;
+  const KeyTable& table_;
+  const KeyTable& sequence_table_;
+  const bool sequence_;
+  const std::vector<DenseTarget>& dense_;
+  std::vector<VarColumn>* const var_;
+  std::vector<VarColumn>* const seq_var_;
+  Error* const error_;
+  Seen seen_;
+  Seen seen_lists_;
+  std::vector<int32_t> guess_;
+  std::vector<int32_t> guess_lists_;
+  std::vector<FastDense> fast_;
+  const uint8_t* bad_ = nullptr;  // where the record went wrong, for the error's offset
+  size_t done_count_ = 0;         // columns of the current record written during the walk
+  int bad_column_ = -1;           // the column whose occurrence made the walk fail, if any
+};
+
+bool Parser::parse_range(const Span* records, int64_t begin, int64_t end, const std::vector<DenseTarget>& dense,
+                         std::vector<VarColumn>* var, std::vector<VarColumn>* seq_var, Error* error) const {
+  RangeParse range(*this, dense, var, seq_var, error);
+  return range.parse(records, begin, end);
 }
 
 void sparse_indices(const int64_t* outer, int64_t rows, const int64_t* inner, int64_t* out) {

@@ -181,6 +181,8 @@ class Parser {
                    std::vector<VarColumn>* var, std::vector<VarColumn>* seq_var, Error* error) const;
 
  private:
+  class RangeParse;  // parse_range's steps (parse.cpp)
+
   struct KeyTable {
     std::vector<int32_t> slots;  // column index or -1
     std::vector<uint64_t> hashes;  // full hash of the key in each used slot

@@ -154,20 +154,31 @@ _API = {
         ],
         "tfrx.parsing",
     ),
-    "AUTOTUNE": "tfrx.options",
+    **dict.fromkeys(["AUTOTUNE", "Progress"], "tfrx.options"),
     "TFRecordDataset": "tfrx.data",
-    "RandomAccessDataset": "tfrx.data.random_access",
+    "RandomAccessDataset": "tfrx.data._random_access",
     **dict.fromkeys(["RecordIndex", "build_index", "load_index", "count_records"], "tfrx.io.index"),
     **dict.fromkeys(["ShardedWriter", "write_examples"], "tfrx.tools"),
 }
-__all__ += ["train", *_API]
+_API["view"] = "tfrx.viewer"
+__all__ += ["train", *_API, "read_tfrecord"]
 
-# Reachable from the facade but not part of __all__: deprecated aliases, functions of optional submodules.
+
+def read_tfrecord(paths, features=None, **options):
+    """A ``pyarrow.Table`` of the records of ``paths``: :func:`tfrx.integrations.arrow.read_tfrecord`.
+
+    Needs pyarrow (``pip install 'tfrx[arrow]'``), imported when this is first
+    called, so that ``from tfrx import *`` works without it.
+    """
+    import importlib  # not an import statement: the facade sits above every layer (docs/architecture.md)
+
+    return importlib.import_module("tfrx.integrations.arrow").read_tfrecord(paths, features, **options)
+
+
+# Reachable from the facade but not part of __all__: deprecated aliases.
 _OTHER = {
     "example_to_dict": "tfrx.codec",
     "sequence_example_to_dict": "tfrx.codec",
-    "read_tfrecord": "tfrx.integrations.arrow",
-    "view": "tfrx.viewer",
 }
 _SUBMODULES = frozenset(
     {
@@ -199,6 +210,7 @@ _SUBMODULES = frozenset(
         "tools",
         "torch",
         "train",
+        "validate",
         "viewer",
     }
 )
@@ -229,7 +241,7 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
     )
     from tfrx.crc import crc32c, crc32c_backend, masked_crc32c  # noqa: F401
     from tfrx.data import TFRecordDataset  # noqa: F401
-    from tfrx.data.random_access import RandomAccessDataset  # noqa: F401
+    from tfrx.data._random_access import RandomAccessDataset  # noqa: F401
     from tfrx.dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, string  # noqa: F401
     from tfrx.dtypes import uint8, uint16, uint32, uint64  # noqa: F401
     from tfrx.io.index import RecordIndex, build_index, count_records, load_index  # noqa: F401
@@ -242,7 +254,7 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
         read_records,
         write_records,
     )
-    from tfrx.options import AUTOTUNE  # noqa: F401
+    from tfrx.options import AUTOTUNE, Progress  # noqa: F401
     from tfrx.parsing import (  # noqa: F401
         BytesArray,
         ExampleParser,
@@ -263,5 +275,4 @@ if TYPE_CHECKING:  # the names above, for type checkers (F401: exported through 
         parse_single_sequence_example,
     )
     from tfrx.tools import ShardedWriter, write_examples  # noqa: F401
-    from tfrx.integrations.arrow import read_tfrecord  # noqa: F401
     from tfrx.viewer import view  # noqa: F401

@@ -12,6 +12,12 @@
 - parallelism (``num_parallel_calls``, ``num_parallel_reads``): a positive
   int, or ``tfrx.AUTOTUNE`` for the cores this process may use; ``None`` is
   each entry point's default.
+- ``progress``: ``None`` shows a bar on stderr when it is a terminal and tqdm
+  is installed, ``True`` always asks for one, ``False`` never shows one, and
+  a callable is called with one :class:`Progress` ``(done, total, unit,
+  desc)`` as the work goes (:func:`check_progress`).
+- ``storage_options``: a dict for the fsspec filesystem of URLs (``s3://``,
+  ``gs://``, ...), wherever a path may be a URL.
 
 Keyword arguments that were renamed keep working for one release with a
 :class:`DeprecationWarning` (:func:`renamed_arguments`).
@@ -20,15 +26,19 @@ Keyword arguments that were renamed keep working for one release with a
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar, Union
 
 __all__ = [
     "AUTOTUNE",
     "ON_ERROR",
+    "Progress",
+    "ProgressOption",
     "check_on_error",
+    "check_progress",
     "normalize_compression",
     "share_cores_with",
     "usable_cores",
@@ -74,6 +84,56 @@ def normalize_compression(value: Any, *, allow_auto: bool = False, name: str = "
             return _COMPRESSIONS[key]
     choices = "'auto', " if allow_auto else ""
     raise ValueError(f"{name} must be {choices}'', None, 'GZIP' or 'ZLIB' (any case), got {value!r}")
+
+
+class Progress(NamedTuple):
+    """What a ``progress`` callable is told as work goes: ``done`` of ``total`` (``None`` when
+    unknown) ``unit`` s (``"B"`` for bytes, ``"rec"`` for records, ...) of the step named ``desc``."""
+
+    done: int
+    total: int | None
+    unit: str
+    desc: str
+
+
+#: The values every ``progress=`` takes (see the module's docstring).
+ProgressOption = Union[bool, None, Callable[[Progress], Any]]
+
+
+def _required_positionals(func: Callable) -> int | None:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature: taken as the documented shape
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+def check_progress(progress: Any, *, where: str, old_shape: str | None = None, stacklevel: int = 3) -> bool:
+    """Checks a ``progress=`` value; True when it is a callable of an entry point's former shape.
+
+    ``progress`` is ``None``, a bool, or a callable taking one :class:`Progress`;
+    anything else is a TypeError. ``old_shape`` (e.g. ``"progress(bytes_scanned,
+    file_size)"``) names what ``where`` called before; a callable that needs two
+    positional arguments is taken to be that one: it keeps working for one release,
+    with a DeprecationWarning (``stacklevel`` as :func:`warnings.warn`'s, counted from
+    here: 3 names the entry point's caller), and the caller calls it the old way.
+    """
+    if progress is None or isinstance(progress, bool):
+        return False
+    if not callable(progress):
+        raise TypeError(
+            f"{where}: progress must be True, False, None or a callable taking one tfrx.Progress, got {progress!r}"
+        )
+    if old_shape is not None and (_required_positionals(progress) or 0) >= 2:
+        warnings.warn(
+            f"{where}: a {old_shape} callback is deprecated and will be removed in the next release; "
+            f"pass a callable taking one tfrx.Progress (done, total, unit, desc)",
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+        return True
+    return False
 
 
 _share = 1

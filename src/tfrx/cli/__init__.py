@@ -2,7 +2,7 @@
 
 Each subcommand lives in its own module with ``add_arguments(parser)`` and
 ``run(args) -> int``. Exit status: 0 success, 1 the data is damaged (verify
-found corruption, a record could not be read), 2 a usage problem (missing
+found corruption, a record could not be read; validate found anomalies), 2 a usage problem (missing
 file, wrong format or compression), reported on one line without a traceback.
 """
 
@@ -25,6 +25,7 @@ COMMANDS = {
     "count": ("count", "count the records of each file"),
     "schema": ("schema", "infer the feature spec (Python code or --json)"),
     "stats": ("stats", "per-feature statistics: presence, kinds, value counts, numeric ranges, top values"),
+    "validate": ("validate", "check data against a TFDV schema.pbtxt: anomalies, drift, skew; exit status 1 if any"),
     "verify": ("verify", "check the CRC of every record; exit status 1 if any file is damaged"),
     "index": ("index", "write record-offset index files for random access"),
     "convert": ("convert", "convert image folders, CSV, JSON Lines, Parquet <-> TFRecord shards"),

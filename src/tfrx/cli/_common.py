@@ -42,9 +42,8 @@ def cli_message(message: str, command: str | None = None) -> str:
     ``on_error="skip"``); every error a command prints goes through here."""
     for pattern, replacement in _ADVICE:
         message = pattern.sub(replacement, message)
-    flag = "--input-compression" if command == "convert" else "--compression"
-    message = _NO_COMPRESSION.sub(f"({flag} none)", message)
-    return _COMPRESSION_ADVICE.sub(lambda m: f"{flag} {m.group(2).lower() or 'none'}", message)
+    message = _NO_COMPRESSION.sub("(--compression none)", message)
+    return _COMPRESSION_ADVICE.sub(lambda m: f"--compression {m.group(2).lower() or 'none'}", message)
 
 
 class ParserWithHint(argparse.ArgumentParser):
@@ -235,7 +234,7 @@ def first_records(source, args, n: int, **kwargs) -> list[bytes]:
 
 
 def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
-    from tfrx.codec.sniff import payload_kind
+    from tfrx.codec._sniff import payload_kind
 
     # CRCs checked: a damaged record is reported as damage (per --on-error), not judged as a payload
     records = first_records(source, args, sample)
@@ -243,7 +242,7 @@ def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
 
 
 def not_examples_message(source, records) -> str:
-    from tfrx.codec.sniff import describe
+    from tfrx.codec._sniff import describe
 
     return (
         f"{name_of(source)}: the records are not tf.train.Example or SequenceExample protos "

@@ -169,7 +169,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from tfrx.text.bert import create_pretraining_data
+    from tfrx.text._bert import create_pretraining_data
 
     inputs = list(args.paths)
     if args.input_file:

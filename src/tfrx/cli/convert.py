@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+import warnings
 
 from tfrx.cli._common import CliError, add_on_error, add_progress, cli_message
 
@@ -13,7 +15,7 @@ DESCRIPTION = """Convert datasets to and from TFRecord shards.
   tfrx convert photos/ out/photos-train --num-shards 16       image folder, one subfolder per class
   tfrx convert table.csv out/table-train --max-records-per-shard 100000
   tfrx convert rows.jsonl out/rows --spec '{"label": "int64"}'
-  tfrx convert data.parquet out/data --compression gzip
+  tfrx convert data.parquet out/data --output-compression gzip
   tfrx convert 'out/table-train.tfrecord-*' table.parquet     TFRecords to Parquet or JSON Lines
   tfrx convert events.out.tfevents.123 events.jsonl --raw     any records, as bytes
 
@@ -49,11 +51,11 @@ def add_arguments(p) -> None:
     s.add_argument("--max-records-per-shard", type=int, metavar="N")
     s.add_argument("--max-bytes-per-shard", type=_size, metavar="BYTES", help="e.g. 200MB")
     s.add_argument(
-        "--compression",
+        "--output-compression",
         type=str.lower,
         choices=["none", "gzip", "zlib"],
-        default="none",
-        help="compression of the TFRecord output",
+        default=None,
+        help="compression of the TFRecord output (default none), as in 'tfrx reshard'",
     )
     s.add_argument("--naming", default="tfds", help="'tfds' or a template with {prefix}, {index}, {total}")
     t = p.add_argument_group("tables")
@@ -96,13 +98,42 @@ def add_arguments(p) -> None:
         "JSON Lines / Parquet to TFRecords: write such a 'record' column back as the records",
     )
     p.add_argument(
-        "--input-compression",
+        "--compression",
         type=str.lower,
         choices=["auto", "none", "gzip", "zlib"],
-        default="auto",
-        help="compression of TFRecord input (default: detected)",
+        default=None,
+        help="compression of TFRecord input (default: detected), as in every command",
+    )
+    # Its former name; and, converting to TFRecord, --compression used to name the output's compression.
+    p.add_argument(
+        "--input-compression", type=str.lower, choices=["auto", "none", "gzip", "zlib"], help=argparse.SUPPRESS
     )
     add_progress(p)
+
+
+def _compressions(args, src: str) -> tuple[str, str]:
+    """``(input, output)`` compression; the former spellings keep working for one release, with a warning."""
+    given, output = args.compression, args.output_compression
+    if args.input_compression is not None:
+        if given is not None:
+            raise CliError("pass --compression only (--input-compression is its former name)")
+        warnings.warn(
+            "--input-compression is deprecated and will be removed in the next release; pass --compression",
+            FutureWarning,
+            stacklevel=2,
+        )
+        given = args.input_compression
+    if src != "tfrecord" and given is not None and output is None:
+        if given == "auto":
+            raise CliError(f"--compression auto: a {src} input has no TFRecord compression to detect")
+        warnings.warn(
+            f"--compression names the input's compression, as in every command; pass --output-compression {given} "
+            "for the TFRecord output (--compression is taken as that for now, and will not be in the next release)",
+            FutureWarning,
+            stacklevel=2,
+        )
+        given, output = None, given
+    return given or "auto", output or "none"
 
 
 def _size(text: str) -> int:
@@ -184,12 +215,13 @@ def run(args) -> int:
     from tfrx.tools import convert as cv
 
     src, dst = _source_format(args), _target_format(args)
+    input_compression, output_compression = _compressions(args, src)
     common = {"on_error": args.on_error, "progress": args.progress}
     shard = {
         "num_shards": args.num_shards,
         "max_records_per_shard": args.max_records_per_shard,
         "max_bytes_per_shard": args.max_bytes_per_shard,
-        "compression": None if args.compression == "none" else args.compression,
+        "compression": None if output_compression == "none" else output_compression,
         "naming": args.naming,
     }
     if args.num_shards is not None and (args.max_records_per_shard is not None or args.max_bytes_per_shard is not None):
@@ -197,13 +229,7 @@ def run(args) -> int:
     if src != "tfrecord" and len(args.input) > 1:
         raise CliError(f"{src} input is one {'folder' if src == 'images' else 'file'}, got {len(args.input)}")
     if src == "tfrecord":
-        if dst == "tfrecord":
-            raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
-        comp = {"none": ""}.get(args.input_compression, args.input_compression)
-        if dst == "parquet":
-            summary = cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
-        else:
-            summary = cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+        summary = _from_tfrecord(args, dst, common, input_compression)
     elif args.raw and src not in ("jsonl", "parquet"):
         raise CliError("--raw converts TFRecords to and from JSON Lines or Parquet, not " + src)
     elif dst != "tfrecord":
@@ -242,6 +268,23 @@ def run(args) -> int:
             summary = cv.jsonl_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
         else:
             summary = cv.parquet_to_tfrecord(args.input[0], args.output, spec=spec, raw=args.raw, **shard, **common)
+    return _report(summary)
+
+
+def _from_tfrecord(args, dst: str, common: dict, input_compression: str | None):
+    """TFRecords to Parquet or JSON Lines."""
+    from tfrx.tools import convert as cv
+
+    if dst == "tfrecord":
+        raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
+    comp = {"none": ""}.get(input_compression, input_compression)
+    if dst == "parquet":
+        return cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
+    return cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)
+
+
+def _report(summary) -> int:
+    """Prints the summary and the paths written; the exit status."""
     print(str(summary), file=sys.stderr)
     for path in summary.paths:
         print(path)

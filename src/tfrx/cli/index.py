@@ -59,7 +59,7 @@ def run(args) -> int:
 
     opts = storage_options(args)
     for source in srcs:
-        kwargs = {"format": args.format, "verify": args.verify}
+        kwargs = {"format": args.format, "verify": args.verify, "progress": args.progress, "sidecar": True}
         if args.output is not None:
             kwargs["index_path"] = with_options(args.output, opts)
         elif is_url(source):

@@ -150,7 +150,7 @@ def _say_no_records(name: str, source, args, out) -> None:
 def run(args) -> int:
     from tfrx import train
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.codec.sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, describe, payload_kind
+    from tfrx.codec._sniff import EMPTY, EXAMPLE, OTHER, SEQUENCE_EXAMPLE, describe, payload_kind
 
     out = sys.stdout
     srcs = sources(args)

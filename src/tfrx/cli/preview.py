@@ -45,7 +45,7 @@ def run(args) -> int:
         raise CliError("preview needs Pillow: pip install 'tfrx[image]'") from None
     from tfrx.codec import decode_example
     from tfrx.image import decode_image
-    from tfrx.codec.sniff import EXAMPLE, record_kind
+    from tfrx.codec._sniff import EXAMPLE, record_kind
 
     items = []
     for source in sources(args):

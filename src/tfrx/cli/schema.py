@@ -11,6 +11,12 @@ DESCRIPTION = """Infer the feature spec that parses the records, from the first 
 Prints Python code for tfrx.parse_example (the same spec works with
 tf.io.parse_example after replacing 'tfrx.' with 'tf.io.' and the dtypes with
 tf.int64 / tf.float32 / tf.string), or --json for tfrx.features_from_json.
+
+--infer infers a TensorFlow Metadata Schema as TFDV's infer_schema does
+(types, presence, value counts or shapes, string domains) from the
+statistics of all the records (or of a statistics file given with
+--from-stats) and writes it as schema.pbtxt (-o, else stdout); needs
+tfrx[validate].
 """
 
 
@@ -20,12 +26,63 @@ def add_arguments(p) -> None:
         "-n", "--max-records", type=int, default=1000, metavar="N", help="records to look at per file (default 1000)"
     )
     p.add_argument("--json", action="store_true", help="print JSON (tfrx.features_from_json reads it back)")
+    p.add_argument("--infer", action="store_true", help="infer TFDV's Schema (schema.pbtxt) from statistics")
+    p.add_argument("-o", "--output", metavar="FILE", help="--infer: where to write the schema (default: stdout)")
+    p.add_argument(
+        "--from-stats",
+        action="store_true",
+        help="--infer: PATH is a statistics file (stats.pb, TFX FeatureStats.pb) rather than records",
+    )
+    p.add_argument(
+        "--max-string-domain-size",
+        type=int,
+        default=100,
+        metavar="N",
+        help="--infer: largest string domain to write (TFDV's default 100)",
+    )
+
+
+def run_infer(args) -> int:
+    """--infer: TFDV's schema inferred from the statistics of the records (or of a statistics file)."""
+    from google.protobuf import text_format
+
+    from tfrx.validate import generate_statistics, infer_schema, load_statistics, write_schema
+
+    if args.from_stats:
+        if len(args.paths) != 1:
+            raise CliError("--from-stats takes one statistics file")
+        stats = load_statistics(args.paths[0])
+    else:
+        from tfrx.cli._common import compression_arg, storage_options
+        from tfrx.codec._sniff import OTHER
+
+        srcs = sources(args)
+        for source in srcs:
+            kind, sample = payload_check(source, args)
+            if kind == OTHER:
+                raise CliError(not_examples_message(source, sample))
+        for source in srcs:
+            if hasattr(source, "seek"):
+                source.seek(0)  # the payload check read standard input's copy
+        stats = generate_statistics(
+            srcs, compression=compression_arg(args), on_error=args.on_error, storage_options=storage_options(args)
+        )
+    schema = infer_schema(stats, max_string_domain_size=args.max_string_domain_size)
+    if args.output:
+        write_schema(schema, args.output)
+    else:
+        print(text_format.MessageToString(schema), end="")
+    return 0
 
 
 def run(args) -> int:
+    if args.infer:
+        return run_infer(args)
+    if args.output or args.from_stats:
+        raise CliError("-o and --from-stats go with --infer")
     from tfrx.parsing import features_to_json, infer_features
-    from tfrx.parsing.specs import features_to_python
-    from tfrx.codec.sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
+    from tfrx.parsing._specs import features_to_python
+    from tfrx.codec._sniff import EMPTY, OTHER, SEQUENCE_EXAMPLE
 
     records = []
     kinds = set()

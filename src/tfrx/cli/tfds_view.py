@@ -26,7 +26,7 @@ def detect(args) -> tuple[str, str | None] | None:
     if not isinstance(paths, list) or len(paths) != 1 or not isinstance(paths[0], str) or paths[0] == "-":
         return None
     from tfrx.cli._common import storage_options
-    from tfrx.tfds.loading import _Dirs, _find_version_dir, _local
+    from tfrx.tfds._loading import _Dirs, _find_version_dir, _local
 
     path = _local(paths[0])
     opts = storage_options(args) if hasattr(args, "storage_option") else None
@@ -296,6 +296,8 @@ def _preview(b, split, files, args) -> int:
 
 def run(command: str, args, found) -> int | None:
     """The subcommand's exit status, or ``None`` to fall back to the plain TFRecord view."""
+    if getattr(args, "format", None) == "tfdv" or getattr(args, "infer", False):
+        return None  # TFDV's statistics / schema: of the records, as for any TFRecord files
     b, split, files = _open(found, args)
     if command in ("inspect", "head"):
         if getattr(args, "raw", False):

@@ -24,31 +24,24 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from tfrx._progress import progress_bar
-    from tfrx.tools.verify import verify_files
+    from tfrx.tools._verify import source_size, verify_files
 
     srcs = sources(args)
     bad = 0
     records = 0
-    sizes = [_size(s) for s in srcs]
-    known = [s for s in sizes if s is not None]
-    total = sum(known) if len(known) == len(sizes) else None
-    done = end = 0
-
-    def advance(records_read: int, payload: int) -> None:
-        # framed bytes read (12-byte header and 4-byte CRC per record), never past the end of this file
-        nonlocal done
-        step = min(payload + 16 * records_read, end - done) if total is not None else payload + 16 * records_read
-        if step > 0:
-            bar.update(step)
-            done += step
+    sizes = [source_size(s) for s in srcs]
+    total = None if None in sizes else sum(s or 0 for s in sizes)
 
     with progress_bar(total, desc="verify", unit="B", enabled=args.progress) as bar:
-        for source, size in zip(srcs, sizes):
-            end += size or 0
-            (check,) = verify_files(source, compression=compression_arg(args), progress=advance)
-            if total is not None and end > done:  # compressed files, damaged regions: to the end of the file
-                bar.update(end - done)
-                done = end
+        for source in srcs:
+            base = bar.n
+
+            def advance(p, base=base) -> None:
+                bar.update(base + p.done - bar.n)
+
+            (check,) = verify_files(
+                source, compression=compression_arg(args), progress=advance if bar.active else False
+            )
             records += check.records
             if not check.ok:
                 bad += 1
@@ -89,22 +82,6 @@ def _json_error(e, region) -> dict:
     if e.compressed_offset is not None:
         out["compressed_offset"] = e.compressed_offset
     return out
-
-
-def _size(source) -> int | None:
-    """The size in bytes of a file, an object or standard input (None when it cannot be known without reading)."""
-    from tfrx.io.paths import is_url, local_size, url_to_fs
-
-    if isinstance(source, str) and is_url(source):
-        try:
-            fs, path = url_to_fs(source)
-            return int(fs.size(path))
-        except Exception:  # noqa: BLE001 - a bar without a total is fine
-            return None
-    size = local_size(source)
-    if size is None and hasattr(source, "getbuffer"):  # standard input, read into memory
-        size = len(source.getbuffer())
-    return size
 
 
 def _plain(e) -> str:

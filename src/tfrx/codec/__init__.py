@@ -1,6 +1,6 @@
 """The Example codec: builders, the native columnar encoder and decoder, raw tensors."""
 
-from tfrx.codec.builders import (
+from tfrx.codec._builders import (
     bytes_feature,
     float_feature,
     int64_feature,
@@ -8,14 +8,14 @@ from tfrx.codec.builders import (
     make_sequence_example,
     to_feature,
 )
-from tfrx.codec.columnar import Ragged, encode_examples, encode_sequence_examples
-from tfrx.codec.decode import (
+from tfrx.codec._columnar import Ragged, encode_examples, encode_sequence_examples
+from tfrx.codec._decode import (
     decode_example,
     decode_examples,
     decode_sequence_example,
 )
-from tfrx.codec.decode import example_to_dict, sequence_example_to_dict  # noqa: F401 (deprecated names)
-from tfrx.codec.tensor import decode_raw, decode_tensor, encode_tensor
+from tfrx.codec._decode import example_to_dict, sequence_example_to_dict  # noqa: F401 (deprecated names)
+from tfrx.codec._tensor import decode_raw, decode_tensor, encode_tensor
 
 __all__ = [
     "bytes_feature",

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from tfrx.codec.tensor_proto import MAX_EXPANDED_BYTES
+from tfrx.codec._tensor_proto import MAX_EXPANDED_BYTES
 from tfrx.train._descriptors import PACKAGE as _PACKAGE
 from tfrx.train._descriptors import _field
 
@@ -76,7 +76,7 @@ def _file_descriptor() -> descriptor_pb2.FileDescriptorProto:
     _field(m, "histo", 5, _F.TYPE_MESSAGE, type_name="HistogramProto", oneof=0)
     _field(m, "audio", 6, _F.TYPE_MESSAGE, type_name="SummaryAudio", oneof=0)
     _field(m, "node_name", 7, _F.TYPE_STRING)
-    _field(m, "tensor", 8, _F.TYPE_BYTES, oneof=0)  # a TensorProto (tfrx.codec.tensor_proto reads it)
+    _field(m, "tensor", 8, _F.TYPE_BYTES, oneof=0)  # a TensorProto (tfrx.codec._tensor_proto reads it)
     _field(m, "metadata", 9, _F.TYPE_MESSAGE, type_name="SummaryMetadata")
     m = fd.message_type.add(name="Summary")
     _field(m, "value", 1, _F.TYPE_MESSAGE, label=_F.LABEL_REPEATED, type_name="SummaryValue")
@@ -245,8 +245,6 @@ def decode_event(
     its bytes hold (see :func:`tfrx.io.parse_tensor`); beyond it a
     :class:`tfrx.errors.DecodeError` names the shape.
     """
-    from tfrx.codec.tensor_proto import parse_tensor
-
     event = Event.FromString(bytes(record))
     out.events += 1
     if event.WhichOneof("what") != "summary":
@@ -286,37 +284,46 @@ def decode_event(
                 )
             )
         elif kind == "tensor":
-            array = parse_tensor(v.tensor, None, max_expanded_bytes=max_expanded_bytes)
-            if plugin == "scalars" and array.size == 1:
-                out.scalars.append(Scalar(run, tag, step, wall, float(array.reshape(()))))
-            elif plugin == "histograms" and array.ndim == 2 and array.shape[1] == 3:
-                out.histograms.append(
-                    Histogram(
-                        run,
-                        tag,
-                        step,
-                        wall,
-                        array[:, 1].astype(np.float64),
-                        array[:, 2].astype(np.float64),
-                        float(array[0, 0]) if len(array) else None,
-                        float(array[-1, 1]) if len(array) else None,
-                        float(array[:, 2].sum()),
-                    )
-                )
-            elif plugin == "images" and array.dtype == object and array.ndim == 1 and len(array) >= 2:
-                width, height = (int(x) for x in array[:2])
-                for encoded in array[2:]:
-                    out.images.append(Image(run, tag, step, wall, bytes(encoded), width, height))
-            elif plugin == "audio" and array.dtype == object:
-                for encoded in array.reshape(-1, array.shape[-1])[:, 0] if array.ndim >= 2 else array:
-                    out.audio.append(Audio(run, tag, step, wall, bytes(encoded)))
-            elif plugin == "text" and array.dtype == object:
-                out.text.append(Text(run, tag, step, wall, _text_value(array)))
-            else:
-                content = bytes(v.metadata.plugin_data.content) if plugin else b""
-                out.tensors.append(Tensor(run, tag, step, wall, plugin, array, content))
+            _decode_tensor_value(v, plugin, out, run, tag, step, wall, max_expanded_bytes)
         elif plugin:  # a plugin summary with no tensor (hparams' session records)
             out.tensors.append(Tensor(run, tag, step, wall, plugin, None, bytes(v.metadata.plugin_data.content)))
+
+
+def _decode_tensor_value(
+    v, plugin: str, out: Events, run: str, tag: str, step: int, wall: float, max_expanded_bytes: int | None
+) -> None:
+    """A ``tensor`` summary value: the plugins that TensorBoard stores as tensors, else a plain Tensor."""
+    from tfrx.codec._tensor_proto import parse_tensor
+
+    array = parse_tensor(v.tensor, None, max_expanded_bytes=max_expanded_bytes)
+    if plugin == "scalars" and array.size == 1:
+        out.scalars.append(Scalar(run, tag, step, wall, float(array.reshape(()))))
+    elif plugin == "histograms" and array.ndim == 2 and array.shape[1] == 3:
+        out.histograms.append(
+            Histogram(
+                run,
+                tag,
+                step,
+                wall,
+                array[:, 1].astype(np.float64),
+                array[:, 2].astype(np.float64),
+                float(array[0, 0]) if len(array) else None,
+                float(array[-1, 1]) if len(array) else None,
+                float(array[:, 2].sum()),
+            )
+        )
+    elif plugin == "images" and array.dtype == object and array.ndim == 1 and len(array) >= 2:
+        width, height = (int(x) for x in array[:2])
+        for encoded in array[2:]:
+            out.images.append(Image(run, tag, step, wall, bytes(encoded), width, height))
+    elif plugin == "audio" and array.dtype == object:
+        for encoded in array.reshape(-1, array.shape[-1])[:, 0] if array.ndim >= 2 else array:
+            out.audio.append(Audio(run, tag, step, wall, bytes(encoded)))
+    elif plugin == "text" and array.dtype == object:
+        out.text.append(Text(run, tag, step, wall, _text_value(array)))
+    else:
+        content = bytes(v.metadata.plugin_data.content) if plugin else b""
+        out.tensors.append(Tensor(run, tag, step, wall, plugin, array, content))
 
 
 def is_event_file(name: str) -> bool:

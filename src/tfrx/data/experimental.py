@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tfrx.data.dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
-from tfrx.data.options import AutotuneOptions, ThreadingOptions
-from tfrx.data.tensor_spec import TensorSpec
+from tfrx.data._dataset import AUTOTUNE, INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
+from tfrx.data._pipeline_options import AutotuneOptions, ThreadingOptions
+from tfrx.data._tensor_spec import TensorSpec
 from tfrx.io import TFRecordWriter as _RecordWriter
 
 __all__ = [
@@ -94,7 +94,7 @@ def scan(initial_state, scan_func) -> Callable[[Dataset], Dataset]:
     return lambda ds: ds.scan(initial_state, scan_func)
 
 
-def snapshot(path, compression="AUTO", reader_func=None, shard_func=None) -> Callable[[Dataset], Dataset]:
+def snapshot(path, compression="auto", reader_func=None, shard_func=None) -> Callable[[Dataset], Dataset]:
     """A function for ``apply``: :meth:`Dataset.snapshot`."""
     return lambda ds: ds.snapshot(path, compression=compression, reader_func=reader_func, shard_func=shard_func)
 
@@ -133,7 +133,7 @@ def save(dataset: Dataset, path, compression=None, shard_func=None, checkpoint_a
     dataset.save(path, compression=compression, shard_func=shard_func, checkpoint_args=checkpoint_args)
 
 
-def load(path, element_spec=None, compression=None, reader_func=None) -> Dataset:
+def load(path, element_spec=None, compression="auto", reader_func=None) -> Dataset:
     """:meth:`Dataset.load`."""
     return Dataset.load(path, element_spec=element_spec, compression=compression, reader_func=reader_func)
 

@@ -24,6 +24,15 @@ from tfrx.image._random import _rng
 
 __all__ = ["sample_distorted_bounding_box"]
 
+
+class DistortedBoundingBox(NamedTuple):
+    """:func:`sample_distorted_bounding_box`'s result: unpacks as ``begin, size, bboxes``, as in TensorFlow."""
+
+    begin: np.ndarray
+    size: np.ndarray
+    bboxes: np.ndarray
+
+
 _F = np.float32
 
 
@@ -182,8 +191,8 @@ def sample_distorted_bounding_box(
     max_attempts: int | None = None,
     use_image_if_no_bounding_boxes: bool | None = None,
     name: str | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``tf.image.sample_distorted_bounding_box``: ``(begin, size, bboxes)`` of a random crop.
+) -> DistortedBoundingBox:
+    """``tf.image.sample_distorted_bounding_box``: :class:`DistortedBoundingBox` ``(begin, size, bboxes)`` of a random crop.
 
     ``image_size`` is ``[height, width, channels]``; ``bounding_boxes`` holds
     boxes ``[ymin, xmin, ymax, xmax]`` in [0, 1] (any leading shape). ``begin``
@@ -226,4 +235,4 @@ def sample_distorted_bounding_box(
         ],
         np.float32,
     )
-    return begin, size, bbox
+    return DistortedBoundingBox(begin, size, bbox)

@@ -165,6 +165,7 @@ def _stack_if_same(arrays: list[np.ndarray], stack: bool | str) -> np.ndarray | 
 
 
 def _batched(fn: Callable[[Any], np.ndarray], contents: Any, num_parallel_calls: int | None) -> Any:
+    resolve_parallelism(num_parallel_calls, default=None)  # checked for one image too
     if _is_single(contents):
         return fn(contents)
     if isinstance(contents, str):

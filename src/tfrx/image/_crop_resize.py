@@ -234,7 +234,7 @@ def decode_crop_and_resize(
     return out[0] if single else out
 
 
-def decode_random_crop_and_resize(
+def decode_random_crop_and_resize(  # noqa: PLR0913  sample_distorted_bounding_box's and decode_jpeg's arguments, fused
     contents: Any,
     size: Any,
     *,

@@ -18,8 +18,8 @@ Hugging Face ``datasets``, Spark and Dask read through it
 * **Parallelism in bounded memory**: the files are cut into record ranges
   (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
   uncompressed file by its index or by record boundaries), read and parsed
-  on ``num_threads`` threads (the parser releases the GIL), at most
-  ``num_threads + 1`` ranges in flight, and handed over in file order.
+  on ``num_parallel_calls`` threads (the parser releases the GIL), at most
+  ``num_parallel_calls + 1`` ranges in flight, and handed over in file order.
 
 :class:`ScanStats` counts what a scan read and parsed, feature by feature,
 so that a caller (or a test) can see that projection and filters parse less.
@@ -39,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tfrx.integrations.arrow import _inferred, to_record_batch
+from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, to_record_batch
 from tfrx.io.batch import RecordBatch
 from tfrx.io.data_files import expand_paths
 from tfrx.io.ranges import RecordRange, plan_ranges, read_range
@@ -48,8 +48,6 @@ from tfrx.options import check_on_error, normalize_compression, resolve_parallel
 
 __all__ = ["ScanStats", "scan", "scan_schema", "resolve_spec", "RAW_COLUMN"]
 
-#: The column of raw records (``spec=False``).
-RAW_COLUMN = "record"
 _MISSING_FIELD = re.compile(r"No match for FieldRef\.Name\((.+?)\) in ")
 
 
@@ -244,13 +242,16 @@ def resolve_spec(
 def scan_schema(
     paths,
     *,
-    spec: Mapping | tuple | bool | None = None,
+    spec: Mapping | tuple | None = None,
     columns: Sequence[str] | None = None,
+    raw: bool = False,
     compression: str | None = "auto",
     infer_records: int = 1000,
     storage_options: dict | None = None,
 ) -> pa.Schema:
     """The schema :func:`scan` gives, without reading past the sample (nothing at all when ``spec`` is given)."""
+    if raw:
+        spec = False
     if spec is None:
         sources = expand_paths(paths, storage_options=storage_options)
         spec = _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
@@ -268,18 +269,19 @@ def _checked(columns: Sequence[str], spec) -> list[str]:
     return list(columns)
 
 
-def scan(
+def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every reader's options
     paths,
     *,
     columns: Sequence[str] | None = None,
     filter: Any = None,
     filter_columns: Sequence[str] | None = None,
     limit: int | None = None,
-    spec: Mapping | tuple | bool | None = None,
+    spec: Mapping | tuple | None = None,
+    raw: bool = False,
     batch_size: int = 65536,
     compression: str | None = "auto",
     on_error: str = "raise",
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     min_split_bytes: int = 16 << 20,
     infer_records: int = 1000,
     storage_options: dict | None = None,
@@ -288,16 +290,16 @@ def scan(
     """Scans TFRecord files of Examples or SequenceExamples as a ``pyarrow.RecordBatchReader``.
 
     ``spec``: a parse spec, a ``(context_features, sequence_features)``
-    pair, ``False`` for the raw records (one ``binary`` column named
-    ``"record"``), or ``None`` to infer one from the first
-    ``infer_records`` records. ``columns``: the features to parse and
+    pair, or ``None`` to infer one from the first ``infer_records`` records;
+    ``raw=True`` gives the records unparsed instead (one ``binary`` column
+    named ``"record"``, as everywhere in tfrx). ``columns``: the features to parse and
     return, in this order (all of the spec's when ``None``). ``filter``: a
     ``pyarrow.compute.Expression`` over parsed features (those it names are
     parsed even when not in ``columns``), or a callable given the
     ``filter_columns`` it reads as a ``pyarrow.Table`` and returning a
     boolean mask over its rows (a null keeps no row). ``limit``: at most this many rows.
-    ``num_threads``: ranges read and parsed at once (default: the usable
-    cores). ``compression``, ``on_error`` and ``storage_options`` as for
+    ``num_parallel_calls``: ranges read and parsed at once (default: the
+    usable cores). ``compression``, ``on_error`` and ``storage_options`` as for
     :class:`tfrx.RecordReader`; damaged records raise
     :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
     ``stats``: a :class:`ScanStats` to fill.
@@ -306,13 +308,13 @@ def scan(
     check_on_error(on_error)
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    threads = resolve_parallelism(num_threads)
+    threads = resolve_parallelism(num_parallel_calls)
     sources = expand_paths(paths, storage_options=storage_options)
-    spec = _resolve_spec(sources, spec, infer_records, compression, on_error)
+    spec = False if raw else _resolve_spec(sources, spec, infer_records, compression, on_error)
     stats = stats if stats is not None else ScanStats()
     if spec is False:
         if filter is not None:
-            raise ValueError("a filter needs parsed features: pass a spec (spec=False reads raw records)")
+            raise ValueError("a filter needs parsed features: raw=True reads the records unparsed")
         plan = _Plan(False, [RAW_COLUMN], None, None, None, stats)
     else:
         out_columns = _checked(columns, spec) if columns is not None else _names(spec)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 
-from tfrx.integrations.arrow import FEATURE_LISTS_KEY, to_examples, to_sequence_examples
+from tfrx.integrations._arrow_convert import FEATURE_LISTS_KEY, to_examples, to_sequence_examples
 from tfrx.io import ShardedWriter, TFRecordWriter
 
 __all__ = ["write_batches"]

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
-from tfrx.parsing.bytes_array import BytesArray
+from tfrx.parsing._bytes_array import BytesArray
 
 __all__ = ["PackedBatch", "Prepared", "Ring", "prepare", "unpack", "views_to_objects"]
 

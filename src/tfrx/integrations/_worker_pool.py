@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator
 from multiprocessing import util as mp_util
 from typing import Any
 
-from tfrx.data.dataset import Dataset
-from tfrx.data.shard import shard_pipeline
+from tfrx.data._dataset import Dataset
+from tfrx.data._shard import shard_pipeline
 from tfrx.memory import tune_owned_process
 from tfrx.options import share_cores_with
 from tfrx.integrations._shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects

@@ -99,7 +99,7 @@ class TFRecordSource(DataSource):
         self.spec = resolve_spec(self.paths, spec, infer_records=infer_records, **options)
         self.arrow_schema = scan_schema(self.paths, spec=self.spec, **options)
         self._schema = Schema.from_pyarrow_schema(self.arrow_schema)
-        self.options = {**options, "on_error": on_error, "spec": self.spec, "stats": stats, "num_threads": 1}
+        self.options = {**options, "on_error": on_error, "spec": self.spec, "stats": stats, "num_parallel_calls": 1}
 
     @property
     def name(self) -> str:

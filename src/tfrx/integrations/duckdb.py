@@ -48,6 +48,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.integrations._arrow_write import write_batches
+from tfrx.options import renamed_arguments
 
 __all__ = ["TFRecordSource", "source", "register", "write_tfrecord", "MACRO", "VIEW_PREFIX"]
 
@@ -116,13 +117,14 @@ class TFRecordSource(ArrowScanSource):
         return reader.__arrow_c_stream__(), True
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def source(
     paths,
     *,
     spec: Mapping | tuple | None = None,
     compression: str | None = "auto",
     on_error: str = "raise",
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     infer_records: int = 1000,
     storage_options: dict | None = None,
     stats: ScanStats | None = None,
@@ -143,7 +145,7 @@ def source(
         stats=stats,
         compression=compression,
         on_error=on_error,
-        num_threads=num_threads,
+        num_parallel_calls=num_parallel_calls,
         infer_records=infer_records,
         storage_options=storage_options,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import grain
 
-from tfrx.data.random_access import RandomAccessDataset
+from tfrx.data._random_access import RandomAccessDataset
 from tfrx.options import renamed_arguments
 
 __all__ = ["data_source", "map_dataset"]

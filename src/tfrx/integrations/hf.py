@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, url_to_fs
+from tfrx.options import renamed_arguments
 
 __all__ = ["load_dataset"]
 
@@ -60,6 +61,7 @@ def _rows(files: list[str], options: dict[str, Any]) -> Iterator[dict]:
         yield from batch.to_pylist()
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def load_dataset(
     paths,
     *,
@@ -69,7 +71,7 @@ def load_dataset(
     cache_dir: str | os.PathLike | None = None,
     compression: str | None = "auto",
     on_error: str = "raise",
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     infer_records: int = 1000,
     storage_options: dict | None = None,
     stats: ScanStats | None = None,
@@ -100,11 +102,11 @@ def load_dataset(
         "compression": compression,
         "storage_options": storage_options,
         "on_error": on_error,
-        "num_threads": num_threads,
+        "num_parallel_calls": num_parallel_calls,
         "stats": stats,
     }
     if streaming:
-        one_thread = {**options, "num_threads": 1}
+        one_thread = {**options, "num_parallel_calls": 1}
         return datasets.IterableDataset.from_generator(
             _rows, features=features, gen_kwargs={"files": files, "options": one_thread}
         )

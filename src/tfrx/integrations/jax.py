@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.data.dataset import Dataset, DatasetIterator
-from tfrx.data.structure import map_structure
+from tfrx.data._dataset import Dataset, DatasetIterator
+from tfrx.data._structure import map_structure
 
 __all__ = ["as_numpy_iterator", "device_put_iterator", "DevicePutIterator"]
 

@@ -24,7 +24,7 @@ import weakref
 from keras.src.trainers.data_adapters import data_adapter_utils
 from keras.src.trainers.data_adapters.data_adapter import DataAdapter
 
-from tfrx.data.dataset import Dataset
+from tfrx.data._dataset import Dataset
 
 __all__ = ["KerasDataAdapter", "as_keras", "register"]
 

@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.integrations._arrow_write import write_batches
+from tfrx.options import renamed_arguments
 
 __all__ = ["scan_tfrecord", "read_tfrecord", "write_tfrecord"]
 
@@ -115,13 +116,14 @@ def _polars_mask(predicate: pl.Expr):
     return mask
 
 
+@renamed_arguments(num_threads="num_parallel_calls")
 def scan_tfrecord(
     source,
     *,
     spec: Mapping | tuple | None = None,
     compression: str | None = "auto",
     on_error: str = "raise",
-    num_threads: int | None = None,
+    num_parallel_calls: int | None = None,
     infer_records: int = 1000,
     storage_options: dict | None = None,
     stats: ScanStats | None = None,
@@ -145,7 +147,7 @@ def scan_tfrecord(
         **options,
         "spec": spec,
         "on_error": on_error,
-        "num_threads": num_threads,
+        "num_parallel_calls": num_parallel_calls,
         "stats": stats,
     }
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
@@ -37,7 +38,13 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.integrations.ray needs Ray Data: pip install 'tfrx[ray]'") from None
 
-from tfrx.integrations.arrow import FEATURE_LISTS_KEY, to_examples, to_record_batch, to_sequence_examples
+from tfrx.integrations._arrow_convert import (
+    FEATURE_LISTS_KEY,
+    RAW_COLUMN,
+    to_examples,
+    to_record_batch,
+    to_sequence_examples,
+)
 from tfrx.errors import TfrxError
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, source_name, url_to_fs, with_options
@@ -46,15 +53,16 @@ from tfrx.options import check_on_error, normalize_compression, renamed_argument
 
 __all__ = ["TFRecordDatasource", "TFRecordDatasink", "read_tfrecords", "write_tfrecords"]
 
-RAW_COLUMN = "bytes"
+# The raw records' column under the deprecated ``features=False`` (``raw=True`` names it RAW_COLUMN, "record").
+_OLD_RAW_COLUMN = "bytes"
 
 
 # ------------------------------------------------------------------ reading
-def _schema(features) -> pa.Schema:
-    """The Arrow schema of parsed ``features`` (from an empty batch)."""
+def _schema(features, raw_column: str = RAW_COLUMN) -> pa.Schema:
+    """The Arrow schema of parsed ``features`` (from an empty batch); one binary column for raw records."""
     if features is False:
-        return pa.schema([(RAW_COLUMN, pa.binary())])
-    from tfrx.integrations.arrow import _parse
+        return pa.schema([(raw_column, pa.binary())])
+    from tfrx.integrations._arrow_convert import _parse
     from tfrx.io.batch import RecordBatch
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -87,11 +95,13 @@ def _parse_skipping(parser, batch, errors: list) -> dict | None:
     return parser.parse(RecordBatch.from_records([batch[i] for i in keep]), num_parallel_calls=1)
 
 
-def _read_piece(piece: RecordRange, features, compression: str, on_error: str, batch_size: int) -> Iterator[pa.Table]:
+def _read_piece(
+    piece: RecordRange, features, compression: str, on_error: str, batch_size: int, raw_column: str = RAW_COLUMN
+) -> Iterator[pa.Table]:
     parser = None if features is False else _parser(features)
     for batch in read_range(piece, compression=compression, on_error=on_error, batch_size=batch_size):
         if parser is None:
-            yield pa.table({RAW_COLUMN: pa.array(batch.to_list(), pa.binary())})
+            yield pa.table({raw_column: pa.array(batch.to_list(), pa.binary())})
             continue
         try:
             parsed = parser.parse(batch, num_parallel_calls=1)
@@ -119,6 +129,27 @@ def _metadata(rows: int | None, nbytes: int, files: list[str]) -> BlockMetadata:
         )
 
 
+def _raw_option(features, raw: bool) -> tuple:
+    """``(features, raw column)``: ``False`` and the column for raw records, else ``features`` as given.
+
+    ``features=False`` is the former spelling of ``raw=True``: it warns, and
+    keeps its column name ``"bytes"`` for this release.
+    """
+    if raw:
+        if features is not None:
+            raise TypeError("pass raw=True (the records unparsed) or features= (a spec), not both")
+        return False, RAW_COLUMN
+    if features is False:
+        warnings.warn(
+            "features=False is deprecated and will be removed in the next release; pass raw=True, which names "
+            f"the column {RAW_COLUMN!r} (features=False keeps {_OLD_RAW_COLUMN!r} until then)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return False, _OLD_RAW_COLUMN
+    return features, RAW_COLUMN
+
+
 class TFRecordDatasource(Datasource):
     """A Ray Datasource over TFRecord files of ``tf.train.Example`` or ``SequenceExample`` records.
 
@@ -127,7 +158,11 @@ class TFRecordDatasource(Datasource):
     (blocks as :func:`tfrx.integrations.arrow.to_record_batch` makes them); ``None`` infers
     one from the first ``infer_records`` records (:func:`tfrx.infer_features`,
     SequenceExamples recognised as by :func:`tfrx.integrations.arrow.read_tfrecord`);
-    ``False`` gives the raw records in one ``binary`` column named ``"bytes"``.
+    ``raw=True`` gives the records themselves, unparsed, in one ``binary``
+    column ``"record"`` (as :func:`tfrx.integrations.arrow.read_tfrecord` and
+    the converters' ``raw=True``); ``features=False``, its former spelling,
+    still works for this release with a DeprecationWarning and names the
+    column ``"bytes"``.
     ``compression``: ``"auto"`` (detect per file, the default), ``""`` /
     ``None`` (none), ``"GZIP"`` or ``"ZLIB"`` (``compression_type=`` is
     deprecated). Compressed files are read by one task each;
@@ -149,6 +184,7 @@ class TFRecordDatasource(Datasource):
         infer_records: int = 1000,
         min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
         use_index: bool = True,
+        raw: bool = False,
     ) -> None:
         super().__init__()
         self.on_error = check_on_error(on_error)
@@ -164,6 +200,7 @@ class TFRecordDatasource(Datasource):
         self.batch_size = int(batch_size)
         self.min_split_bytes = int(min_split_bytes)
         self.use_index = bool(use_index)
+        features, self.raw_column = _raw_option(features, raw)
         if features is None:
             features = self._infer(infer_records)
         elif isinstance(features, tuple):
@@ -173,12 +210,12 @@ class TFRecordDatasource(Datasource):
         elif features is not False and features is not True:
             features = dict(features)
         elif features is True:
-            raise ValueError("features must be a spec, None (infer) or False (raw records)")
+            raise ValueError("features must be a spec, or None (infer); pass raw=True for the records unparsed")
         self.features = features
-        self.schema = _schema(features)
+        self.schema = _schema(features, self.raw_column)
 
     def _infer(self, infer_records: int):
-        from tfrx.integrations.arrow import _inferred
+        from tfrx.integrations._arrow_convert import _inferred
         from tfrx.io.reader import RecordReader
 
         records: list[bytes] = []
@@ -216,6 +253,7 @@ class TFRecordDatasource(Datasource):
             use_index=self.use_index,
         )
         features, compression, on_error, batch_size = self.features, self.compression, self.on_error, self.batch_size
+        raw_column = self.raw_column
         tasks = []
         for group in group_ranges(pieces, parallelism):
             rows = None if any(p.rows is None for p in group) else sum(p.rows or 0 for p in group)
@@ -225,7 +263,7 @@ class TFRecordDatasource(Datasource):
 
             def read(group=group) -> Iterable[pa.Table]:
                 for piece in group:
-                    yield from _read_piece(piece, features, compression, on_error, batch_size)
+                    yield from _read_piece(piece, features, compression, on_error, batch_size, raw_column)
 
             kwargs = {"per_task_row_limit": per_task_row_limit} if per_task_row_limit is not None else {}
             try:
@@ -236,7 +274,7 @@ class TFRecordDatasource(Datasource):
 
 
 @renamed_arguments(compression_type="compression")
-def read_tfrecords(
+def read_tfrecords(  # noqa: PLR0913  the datasource's options, and Ray Data's read_datasource arguments passed through
     paths,
     features: Mapping | tuple | bool | None = None,
     *,
@@ -247,6 +285,7 @@ def read_tfrecords(
     infer_records: int = 1000,
     min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
     use_index: bool = True,
+    raw: bool = False,
     override_num_blocks: int | None = None,
     concurrency: int | None = None,
     ray_remote_args: dict | None = None,
@@ -256,8 +295,9 @@ def read_tfrecords(
     Columns are the features in name order: a ``FixedLenFeature`` of shape
     ``[]`` is a scalar column, other shapes fixed-size lists, ``VarLenFeature``
     / ``RaggedFeature`` list columns, strings ``binary``. ``features=None``
-    infers the spec; ``features=False`` gives one ``binary`` column
-    ``"bytes"`` of raw records. CRCs are always checked; ``on_error="skip"``
+    infers the spec; ``raw=True`` gives one ``binary`` column ``"record"``
+    of the records unparsed (``features=False``, deprecated, names it
+    ``"bytes"``). CRCs are always checked; ``on_error="skip"``
     drops damaged records (and records that are not Examples) and goes on.
     ``paths`` are paths, globs or fsspec URLs (``storage_options`` go to
     fsspec). ``override_num_blocks`` sets the number of read tasks: files
@@ -274,6 +314,7 @@ def read_tfrecords(
         infer_records=infer_records,
         min_split_bytes=min_split_bytes,
         use_index=use_index,
+        raw=raw,
     )
     return ray.data.read_datasource(
         source,

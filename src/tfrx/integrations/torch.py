@@ -52,15 +52,15 @@ is raised in the main process, and a worker that dies is an error.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from tfrx.data.dataset import Dataset
-from tfrx.data.shard import shard_pipeline
-from tfrx.data.structure import map_structure
+from tfrx.data._dataset import Dataset
+from tfrx.data._shard import shard_pipeline
+from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
 from tfrx.integrations._shm_ring import PackedBatch, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, for_handoff, handoffs
@@ -99,7 +99,14 @@ def to_tensors(element: Any) -> Any:
     return map_structure(to_tensor, element)
 
 
-def rank_and_world_size(rank: int | None = None, world_size: int | None = None) -> tuple[int, int]:
+class RankAndWorldSize(NamedTuple):
+    """This process's ``rank`` among ``world_size`` processes (unpacks as ``rank, world_size``)."""
+
+    rank: int
+    world_size: int
+
+
+def rank_and_world_size(rank: int | None = None, world_size: int | None = None) -> RankAndWorldSize:
     """Explicit values, else ``torch.distributed``'s when initialised, else ``(0, 1)``."""
     if rank is None or world_size is None:
         dist = torch.distributed
@@ -110,7 +117,7 @@ def rank_and_world_size(rank: int | None = None, world_size: int | None = None) 
     world_size = 1 if world_size is None else int(world_size)
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank must be in [0, world_size), got rank={rank}, world_size={world_size}")
-    return rank, world_size
+    return RankAndWorldSize(rank, world_size)
 
 
 def _unpack_tensors(*args) -> Any:

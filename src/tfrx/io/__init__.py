@@ -10,7 +10,7 @@ imported on first use (the image ones need ``tfrx[image]``).
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import decompressor_backend, detect_compression
-from tfrx.io.options import TFRecordOptions
+from tfrx.io.record_options import TFRecordOptions
 from tfrx.io.data_files import expand_paths
 from tfrx.io import inflate_index as _inflate_index  # noqa: F401  (index.load_index hands GZIP/ZLIB files to it)
 from tfrx.io.paths import open_input, open_output
@@ -71,8 +71,8 @@ _TF_NAMES = {
         "tfrx.parsing",
     ),
     "decode_raw": "tfrx.codec",
-    "serialize_tensor": "tfrx.codec.tensor_proto",
-    "parse_tensor": "tfrx.codec.tensor_proto",
+    "serialize_tensor": "tfrx.codec._tensor_proto",
+    "parse_tensor": "tfrx.codec._tensor_proto",
     "read_file": "tfrx.io.gfile",
     "write_file": "tfrx.io.gfile",
     **dict.fromkeys(

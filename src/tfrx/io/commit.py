@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from tfrx.io.paths import with_options
 from tfrx.io.sidecars import journal_path, manifest_path, sidecar_path
@@ -39,6 +40,13 @@ from tfrx.io.writer import TFRecordWriter
 __all__ = ["commit_shards", "part_path", "shard_name", "sync_part", "discard_parts"]
 
 TFDS_TEMPLATE = "{prefix}.tfrecord-{index:05d}-of-{total:05d}"
+
+
+class CommittedShards(NamedTuple):
+    """What :func:`commit_shards` did: the shards' final ``paths`` and their ``manifest`` (unpacks as a pair)."""
+
+    paths: list[str]
+    manifest: dict
 
 
 def shard_name(prefix: str, index: int, total: int, naming: str = "tfds") -> str:
@@ -91,6 +99,41 @@ def _before_step(step: str) -> None:
     """Called before each step of a commit; tests replace it to stop a commit there."""
 
 
+def _key(fs, path) -> str:
+    """``path`` as ``fs`` names it (no protocol)."""
+    return fs._strip_protocol(str(path))
+
+
+def _clear(finals: list[str], fs) -> None:
+    """Removes what holds the final names now (shards of an earlier run)."""
+    for final in finals:
+        if fs is not None:
+            if fs.exists(_key(fs, final)):
+                fs.rm(_key(fs, final))
+        else:
+            try:
+                os.remove(final)
+            except FileNotFoundError:
+                pass
+
+
+def _move(parts: Sequence[tuple[str | None, int]], finals: list[str], compression: str | None, fs) -> list[dict]:
+    """Moves each part to its final name (an empty shard for a ``None`` part); the manifest's entries."""
+    remote = fs is not None
+    entries: list[dict] = []
+    for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
+        _before_step(f"move {i}")
+        if tmp is None:  # padding: an empty (valid) shard
+            TFRecordWriter(final, compression=compression).close()
+        elif remote:
+            fs.mv(_key(fs, tmp), _key(fs, final))
+        else:
+            os.replace(tmp, final)
+        size = int(fs.size(_key(fs, final))) if remote else os.path.getsize(final)
+        entries.append({"name": _basename(final, remote), "records": int(records), "bytes": size})
+    return entries
+
+
 def commit_shards(
     parts: Sequence[tuple[str | None, int]],
     prefix: str,
@@ -102,13 +145,13 @@ def commit_shards(
     manifest: bool = True,
     build_index: Callable | None = None,
     sync: bool = True,
-) -> tuple[list[str], dict]:
+) -> CommittedShards:
     """Moves finished shards to their final names, in the crash-detectable order above.
 
     ``parts``: one ``(temporary path, records)`` per shard in order; a
     ``None`` path makes an empty shard (padding up to a shard count). ``fs``
     is the fsspec filesystem of a URL ``prefix`` (``None`` for local paths).
-    Returns the final paths and the manifest (written when ``manifest``).
+    Returns :class:`CommittedShards`: the final paths and the manifest (written when ``manifest``).
     """
 
     remote = fs is not None
@@ -119,9 +162,6 @@ def commit_shards(
     directory = (str(prefix).rpartition("/")[0] if remote else os.path.dirname(prefix)) or "."
     base = _basename(prefix, remote)
 
-    def key(p: str) -> str:
-        return fs._strip_protocol(str(p))
-
     journal = journal_path(prefix)
     _before_step("journal")
     _write_json(
@@ -129,26 +169,8 @@ def commit_shards(
     )
 
     _before_step("clear")
-    for final in finals:
-        if remote:
-            if fs.exists(key(final)):
-                fs.rm(key(final))
-        else:
-            try:
-                os.remove(final)
-            except FileNotFoundError:
-                pass
-    entries: list[dict] = []
-    for i, ((tmp, records), final) in enumerate(zip(parts, finals)):
-        _before_step(f"move {i}")
-        if tmp is None:  # padding: an empty (valid) shard
-            TFRecordWriter(final, compression=compression).close()
-        elif remote:
-            fs.mv(key(tmp), key(final))
-        else:
-            os.replace(tmp, final)
-        size = int(fs.size(key(final))) if remote else os.path.getsize(final)
-        entries.append({"name": _basename(final, remote), "records": int(records), "bytes": size})
+    _clear(finals, fs)
+    entries = _move(parts, finals, compression, fs)
     if sync and not remote:
         _fsync_dir(directory)
     if build_index is not None:
@@ -170,7 +192,7 @@ def commit_shards(
         _write_json(manifest_path(prefix), info, fs, sync)
     _before_step("unjournal")
     if remote:
-        fs.rm(key(journal))
+        fs.rm(_key(fs, journal))
     else:
         os.remove(journal)
         try:  # the sidecar folder, when nothing is left in it (no manifest, no index)
@@ -178,7 +200,7 @@ def commit_shards(
         except OSError:
             if sync:
                 _fsync_dir(os.path.dirname(journal))
-    return [str(f) if not remote else f for f in finals], info
+    return CommittedShards([str(f) if not remote else f for f in finals], info)
 
 
 def _basename(path: str, remote: bool) -> str:

@@ -301,33 +301,39 @@ class DecompressingReader:
         self._member_out = 0
         self._member_started = False
 
+    def _next_member(self) -> bool:
+        """At the end of a zlib stream or gzip member: starts the next gzip member, or ends the stream
+        (False) at the end of the input or of its zero padding; anything else after a stream is an error."""
+        rest = self._d.unused_data + self._input
+        self._input = rest
+        if not rest:
+            self._fill_input()
+            rest = self._input
+        if not rest:
+            self._done = True
+            return False
+        if self._compression != "GZIP":
+            raise self._error("unexpected bytes after the end of the zlib stream")
+        if not rest.strip(b"\x00"):
+            # Zero padding after the last member (as block writers leave) ends the stream.
+            self._input = b""
+            while not self._input_eof:
+                self._fill_input()
+                if self._input.strip(b"\x00"):
+                    raise self._error("unexpected bytes after zero padding")
+                self._input = b""
+            self._done = True
+            return False
+        self._d = self._backend.decompressobj(self._wbits)  # the next gzip member
+        self._member_started = False
+        self._member_start = self._raw_read - len(rest)
+        self._member_out = 0
+        return True
+
     def _inflate(self) -> bytes:
         while not self._done:
-            if self._d.eof:
-                rest = self._d.unused_data + self._input
-                self._input = rest
-                if not rest:
-                    self._fill_input()
-                    rest = self._input
-                if not rest:
-                    self._done = True
-                    break
-                if self._compression != "GZIP":
-                    raise self._error("unexpected bytes after the end of the zlib stream")
-                if not rest.strip(b"\x00"):
-                    # Zero padding after the last member (as block writers leave) ends the stream.
-                    self._input = b""
-                    while not self._input_eof:
-                        self._fill_input()
-                        if self._input.strip(b"\x00"):
-                            raise self._error("unexpected bytes after zero padding")
-                        self._input = b""
-                    self._done = True
-                    break
-                self._d = self._backend.decompressobj(self._wbits)  # the next gzip member
-                self._member_started = False
-                self._member_start = self._raw_read - len(rest)
-                self._member_out = 0
+            if self._d.eof and not self._next_member():
+                break
             self._fill_input()
             if not self._input and self._input_eof and not self._member_started:
                 self._done = True  # an empty file

@@ -134,14 +134,18 @@ def record_error(
     compressed: str = "",
     no_header_in: int = 0,
     head: bytes = b"",
+    hint: str = _SKIP_HINT,
 ) -> CorruptRecordError:
     """The error for the record at stream ``offset`` that ``scan`` stopped on.
 
-    ``present``: the bytes of the stream from ``offset`` on; ``shrunk_by``: what
-    the file lost while it was read; ``compressed``: the kind of compression
-    the stream's first bytes show although it is read as uncompressed;
-    ``no_header_in``: the first header is bad and no valid one starts in the
-    stream's first ``no_header_in`` bytes (``head``: its first bytes).
+    The one place a scan status becomes an error, for the readers and the
+    index alike. ``present``: the bytes of the stream from ``offset`` on;
+    ``shrunk_by``: what the file lost while it was read; ``compressed``: the
+    kind of compression the stream's first bytes show although it is read as
+    uncompressed; ``no_header_in``: the first header is bad and no valid one
+    starts in the stream's first ``no_header_in`` bytes (``head``: its first
+    bytes); ``hint``: what the caller can do about damage (the readers'
+    default: skip it with ``on_error``).
     """
     status, length, expected, actual = scan.status, scan.length, scan.expected, scan.actual
     where = f"in {name!r}, record {record_index} at byte {offset}"
@@ -162,7 +166,7 @@ def record_error(
         )
     if status == ScanStatus.LENGTH_CRC and no_header_in:
         return CorruptRecordError(
-            _not_tfrecord(name, expected, actual, no_header_in, present, head),
+            _not_tfrecord(name, expected, actual, no_header_in, present, head, hint),
             path=name,
             record_index=record_index,
             offset=offset,
@@ -172,7 +176,7 @@ def record_error(
         )
     if status == ScanStatus.LENGTH_CRC:
         return CorruptRecordError(
-            f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
+            f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {hint}",
             path=name,
             record_index=record_index,
             offset=offset,
@@ -183,7 +187,7 @@ def record_error(
     if status == ScanStatus.DATA_CRC:
         return CorruptRecordError(
             f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
-            f"expected {_hex(expected)}, got {_hex(actual)}); {_SKIP_HINT}",
+            f"expected {_hex(expected)}, got {_hex(actual)}); {hint}",
             path=name,
             record_index=record_index,
             offset=offset,
@@ -202,7 +206,7 @@ def record_error(
     kind = "bogus_length" if present >= HEADER_BYTES and length >= _BOGUS_LENGTH else "truncated"
     label = "impossible record length" if kind == "bogus_length" else "truncated record"
     return CorruptRecordError(
-        f"{label} {where} ({detail}); {_SKIP_HINT}",
+        f"{label} {where} ({detail}); {hint}",
         path=name,
         record_index=record_index,
         offset=offset,
@@ -236,7 +240,9 @@ def _looks_like(head: bytes) -> str:
     return "; it looks like text" if text and all(c.isprintable() or c in "\t\r\n" for c in text) else ""
 
 
-def _not_tfrecord(name: str | None, expected: int, actual: int, searched: int, present: int, head: bytes) -> str:
+def _not_tfrecord(
+    name: str | None, expected: int, actual: int, searched: int, present: int, head: bytes, hint: str
+) -> str:
     whole = searched >= present
     where = "anywhere in it" if whole else f"in its first {searched} bytes"
     message = (
@@ -244,6 +250,8 @@ def _not_tfrecord(name: str | None, expected: int, actual: int, searched: int, p
         f"{_hex(expected)}, got {_hex(actual)}) and no valid record header starts {where}{_looks_like(head)}; "
         "check the path (and the compression, if it is compressed)"
     )
+    if hint != _SKIP_HINT:  # a caller that cannot skip (the index) gives its own advice
+        return f"{message}; {hint}"
     if whole:
         return message + ' (on_error="skip" would read no record from it)'
     return message + '; if it is a TFRecord file whose start is damaged, pass on_error="skip" to read what follows'

@@ -30,14 +30,22 @@ counting the 16 framing bytes.
 
 A GZIP or ZLIB file's record index (offsets in its uncompressed stream) is
 kept in its checkpoint index (:mod:`tfrx.io.inflate_index`, ``.tfrxzidx``
-beside where the record index would be), which also makes reading a record
-inflate at most one checkpoint interval.
+in the index cache beside the record indexes), which also makes reading a
+record inflate at most one checkpoint interval.
 
-Indexes are cached in the hidden folder ``.tfrx/`` beside the data file (see
-:mod:`tfrx.io.sidecars`: no glob written for data files matches them) or,
-when its folder is read-only (or the file is remote), under
-``$TFRX_CACHE_DIR`` (default ``~/.cache/tfrx``). An index beside the file as
-earlier versions wrote it (``<file>.tfrxidx``) is still read.
+Reading never writes into the data's folder: indexes tfrx builds on its own
+are cached in the user's cache directory (:func:`index_cache_dir`:
+``$TFRX_CACHE_DIR``, else ``$XDG_CACHE_HOME/tfrx``, else ``~/.cache/tfrx``),
+under a name made of the file's absolute path or URL, its size and its
+modification time (an object's ETag or generation), so a changed file is
+indexed again. An index beside the data, in the hidden folder ``.tfrx/``
+(see :mod:`tfrx.io.sidecars`: no glob written for data files matches it),
+is written only when asked for (``sidecar=True``, ``tfrx index``,
+``ShardedWriter(index=True)``), and read first whenever it is there and
+valid, as is one beside the file as earlier versions wrote it
+(``<file>.tfrxidx``). A location that cannot be written (a read-only folder
+or file system) is never an error: the index is kept in the cache instead,
+or only in memory, with a warning.
 """
 
 from __future__ import annotations
@@ -47,18 +55,23 @@ import mmap
 import os
 import struct
 import threading
+import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from tfrx import _native
+from tfrx._progress import progress_bar
 from tfrx._native import ScanStatus
-from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
+from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
 from tfrx.io.compression import detect_compression
+from tfrx.io.damage import record_error
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, open_input
+from tfrx.io.paths import is_url, open_input, with_options
 from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
+from tfrx.options import ProgressOption, check_progress
 
 __all__ = [
     "RecordIndex",
@@ -253,28 +266,75 @@ class RecordIndex:
 
 # ---------------------------------------------------------------- locations
 def index_cache_dir() -> str:
-    """Where indexes go when a data file's folder is not writable: ``$TFRX_CACHE_DIR`` or ``~/.cache/tfrx``."""
-    root = os.environ.get("TFRX_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tfrx")
+    """Where tfrx caches the indexes it builds: ``index/`` under ``$TFRX_CACHE_DIR``, else under
+    ``$XDG_CACHE_HOME/tfrx`` (an absolute path), else under ``~/.cache/tfrx``."""
+    root = os.environ.get("TFRX_CACHE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        # The XDG base directory spec: a relative $XDG_CACHE_HOME is invalid and ignored.
+        base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "tfrx")
     return os.path.join(root, "index")
 
 
-def _cached_name(path: str) -> str:
+# fsspec's info() keys that change when an object is rewritten, most specific first
+_VERSION_KEYS = (
+    "ETag",
+    "etag",
+    "generation",
+    "md5Hash",
+    "mtime",
+    "LastModified",
+    "last_modified",
+    "updated",
+    "created",
+)
+
+
+def _file_version(path: str) -> str:
+    """What changes when the file is rewritten: its size and mtime (an object's size and ETag/generation)."""
+    if is_url(path):
+        from tfrx.io.paths import url_to_fs
+
+        fs, p = url_to_fs(path)
+        info = fs.info(p)
+        tag = next((info[k] for k in _VERSION_KEYS if info.get(k) is not None), "")
+        return f"{info.get('size')}:{tag}"
+    st = os.stat(path)
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _path_key(path: str) -> str:
     key = path if is_url(path) else os.path.abspath(path)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return f"{digest}-{os.path.basename(path.rstrip('/'))}{SUFFIX}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def default_index_path(path: str, *, cache_dir: str | None = None) -> str:
-    """Where the ``"tfrx"`` index of ``path`` is kept: beside it when that folder is writable, else the cache."""
+def _cached_name(path: str, version: str | None = None, suffix: str = SUFFIX) -> str:
+    version = _file_version(path) if version is None else version
+    stamp = hashlib.sha256(version.encode()).hexdigest()[:8]
+    return f"{_path_key(path)}-{stamp}-{os.path.basename(path.rstrip('/'))}{suffix}"
+
+
+def _prune_cache(kept: str, path: str) -> None:
+    """Removes the cached indexes of earlier versions of ``path`` (same path key and name, other stamp)."""
+    folder, name = os.path.split(kept)
+    head, tail = f"{_path_key(path)}-", name[len(_path_key(path)) + 10 :]
+    try:
+        for other in os.listdir(folder):
+            if other != name and other.startswith(head) and other.endswith(tail):
+                os.remove(os.path.join(folder, other))
+    except OSError:
+        pass  # a cache that cannot be tidied is still a cache
+
+
+def default_index_path(path: str, *, cache_dir: str | None = None, sidecar: bool = False) -> str:
+    """Where the ``"tfrx"`` index of ``path`` is kept: in ``cache_dir`` (default :func:`index_cache_dir`),
+    under a name made of the file's absolute path or URL, size and mtime (ETag or generation for objects);
+    with ``sidecar=True``, beside the file in ``.tfrx/<file>.tfrxidx``. ``path`` must exist (unless ``sidecar``)."""
     path = os.fsdecode(os.fspath(path))
-    if cache_dir is not None:
-        return os.path.join(cache_dir, _cached_name(path))
-    if not is_url(path):
-        beside = index_sidecar(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        if os.path.exists(beside) or os.access(folder, os.W_OK):
-            return beside
-    return os.path.join(index_cache_dir(), _cached_name(path))
+    if sidecar:
+        return index_sidecar(path)
+    return os.path.join(index_cache_dir() if cache_dir is None else cache_dir, _cached_name(path))
 
 
 # ---------------------------------------------------------------- building
@@ -318,46 +378,29 @@ def _compressed_error(path: str, kind: str) -> CompressedFileError:
     )
 
 
-def _damage(path: str, scan: _native.ScanResult, offset: int, count: int) -> CorruptRecordError:
-    expected, actual, length, need = scan.expected, scan.actual, scan.length, scan.need
-    if scan.status == ScanStatus.LENGTH_CRC:
-        return CorruptRecordError(
-            f"length CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x}); the file is damaged and cannot be indexed past this record",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="length_crc",
-            expected=expected,
-            actual=actual,
-        )
-    if scan.status == ScanStatus.DATA_CRC:
-        return CorruptRecordError(
-            f"data CRC mismatch in {path!r}, record {count} at byte {offset} (expected 0x{expected:08x}, "
-            f"got 0x{actual:08x})",
-            path=path,
-            record_index=count,
-            offset=offset,
-            kind="data_crc",
-            expected=expected,
-            actual=actual,
-        )
-    return CorruptRecordError(
-        f"truncated record in {path!r}, record {count} at byte {offset} (length {length}, {need} bytes "
-        f"missing); the file ends inside a record",
-        path=path,
-        record_index=count,
-        offset=offset,
-        kind="truncated",
-        expected=need,
-        actual=0,
-    )
+_INDEX_HINT = "the file is damaged and cannot be indexed past this record (`tfrx verify` lists its damaged regions)"
 
 
 def _scan_buffer(buf, path: str, verify: bool, base: int, count: int, final: bool):
     scan = _native.scan_records(buf, verify)
     if scan.status not in (ScanStatus.END, ScanStatus.NEED_MORE) or (scan.status == ScanStatus.NEED_MORE and final):
-        raise _damage(path, scan, base + scan.offset, count + len(scan.starts))
+        offset = base + scan.offset
+        searched, head = 0, b""
+        if scan.status == ScanStatus.LENGTH_CRC and offset == 0:
+            # As the readers do: a bad first header and no valid one in the first 4 MiB: not a TFRecord file.
+            with memoryview(buf)[: 4 << 20] as start:
+                if _native.find_header(start, 1) < 0:
+                    searched, head = len(start), bytes(start[:16])
+        raise record_error(
+            scan,
+            name=path,
+            record_index=count + len(scan.starts),
+            offset=offset,
+            present=len(buf) - scan.offset,
+            no_header_in=searched,
+            head=head,
+            hint=_INDEX_HINT,
+        )
     return scan.starts - HEADER_BYTES + base, scan.consumed
 
 
@@ -420,17 +463,38 @@ def _check_uncompressed(path: str, head: bytes) -> None:
         raise _compressed_error(path, kind)
 
 
-def scan_index(path, *, verify: bool = False, progress=None) -> RecordIndex:
+def scan_index(
+    path,
+    *,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
+) -> RecordIndex:
     """The index of ``path`` computed from its framing (length CRCs; data CRCs too when ``verify``).
 
-    ``progress(bytes_scanned, file_size)``, when given, is called as the scan
-    goes (every 256 MiB or so).
+    ``progress`` (see :mod:`tfrx.options`; default ``False``): a bar, or a
+    callable told a :class:`tfrx.Progress` of the bytes scanned (unit ``"B"``,
+    ``total`` the file size) every 256 MiB or so. ``storage_options`` go to the
+    fsspec filesystem of a URL.
     """
-    path = os.fsdecode(os.fspath(path))
+    return _scan_index(_path(path, storage_options), verify, progress, "scan_index")
+
+
+def _path(path, storage_options: dict | None) -> str:
+    """``path`` as a string; a URL carrying ``storage_options`` (and the files named after it too)."""
+    return with_options(os.fsdecode(os.fspath(path)), storage_options)
+
+
+def _scan_index(path: str, verify: bool, progress, where: str) -> RecordIndex:
+    old = check_progress(progress, where=where, old_shape="progress(bytes_scanned, file_size)", stacklevel=4)
     size, mtime = _stat(path)
     head = _read_range(path, 0, _FINGERPRINT_BYTES) if size else b""
     _check_uncompressed(path, head)
-    offsets = _scan(path, size, verify, progress)
+    if old:
+        offsets = _scan(path, size, verify, progress)
+    else:
+        with progress_bar(size, desc="index", unit="B", enabled=progress) as bar:
+            offsets = _scan(path, size, verify, (lambda done, _size: bar.update(done - bar.n)) if bar.active else None)
     return RecordIndex(path, offsets, size, mtime_ns=mtime, fingerprint=_fingerprint(path, size, head))
 
 
@@ -456,58 +520,86 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
 
 
 def build_index(
-    path, *, index_path=None, format: str = "tfrx", cache_dir: str | None = None, verify: bool = False, progress=None
+    path,
+    *,
+    index_path=None,
+    format: str = "tfrx",
+    cache_dir: str | None = None,
+    sidecar: bool = False,
+    verify: bool = False,
+    progress: ProgressOption | Callable[[int, int], Any] = False,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """Scans ``path`` and writes its index; returns the :class:`RecordIndex`.
 
-    The index goes to ``index_path``, or for ``format="tfrx"`` beside the file
-    (``.tfrx/<file>.tfrxidx``) when its folder is writable, else under ``cache_dir``
-    (default :func:`index_cache_dir`). ``format="dali"`` writes the text index of
-    DALI's ``tfrecord2idx`` / the ``tfrecord`` package (``.tfrx/<file>.idx`` by
-    default). Only framing is read: length CRCs are always checked, data CRCs
-    when ``verify``. A local GZIP/ZLIB file gets a checkpoint index instead
-    (:func:`tfrx.io.inflate_index.build_inflate_index`, where the record index would go); given
+    The index goes to ``index_path``, else to the index cache (``cache_dir``,
+    default :func:`index_cache_dir`; nothing is written beside the data), else,
+    with ``sidecar=True``, beside the file in ``.tfrx/<file>.tfrxidx``
+    (``.tfrx/<file>.idx`` for ``format="dali"``, the text index of DALI's
+    ``tfrecord2idx`` / the ``tfrecord`` package). When that location cannot be
+    written (a read-only folder), the index goes to the cache, or stays in
+    memory, with a warning; only an explicit ``index_path`` raises. Only
+    framing is read: length CRCs are always checked, data CRCs when ``verify``.
+    A local GZIP/ZLIB file gets a checkpoint index instead
+    (:func:`tfrx.io.inflate_index.build_inflate_index`, in the index cache); given
     ``index_path`` or ``format="dali"``, or remote, it raises :class:`CompressedFileError`.
-    ``progress(bytes_scanned, file_size)`` is called as the scan goes.
+    ``progress`` reports the scan as :func:`scan_index`'s does; ``storage_options``
+    go to the fsspec filesystem of a URL (its index's too).
     """
-    path = os.fsdecode(os.fspath(path))
+    path = _path(path, storage_options)
+    if format not in ("tfrx", "dali"):
+        raise ValueError(f'format must be "tfrx" or "dali", got {format!r}')
+    version = _file_version(path) if index_path is None else None  # before the scan: a change meanwhile misses
     try:
-        index = scan_index(path, verify=verify, progress=progress)
+        index = _scan_index(path, verify, progress, "build_index")
     except CompressedFileError:
         if index_path is not None or format != "tfrx" or is_url(path):
             raise
         return _compressed_records(path, cache_dir, rebuild=True)
-    if index_path is None:
-        if format == "dali":
-            index_path = (
-                sidecar_path(path, ".idx")
-                if cache_dir is None
-                else os.path.join(cache_dir, _cached_name(path)[: -len(SUFFIX)] + ".idx")
-            )
-        else:
-            index_path = default_index_path(path, cache_dir=cache_dir)
-    try:
+    if index_path is not None:
         write_index(index, index_path, format=format)
-    except PermissionError:
-        if format != "tfrx" or cache_dir is not None:
-            raise
-        write_index(index, os.path.join(index_cache_dir(), _cached_name(path)), format=format)
+        return index
+    suffix = SUFFIX if format == "tfrx" else ".idx"
+    cached = os.path.join(index_cache_dir() if cache_dir is None else cache_dir, _cached_name(path, version, suffix))
+    places = [sidecar_path(path, suffix), cached] if sidecar else [cached]
+    failed = []
+    for where in places:
+        try:
+            write_index(index, where, format=format)
+        except OSError as e:
+            failed.append(f"{where!r} ({e.strerror or e})")
+            continue
+        if where is cached:
+            _prune_cache(cached, path)
+        if failed:
+            warnings.warn(
+                f"could not write the index of {path!r} beside it: {failed[0]}; it is cached in {where!r} instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return index
+    warnings.warn(
+        f"could not keep the index of {path!r}: {'; '.join(failed)}; it is used from memory and will be built "
+        f"again next time (set TFRX_CACHE_DIR to a writable folder, or pass cache_dir=)",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     return index
 
 
-# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild)``.
+# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build)``.
 # tfrx.io.inflate_index (which builds on this module, so it cannot be imported here) sets it when
 # imported, and tfrx.io imports it.
-compressed_index_loader: Callable[[str, str | None, bool], RecordIndex] | None = None
+compressed_index_loader: Callable[[str, str | None, bool, bool], RecordIndex] | None = None
 
 
-def _compressed_records(path: str, cache_dir: str | None, *, rebuild: bool) -> RecordIndex:
+def _compressed_records(path: str, cache_dir: str | None, *, rebuild: bool, build: bool = True) -> RecordIndex:
     """The record index of a local GZIP/ZLIB file: offsets in its uncompressed stream, from its checkpoint
-    index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes), loaded, or built when missing,
-    stale or ``rebuild``."""
+    index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes): loaded, or built when missing or
+    stale and ``build`` (else ``FileNotFoundError`` / :class:`StaleIndexError`), or built anew when ``rebuild``."""
     if compressed_index_loader is None:
         raise _compressed_error(path, "GZIP/ZLIB")
-    return compressed_index_loader(path, cache_dir, rebuild)
+    return compressed_index_loader(path, cache_dir, rebuild, build)
 
 
 def _sniff_format(blob: bytes) -> str:
@@ -532,69 +624,98 @@ def _validate(index: RecordIndex, path: str, index_path: str, size: int) -> None
 
 
 def load_index(
-    path, *, index_path=None, format: str | None = None, cache_dir: str | None = None, build: bool = True
+    path,
+    *,
+    index_path=None,
+    format: str | None = None,
+    cache_dir: str | None = None,
+    sidecar: bool = False,
+    build: bool = True,
+    storage_options: dict | None = None,
 ) -> RecordIndex:
     """The index of ``path``, validated against the file.
 
     Reads ``index_path`` (format ``"tfrx"`` or ``"dali"``, sniffed when
-    ``None``), else the cached index (beside the file or in the cache). A
-    missing cached index is built when ``build`` (else ``FileNotFoundError``);
-    a stale cached index is rebuilt. An explicit ``index_path`` that is stale,
-    truncated or another file's raises :class:`StaleIndexError` /
-    :class:`IndexFileError`.
+    ``None``), else the first valid one of: the index beside the file
+    (``.tfrx/<file>.tfrxidx``, then ``<file>.tfrxidx`` as earlier versions
+    wrote it; not looked for when an explicit ``cache_dir`` is given, unless
+    ``sidecar``) and the cached index (in ``cache_dir``, default
+    :func:`index_cache_dir`). When none is valid (missing, stale or damaged)
+    it is built when ``build`` (see :func:`build_index`: into the cache, or
+    beside the file with ``sidecar=True``), else ``FileNotFoundError`` /
+    the error of the invalid one is raised. An explicit ``index_path`` that
+    is stale, truncated or another file's raises :class:`StaleIndexError` /
+    :class:`IndexFileError`. ``storage_options`` go to the fsspec filesystem of a URL.
     """
-    path = os.fsdecode(os.fspath(path))
-    explicit = index_path is not None
-    if not explicit:
-        candidates = [default_index_path(path, cache_dir=cache_dir)]
-        if cache_dir is None:
-            # beside the file as earlier versions wrote it, then the cache
-            candidates[1:1] = [legacy_index_sidecar(path)]
-            candidates.append(os.path.join(index_cache_dir(), _cached_name(path)))
-        if is_url(path):  # an index object beside a remote shard (as ShardedWriter writes it) comes first
-            candidates.insert(0, index_sidecar(path))
-        index_path = next((c for c in candidates if _exists(c)), None)
-        if index_path is None:
-            if not build:
-                raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
-            if not is_url(path) and detect_compression(_read_range(path, 0, HEADER_BYTES)):
-                return _compressed_records(path, cache_dir, rebuild=False)
-            return build_index(path, cache_dir=cache_dir)
-    index_path = os.fsdecode(os.fspath(index_path))
+    path = _path(path, storage_options)
+    if index_path is not None:
+        return _read_index(path, _path(index_path, getattr(path, "storage_options", None)), format)
+
+    def candidates():
+        if cache_dir is None or sidecar:
+            yield index_sidecar(path)
+            yield legacy_index_sidecar(path)
+        yield default_index_path(path, cache_dir=cache_dir)  # names the file's version: computed only when needed
+
+    invalid: IndexFileError | None = None
+    for k, candidate in enumerate(candidates()):
+        if not _exists(candidate):
+            continue
+        try:
+            index = _read_index(path, candidate, format)
+        except IndexFileError as e:
+            invalid = invalid or e
+            continue
+        if sidecar and k == 2:  # asked for beside the data but found in the cache: put a copy there
+            try:
+                write_index(index, index_sidecar(path))
+            except OSError:
+                pass  # read-only: build_index warned when it cached this one
+        return index
+    if invalid is None and not is_url(path) and detect_compression(_read_range(path, 0, HEADER_BYTES)):
+        return _compressed_records(path, cache_dir, rebuild=False, build=build)
+    if not build:
+        if invalid is not None:
+            raise invalid
+        raise FileNotFoundError(f"no index for {path!r}; build one with tfrx.build_index({path!r})")
+    return build_index(path, cache_dir=cache_dir, sidecar=sidecar)
+
+
+def _read_index(path: str, index_path: str, format: str | None) -> RecordIndex:
     with open_input(index_path) as f:
         blob = f.read()
     size, _ = _stat(path)
     fmt = format or _sniff_format(blob)
-    try:
-        if fmt == "tfrx":
-            index = RecordIndex.from_bytes(blob, path=path, index_path=index_path)
-        elif fmt == "dali":
-            index = RecordIndex.from_dali(blob, path=path, index_path=index_path)
-            if len(index) and index.file_size != size:
-                raise StaleIndexError(
-                    f"index {index_path!r} is stale: its last record ends at byte {index.file_size} but "
-                    f"{path!r} has {size} bytes; {_rebuild_hint(path)}",
-                    index_path=index_path,
-                    path=path,
-                )
-            index.file_size = size
-        else:
-            raise ValueError(f'format must be "tfrx", "dali" or None, got {format!r}')
-        if fmt == "tfrx":
-            _validate(index, path, index_path, size)
-    except IndexFileError:
-        if explicit or not build:
-            raise
-        return build_index(path, cache_dir=cache_dir)
+    if fmt == "tfrx":
+        index = RecordIndex.from_bytes(blob, path=path, index_path=index_path)
+        _validate(index, path, index_path, size)
+    elif fmt == "dali":
+        index = RecordIndex.from_dali(blob, path=path, index_path=index_path)
+        if len(index) and index.file_size != size:
+            raise StaleIndexError(
+                f"index {index_path!r} is stale: its last record ends at byte {index.file_size} but "
+                f"{path!r} has {size} bytes; {_rebuild_hint(path)}",
+                index_path=index_path,
+                path=path,
+            )
+        index.file_size = size
+    else:
+        raise ValueError(f'format must be "tfrx", "dali" or None, got {format!r}')
     return index
 
 
 def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[RecordIndex]:
-    """Indexes for a list of files: ``index`` may be ``None`` (cached/built), a list of
-    :class:`RecordIndex` or of index file paths, or a function ``path -> index path``."""
+    """Indexes for a list of files: ``index`` may be ``None`` (cached/built), ``"sidecar"`` (built when
+    missing into ``.tfrx/`` beside each file), a list of :class:`RecordIndex` or of index file paths,
+    or a function ``path -> index path``."""
     files = [os.fsdecode(os.fspath(p)) for p in paths]
-    if index is None:
-        return [load_index(p, cache_dir=cache_dir) for p in files]
+    sidecar = isinstance(index, str) and index == "sidecar"
+    if index is None or sidecar:
+        return [load_index(p, cache_dir=cache_dir, sidecar=sidecar) for p in files]
+    if isinstance(index, str):
+        raise ValueError(
+            f'index must be None, "sidecar", a list of indexes or index paths, or a function, got {index!r}'
+        )
     if callable(index):
         return [load_index(p, index_path=index(p)) for p in files]
     items = list(index)
@@ -609,10 +730,13 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     return out
 
 
-def count_records(paths, *, cache_dir: str | None = None, require_all_shards: bool = True) -> int:
+def count_records(
+    paths, *, cache_dir: str | None = None, require_all_shards: bool = True, storage_options: dict | None = None
+) -> int:
     """Total records in ``paths`` (paths, globs), from their indexes (built and cached when missing).
 
     A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set unless ``require_all_shards=False``.
+    ``storage_options`` go to the fsspec filesystem of URLs.
     """
-    files = expand_paths(paths, require_all_shards=require_all_shards)
+    files = expand_paths(paths, require_all_shards=require_all_shards, storage_options=storage_options)
     return sum(len(load_index(p, cache_dir=cache_dir)) for p in files)

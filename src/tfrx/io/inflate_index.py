@@ -498,10 +498,10 @@ class CheckpointStream:
         self.reader.close()
 
 
-def _compressed_records(path: str, cache_dir: str | None, rebuild: bool) -> RecordIndex:
+def _compressed_records(path: str, cache_dir: str | None, rebuild: bool, build: bool) -> RecordIndex:
     if rebuild:
         return build_inflate_index(path, cache_dir=cache_dir).records
-    return load_inflate_index(path, cache_dir=cache_dir).records
+    return load_inflate_index(path, cache_dir=cache_dir, build=build).records
 
 
 # tfrx.io.index's load_index / build_index hand local GZIP/ZLIB files over to this module.

@@ -39,6 +39,7 @@ from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
 from tfrx.io.paths import is_url, local_size, open_input, url_to_fs
 from tfrx.io.positions import RecordPosition
 from tfrx.io.reader import RecordReader
+from tfrx.options import normalize_compression
 
 __all__ = [
     "DEFAULT_MIN_SPLIT_BYTES",
@@ -193,7 +194,7 @@ def plan_ranges(
     sources: Sequence,
     *,
     num_ranges: int,
-    compression: str = "auto",
+    compression: str | None = "auto",
     min_split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
     use_index: bool = True,
 ) -> list[RecordRange]:
@@ -207,6 +208,7 @@ def plan_ranges(
     """
     if num_ranges < 0:
         raise ValueError(f"num_ranges must be >= 0, got {num_ranges}")
+    compression = normalize_compression(compression, allow_auto=True)
     sizes = [file_size(s) for s in sources]
     total = sum(s for s in sizes if s is not None)
     target = max(int(min_split_bytes), math.ceil(total / num_ranges) if num_ranges > 0 else total) or 1

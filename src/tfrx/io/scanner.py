@@ -328,6 +328,35 @@ class FileScanner:
             self._record_bytes = -(-consumed // count)
             self._largest = max(self._largest, largest + FRAMING_BYTES)
 
+    def _read_rest_of_batch(self, scan, max_records: int, max_bytes: int) -> bool:
+        """For an exact batch: reads on (True) when ``scan`` stopped short of the batch only because the
+        buffer ended, learning the record sizes on the way."""
+        self._learn(len(scan.starts), scan.consumed, int(scan.lengths.max()))
+        short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
+        if short and len(scan.starts) < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
+            rest = (max_records - len(scan.starts)) * self._record_bytes + 2 * self._largest
+            self._fill(max(int(scan.need), rest), in_place=True)
+            return True
+        return False
+
+    def _after_empty_scan(self, scan, exact: bool) -> bool:
+        """What a scan that found no record leads to: more bytes read, or a damaged region entered (True:
+        scan again), or the end of the range (False)."""
+        if scan.status == ScanStatus.LIMIT:  # stop_offset reached
+            self._close_region(self._end)
+            self._finished = True
+            return False
+        if scan.status == ScanStatus.NEED_MORE and not self._eof:
+            if self._remaining is None or scan.need <= self._remaining:
+                self._fill(scan.need, in_place=exact)
+                return True
+        if scan.status == ScanStatus.NEED_MORE and self._stream_error is not None and not self._damage.active:
+            self._note_break()  # the record here is cut by the break: its region reports it
+        # A damaged record, or one that needs bytes that do not exist. What was
+        # inflated before a break is searched as a plain file that ends there.
+        self._damaged(scan)
+        return True
+
     def next_batch(self, max_records: int = -1, max_bytes: int = -1, exact: bool = False) -> RecordBatch | None:
         """The next records; ``exact`` reads on until ``max_records`` records (or ``max_bytes``) are
         buffered, so the batch is short only where the file (or a damaged region) ends."""
@@ -356,31 +385,11 @@ class FileScanner:
                 # Inside a damaged region a candidate counts only when its data CRC holds too.
                 scan = _native.scan_records(span, self._verify or self._damage.active, max_records, max_bytes, stop)
                 if len(scan.starts):
-                    if exact:
-                        self._learn(len(scan.starts), scan.consumed, int(scan.lengths.max()))
-                        short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
-                        if (
-                            short
-                            and len(scan.starts) < max_records
-                            and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes)
-                        ):
-                            rest = (max_records - len(scan.starts)) * self._record_bytes + 2 * self._largest
-                            self._fill(max(int(scan.need), rest), in_place=True)
-                            continue  # (the records scanned so far are scanned again: rare once sizes are known)
+                    if exact and self._read_rest_of_batch(scan, max_records, max_bytes):
+                        continue  # (the records scanned so far are scanned again: rare once sizes are known)
                     return self._emit(scan.starts, scan.lengths, scan.consumed)
-                if scan.status == ScanStatus.LIMIT:  # stop_offset reached
-                    self._close_region(self._end)
-                    self._finished = True
+                if not self._after_empty_scan(scan, exact):
                     return None
-                if scan.status == ScanStatus.NEED_MORE and not self._eof:
-                    if self._remaining is None or scan.need <= self._remaining:
-                        self._fill(scan.need, in_place=exact)
-                        continue
-                if scan.status == ScanStatus.NEED_MORE and self._stream_error is not None and not self._damage.active:
-                    self._note_break()  # the record here is cut by the break: its region reports it
-                # A damaged record, or one that needs bytes that do not exist. What was
-                # inflated before a break is searched as a plain file that ends there.
-                self._damaged(scan)
                 continue
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:

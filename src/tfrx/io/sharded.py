@@ -11,7 +11,7 @@ import numpy as np
 from tfrx.errors import TfrxError
 from tfrx.io.batch import RecordBatch
 from tfrx.io.framing import FRAMING_BYTES
-from tfrx.io.options import normalize_compression
+from tfrx.options import normalize_compression
 from tfrx.io.paths import is_url, url_to_fs, with_options
 from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
 from tfrx.io.writer import TFRecordWriter

@@ -105,12 +105,40 @@ class OpenedStream:
     remaining: int | None
 
 
-def _checkpoints(path: str):
-    """The checkpoint index of a local compressed file when one exists and is valid (never built here)."""
+def _resume_at_checkpoint(source, raw, compression: str, start_offset: int, owns: bool) -> OpenedStream | None:
+    """The stream of a local compressed file from ``start_offset``, started at the checkpoint before it,
+    when the file has a valid checkpoint index (never built here); else None."""
+    if not (start_offset and owns and isinstance(source, (str, os.PathLike))) or is_url(os.fspath(source)):
+        return None
     try:
-        return load_inflate_index(path, build=False)
+        index = load_inflate_index(os.fsdecode(os.fspath(source)), build=False)
     except (OSError, TfrxError):
         return None
+    return OpenedStream(CheckpointStream(source, index, start_offset, file=raw), compression, None)
+
+
+def _inflating_stream(
+    source, raw, head: bytes, compression: str, start_offset: int, *, name: str | None, owns: bool
+) -> OpenedStream:
+    """:func:`open_stream` for a compressed stream (``head``: its first bytes, already read from ``raw``)."""
+    if head and _can_seek(raw):
+        # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
+        raw.seek(raw.tell() - len(head))
+        head = b""
+    resumed = _resume_at_checkpoint(source, raw, compression, start_offset, owns)
+    if resumed is not None:
+        return resumed
+    reopen = None
+    if isinstance(source, (str, os.PathLike)):
+        reopen = lambda: open_input(source)  # read again after damage (remote readahead)
+    stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=name, reopen=reopen)
+    if start_offset:
+        skipped = stream.skip(start_offset)
+        if skipped < start_offset:
+            raise ValueError(
+                f"start offset {start_offset} lies past the end of {name!r} ({skipped} uncompressed bytes)"
+            )
+    return OpenedStream(stream, compression, None)
 
 
 def open_stream(
@@ -140,25 +168,7 @@ def open_stream(
             if _plain_after_all(head, compression):
                 compression = ""
     if compression:
-        if head and _can_seek(raw):
-            # Put the sniffed bytes back by seeking: the inflater may need to seek back after damage.
-            raw.seek(raw.tell() - len(head))
-            head = b""
-        if start_offset and owns and isinstance(source, (str, os.PathLike)) and not is_url(os.fspath(source)):
-            index = _checkpoints(os.fsdecode(os.fspath(source)))
-            if index is not None:  # resume at the checkpoint before the start, not from the file's start
-                return OpenedStream(CheckpointStream(source, index, start_offset, file=raw), compression, None)
-        reopen = None
-        if isinstance(source, (str, os.PathLike)):
-            reopen = lambda: open_input(source)  # read again after damage (remote readahead)
-        stream = DecompressingReader(_Prefixed(head, raw) if head else raw, compression, name=name, reopen=reopen)
-        if start_offset:
-            skipped = stream.skip(start_offset)
-            if skipped < start_offset:
-                raise ValueError(
-                    f"start offset {start_offset} lies past the end of {name!r} ({skipped} uncompressed bytes)"
-                )
-        return OpenedStream(stream, compression, None)
+        return _inflating_stream(source, raw, head, compression, start_offset, name=name, owns=owns)
     size = local_size(source)
     seekable = size is not None and getattr(raw, "seekable", lambda: False)()
     if seekable:

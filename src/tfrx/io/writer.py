@@ -18,7 +18,8 @@ from tfrx import _native
 from tfrx.io.batch import RecordBatch
 from tfrx.io.compression import make_compressor
 from tfrx.io.framing import FRAMING_BYTES
-from tfrx.io.options import TFRecordOptions, normalize_compression
+from tfrx.io.record_options import TFRecordOptions
+from tfrx.options import normalize_compression
 from tfrx.io.paths import Source, is_url, open_output, source_name
 
 __all__ = ["TFRecordWriter", "write_records"]

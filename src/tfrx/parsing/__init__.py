@@ -1,9 +1,9 @@
 """Spec-driven parsing of serialized Examples and SequenceExamples (tf.io semantics)."""
 
-from tfrx.parsing.arrays import RaggedArray, SparseArray
-from tfrx.parsing.bytes_array import BytesArray
-from tfrx.parsing.infer import infer_features
-from tfrx.parsing.parser import (
+from tfrx.parsing._arrays import RaggedArray, SparseArray
+from tfrx.parsing._bytes_array import BytesArray
+from tfrx.parsing._infer import infer_features
+from tfrx.parsing._parser import (
     ExampleParser,
     SequenceExampleParser,
     parse_example,
@@ -11,7 +11,7 @@ from tfrx.parsing.parser import (
     parse_single_example,
     parse_single_sequence_example,
 )
-from tfrx.parsing.specs import (
+from tfrx.parsing._specs import (
     FixedLenFeature,
     FixedLenSequenceFeature,
     RaggedFeature,

@@ -4,10 +4,10 @@
 needs the ``text`` extra (Hugging Face ``tokenizers``, ``pysbd``).
 """
 
-from tfrx.text.bert import BertDataResult, create_pretraining_data, read
-from tfrx.text.options import BertDataOptions
-from tfrx.text.records import feature_spec
-from tfrx.text.tokenization import BasicTokenizer, FullTokenizer, Vocab, WordpieceTokenizer, load_vocab
+from tfrx.text._bert import BertDataResult, create_pretraining_data, read
+from tfrx.text._bert_options import BertDataOptions
+from tfrx.text._records import feature_spec
+from tfrx.text._tokenization import BasicTokenizer, FullTokenizer, Vocab, WordpieceTokenizer, load_vocab
 
 __all__ = [
     "create_pretraining_data",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.data.tensor_spec import TensorSpec
+from tfrx.data._tensor_spec import TensorSpec
 from tfrx.dtypes import ALL, DType
 from tfrx.tf._tensor import as_tensors, returns_tensors
 

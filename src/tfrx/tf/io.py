@@ -12,7 +12,7 @@ from __future__ import annotations
 from tfrx import codec as _codec
 from tfrx import image as _image
 from tfrx import parsing as _parsing
-from tfrx.codec import tensor_proto as _tensor_proto
+from tfrx.codec import _tensor_proto as _tensor_proto
 from tfrx.io import TFRecordOptions, TFRecordWriter, gfile
 from tfrx.io import gfile as _gfile
 from tfrx.io.gfile import write_file

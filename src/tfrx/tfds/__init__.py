@@ -32,10 +32,10 @@ from tfrx.tfds.features import (
     decode_records,
     parse_spec,
 )
-from tfrx.tfds.info import DatasetInfo, SplitInfo
-from tfrx.tfds.loading import Builder, DataSource, SkipDecoding, builder, load
-from tfrx.tfds.splits import ReadInstruction, even_splits
-from tfrx.tfds.writing import write
+from tfrx.tfds._info import DatasetInfo, SplitInfo
+from tfrx.tfds._loading import Builder, DataSource, SkipDecoding, builder, load
+from tfrx.tfds._splits import ReadInstruction, even_splits, interleave_order
+from tfrx.tfds._writing import write
 
 __all__ = [
     "Audio",
@@ -64,6 +64,7 @@ __all__ = [
     "builder",
     "decode_records",
     "even_splits",
+    "interleave_order",
     "audio",
     "features",
     "load",

@@ -1,15 +1,15 @@
 """Dataset tools: sharded writing, converters, statistics and verification.
 
 Every name is imported on first use: the sharded writer (``tfrx.io.sharded``),
-the converters (``tfrx.tools.convert``), statistics (``tfrx.tools.stats``) and
-verification (``tfrx.tools.verify``).
+the converters (``tfrx.tools.convert``), statistics (``tfrx.tools._stats``) and
+verification (``tfrx.tools._verify``).
 """
 
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 
 if TYPE_CHECKING:
     from tfrx.io.sharded import ShardedWriter, read_manifest, shard_name  # noqa: F401
-    from tfrx.tools.writing import write_examples  # noqa: F401
+    from tfrx.tools._writing import write_examples  # noqa: F401
 
 __all__ = [
     "ShardedWriter",
@@ -30,7 +30,7 @@ __all__ = [
 
 _LAZY = {
     **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest"], "tfrx.io.sharded"),
-    "write_examples": "tfrx.tools.writing",
+    "write_examples": "tfrx.tools._writing",
     **dict.fromkeys(
         [
             "images_to_tfrecord",
@@ -44,8 +44,8 @@ _LAZY = {
         ],
         "tfrx.tools.convert",
     ),
-    "compute_stats": "tfrx.tools.stats",
-    "verify_files": "tfrx.tools.verify",
+    "compute_stats": "tfrx.tools._stats",
+    "verify_files": "tfrx.tools._verify",
 }
 
 __getattr__, __dir__ = lazy_names("tfrx.tools", globals(), _LAZY)

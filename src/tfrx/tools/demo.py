@@ -25,6 +25,7 @@ import os
 import sys
 import tempfile
 import time
+from typing import NamedTuple
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -32,6 +33,21 @@ import numpy as np
 import tfrx
 
 __all__ = ["add_arguments", "fit_torch", "main", "make_images", "softmax_regression"]
+
+
+class Images(NamedTuple):
+    """:func:`make_images`' result: unpacks as ``images, labels``."""
+
+    images: np.ndarray
+    labels: np.ndarray
+
+
+class Training(NamedTuple):
+    """What a training run gives: unpacks as ``losses, accuracy`` (mean loss per epoch, test accuracy)."""
+
+    losses: list[float]
+    accuracy: float
+
 
 CLASSES = 10
 FEATURES = {
@@ -66,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------ data
-def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def make_images(n: int, size: int, seed: int = 0) -> Images:
     """``n`` uint8 images (size, size, 3) and labels; class k is a colour stripe pattern plus noise."""
     rng = np.random.default_rng(seed)
     y, x = np.mgrid[0:size, 0:size].astype(np.float32) / size
@@ -79,7 +95,7 @@ def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     labels = rng.integers(0, CLASSES, n)
     noise = rng.normal(0, 90, (n, size, size, 3)).astype(np.float32)
     images = np.clip(templates[labels] + noise, 0, 255).astype(np.uint8)
-    return images, labels
+    return Images(images, labels)
 
 
 def _write_shards(prefix: str, records: tfrx.RecordBatch, shards: int) -> list[str]:
@@ -130,8 +146,8 @@ def softmax_regression(train, test, dim: int, epochs: int, *, lr: float = 0.1, s
     """Multinomial logistic regression trained with minibatch SGD in NumPy.
 
     ``train`` and ``test`` are re-iterable sources of ``(x, y)`` batches
-    (``x`` float32 (n, dim), ``y`` int labels). Returns (losses per epoch,
-    test accuracy).
+    (``x`` float32 (n, dim), ``y`` int labels). Returns :class:`Training`
+    ``(losses per epoch, test accuracy)``.
     """
     rng = np.random.default_rng(seed)
     w = rng.normal(0, 0.01, (dim, CLASSES)).astype(np.float32)
@@ -156,7 +172,7 @@ def softmax_regression(train, test, dim: int, epochs: int, *, lr: float = 0.1, s
     for x, y in test():
         correct += int(((x @ w + b).argmax(axis=1) == y).sum())
         seen += len(y)
-    return losses, correct / max(seen, 1)
+    return Training(losses, correct / max(seen, 1))
 
 
 def _train_torch(train, test, dim: int, epochs: int, seed: int, log=print):
@@ -177,8 +193,8 @@ def _torch_loop(torch, train, test, dim: int, epochs: int, log):
     return fit_torch(model, train, test, epochs, log=lambda line: log("    " + line))
 
 
-def fit_torch(model, train, test, epochs: int, *, lr: float = 1e-3, log=print) -> tuple[list[float], float]:
-    """Trains a PyTorch classifier with Adam and cross-entropy; returns (mean loss per epoch, test accuracy).
+def fit_torch(model, train, test, epochs: int, *, lr: float = 1e-3, log=print) -> Training:
+    """Trains a PyTorch classifier with Adam and cross-entropy; returns :class:`Training` ``(losses, accuracy)``.
 
     ``train(epoch)`` returns the epoch's ``(inputs, labels)`` batches and
     ``test()`` the held-out ones, as NumPy arrays or tensors (a tfrx pipeline,
@@ -210,7 +226,7 @@ def fit_torch(model, train, test, epochs: int, *, lr: float = 1e-3, log=print) -
         for x, y in test():
             correct += int((model(torch.as_tensor(x)).argmax(1) == torch.as_tensor(y)).sum())
             seen += len(y)
-    return losses, correct / max(seen, 1)
+    return Training(losses, correct / max(seen, 1))
 
 
 def _train_jax(train, test, dim: int, epochs: int, seed: int, log=print):
@@ -242,7 +258,7 @@ def _train_jax(train, test, dim: int, epochs: int, seed: int, log=print):
     for x, y in test():
         correct += int((np.asarray(x @ params["w"] + params["b"]).argmax(axis=1) == y).sum())
         seen += len(y)
-    return losses, correct / max(seen, 1)
+    return Training(losses, correct / max(seen, 1))
 
 
 def _pick_framework(requested: str) -> str:

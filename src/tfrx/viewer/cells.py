@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.codec.sniff import EXAMPLE, SEQUENCE_EXAMPLE, record_kind
+from tfrx.codec._sniff import EXAMPLE, SEQUENCE_EXAMPLE, record_kind
 
 __all__ = [
     "record_view",
@@ -254,7 +254,7 @@ def record_view(record: bytes, *, tfds=None, events: bool = False) -> dict:
             }
     except DecodeError as e:
         return {"kind": "other", "size": len(record), "message": f"not a valid Example: {e}", "hex": record[:256].hex()}
-    from tfrx.codec.sniff import describe
+    from tfrx.codec._sniff import describe
 
     return {
         "kind": "other",

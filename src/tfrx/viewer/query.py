@@ -352,7 +352,7 @@ class Filter:
         valid = (a.valid if isinstance(a, _Vec) else True) & (b.valid if isinstance(b, _Vec) else True)
         return va, vb, valid
 
-    def _eval(self, node: ast.AST, env: dict, n: int) -> Any:
+    def _eval(self, node: ast.AST, env: dict, n: int) -> Any:  # noqa: C901  an evaluator: one branch per node kind of the query language
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):

@@ -7,7 +7,10 @@ of the records that match a filter), ``/api/record?n=`` (one record),
 ``/api/media?n=&feature=&j=`` (an image or audio value as its file type;
 raw arrays as PNG, depth and float images through a colour map),
 ``/api/stats`` (``POST`` starts per-feature statistics over a random sample
-or every record, ``GET`` polls them), ``/api/health`` (every record's CRC,
+or every record, ``GET`` polls them), ``/api/overview`` (``POST`` starts
+the overview: the statistics of this dataset and of the one it is compared
+with, side by side, the schema and the anomalies, over at most ``records``
+records a side; ``GET`` polls it), ``/api/health`` (every record's CRC,
 computed in the background and polled) and ``/api/export`` (``POST`` starts
 writing the matching records through tfrx's converters, ``GET`` polls its
 progress, ``POST /api/export/cancel`` stops it, ``GET /api/export/file``
@@ -45,13 +48,14 @@ import time
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 
 from tfrx.codec.events import is_event_file
 from tfrx.viewer.cells import colormap_png, event_media, is_deep_png, raw_image_shape, record_view
+from tfrx.viewer.overview import DEFAULT_RECORDS, OverviewJob, Side
 from tfrx.viewer.query import Filter, FilterError
 from tfrx.viewer.source import ViewSource
 from tfrx.viewer.stats import StatsJob
@@ -185,6 +189,14 @@ def _progress_text(job: _Background) -> str:
     return f"{100 * done / size:.0f}% ({done / 1e9:.2f} of {size / 1e9:.2f} GB)"
 
 
+def _label(source: ViewSource) -> str:
+    """A short name for a dataset: its file's name, or the first file's and how many more."""
+    names = [s.path.rstrip("/").split("/")[-1] for s in source.shards]
+    if not names:
+        return "records"
+    return names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} files)"
+
+
 def _kind_name(spec) -> str | None:
     dtype = getattr(spec, "dtype", None)
     name = getattr(dtype, "name", None)
@@ -198,13 +210,21 @@ class ViewerServer(ThreadingHTTPServer):
     carries it); ``allowed_hosts`` are host names accepted in ``Host``
     headers besides loopback names (and IP literals when bound to another
     address); ``export_max_bytes`` caps an export's file.
+
+    The overview: ``compare`` is the dataset shown beside this one (a
+    :class:`~tfrx.viewer.overview.Side`: records or a statistics file),
+    ``schema`` a ``Schema`` (or ``schema.pbtxt`` path) to check against
+    (else inferred from this dataset), ``overview_records`` the records read
+    per side (a uniform sample beyond), ``label`` this dataset's name. With
+    ``source=None`` and ``statistics`` a statistics file is shown on its own
+    (no records: only the overview answers).
     """
 
     daemon_threads = True
 
     def __init__(
         self,
-        source: ViewSource,
+        source: ViewSource | None,
         host: str = "127.0.0.1",
         port: int = 0,
         *,
@@ -212,13 +232,22 @@ class ViewerServer(ThreadingHTTPServer):
         token: str | None = None,
         allowed_hosts: tuple[str, ...] | list[str] = (),
         export_max_bytes: int = EXPORT_MAX_BYTES,
+        statistics: Side | None = None,
+        compare: Side | None = None,
+        schema=None,
+        overview_records: int = DEFAULT_RECORDS,
+        label: str | None = None,
     ) -> None:
+        if source is None and statistics is None:
+            raise ValueError("give the records (source) or a statistics file (statistics=Side(...))")
         if ":" in host:
             import socket
 
             self.address_family = socket.AF_INET6
         super().__init__((host, port), _Handler)
-        self.source = source
+        # Without records (a statistics file on its own) only the overview answers: has_records says so.
+        self.has_records = source is not None
+        self.source = cast(ViewSource, source)
         self.stats_records = stats_records
         # A fresh secret every launch (as Jupyter's): the page gets it from the URL tfrx view opens.
         self.token = token or secrets.token_urlsafe(24)
@@ -226,6 +255,8 @@ class ViewerServer(ThreadingHTTPServer):
         self.export_max_bytes = int(export_max_bytes)
         self.health = _Background(self._compute_health)
         self.preparing = _Background(self._prepare)
+        if source is None:
+            self.preparing.status = "done"  # a statistics file: no records to count
         self.preparing.state()  # counts the files (building missing indexes) while the page loads
         self._lock = threading.Lock()
         self._stats: dict[tuple, StatsJob] = {}
@@ -236,6 +267,13 @@ class ViewerServer(ThreadingHTTPServer):
         self._export_lock = threading.Lock()
         self.export_job: ExportJob | None = None
         self._export_dir = tempfile.mkdtemp(prefix="tfrx-view-export-")
+        # The overview (docs/viewer.md): this dataset, and the one it is compared with.
+        first = statistics if source is None else Side(label or _label(source), source=source)
+        assert first is not None
+        self.sides = [first] + ([compare] if compare is not None else [])
+        self.overview_schema = schema
+        self.overview_records = int(overview_records)
+        self._overviews: dict[int, OverviewJob] = {}
 
     @property
     def base_url(self) -> str:
@@ -258,8 +296,13 @@ class ViewerServer(ThreadingHTTPServer):
         job = self.export_job
         if job is not None:
             job.cancelled = True
+        for ov in self._overviews.values():
+            ov.cancelled = True
         super().server_close()
         shutil.rmtree(self._export_dir, ignore_errors=True)
+        for side in self.sides[1:]:
+            if side.source is not None:
+                side.source.close()
 
     # ------------------------------------------------------------------ who may ask
     def host_allowed(self, header: str | None) -> bool:
@@ -285,6 +328,9 @@ class ViewerServer(ThreadingHTTPServer):
 
     # ------------------------------------------------------------------ answers
     def _prepare(self, job: _Background) -> None:
+        if not self.has_records:
+            return
+
         def progress(done: int, size: int) -> None:
             job.progress, job.size = done, size
 
@@ -298,7 +344,36 @@ class ViewerServer(ThreadingHTTPServer):
                 raise _ApiError(500, f"cannot open the files: {job.error}")
             raise _ApiError(503, f"building the record index: {_progress_text(job)}")
 
+    def _overview_info(self) -> dict:
+        return {
+            "datasets": [
+                {"label": s.label, "kind": "records" if s.source is not None else "statistics", "path": s.path}
+                for s in self.sides
+            ],
+            "records": self.overview_records,
+            "schema": self.overview_schema is not None,
+        }
+
     def info(self) -> dict:
+        if not self.has_records:  # a statistics file: the overview is all there is
+            return {
+                "status": "ready",
+                "shards": [],
+                "total": 0,
+                "records": False,
+                "stats_records": self.stats_records,
+                "payload": [],
+                "schema": None,
+                "features": {},
+                "feature_lists": None,
+                "labels": {},
+                "limits": {
+                    "export_max_bytes": self.export_max_bytes,
+                    "scan_seconds": SCAN_SECONDS,
+                    "max_filter_chars": MAX_FILTER_CHARS,
+                },
+                "overview": self._overview_info(),
+            }
         job = self.preparing
         if job.status == "running":
             return {
@@ -327,6 +402,8 @@ class ViewerServer(ThreadingHTTPServer):
             threading.Thread(target=self.schema, daemon=True, name="tfrx-view-schema").start()
         return {
             "status": "ready",
+            "records": True,
+            "overview": self._overview_info(),
             "shards": [
                 {
                     "path": s.path,
@@ -385,7 +462,7 @@ class ViewerServer(ThreadingHTTPServer):
         return schema
 
     def _infer(self, *, sampled: bool, first: dict | None = None) -> dict:
-        from tfrx.parsing.specs import features_to_python
+        from tfrx.parsing._specs import features_to_python
         from tfrx.parsing import infer_features
 
         src = self.source
@@ -534,7 +611,7 @@ class ViewerServer(ThreadingHTTPServer):
     def media(self, n: int, feature: str, j: int) -> tuple[bytes, str]:
         from tfrx.codec import decode_example, decode_sequence_example
         from tfrx.errors import DecodeError
-        from tfrx.codec.sniff import SEQUENCE_EXAMPLE, record_kind
+        from tfrx.codec._sniff import SEQUENCE_EXAMPLE, record_kind
         from tfrx.viewer.cells import media_kind
 
         rows = self.source.read(n, 1)
@@ -605,6 +682,26 @@ class ViewerServer(ThreadingHTTPServer):
         job.start()
         return job.state()
 
+    def overview(self, records: int, *, start: bool = True) -> dict:
+        """The state of the overview job for ``records`` records per side (docs/viewer.md).
+
+        ``start`` (a ``POST``) starts it when it is not there yet, cancelling
+        any other that runs; a ``GET`` only reads its state (``idle`` when
+        none was started for ``records``).
+        """
+        with self._lock:
+            job = self._overviews.get(records)
+            if job is None:
+                if not start:
+                    return {"status": "idle", "progress": 0, "target": 0, "result": None, "error": None}
+                for other in self._overviews.values():
+                    if other.status == "running":
+                        other.cancelled = True
+                self._overviews = {k: v for k, v in self._overviews.items() if v.status == "done"}
+                job = self._overviews[records] = OverviewJob(self.sides, schema=self.overview_schema, records=records)
+        job.start()
+        return job.state()
+
     def _compute_health(self, job: _Background) -> dict:
         """Every file's damage, placed by the record numbers the Records tab shows.
 
@@ -613,10 +710,7 @@ class ViewerServer(ThreadingHTTPServer):
         that finds damage the file is streamed from then on, so its records
         are numbered as the page shows them and its damage listed once.
         """
-        from tfrx.tools.verify import verify_files
-
-        def progress(records: int, _bytes: int) -> None:
-            job.progress += records
+        from tfrx.tools._verify import verify_files
 
         src = self.source
         for k, shard in enumerate(src.shards):
@@ -625,7 +719,8 @@ class ViewerServer(ThreadingHTTPServer):
             if shard.streamed:
                 job.progress += src.count(k)
                 continue
-            (check,) = verify_files(shard.path, progress=progress)
+            (check,) = verify_files(shard.path, progress=False)
+            job.progress += check.records  # the job counts records checked, file by file
             if not check.ok:
                 src.demote(k)
         files, base = [], 0
@@ -956,6 +1051,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/api/info":
             return self._json(200, srv.info())
         srv.require_ready()
+        if path == "/api/overview":
+            return self._json(200, srv.overview(self._overview_records(q), start=False))
+        self._require_records(path)
         if path == "/api/records":
             start = _int(q, "start", 0)
             count = _int(q, "count", 50, 1, MAX_PAGE)
@@ -991,6 +1089,17 @@ class _Handler(BaseHTTPRequestHandler):
             raise _ApiError(405, f"{path} starts work or writes files: POST it, with the {TOKEN_HEADER} header")
         raise _ApiError(404, f"no such page: {path}")
 
+    def _overview_records(self, q: dict) -> int:
+        return _int(q, "records", self.server.overview_records, 1, MAX_STATS_RECORDS)
+
+    def _require_records(self, path: str) -> None:
+        if not self.server.has_records and path.startswith("/api/"):
+            raise _ApiError(
+                404,
+                f"{path}: this view opened a statistics file, which holds no records; the overview "
+                "(/api/overview) is what it shows (open the records themselves with tfrx view DATA)",
+            )
+
     def _stats_args(self, q: dict) -> tuple[str, int, int]:
         return (
             q.get("mode", ["sample"])[0],
@@ -1005,6 +1114,9 @@ class _Handler(BaseHTTPRequestHandler):
                 404 if not path.startswith("/api/") or path not in _GET_ONLY else 405, f"cannot POST {path}"
             )
         srv.require_ready()
+        if path == "/api/overview":
+            return self._json(200, srv.overview(self._overview_records(q), start=True))
+        self._require_records(path)
         if path == "/api/stats":
             return self._json(200, srv.stats(*self._stats_args(q), start=True))
         if path == "/api/export":
@@ -1043,7 +1155,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body, _STATIC[name] or mimetypes.guess_type(name)[0] or "application/octet-stream")
 
 
-_POST_ONLY = {"/api/export/cancel", "/api/stats", "/api/export"}
+_POST_ONLY = {"/api/export/cancel", "/api/stats", "/api/export", "/api/overview"}
 _GET_ONLY = {
     "/api/info",
     "/api/records",
@@ -1067,14 +1179,28 @@ def serve(
     index_cache_dir: str | None = None,
     allowed_hosts: tuple[str, ...] | list[str] = (),
     export_max_bytes: int = EXPORT_MAX_BYTES,
+    compare=None,
+    schema=None,
+    overview_records: int = DEFAULT_RECORDS,
 ) -> None:
     """Serves the viewer for ``paths`` until interrupted (Ctrl-C).
 
     Prints (and opens) the page's address with this launch's token, as
     Jupyter does. The page opens at once; while missing record indexes are
     built it shows their progress (and so does a bar on the terminal).
+    ``paths`` may be a statistics file (``stats.pb``, ``.pbtxt``): the page
+    then shows its overview. ``compare``: records or a statistics file shown
+    beside them in the overview; ``schema``: a ``schema.pbtxt`` to check
+    them against (default: inferred from ``paths``).
     """
-    source = ViewSource(paths, storage_options=storage_options, index_cache_dir=index_cache_dir)
+    from tfrx.viewer.overview import load_schema_file
+
+    opened: dict[str, Any] = {"storage_options": storage_options, "index_cache_dir": index_cache_dir}
+    main = Side.open(paths, _path_label(paths), **opened)
+    other = Side.open(compare, _path_label(compare), **opened) if compare is not None else None
+    if isinstance(schema, (str, os.PathLike)):
+        schema = load_schema_file(schema)
+    source = main.source
     server = ViewerServer(
         source,
         host,
@@ -1082,8 +1208,16 @@ def serve(
         stats_records=stats_records,
         allowed_hosts=allowed_hosts,
         export_max_bytes=export_max_bytes,
+        statistics=main if source is None else None,
+        compare=other,
+        schema=schema,
+        overview_records=overview_records,
+        label=main.label,
     )
-    print(f"tfrx view: {len(source.shards)} file(s) at {server.url} (Ctrl-C to stop)", flush=True)
+    what = f"{len(source.shards)} file(s)" if source is not None else f"statistics {main.label}"
+    if other is not None:
+        what += f" compared with {other.label}"
+    print(f"tfrx view: {what} at {server.url} (Ctrl-C to stop)", flush=True)
     threading.Thread(target=_terminal_progress, args=(server,), daemon=True).start()
     if open_browser:
         import webbrowser
@@ -1095,7 +1229,17 @@ def serve(
         pass
     finally:
         server.server_close()
-        source.close()
+        if source is not None:
+            source.close()
+
+
+def _path_label(paths) -> str:
+    """A dataset's name from what the command line gave: the file (or glob) name."""
+    items = list(paths) if isinstance(paths, (list, tuple)) else [paths]
+    names = [os.fspath(p).rstrip("/").split("/")[-1] for p in items if isinstance(p, (str, os.PathLike))]
+    if not names:
+        return "dataset"
+    return names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1})"
 
 
 def _terminal_progress(server: ViewerServer) -> None:

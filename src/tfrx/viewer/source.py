@@ -26,7 +26,7 @@ from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, source_name
 
 if TYPE_CHECKING:
-    from tfrx.data.random_access import RandomAccessDataset
+    from tfrx.data._random_access import RandomAccessDataset
 
 __all__ = ["Shard", "ViewSource"]
 
@@ -129,7 +129,7 @@ def _tfds_folder(path) -> str | None:
 
     if not isinstance(path, (str, os.PathLike)) or not os.path.isdir(path):
         return None
-    from tfrx.tfds.loading import _find_version_dir
+    from tfrx.tfds._loading import _find_version_dir
 
     return _find_version_dir(os.fspath(path), None)
 
@@ -191,7 +191,7 @@ def _tfds_hints(folders: list[str]) -> TfdsHints:
                     line.strip() for line in f if line.strip()
                 ]
         try:
-            from tfrx.tfds.info import read_info
+            from tfrx.tfds._info import read_info
 
             features = read_info(folder, open_file=lambda p: open(p, "rb")).features
         except Exception:  # an unreadable features.json only costs the hints
@@ -234,8 +234,8 @@ def _walk_features(feature, key: str, hints: TfdsHints) -> None:
 class ViewSource:
     """Records of a path, glob, list of them or URL, addressed by one global record number.
 
-    Indexes go where :func:`tfrx.build_index` puts them (beside the file when
-    its folder is writable, else the index cache), or into ``index_cache_dir``.
+    Indexes go where :func:`tfrx.build_index` puts them (the user's index
+    cache, never beside the data), or into ``index_cache_dir``.
     """
 
     def __init__(self, paths, *, storage_options: dict | None = None, index_cache_dir: str | None = None) -> None:
@@ -272,7 +272,7 @@ class ViewSource:
         for k, shard in enumerate(self.shards):
             if shard.count is None and shard.error is None and _indexable(shard) and k not in self._indexes:
                 self._indexes[k] = self._index(
-                    shard, None if progress is None else (lambda d, _n, base=done: progress(base + d, total))
+                    shard, None if progress is None else (lambda p, base=done: progress(base + p.done, total))
                 )
             self.count(k)
             done += shard.size or 0
@@ -286,7 +286,7 @@ class ViewSource:
             try:
                 return load_index(shard.path, cache_dir=self._cache_dir, build=False)
             except FileNotFoundError:
-                return build_index(shard.path, cache_dir=self._cache_dir, progress=progress)
+                return build_index(shard.path, cache_dir=self._cache_dir, progress=progress or False)
         except (TfrxError, ValueError, OSError):
             return None  # count() meets the same problem and records it
 
@@ -356,7 +356,7 @@ class ViewSource:
         with self._lock:
             ds = self._datasets.get(k)
             if ds is None:
-                from tfrx.data.random_access import RandomAccessDataset
+                from tfrx.data._random_access import RandomAccessDataset
 
                 index = self._indexes.get(k)
                 ds = RandomAccessDataset(

@@ -23,7 +23,7 @@ from collections import Counter
 
 import numpy as np
 
-from tfrx.tools.stats import FeatureStats
+from tfrx.tools._stats import FeatureStats
 
 __all__ = ["ColumnStats", "StatsJob"]
 
@@ -108,7 +108,7 @@ class ColumnStats:
                 self.top[key] += c
 
     def to_dict(self, top_k: int = 10) -> dict:
-        from tfrx.tools.stats import _show
+        from tfrx.tools._stats import _show
 
         def spread(counter: Counter) -> dict | None:
             if not counter:

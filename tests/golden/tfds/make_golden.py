@@ -34,7 +34,7 @@ def _rng(seed):
     return np.random.default_rng(seed)
 
 
-def define_builders(tfds):
+def define_builders(tfds):  # noqa: C901  an oracle script: the builder classes it defines count toward the function
     F = tfds.features
 
     class TfrxTensors(tfds.core.GeneratorBasedBuilder):

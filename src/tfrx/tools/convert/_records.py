@@ -35,7 +35,7 @@ def _where(batch, i: int) -> str:
 def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_empty: bool = False):
     """``(context, feature_lists)`` of each record; ``feature_lists`` is None for a record to write as an Example.
 
-    The first records of each file are checked in full (:func:`tfrx.codec.sniff.payload_kind`);
+    The first records of each file are checked in full (:func:`tfrx.codec._sniff.payload_kind`);
     every record's top level is checked too, so a payload that is not an
     Example or SequenceExample (a TensorBoard event, another message, text)
     is a bad input naming its file, record and byte offset, never an empty row.
@@ -43,7 +43,7 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_
     ``feature_lists`` field, even empty), else as an Example.
     """
     from tfrx.codec import decode_sequence_example
-    from tfrx.codec.sniff import OTHER, SEQUENCE_EXAMPLE, describe, payload_kind, record_kinds
+    from tfrx.codec._sniff import OTHER, SEQUENCE_EXAMPLE, describe, payload_kind, record_kinds
 
     samples: dict = {}
     for batch in _read_batches(paths, compression, on_error, errors, progress, desc):

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from tfrx.options import renamed_arguments, resolve_parallelism
+from tfrx.options import ProgressOption, renamed_arguments, resolve_parallelism
 from tfrx.tools.convert._common import (
     ConvertSummary,
     _check_engine,
@@ -25,7 +25,7 @@ from tfrx._progress import progress_bar
 
 
 @renamed_arguments(workers="num_parallel_calls")
-def csv_to_tfrecord(
+def csv_to_tfrecord(  # noqa: PLR0913  the converters' shared options, and csv's dialect
     path: str | os.PathLike,
     output: str | os.PathLike,
     *,
@@ -41,7 +41,7 @@ def csv_to_tfrecord(
     num_parallel_calls: int | None = None,
     parallel_chunk_bytes: int = 16 << 20,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     engine: str = "local",
 ) -> ConvertSummary:
     """Converts a CSV file with a header row into TFRecord shards, one Example per row.

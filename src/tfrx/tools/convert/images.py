@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from tfrx.options import renamed_arguments, resolve_parallelism
+from tfrx.options import ProgressOption, renamed_arguments, resolve_parallelism
 from tfrx.tools.convert._common import ConvertSummary, _check_engine, _committing, _map_jobs, _sharding, _start, _writer
 from tfrx._progress import progress_bar
 
@@ -92,7 +92,7 @@ def _image_results(parts, options, engine: str, workers: int):
 
 
 @renamed_arguments(workers="num_parallel_calls")
-def images_to_tfrecord(
+def images_to_tfrecord(  # noqa: PLR0913  the converters' shared options, and image resize/re-encode
     root: str | os.PathLike,
     output: str | os.PathLike,
     *,
@@ -110,7 +110,7 @@ def images_to_tfrecord(
     num_parallel_calls: int | None = None,
     extensions=IMAGE_EXTENSIONS,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     engine: str = "local",
 ) -> ConvertSummary:
     """Converts a folder with one subfolder per class (ImageNet layout) into TFRecord shards.

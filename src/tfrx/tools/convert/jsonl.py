@@ -21,6 +21,7 @@ from tfrx.tools.convert._values import (
     _write_mixed_rows,
 )
 from tfrx._progress import progress_bar
+from tfrx.options import ProgressOption
 
 
 def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progress, sharding, compression):
@@ -54,7 +55,7 @@ def _raw_jsonl_to_tfrecord(path, output, summary, errors, t0, chunk_rows, progre
     return summary
 
 
-def jsonl_to_tfrecord(
+def jsonl_to_tfrecord(  # noqa: PLR0913  the converters' shared options (sharding, compression, on_error)
     path: str | os.PathLike,
     output: str | os.PathLike,
     *,
@@ -68,7 +69,7 @@ def jsonl_to_tfrecord(
     chunk_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Converts JSON Lines (one object per line) into TFRecord shards, one Example per line.
 
@@ -103,8 +104,6 @@ def jsonl_to_tfrecord(
             compression,
         )
     given = _normalize_spec(spec or {})
-    kinds = dict(given)
-    list_kinds = dict(given)
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = []
@@ -112,98 +111,116 @@ def jsonl_to_tfrecord(
             head.append(row_bytes)
             if len(head) >= infer_rows:
                 break
-        seen: dict[str, set] = {}
-        seen_lists: dict[str, set] = {}
-        for row_bytes in head:
-            try:
-                obj = json.loads(row_bytes)
-            except ValueError:
-                continue
-            if not isinstance(obj, dict):
-                continue
-            if _sequence_row(obj):
-                for k, steps in obj["feature_lists"].items():
-                    if isinstance(steps, list):
-                        seen_lists.setdefault(k, set()).update(_json_kind(s) for s in steps)
-                obj = obj["context"]
-            for k, v in obj.items():
-                seen.setdefault(k, set()).add(_json_kind(v))
-        for k, ks in seen.items():
-            if k not in given:
-                kinds[k] = _infer_kind(path, k, ks)
-        for k, ks in seen_lists.items():
-            if k not in given:
-                list_kinds[k] = _infer_kind(path, k, ks)
-        summary.spec = {k: v for k, v in kinds.items() if k in seen or k not in seen_lists}
-        if seen_lists:
-            summary.spec = {"context": summary.spec, "feature_lists": {k: list_kinds[k] for k in seen_lists}}
+        kinds, list_kinds, summary.spec = _inferred_kinds(path, head, given)
         writer = _writer(output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression)
         with _committing(writer, summary, t0):
             with progress_bar(size, desc="jsonl", unit="B", enabled=progress) as bar:
-                rows: list = []
-                line = 0
-
-                def cells(values: dict, known: dict, what: str):
-                    out = {}
-                    for k, v in values.items():
-                        kind = known.get(k)
-                        if kind is None:
-                            errors(f"{path}: line {line}: {what} {k!r} is not in the spec")
-                            return None
-                        try:
-                            if what == "feature list":
-                                if not isinstance(v, list):
-                                    raise ValueError
-                                out[k] = [
-                                    None
-                                    if step is None
-                                    else _json_cell(step if isinstance(step, list) else [step], kind)
-                                    for step in v
-                                ]
-                            else:
-                                out[k] = _json_cell(v, kind)
-                        except (ValueError, TypeError):
-                            errors(f"{path}: line {line}: {what} {k!r}: {json.dumps(v)[:80]} does not fit {kind}")
-                            return None
-                    return out
-
-                def consume(row_bytes):
-                    if not row_bytes.strip():
-                        return
-                    try:
-                        obj = json.loads(row_bytes)
-                    except ValueError as e:
-                        errors(f"{path}: line {line}: not JSON: {e}")
-                        return
-                    if not isinstance(obj, dict):
-                        errors(f"{path}: line {line}: expected a JSON object, got {type(obj).__name__}")
-                        return
-                    if _sequence_row(obj):
-                        context = cells(obj["context"], kinds, "key")
-                        lists = None if context is None else cells(obj["feature_lists"], list_kinds, "feature list")
-                        if lists is not None:
-                            rows.append(({k: v for k, v in context.items() if v is not None}, lists))
-                        return
-                    out = cells(obj, kinds, "key")
-                    if out is not None:
-                        rows.append(out)
-
+                lines = _JsonlLines(path, kinds, list_kinds, errors)
                 done = 0
                 for row_bytes in head:
-                    line += 1
-                    consume(row_bytes)
+                    lines.consume(row_bytes)
                 for row_bytes in f:
-                    line += 1
-                    consume(row_bytes)
-                    if len(rows) >= chunk_rows:
-                        _write_mixed_rows(writer, rows, kinds, list_kinds)
-                        rows = []
+                    lines.consume(row_bytes)
+                    if len(lines.rows) >= chunk_rows:
+                        _write_mixed_rows(writer, lines.rows, kinds, list_kinds)
+                        lines.rows = []
                         pos = f.tell()
                         bar.update(pos - done)
                         done = pos
-                _write_mixed_rows(writer, rows, kinds, list_kinds)
+                _write_mixed_rows(writer, lines.rows, kinds, list_kinds)
                 bar.update(size - done)
     return summary
+
+
+def _inferred_kinds(path: str, head: list[bytes], given: dict) -> tuple[dict, dict, dict]:
+    """The kinds of context features and of feature lists (``given``'s, else inferred from the lines ``head``),
+    and the spec the summary reports."""
+    kinds = dict(given)
+    list_kinds = dict(given)
+    seen: dict[str, set] = {}
+    seen_lists: dict[str, set] = {}
+    for row_bytes in head:
+        try:
+            obj = json.loads(row_bytes)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        if _sequence_row(obj):
+            for k, steps in obj["feature_lists"].items():
+                if isinstance(steps, list):
+                    seen_lists.setdefault(k, set()).update(_json_kind(s) for s in steps)
+            obj = obj["context"]
+        for k, v in obj.items():
+            seen.setdefault(k, set()).add(_json_kind(v))
+    for k, ks in seen.items():
+        if k not in given:
+            kinds[k] = _infer_kind(path, k, ks)
+    for k, ks in seen_lists.items():
+        if k not in given:
+            list_kinds[k] = _infer_kind(path, k, ks)
+    reported: dict = {k: v for k, v in kinds.items() if k in seen or k not in seen_lists}
+    if seen_lists:
+        reported = {"context": reported, "feature_lists": {k: list_kinds[k] for k in seen_lists}}
+    return kinds, list_kinds, reported
+
+
+class _JsonlLines:
+    """Lines of a JSON Lines file as rows for :func:`_write_mixed_rows`: an Example's cells, or a
+    SequenceExample's ``(context, feature_lists)``; a bad line is reported to ``errors`` and left out."""
+
+    def __init__(self, path: str, kinds: dict, list_kinds: dict, errors) -> None:
+        self.path = path
+        self.kinds = kinds
+        self.list_kinds = list_kinds
+        self.errors = errors
+        self.rows: list = []
+        self.line = 0
+
+    def cells(self, values: dict, known: dict, what: str):
+        out = {}
+        for k, v in values.items():
+            kind = known.get(k)
+            if kind is None:
+                self.errors(f"{self.path}: line {self.line}: {what} {k!r} is not in the spec")
+                return None
+            try:
+                if what == "feature list":
+                    if not isinstance(v, list):
+                        raise ValueError
+                    out[k] = [
+                        None if step is None else _json_cell(step if isinstance(step, list) else [step], kind)
+                        for step in v
+                    ]
+                else:
+                    out[k] = _json_cell(v, kind)
+            except (ValueError, TypeError):
+                self.errors(f"{self.path}: line {self.line}: {what} {k!r}: {json.dumps(v)[:80]} does not fit {kind}")
+                return None
+        return out
+
+    def consume(self, row_bytes: bytes) -> None:
+        """The next line."""
+        self.line += 1
+        if not row_bytes.strip():
+            return
+        try:
+            obj = json.loads(row_bytes)
+        except ValueError as e:
+            self.errors(f"{self.path}: line {self.line}: not JSON: {e}")
+            return
+        if not isinstance(obj, dict):
+            self.errors(f"{self.path}: line {self.line}: expected a JSON object, got {type(obj).__name__}")
+            return
+        if _sequence_row(obj):
+            context = self.cells(obj["context"], self.kinds, "key")
+            lists = None if context is None else self.cells(obj["feature_lists"], self.list_kinds, "feature list")
+            if lists is not None:
+                self.rows.append(({k: v for k, v in context.items() if v is not None}, lists))
+            return
+        out = self.cells(obj, self.kinds, "key")
+        if out is not None:
+            self.rows.append(out)
 
 
 def json_value(value, bytes_as: str = "auto"):
@@ -241,7 +258,7 @@ def tfrecord_to_jsonl(
     bytes_as: str = "auto",
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Writes the Examples of TFRecord files as JSON Lines, one object per record.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from tfrx.tools.convert._common import (
 from tfrx.tools.convert._records import _decoded_rows, _done, _raw_records
 from tfrx.tools.convert._values import _convert_text, _encode_sequence_rows, _json_cell, _normalize_spec
 from tfrx._progress import progress_bar
+from tfrx.options import ProgressOption
 
 
 def _pyarrow():
@@ -34,7 +36,9 @@ def _pyarrow():
 
 
 def _arrow_kind(t, pa) -> str | None:
-    while pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    while (
+        pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_dictionary(t)
+    ):
         t = t.value_type
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
         return "int64"
@@ -53,7 +57,7 @@ def _arrow_kind(t, pa) -> str | None:
     return None
 
 
-def parquet_to_tfrecord(
+def parquet_to_tfrecord(  # noqa: PLR0913  the converters' shared options (sharding, compression, on_error)
     path: str | os.PathLike,
     output: str | os.PathLike,
     *,
@@ -67,7 +71,7 @@ def parquet_to_tfrecord(
     batch_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
     engine: str = "local",
 ) -> ConvertSummary:
     """Converts a Parquet file into TFRecord shards, one Example per row (needs pyarrow).
@@ -108,6 +112,30 @@ def parquet_to_tfrecord(
         )
     schema = pf.schema_arrow
     names = columns or schema.names
+    kinds = _column_kinds(path, schema, names, spec, pa)
+    lists = _feature_list_columns(schema, names, pa)
+    summary.spec = dict(kinds)
+    total = pf.metadata.num_rows
+    writer = _writer(
+        output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total
+    )
+    with _committing(writer, summary, t0):
+        with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
+            if engine == "ray":
+                _write_groups_on_ray(path, pf, names, kinds, lists, on_error, batch_rows, writer, errors, bar)
+            else:
+                row0 = 0
+                for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
+                    records = _parquet_batch(path, batch, row0, kinds, lists, errors)
+                    if records is not None:
+                        writer.write_many(records)
+                    row0 += batch.num_rows
+                    bar.update(batch.num_rows)
+    return summary
+
+
+def _column_kinds(path: str, schema, names, spec: Mapping | None, pa) -> dict:
+    """The Feature kind of each column: ``spec``'s, else its Arrow type's; a column without one is an error."""
     given = _normalize_spec(spec or {})
     kinds = {}
     for name in names:
@@ -120,56 +148,42 @@ def parquet_to_tfrecord(
                 "tf.train.Feature kind; cast it or leave it out with columns="
             )
         kinds[name] = kind
-    lists = _feature_list_columns(schema, names, pa)
-    summary.spec = dict(kinds)
-    total = pf.metadata.num_rows
-    writer = _writer(
-        output, _sharding(num_shards, max_records_per_shard, max_bytes_per_shard, naming), compression, total
-    )
-    with _committing(writer, summary, t0):
-        with progress_bar(total, desc="parquet", unit="rec", enabled=progress) as bar:
-            if engine == "ray":
-                groups = pf.metadata.num_row_groups
-                starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
-                jobs = [
-                    (path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows)
-                    for g in range(groups)
-                ]
-                for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, engine, 1):
-                    for batch in batches:
-                        writer.write_many(batch)
-                    errors.add(skipped, messages)
-                    bar.update(rows)
-            else:
-                row0 = 0
-                for batch in pf.iter_batches(batch_size=batch_rows, columns=names):
-                    records = _parquet_batch(path, batch, row0, kinds, lists, errors)
-                    if records is not None:
-                        writer.write_many(records)
-                    row0 += batch.num_rows
-                    bar.update(batch.num_rows)
-    return summary
+    return kinds
+
+
+def _write_groups_on_ray(path, pf, names, kinds, lists, on_error, batch_rows, writer, errors, bar) -> None:
+    """``engine="ray"``: each row group converted by a Ray task, written here in order."""
+    groups = pf.metadata.num_row_groups
+    starts = np.cumsum([0] + [pf.metadata.row_group(g).num_rows for g in range(groups)])
+    jobs = [(path, g, int(starts[g]), names, kinds, lists, _worker_policy(on_error), batch_rows) for g in range(groups)]
+    for batches, skipped, messages, rows in _map_jobs(_parquet_group_job, jobs, "ray", 1):
+        for batch in batches:
+            writer.write_many(batch)
+        errors.add(skipped, messages)
+        bar.update(rows)
 
 
 def _raw_parquet_to_tfrecord(path, pf, output, summary, errors, t0, batch_rows, progress, sharding, compression):
     """The ``record`` column (``tfrecord_to_parquet(raw=True)``) back into records, unchanged."""
     pa = _pyarrow()
-    if "record" not in pf.schema_arrow.names:
+    from tfrx.integrations.arrow import RAW_COLUMN
+
+    if RAW_COLUMN not in pf.schema_arrow.names:
         raise ValueError(
-            f"{path!r} has no column 'record' (raw=True reads what tfrecord_to_parquet(raw=True) "
+            f"{path!r} has no column {RAW_COLUMN!r} (raw=True reads what tfrecord_to_parquet(raw=True) "
             f"writes); columns: {pf.schema_arrow.names}"
         )
-    column_type = pf.schema_arrow.field("record").type
+    column_type = pf.schema_arrow.field(RAW_COLUMN).type
     if not (pa.types.is_binary(column_type) or pa.types.is_large_binary(column_type)):
-        raise ValueError(f"{path!r}: column 'record' has type {column_type}, expected binary")
+        raise ValueError(f"{path!r}: column {RAW_COLUMN!r} has type {column_type}, expected binary")
     writer = _writer(output, sharding, compression, pf.metadata.num_rows)
     with _committing(writer, summary, t0):
         with progress_bar(pf.metadata.num_rows, desc="parquet", unit="rec", enabled=progress) as bar:
             row0 = 0
-            for batch in pf.iter_batches(batch_size=batch_rows, columns=["record"]):
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=[RAW_COLUMN]):
                 records = batch.column(0).to_pylist()
                 for i in [i for i, r in enumerate(records) if r is None]:
-                    errors(f"{path}: row {row0 + i}: 'record' is null")
+                    errors(f"{path}: row {row0 + i}: {RAW_COLUMN!r} is null")
                 writer.write_many([r for r in records if r is not None])
                 row0 += batch.num_rows
                 bar.update(batch.num_rows)
@@ -218,31 +232,22 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     from tfrx.codec import encode_examples
 
     pa = _pyarrow()
+    if batch.num_rows:
+        records = _examples_via_arrow(batch, kinds, lists, pa)
+        if records is not None:
+            return records
     cols = {}
     bad = np.zeros(batch.num_rows, bool)
     for name, kind in kinds.items():
         arr = batch.column(name)
+        if pa.types.is_dictionary(arr.type):  # as the Arrow mapping reads them: by their values
+            arr = arr.dictionary_decode()
+        if pa.types.is_decimal(arr.type):
+            arr = arr.cast(pa.float64())
         if name in lists:
             cols[name] = _parquet_steps(path, name, kind, arr.to_pylist(), row0, bad, errors, arr.type, pa)
             continue
-        natural = _arrow_kind(arr.type, pa)
-        is_list = (
-            pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
-        )
-        if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes":
-            cols[name] = arr.to_numpy(zero_copy_only=False)
-            continue
-        values = arr.to_pylist()
-        if natural != kind:
-            for i, v in enumerate(values):
-                if v is None or bad[i]:
-                    continue
-                try:
-                    values[i] = _arrow_cell(v, kind)
-                except (ValueError, TypeError, UnicodeDecodeError):
-                    bad[i] = True
-                    errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
-        cols[name] = values
+        cols[name] = _parquet_column(path, name, kind, arr, row0, bad, errors, pa)
     if bad.any():
         keep = np.flatnonzero(~bad)
         cols = {k: (v[keep] if isinstance(v, np.ndarray) else [v[i] for i in keep]) for k, v in cols.items()}
@@ -271,6 +276,62 @@ def _parquet_batch(path: str, batch, row0: int, kinds: dict, lists: frozenset, e
     return encode_sequence_examples(
         {k: cols[k] for k in context_kinds}, {k: cols[k] for k in lists}, kinds=kinds, as_batch=True
     )
+
+
+def _parquet_column(path: str, name: str, kind: str, arr, row0: int, bad: np.ndarray, errors: _Errors, pa):
+    """A column (not a feature list) for the encoder: values converted to ``kind`` when the spec forces another
+    kind than the column's own; rows whose value does not fit are marked in ``bad`` and reported."""
+    natural = _arrow_kind(arr.type, pa)
+    is_list = pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_fixed_size_list(arr.type)
+    if not is_list and natural == kind and arr.null_count == 0 and kind != "bytes" and arr.type != pa.uint64():
+        return arr.to_numpy(zero_copy_only=False)
+    values = arr.to_pylist()
+    for i, v in enumerate(values):
+        if v is None or bad[i]:
+            continue
+        try:
+            if natural != kind:
+                values[i] = _arrow_cell(v, kind)
+        except (ValueError, TypeError, UnicodeDecodeError):
+            bad[i] = True
+            errors(f"{path}: row {row0 + i}: column {name!r}: {str(v)[:60]!r} does not fit {kind}")
+            continue
+        problem = _cell_problem(values[i])
+        if problem:
+            bad[i] = True
+            errors(f"{path}: row {row0 + i}: column {name!r}: {problem}")
+    return values
+
+
+def _examples_via_arrow(batch, kinds: dict, lists: frozenset, pa):
+    """The Examples (SequenceExamples with feature lists) of a batch whose columns all have their natural kinds,
+    through the Arrow -> Example mapping of :func:`tfrx.integrations.arrow.to_examples` /
+    :func:`~tfrx.integrations.arrow.to_sequence_examples`; None when a row needs the row-by-row path (a kind
+    forced by the spec, or a value the mapping refuses: that path names the row and applies ``on_error``)."""
+    from tfrx.integrations.arrow import to_examples, to_sequence_examples
+
+    if any(_arrow_kind(batch.column(name).type, pa) != kind for name, kind in kinds.items()):
+        return None
+    columns = batch.select(list(kinds))
+    try:
+        if lists:
+            return to_sequence_examples(columns, feature_lists=sorted(lists), as_batch=True)
+        return to_examples(columns, as_batch=True)
+    except (ValueError, TypeError):
+        return None
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _cell_problem(value) -> str | None:
+    """Why a value of its natural kind has no ``tf.train.Feature`` form (as the Arrow mapping refuses it), or None."""
+    items = value if isinstance(value, list) else [value]
+    if any(v is None for v in items):
+        return "the list holds a null; a tf.train.Feature's list has no nulls (fill or drop them first)"
+    if any(isinstance(v, int) and v > _INT64_MAX for v in items):
+        return "a value past int64 (Int64List holds signed 64-bit values)"
+    return None
 
 
 def _parquet_group_job(job):
@@ -328,7 +389,7 @@ def tfrecord_to_parquet(
     batch_rows: int = 8192,
     raw: bool = False,
     on_error: str = "raise",
-    progress: bool | None = None,
+    progress: ProgressOption = None,
 ) -> ConvertSummary:
     """Writes the Examples of TFRecord files as a Parquet file (needs pyarrow).
 
@@ -351,99 +412,103 @@ def tfrecord_to_parquet(
     is added as a column that is null in the earlier rows: the rows written so
     far are then rewritten once, at the end, under the grown schema.
     """
+    summary, errors, t0 = _start(on_error)
+    output = os.fspath(output)
+    if raw:
+        return _done(
+            summary, _write_raw_parquet(paths, output, compression, batch_rows, on_error, errors, progress), output, t0
+        )
+    out = _ParquetParts(output, batch_rows)
+    n = 0
+    try:
+        rows = []
+        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
+            bad = out.conflict(context, lists)
+            if bad:
+                errors(f"record {n + summary.skipped}: {bad}")
+                continue
+            out.learn(context, lists)
+            rows.append({**context, **(lists or {})})
+            n += 1
+            if len(rows) >= batch_rows:
+                out.flush(rows)
+                rows = []
+        out.flush(rows)
+        out.finish()
+    except BaseException:
+        out.abandon()
+        raise
+    finally:
+        out.remove_parts()
+    return _done(summary, n, output, t0)
+
+
+def _write_raw_parquet(paths, output: str, compression, batch_rows: int, on_error, errors, progress) -> int:
+    """Every record's bytes as one ``binary`` column ``record``; the number of records written."""
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    from tfrx.integrations.arrow import FEATURE_LISTS_KEY
+    from tfrx.integrations.arrow import RAW_COLUMN
 
-    summary, errors, t0 = _start(on_error)
-    output = os.fspath(output)
     tmp = output + ".tmp"
-    if raw:
-        n = 0
-        try:
-            with pq.ParquetWriter(tmp, pa.schema([("record", pa.binary())])) as writer:
-                chunk: list = []
-                for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
-                    chunk.append(rec)
-                    if len(chunk) >= batch_rows:
-                        writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
-                        n += len(chunk)
-                        chunk = []
-                writer.write_table(pa.table({"record": pa.array(chunk, pa.binary())}))
-                n += len(chunk)
-            os.replace(tmp, output)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            raise
-        return _done(summary, n, output, t0)
-
-    leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
-    # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
-    kinds: dict[str, str] = {}
-    list_kinds: dict[str, str | None] = {}
-    # Parts written under one schema each: the first is the output's temporary
-    # file; a feature first seen later starts a new part with the grown schema.
-    parts: list[str] = []
-    writer = None
-    written = None  # the schema of the current part
     n = 0
+    try:
+        with pq.ParquetWriter(tmp, pa.schema([(RAW_COLUMN, pa.binary())])) as writer:
+            chunk: list = []
+            for rec in _raw_records(paths, compression, on_error, errors, progress, "parquet"):
+                chunk.append(rec)
+                if len(chunk) >= batch_rows:
+                    writer.write_table(pa.table({RAW_COLUMN: pa.array(chunk, pa.binary())}))
+                    n += len(chunk)
+                    chunk = []
+            writer.write_table(pa.table({RAW_COLUMN: pa.array(chunk, pa.binary())}))
+            n += len(chunk)
+        os.replace(tmp, output)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return n
 
-    def column_type(name):
-        if name in list_kinds:
-            kind = list_kinds[name]
-            return pa.list_(pa.list_(pa.null() if kind is None else leaf[kind]))
-        return pa.list_(leaf[kinds[name]])
 
-    def schema():
-        names = sorted([*kinds, *list_kinds])
-        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(list_kinds)).encode()} if list_kinds else None
-        return pa.schema([(k, column_type(k)) for k in names], metadata=meta)
+class _ParquetParts:
+    """The Parquet output of :func:`tfrecord_to_parquet`: the kinds seen so far, and the parts written.
 
-    def flush(rows):
-        nonlocal writer, written
-        if not rows:
-            return
-        current = schema()
-        if writer is not None and not current.equals(written, check_metadata=True):
-            writer.close()
-            writer = None
-        if writer is None:
-            parts.append(tmp if not parts else f"{output}.part{len(parts)}.tmp")
-            writer = pq.ParquetWriter(parts[-1], current)
-            written = current
-        arrays = []
-        for f in current:
-            col = [r.get(f.name) for r in rows]
-            if f.name in list_kinds:
-                values = [None if v is None else _step_list(v) for v in col]
-            else:
-                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
-            arrays.append(pa.array(values, type=f.type))
-        writer.write_table(pa.Table.from_arrays(arrays, schema=current))
+    Parts are written under one schema each: the first is the output's temporary file; a feature first seen
+    later starts a new part with the grown schema, and :meth:`finish` rewrites them as one file.
+    """
 
-    def merge():
-        """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
-        final = schema()
-        merged = output + ".merge.tmp"
-        parts.append(merged)
-        with pq.ParquetWriter(merged, final) as out:
-            for part in parts[:-1]:
-                with pq.ParquetFile(part) as source:
-                    batches = list(source.iter_batches(batch_size=batch_rows))
-                for batch in batches:
-                    columns = [
-                        batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
-                        if f.name in batch.schema.names
-                        else pa.nulls(batch.num_rows, f.type)
-                        for f in final
-                    ]
-                    out.write_table(pa.Table.from_arrays(columns, schema=final))
-        os.replace(merged, tmp)
-        parts.pop()
+    def __init__(self, output: str, batch_rows: int) -> None:
+        pa = _pyarrow()
+        self.pa = pa
+        self.output = output
+        self.tmp = output + ".tmp"
+        self.batch_rows = batch_rows
+        self.leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
+        # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
+        self.kinds: dict[str, str] = {}
+        self.list_kinds: dict[str, str | None] = {}
+        self.parts: list[str] = []
+        self.writer: Any = None
+        self.written: Any = None  # the schema of the current part
 
-    def conflict(context, lists) -> str | None:
+    def column_type(self, name):
+        pa = self.pa
+        if name in self.list_kinds:
+            kind = self.list_kinds[name]
+            return pa.list_(pa.list_(pa.null() if kind is None else self.leaf[kind]))
+        return pa.list_(self.leaf[self.kinds[name]])
+
+    def schema(self):
+        from tfrx.integrations.arrow import FEATURE_LISTS_KEY
+
+        names = sorted([*self.kinds, *self.list_kinds])
+        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(self.list_kinds)).encode()} if self.list_kinds else None
+        return self.pa.schema([(k, self.column_type(k)) for k in names], metadata=meta)
+
+    def conflict(self, context, lists) -> str | None:
+        """Why a record does not fit the kinds seen so far, or None."""
+        kinds, list_kinds = self.kinds, self.list_kinds
         for k, v in context.items():
             if k in list_kinds:
                 return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
@@ -464,44 +529,88 @@ def tfrecord_to_parquet(
                 return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
         return None
 
-    try:
-        rows = []
-        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
-            bad = conflict(context, lists)
-            if bad:
-                errors(f"record {n + summary.skipped}: {bad}")
-                continue
-            for k, v in context.items():
-                kinds.setdefault(k, _value_kind(v))
-            for k, steps in (lists or {}).items():
-                if list_kinds.get(k) is None:
-                    list_kinds[k] = _steps_kind(steps)
-            rows.append({**context, **(lists or {})})
-            n += 1
-            if len(rows) >= batch_rows:
-                flush(rows)
-                rows = []
-        flush(rows)
-        if writer is None:
-            pq.write_table(pa.table({}), tmp)
+    def learn(self, context, lists) -> None:
+        """Notes the kinds of a record that fits (:meth:`conflict` found nothing)."""
+        for k, v in context.items():
+            self.kinds.setdefault(k, _value_kind(v))
+        for k, steps in (lists or {}).items():
+            if self.list_kinds.get(k) is None:
+                self.list_kinds[k] = _steps_kind(steps)
+
+    def flush(self, rows) -> None:
+        """Writes ``rows`` under the current schema, starting a new part when the schema grew."""
+        import pyarrow.parquet as pq
+
+        pa = self.pa
+        if not rows:
+            return
+        current = self.schema()
+        if self.writer is not None and not current.equals(self.written, check_metadata=True):
+            self.writer.close()
+            self.writer = None
+        if self.writer is None:
+            self.parts.append(self.tmp if not self.parts else f"{self.output}.part{len(self.parts)}.tmp")
+            self.writer = pq.ParquetWriter(self.parts[-1], current)
+            self.written = current
+        arrays = []
+        for f in current:
+            col = [r.get(f.name) for r in rows]
+            if f.name in self.list_kinds:
+                values = [None if v is None else _step_list(v) for v in col]
+            else:
+                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
+            arrays.append(pa.array(values, type=f.type))
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=current))
+
+    def finish(self) -> None:
+        """Closes the last part, merges the parts when there are several, and moves the result to the output."""
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            pq.write_table(self.pa.table({}), self.tmp)
         else:
-            writer.close()
-            writer = None
-            if len(parts) > 1 or not schema().equals(written, check_metadata=True):
-                merge()
-        os.replace(tmp, output)
-    except BaseException:
-        if writer is not None:
+            self.writer.close()
+            self.writer = None
+            if len(self.parts) > 1 or not self.schema().equals(self.written, check_metadata=True):
+                self.merge()
+        os.replace(self.tmp, self.output)
+
+    def merge(self) -> None:
+        """Rewrites the parts as one file under the final schema, null columns where a part lacks one."""
+        import pyarrow.parquet as pq
+
+        pa = self.pa
+        final = self.schema()
+        merged = self.output + ".merge.tmp"
+        self.parts.append(merged)
+        with pq.ParquetWriter(merged, final) as out:
+            for part in self.parts[:-1]:
+                with pq.ParquetFile(part) as source:
+                    batches = list(source.iter_batches(batch_size=self.batch_rows))
+                for batch in batches:
+                    columns = [
+                        batch.column(batch.schema.get_field_index(f.name)).cast(f.type)
+                        if f.name in batch.schema.names
+                        else pa.nulls(batch.num_rows, f.type)
+                        for f in final
+                    ]
+                    out.write_table(pa.Table.from_arrays(columns, schema=final))
+        os.replace(merged, self.tmp)
+        self.parts.pop()
+
+    def abandon(self) -> None:
+        """After a failure: closes the writer and removes the output's temporary files."""
+        if self.writer is not None:
             try:
-                writer.close()
+                self.writer.close()
             except Exception:
                 pass
-        for path in [tmp, *parts]:
+        for path in [self.tmp, *self.parts]:
             if os.path.exists(path):
                 os.remove(path)
-        raise
-    finally:
-        for path in parts[1:]:
+
+    def remove_parts(self) -> None:
+        """Removes the parts after the first (merged into it, or left by a failure)."""
+        for path in self.parts[1:]:
             if os.path.exists(path):
                 os.remove(path)
-    return _done(summary, n, output, t0)

@@ -309,6 +309,8 @@ function showInfo(info) {
     const damaged = info.shards.filter((s) => s.error).length;
     if (info.stats_records) $("#stats-records").value = info.stats_records;
     state.labels = info.labels || {};
+    state.records = info.records !== false;
+    if (info.overview) $("#overview-records").value = info.overview.records;
     $("#summary").textContent = `${info.shards.length} file(s), ${info.total.toLocaleString()} records, ` +
       `${fmtBytes(info.shards.reduce((a, s) => a + (s.size || 0), 0))}, ${info.payload.join(", ") || "empty"}` +
       (damaged ? `, ${damaged} damaged` : "");
@@ -404,15 +406,183 @@ function renderHealth(h) {
   if (h.damaged) loadInfo();  // a file found damaged now: the summary and the Files tab say so too
 }
 
+function activate(name) {
+  document.querySelectorAll("nav button").forEach((x) => x.classList.toggle("active", x.dataset.tab === name));
+  document.querySelectorAll(".tab").forEach((x) => x.classList.toggle("active", x.id === name));
+  if (name === "stats") loadStats();
+  if (name === "health") poll("/api/health", renderHealth, $("#health-body"));
+  if (name === "overview" && !state.overviewShown) loadOverview();
+}
+
 function tabs() {
-  for (const b of document.querySelectorAll("nav button")) {
-    b.addEventListener("click", () => {
-      document.querySelectorAll("nav button").forEach((x) => x.classList.toggle("active", x === b));
-      document.querySelectorAll(".tab").forEach((x) => x.classList.toggle("active", x.id === b.dataset.tab));
-      if (b.dataset.tab === "stats") loadStats();
-      if (b.dataset.tab === "health") poll("/api/health", renderHealth, $("#health-body"));
+  for (const b of document.querySelectorAll("nav button")) b.addEventListener("click", () => activate(b.dataset.tab));
+}
+
+// ---------------------------------------------------------------- the overview: two datasets side by side
+const SIDES = ["a", "b"];
+const svgNS = "http://www.w3.org/2000/svg";
+
+function filterName(name) {
+  if (name.includes("`") || name.startsWith("##SEQUENCE##")) return null;
+  return /^[A-Za-z_][A-Za-z0-9_/]*$/.test(name) ? name : "`" + name + "`";
+}
+
+// The filter that selects the records holding a value (a string, or an int the schema makes categorical).
+function valueFilter(row, value) {
+  const name = filterName(row.feature);
+  if (!name || !state.records || value === "__BYTES_VALUE__") return null;  // TFDV's stand-in for non-UTF-8 values
+  if (row.type === "INT") return /^-?[0-9]+$/.test(value) ? `${value} in ${name}` : null;
+  if (row.type === "STRING" || row.type === "BYTES") return `${JSON.stringify(value)} in ${name}`;
+  return null;
+}
+
+// The filter for a histogram bucket: features of one value a record (several values do not compare).
+function rangeFilter(row, side, lo, hi) {
+  const name = filterName(row.feature);
+  if (!name || !state.records || !(side.max_num_values <= 1)) return null;
+  const parts = [];
+  if (typeof lo === "number") parts.push(`${name} >= ${lo}`);
+  if (typeof hi === "number") parts.push(`${name} <= ${hi}`);
+  return parts.length ? parts.join(" and ") : null;
+}
+
+function applyFilter(expr) {
+  $("#filter").value = expr;
+  state.filter = expr;
+  state.history = [];
+  activate("records");
+  loadPage(0);
+}
+
+function clickable(node, expr) {
+  if (!expr) return node;
+  node.classList.add("pick");
+  node.setAttribute("data-filter", expr);
+  node.addEventListener("click", (e) => { e.stopPropagation(); applyFilter(expr); });
+  return node;
+}
+
+function num(v) { return typeof v === "number" ? fmtNum(v) : (v === undefined || v === null ? "" : String(v)); }
+
+function pct(part, whole) { return whole ? `${((100 * part) / whole).toFixed(1)}%` : "-"; }
+
+function standard(side) {
+  const hs = (side && side.histograms) || [];
+  return hs.find((h) => h.type === "STANDARD") || hs[0] || null;
+}
+
+// Both datasets' standard histograms on one x axis, each bar's height its share of that dataset's values.
+function distribution(row) {
+  const w = 280, lane = 30, gap = 4;
+  const svg = document.createElementNS(svgNS, "svg");
+  svg.setAttribute("width", w); svg.setAttribute("height", row.sides.length * (lane + gap)); svg.setAttribute("class", "dist");
+  const hists = row.sides.map(standard);
+  const finite = [];
+  for (const h of hists) for (const b of (h ? h.buckets : [])) for (const x of [b[0], b[1]]) if (typeof x === "number") finite.push(x);
+  if (!finite.length) return svg;
+  let x0 = Math.min(...finite), x1 = Math.max(...finite);
+  if (x1 === x0) { x0 -= 0.5; x1 += 0.5; }
+  const share = hists.map((h) => (h ? h.buckets.reduce((a, b) => a + b[2], 0) : 0));
+  const top = Math.max(1e-12, ...hists.flatMap((h, k) => (h ? h.buckets.map((b) => b[2] / (share[k] || 1)) : [])));
+  const xs = (v) => (typeof v === "number" ? ((v - x0) / (x1 - x0)) * (w - 2) + 1 : (v === "-inf" ? 0 : w - 3));
+  hists.forEach((h, k) => {
+    if (!h) return;
+    for (const b of h.buckets) {
+      const frac = b[2] / (share[k] || 1);
+      const r = document.createElementNS(svgNS, "rect");
+      const left = xs(b[0]), right = xs(b[1]);
+      const bh = (frac / top) * lane;
+      r.setAttribute("x", left); r.setAttribute("width", Math.max(2, right - left - 1));
+      r.setAttribute("y", k * (lane + gap) + lane - bh); r.setAttribute("height", Math.max(bh, frac > 0 ? 1 : 0));
+      r.setAttribute("class", `bar-${SIDES[k]}`);
+      const t = document.createElementNS(svgNS, "title");
+      t.textContent = `${state.overview.datasets[k].label}: [${num(b[0])}, ${num(b[1])}] ${fmtNum(b[2])} (${(100 * frac).toFixed(1)}%)`;
+      r.append(t);
+      svg.append(clickable(r, rangeFilter(row, row.sides[k], b[0], b[1])));
+    }
+  });
+  return svg;
+}
+
+// The most frequent values of both datasets, each dataset's share of its values as a bar.
+function topValues(row) {
+  const box = el("div", { class: "topvalues" });
+  const freq = row.sides.map((s) => new Map(((s && s.top_values) || []).map((t) => [t[0], t[1]])));
+  const totals = row.sides.map((s) => (s && (s.tot_num_values || s.num_non_missing)) || 1);
+  const values = [];
+  for (const f of freq) for (const v of f.keys()) if (!values.includes(v)) values.push(v);
+  values.sort((p, q) => (freq[0].get(q) || 0) / totals[0] - (freq[0].get(p) || 0) / totals[0] ||
+    (freq[1] ? (freq[1].get(q) || 0) / totals[1] - (freq[1].get(p) || 0) / totals[1] : 0));
+  for (const v of values.slice(0, 8)) {
+    const line = el("div", { class: "tv" }, clickable(el("span", { class: "tv-value", title: v }, v), valueFilter(row, v)));
+    const bars = el("span", { class: "tv-bars" });
+    const shares = freq.map((f, k) => (f.get(v) || 0) / totals[k]);
+    freq.forEach((f, k) => {
+      bars.append(el("span", { class: `tv-bar bar-${SIDES[k]}`, style: `width:${Math.max(shares[k] > 0 ? 1 : 0, shares[k] * 90)}px`,
+        title: `${state.overview.datasets[k].label}: ${f.get(v) || 0} (${(100 * shares[k]).toFixed(1)}%)` }));
     });
+    line.append(bars, el("span", { class: "dim" }, shares.map((x) => `${(100 * x).toFixed(1)}%`).join(" · ")));
+    box.append(line);
   }
+  if (values.length > 8) box.append(el("div", { class: "dim" }, `+${values.length - 8} more values`));
+  return box;
+}
+
+function sideFacts(row, side, k, examples) {
+  const mark = el("span", { class: `swatch bar-${SIDES[k]}` });
+  if (!side) return el("div", { class: "missing" }, mark, " absent");
+  const parts = [`${side.num_non_missing ?? 0} present`, `${pct(side.num_missing || 0, examples)} missing`];
+  if (side.mean !== undefined) {
+    parts.push(`mean ${num(side.mean)}`, `sd ${num(side.std_dev)}`, `zeros ${pct(side.num_zeros || 0, side.tot_num_values)}`,
+      `min ${num(side.min)}`, `median ${num(side.median)}`, `max ${num(side.max)}`);
+  } else if (side.unique !== undefined) {
+    parts.push(`${side.unique} unique`, `avg length ${num(side.avg_length)}`);
+  }
+  if (side.max_num_values > 1 || side.min_num_values !== side.max_num_values) parts.push(`${side.min_num_values}–${side.max_num_values} values`);
+  return el("div", {}, mark, " " + parts.join(", "));
+}
+
+function renderOverview(o) {
+  state.overview = o;
+  state.overviewShown = true;
+  const legend = $("#overview-legend");
+  legend.replaceChildren(...o.datasets.map((d, k) => el("span", { class: "legend" }, el("span", { class: `swatch bar-${SIDES[k]}` }),
+    ` ${d.label}: ${d.num_examples.toLocaleString()} ${d.kind === "records" ? (d.sampled ? `records sampled of ${d.total.toLocaleString()}` : "records") : "examples (statistics file)"}`)));
+  const parts = [];
+  const what = o.anomalies_of ? `${o.anomalies_of} against the ${o.schema_source} schema` : "";
+  if (o.anomalies_of) {
+    parts.push(el("p", { class: o.anomalies.length ? "anomaly-summary error" : "anomaly-summary ok" },
+      o.anomalies.length ? `${o.anomalies.length} feature(s) with anomalies in ${what}` : `no anomalies in ${what}`));
+  }
+  const heads = ["feature", "type", "per dataset", "distribution", "distance", "anomaly"];
+  const t = el("table", { id: "overview-table" }, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", {}, h)))));
+  const tb = el("tbody", {});
+  const rows = [...o.features].sort((p, q) => (q.anomaly ? 1 : 0) - (p.anomaly ? 1 : 0) || (p.feature < q.feature ? -1 : 1));
+  for (const row of rows) {
+    const facts = el("td", { class: "facts" }, ...row.sides.map((s, k) => sideFacts(row, s, k, o.datasets[k].num_examples)));
+    const strings = row.sides.some((s) => s && s.top_values);
+    const dist = el("td", {}, strings ? topValues(row) : distribution(row));
+    const dists = [];
+    if (row.linf !== null) dists.push(`L∞ ${fmtNum(row.linf)}`);
+    if (row.js !== null) dists.push(`JS ${fmtNum(row.js)}`);
+    const a = row.anomaly;
+    const anomaly = a ? el("td", { class: "anomaly-text", title: a.description }, el("b", {}, a.short_description), el("div", {}, a.description)) : el("td", {}, "");
+    tb.append(el("tr", { "data-feature": row.feature, class: a ? "anomaly" : "" }, el("td", { class: "fname" }, row.feature),
+      el("td", {}, row.type), facts, dist, el("td", { class: "num" }, dists.join(" ")), anomaly));
+  }
+  t.append(tb);
+  parts.push(t);
+  const schema = el("details", { id: "overview-schema" }, el("summary", {}, `schema (${o.schema_source === "given" ? "given" : `inferred from ${o.datasets[0].label}`})`), el("pre", {}, o.schema));
+  parts.push(schema);
+  if (state.records) parts.push(el("p", { class: "dim" }, "click a value or a bar to see the records of " + o.datasets[0].label + " that hold it"));
+  $("#overview-body").replaceChildren(...parts);
+}
+
+function loadOverview() {
+  clearTimeout(state.polling);
+  const records = $("#overview-records").value || "100000";
+  api("/api/overview", { records }).then(() => poll(`/api/overview?records=${encodeURIComponent(records)}`, renderOverview, $("#overview-body")))
+    .catch((e) => $("#overview-body").replaceChildren(el("p", { class: "error" }, e.message)));
 }
 
 function wire() {
@@ -430,6 +600,7 @@ function wire() {
     } catch (e) { setStatus(e.message, true); }
   });
   $("#stats-run").addEventListener("click", loadStats);
+  $("#overview-run").addEventListener("click", loadOverview);
   for (const fmt of ["tfrecord", "parquet", "jsonl"]) {
     $(`#export-${fmt}`).addEventListener("click", (e) => { e.preventDefault(); startExport(fmt); });
   }
@@ -440,4 +611,14 @@ function wire() {
 
 tabs();
 wire();
-loadInfo().then((info) => { if (info) loadPage(0); });
+loadInfo().then((info) => {
+  if (!info) return;
+  if (!state.records) {  // a statistics file: the overview is all there is
+    for (const b of document.querySelectorAll("nav button")) b.hidden = b.dataset.tab !== "overview";
+    $("#summary").textContent = `statistics: ${info.overview.datasets.map((d) => d.label).join(" and ")}`;
+    activate("overview");
+    return;
+  }
+  loadPage(0);
+  if (info.overview && info.overview.datasets.length > 1) activate("overview");  // --compare: the comparison first
+});
