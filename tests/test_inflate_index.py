@@ -112,8 +112,10 @@ def test_stale_index_is_rebuilt(tmp_path):
     tfrx.write_records(path, RECORDS[:100], compression="GZIP")
     first = load_inflate_index(path)
     assert len(first.records) == 100
+    old_place = inflate_index_path(path)
     tfrx.write_records(path, RECORDS[:120], compression="GZIP")  # rewritten: another size and mtime
     assert len(load_inflate_index(path).records) == 120
+    assert not os.path.exists(old_place) and os.path.exists(inflate_index_path(path))  # the old one is pruned
     assert len(tfrx.RandomAccessDataset(path)) == 120
     with pytest.raises(tfrx.StaleIndexError, match="stale"):
         stale = str(tmp_path / "old.tfrxzidx")

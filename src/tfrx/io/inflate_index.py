@@ -49,7 +49,7 @@ from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError,
 from tfrx.io.compression import detect_compression
 from tfrx.io.framing import FRAMING_BYTES
 from tfrx.io import index as _record_index
-from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _scan_buffer, default_index_path
+from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, default_index_path
 from tfrx.io.paths import is_url
 
 __all__ = [
@@ -240,6 +240,8 @@ def build_inflate_index(
     if spacing < 32768:
         raise ValueError(f"spacing must be at least 32768 bytes, got {spacing}")
     size, mtime = _stat(path)
+    # Named before the pass: the cache's name carries the file's version as it was indexed.
+    where = inflate_index_path(path, cache_dir=cache_dir) if index_path is None else os.fsdecode(os.fspath(index_path))
     with open(path, "rb") as f:
         head = f.read(4096)
         kind = detect_compression(head)
@@ -252,9 +254,9 @@ def build_inflate_index(
     index.file_size, index.mtime_ns = size, mtime
     index.fingerprint = _fingerprint(path, size, head)
     index.records.mtime_ns = mtime
+    _write(index, where)
     if index_path is None:
-        index_path = inflate_index_path(path, cache_dir=cache_dir)
-    _write(index, os.fsdecode(os.fspath(index_path)))
+        _prune_cache(where, path)  # the checkpoint indexes of earlier versions of the file
     return index
 
 
