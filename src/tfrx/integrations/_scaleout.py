@@ -148,7 +148,10 @@ def _sample_files(sources: Sequence, files: int) -> list:
 
 
 def _infer_file(source, records: int, kind: str, compression: str):
-    """One file's spec; feature lists always become ``RaggedFeature`` (a list of steps of lists of values)."""
+    """One file's spec and the variable-length features that held at most one value in every sampled record.
+
+    Feature lists always become ``RaggedFeature`` (a list of steps of lists of values).
+    """
     from tfrx.io.reader import RecordReader
     from tfrx.parsing import RaggedFeature, infer_features
 
@@ -160,40 +163,68 @@ def _infer_file(source, records: int, kind: str, compression: str):
                 spec = infer_features(batch, max_records=records, kind=kind)
             if isinstance(spec, tuple):
                 context, lists = spec
-                return context, {k: RaggedFeature(v.dtype) for k, v in lists.items()}
-            return spec
+                return (context, {k: RaggedFeature(v.dtype) for k, v in lists.items()}), _single(batch, context, True)
+            return spec, _single(batch, spec, False)
     return None
+
+
+def _single(batch, features: dict, sequence: bool) -> set[str]:
+    """The VarLen features of ``features`` that hold zero or one values in every record of ``batch``."""
+    from tfrx.parsing import VarLenFeature, parse_example, parse_sequence_example
+
+    varlen = {k: v for k, v in features.items() if isinstance(v, VarLenFeature)}
+    if not varlen:
+        return set()
+    parsed = parse_sequence_example(batch, varlen, {})[0] if sequence else parse_example(batch, varlen)
+    out = set()
+    for name, sparse in parsed.items():
+        rows = np.asarray(sparse.indices)[:, 0] if len(sparse.indices) else np.zeros(0, np.int64)
+        if not len(rows) or np.bincount(rows).max() <= 1:
+            out.add(name)
+    return out
 
 
 def _dtype_name(feature) -> str:
     return str(getattr(feature.dtype, "name", feature.dtype))
 
 
-def _merge(specs: list[tuple[str, dict]], sequence_lists: bool, out: Inferred) -> dict:
-    """One spec over several files' specs: kinds must agree; differing counts widen to variable length."""
-    from tfrx.parsing import RaggedFeature, VarLenFeature
+def _merge(specs: list[tuple[str, dict, set]], sequence_lists: bool, out: Inferred) -> dict:
+    """One spec over several files' specs: kinds must agree; differing counts widen to variable length.
+
+    A feature that holds at most one value in every sampled record of every
+    file (and is absent from some) is a scalar, ``FixedLenFeature([])``:
+    readers of inferred specs read such scalars as nullable.
+    """
+    from tfrx.parsing import FixedLenFeature, RaggedFeature, VarLenFeature
 
     names: list[str] = []
-    for _, spec in specs:
+    for _, spec, _ in specs:
         names += [n for n in spec if n not in names]
     merged = {}
     for name in names:
-        seen = [(path, spec[name]) for path, spec in specs if name in spec]
-        kinds = {_dtype_name(f) for _, f in seen}
+        seen = [(path, spec[name], name in single) for path, spec, single in specs if name in spec]
+        kinds = {_dtype_name(f) for _, f, _ in seen}
         if len(kinds) > 1:
-            detail = ", ".join(f"{os.path.basename(str(p))}: {_dtype_name(f)}" for p, f in seen)
+            detail = ", ".join(f"{os.path.basename(str(p))}: {_dtype_name(f)}" for p, f, _ in seen)
             out.conflicts.append(f"{name!r} ({detail})")
             continue
         first = seen[0][1]
-        if len(seen) == len(specs) and all(f == first for _, f in seen):
-            merged[name] = first
+        if len(seen) == len(specs) and all(f == first for _, f, _ in seen):
+            merged[name] = FixedLenFeature([], first.dtype) if seen[0][2] else first
+            continue
+        scalar = not sequence_lists and all(
+            s or (isinstance(f, FixedLenFeature) and not list(f.shape or [])) for _, f, s in seen
+        )
+        if scalar:
+            merged[name] = FixedLenFeature([], first.dtype)
             continue
         wide = RaggedFeature(first.dtype) if sequence_lists else VarLenFeature(first.dtype)
         if len(seen) < len(specs):
             out.widened.append(f"{name!r} (absent from {len(specs) - len(seen)} of {len(specs)} sampled files)")
         else:
             shapes = ", ".join(
-                f"{os.path.basename(str(p))}: {type(f).__name__}{list(getattr(f, 'shape', []) or [])}" for p, f in seen
+                f"{os.path.basename(str(p))}: {type(f).__name__}{list(getattr(f, 'shape', []) or [])}"
+                for p, f, _ in seen
             )
             out.widened.append(f"{name!r} ({shapes})")
         merged[name] = wide
@@ -215,26 +246,73 @@ def infer_spec(
     picked = _sample_files(list(sources), files)
     specs = []
     for source in picked:
-        spec = _infer_file(source, records, kind, compression)
-        if spec is not None:
-            specs.append((str(source), spec))
-    out = Inferred(None, [p for p, _ in specs])
+        found = _infer_file(source, records, kind, compression)
+        if found is not None:
+            specs.append((str(source), *found))
+    out = Inferred(None, [p for p, _, _ in specs])
     if not specs:
         raise ValueError(f"no records in the {len(picked)} sampled file(s) to infer a spec from; pass a spec")
-    sequence = [isinstance(s, tuple) for _, s in specs]
+    sequence = [isinstance(s, tuple) for _, s, _ in specs]
     if any(sequence) and not all(sequence):
-        which = [os.path.basename(p) for (p, _), s in zip(specs, sequence) if s]
+        which = [os.path.basename(p) for (p, _, _), s in zip(specs, sequence) if s]
         raise ValueError(
             f"some sampled files hold SequenceExamples ({', '.join(which)}) and others Examples; "
             "pass the record type and a spec"
         )
     if all(sequence):
-        context = _merge([(p, s[0]) for p, s in specs], False, out)
-        lists = _merge([(p, s[1]) for p, s in specs], True, out)
+        context = _merge([(p, s[0], one) for p, s, one in specs], False, out)
+        lists = _merge([(p, s[1], set()) for p, s, _ in specs], True, out)
         out.spec = (context, lists)
     else:
         out.spec = _merge(specs, False, out)
     return out
+
+
+def nullable_scalars(spec) -> tuple[Any, list[str]]:
+    """``spec`` with its required scalar features read as zero-or-one-value features, and their names.
+
+    Readers of inferred specs use it: a sample cannot promise that every
+    record holds a feature, so a scalar is null where a record lacks it.
+    """
+    from tfrx.parsing import FixedLenFeature, VarLenFeature
+
+    def convert(features: dict, names: list[str]) -> dict:
+        out = {}
+        for name, f in features.items():
+            if isinstance(f, FixedLenFeature) and not list(f.shape or []) and f.default_value is None:
+                out[name] = VarLenFeature(f.dtype)
+                names.append(name)
+            else:
+                out[name] = f
+        return out
+
+    names: list[str] = []
+    if spec is False:
+        return spec, names
+    if isinstance(spec, tuple):
+        return (convert(spec[0], names), dict(spec[1])), names
+    return convert(spec, names), names
+
+
+def scalars_from_lists(batch: pa.RecordBatch, names: Sequence[str], where: str) -> pa.RecordBatch:
+    """Columns of zero-or-one-value lists as scalar columns (null for none); more values raise, naming the file."""
+    arrays = []
+    for name in batch.schema.names:
+        arr = batch.column(name)
+        if name in names:
+            offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+            sizes = np.diff(offsets)
+            if len(sizes) and sizes.max() > 1:
+                row = int(np.argmax(sizes > 1))
+                raise ValueError(
+                    f"{where}: feature {name!r} holds {int(sizes[row])} values in a record (row {row} of a batch), "
+                    "but its column is a scalar: declare it an array (array<...> in Spark), or pass a spec"
+                )
+            index = pa.array(offsets[:-1] - offsets[0], pa.int64(), mask=sizes == 0)
+            values = arr.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+            arr = values.take(index)
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
 
 
 # ------------------------------------------------------------------ planning

@@ -41,8 +41,11 @@ __all__ = ["read_tfrecord", "to_tfrecord"]
 class _ReadRange:
     """Reads one record range into a pandas DataFrame (``columns``: Dask's projection)."""
 
-    def __init__(self, spec, columns: list[str] | None, compression: str, on_error: str, batch_size: int) -> None:
+    def __init__(
+        self, spec, columns: list[str] | None, compression: str, on_error: str, batch_size: int, scalars: list[str]
+    ) -> None:
         self.spec = spec
+        self.scalars = scalars
         self.columns = columns
         self.compression = compression
         self.on_error = on_error
@@ -53,22 +56,26 @@ class _ReadRange:
         if self.spec is False:
             wanted = None
         p = so.make_plan(self.spec, wanted)
-        batches = list(
-            so.read_piece(piece, p, compression=self.compression, on_error=self.on_error, batch_size=self.batch_size)
-        )
-        return _pandas(pa.Table.from_batches(batches, schema=so.plan_schema(p)))
+        batches = [
+            so.scalars_from_lists(b, self.scalars, str(piece.source)) if self.scalars else b
+            for b in so.read_piece(
+                piece, p, compression=self.compression, on_error=self.on_error, batch_size=self.batch_size
+            )
+        ]
+        schema = _schema(p, self.scalars)
+        return _pandas(pa.Table.from_batches(batches, schema=schema))
 
 
-def _mapper(t: pa.DataType):
-    """Numbers as NumPy columns; bytes and lists as ``pd.ArrowDtype`` columns (lossless, and never turned into
-    strings by Dask's ``dataframe.convert-string``)."""
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
-        return None
-    return pd.ArrowDtype(t)
+def _schema(p, scalars: Sequence[str]) -> pa.Schema:
+    """The Arrow schema of a plan's batches once its zero-or-one-value columns are scalars."""
+    schema = so.plan_schema(p)
+    return pa.schema([pa.field(f.name, f.type.value_type) if f.name in scalars else f for f in schema])
 
 
 def _pandas(table: pa.Table) -> pd.DataFrame:
-    return table.to_pandas(types_mapper=_mapper)
+    """Every column a ``pd.ArrowDtype`` column: nulls kept in numbers, bytes and lists lossless (never turned
+    into strings by Dask's ``dataframe.convert-string``)."""
+    return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
 def read_tfrecord(
@@ -100,12 +107,15 @@ def read_tfrecord(
     :class:`tfrx.RecordReader`: damaged records raise
     :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
 
-    Columns are pandas columns of the Arrow types of
-    :func:`tfrx.integrations.arrow.to_record_batch`: int64, float32, bytes
-    objects, and NumPy arrays per row for list features.
+    Columns are ``pd.ArrowDtype`` columns of the Arrow types of
+    :func:`tfrx.integrations.arrow.to_record_batch` (``int64[pyarrow]``,
+    ``float[pyarrow]``, ``binary[pyarrow]``, lists). With an inferred spec,
+    a feature that held at most one value in every sampled record is a
+    scalar column, null where a record lacks it.
     """
     compression = normalize_compression(compression, allow_auto=True)
     check_on_error(on_error)
+    scalars: list[str] = []
     kind = so.record_type(record_type) if record_type is not None else ""
     if kind == "bytes":
         spec = False
@@ -120,16 +130,16 @@ def read_tfrecord(
             records=infer_records,
             compression=compression,
         )
-        spec = inferred.check()
+        spec, scalars = so.nullable_scalars(inferred.check())
     elif spec is not False and isinstance(spec, tuple):
         spec = (dict(spec[0] or {}), dict(spec[1] or {}))
     elif spec is not False:
         spec = dict(spec)
     cols = list(columns) if columns is not None else None
     plan = so.make_plan(spec, cols)
-    meta = _pandas(so.plan_schema(plan).empty_table())
+    meta = _pandas(_schema(plan, scalars).empty_table())
     ranges = so.plan(sources, split_bytes=split_bytes, compression=compression, build_index=build_index)
-    reader = _ReadRange(spec, cols, compression, on_error, batch_size)
+    reader = _ReadRange(spec, cols, compression, on_error, batch_size, scalars)
     return dd.from_map(reader, ranges, meta=meta, label="read-tfrecord", enforce_metadata=False)
 
 

@@ -183,29 +183,6 @@ def _spec_of_schema(schema: StructType, record_type: str) -> tuple[Any, list[str
     return spec, scalars
 
 
-def _scalars_from_lists(batch: pa.RecordBatch, names: Sequence[str], where: str) -> pa.RecordBatch:
-    """Columns of zero-or-one-value lists as scalar columns (null for none); more values raise, naming the row."""
-    import numpy as np
-
-    arrays = []
-    for name in batch.schema.names:
-        arr = batch.column(name)
-        if name in names:
-            offsets = arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
-            sizes = np.diff(offsets)
-            if len(sizes) and sizes.max() > 1:
-                row = int(np.argmax(sizes > 1))
-                raise ValueError(
-                    f"{where}: feature {name!r} has {int(sizes[row])} values in row {row} of a batch; "
-                    "its column is a scalar in the schema: declare it array<...>"
-                )
-            index = pa.array(offsets[:-1] - offsets[0], pa.int64(), mask=sizes == 0)
-            values = arr.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
-            arr = values.take(index)
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
-
-
 # ------------------------------------------------------------------ options
 def _flag(options: dict, key: str, default: bool) -> bool:
     value = options.get(key.lower())
@@ -381,8 +358,11 @@ class TFRecordDataSource(DataSource):
     def reader(self, schema: StructType) -> TFRecordReader:
         options = self._options()
         scalars: list[str] = []
-        if options.spec is not None or getattr(self, "_inferred_spec", None) is not None:
-            options, spec = self._resolve()
+        if options.spec is not None:
+            spec = options.spec
+        elif getattr(self, "_inferred_spec", None) is not None:
+            # a sample cannot promise that every record holds a feature: inferred scalars are nullable
+            spec, scalars = so.nullable_scalars(self._resolve()[1])
         elif options.record_type == "bytes":
             spec = False
         else:
@@ -451,7 +431,9 @@ class TFRecordReader(DataSourceReader):
 
         o = self.options
         expression = functools.reduce(operator.and_, self.filters) if self.filters else None
-        p = so.make_plan(self.spec, self.columns, expression)
+        # filters on features parsed as scalars are applied while parsing; on converted columns afterwards
+        late = expression is not None and bool(self.scalars)
+        p = so.make_plan(self.spec, self.columns, None if late else expression)
         target = self._arrow_schema()
         names = target.names
         for piece in getattr(partition, "ranges", []):
@@ -461,7 +443,11 @@ class TFRecordReader(DataSourceReader):
                 if self.spec is False:
                     batch = pa.RecordBatch.from_arrays([batch.column(0)], names=names)
                 if self.scalars:
-                    batch = _scalars_from_lists(batch, self.scalars, str(piece.source))
+                    batch = so.scalars_from_lists(batch, self.scalars, str(piece.source))
+                if late:
+                    batch = batch.filter(expression)
+                    if not batch.num_rows:
+                        continue
                 yield so.conform(batch, target)
 
 
@@ -529,12 +515,10 @@ class TFRecordPushdownReader(TFRecordReader):
         if spec is not False:
             context = spec[0] if isinstance(spec, tuple) else spec
             for name, feature in context.items():
-                if (
-                    isinstance(feature, FixedLenFeature)
-                    and not list(feature.shape or [])
-                    and name in (self.columns or [])
-                    and name not in self.scalars
-                ):
+                scalar = name in self.scalars or (
+                    isinstance(feature, FixedLenFeature) and not list(feature.shape or [])
+                )
+                if scalar and name in (self.columns or []):
                     scalars[name] = so._dtype_name(feature).replace("tfrx.", "")
         for f in filters:
             expression = _filter_expression(f, scalars)
