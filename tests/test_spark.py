@@ -127,7 +127,7 @@ def test_round_trip_of_every_type_with_nulls(spark, tmp_path):
 def test_sequence_examples_and_raw_records_round_trip(spark, tmp_path):
     ddl = "id long, ctx array<float>, steps array<array<float>>, words array<array<binary>>"
     rows = [
-        (k, [k / 2] * (k % 2), [[float(k)] * j for j in range(k % 4)], [[b"w%d" % j] for j in range(k % 3)])
+        (k, [k / 2] * (k % 3), [[float(k)] * j for j in range(k % 4)], [[b"w%d" % j] for j in range(k % 3)])
         for k in range(30)
     ]
     out = str(tmp_path / "seq")
