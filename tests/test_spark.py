@@ -332,10 +332,15 @@ def test_abort_and_a_failing_task_leave_nothing(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_reader_applies_pushed_filters_and_returns_the_rest(tmp_path):
+@pytest.mark.parametrize("given", [False, True], ids=["inferred", "spec"])
+def test_reader_applies_pushed_filters_and_returns_the_rest(tmp_path, given):
     path = tmp_path / "f.tfrecord"
     _write_examples(path, 100)
-    source = ts.TFRecordDataSourcePushingFilters({"path": str(path)})
+    options = {"path": str(path)}
+    if given:  # required scalars: the filter runs inside the parse plan
+        spec = {"id": tfrx.FixedLenFeature([], tfrx.int64), "name": tfrx.FixedLenFeature([], tfrx.string)}
+        options["spec"] = tfrx.features_to_json(spec)
+    source = ts.TFRecordDataSourcePushingFilters(options)
     schema = source.schema()
     reader = source.reader(schema)
     contains = ds.StringContains(("name",), "3")
