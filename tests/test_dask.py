@@ -184,3 +184,12 @@ def test_inferred_scalars_are_nullable_and_kind_conflicts_are_named(tmp_path):
         ValueError, match=re.escape("'k' (a0.tfrecord: int64, a2.tfrecord: int64, a3.tfrecord: float32)")
     ):
         tdask.read_tfrecord(str(tmp_path / "a*.tfrecord"))
+
+
+def test_to_tfrecord_writes_an_index_per_shard_and_raw_records(tmp_path):
+    frame = pd.DataFrame({"record": pd.array([b"a", b"bc", b""], pd.ArrowDtype(pa.binary()))})
+    paths = tdask.to_tfrecord(dd.from_pandas(frame, npartitions=2), tmp_path / "raw", record_type="bytes", index=True)
+    assert all(os.path.exists(tmp_path / ".tfrx" / (os.path.basename(p) + ".tfrxidx")) for p in paths)
+    assert [bytes(r) for r in tfrx.read_records(paths)] == [b"a", b"bc", b""]
+    back = tdask.read_tfrecord(str(tmp_path / "raw.*"), record_type="bytes").compute()
+    assert back["record"].tolist() == [b"a", b"bc", b""]

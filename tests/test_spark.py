@@ -44,6 +44,8 @@ def spark():
     from pyspark.sql import SparkSession
 
     src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYTHONPATH")}
+    # Spark's Python workers: this interpreter, and tfrx from this checkout (they inherit the environment)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
     session = (
@@ -60,6 +62,11 @@ def spark():
     ts.register(session)
     yield session
     session.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 def _write_examples(path, n: int, *, compression=None) -> None:
@@ -395,3 +402,37 @@ def test_inference_samples_several_files_and_reports_conflicts(tmp_path):
     source = ts.TFRecordDataSource({"path": str(tmp_path / "*.tfrecord"), "inferFiles": "4"})
     with pytest.raises(ValueError, match="'a'"):
         source.schema()
+
+
+def _read_all(reader) -> list[dict]:
+    return [r for p in reader.partitions() for b in reader.read(p) for r in b.to_pylist()]
+
+
+def test_bytes_as_string_and_a_scalar_column_over_several_values(tmp_path):
+    path = tmp_path / "s.tfrecord"
+    _write_examples(path, 5)
+    source = ts.TFRecordDataSource({"path": str(path), "bytesAs": "string", "columns": "id,name"})
+    schema = source.schema()
+    assert [(f.name, f.dataType.simpleString()) for f in schema.fields] == [("id", "bigint"), ("name", "string")]
+    assert [r["name"] for r in _read_all(source.reader(schema))] == ["n0", "n1", "n2", "n3", "n4"]
+    # a schema that says scalar for a feature of 40 values: the error says what to declare
+    plain = ts.TFRecordDataSource({"path": str(path)})
+    with pytest.raises(ValueError, match=r"'pad' holds 40 values .* declare it an array"):
+        _read_all(plain.reader(ts.StructType([ts.StructField("pad", ts.FloatType())])))
+    with pytest.raises(ValueError, match="unknown option"):
+        ts.TFRecordDataSource({"path": str(path), "compresion": "gzip"}).schema()
+
+
+def test_write_options_index_name_and_append(tmp_path):
+    schema = ts.StructType([ts.StructField("id", ts.LongType())])
+    batch = pa.record_batch([pa.array([1, 2, 3], pa.int64())], names=["id"])
+    first = ts.TFRecordWriter({"path": str(tmp_path), "name": "train", "index": "true"}, schema, overwrite=True)
+    first.commit([first.write(iter([batch]))])
+    assert os.path.exists(tmp_path / "train.tfrecord-00000-of-00001")
+    assert os.path.exists(tmp_path / ".tfrx" / "train.tfrecord-00000-of-00001.tfrxidx")
+    second = ts.TFRecordWriter({"path": str(tmp_path), "name": "train"}, schema, overwrite=False)
+    second.commit([second.write(iter([batch]))])  # append: a set of its own, the first kept
+    shards = sorted(n for n in os.listdir(tmp_path) if not n.startswith("."))
+    assert shards[-1] == "train.tfrecord-00000-of-00001"
+    assert re.fullmatch(r"train-[0-9a-f]{12}\.tfrecord-00000-of-00001", shards[0])
+    assert len(list(tfrx.read_records([str(tmp_path / n) for n in shards]))) == 6
