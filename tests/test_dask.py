@@ -193,3 +193,11 @@ def test_to_tfrecord_writes_an_index_per_shard_and_raw_records(tmp_path):
     assert [bytes(r) for r in tfrx.read_records(paths)] == [b"a", b"bc", b""]
     back = tdask.read_tfrecord(str(tmp_path / "raw.*"), record_type="bytes").compute()
     assert back["record"].tolist() == [b"a", b"bc", b""]
+
+
+def test_short_names_are_the_integration_modules():
+    import tfrx.dask
+    import tfrx.integrations
+
+    assert tfrx.dask is tdask and tfrx.integrations.dask is tdask
+    assert "dask" in tfrx.integrations.INTEGRATIONS and "spark" in tfrx.integrations.INTEGRATIONS

@@ -436,3 +436,18 @@ def test_write_options_index_name_and_append(tmp_path):
     assert shards[-1] == "train.tfrecord-00000-of-00001"
     assert re.fullmatch(r"train-[0-9a-f]{12}\.tfrecord-00000-of-00001", shards[0])
     assert len(list(tfrx.read_records([str(tmp_path / n) for n in shards]))) == 6
+
+
+def test_short_name_and_on_error_skip(tmp_path):
+    import tfrx.spark
+
+    assert tfrx.spark is ts
+    path = tmp_path / "damaged.tfrecord"
+    _write_examples(path, 30)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    spec = tfrx.features_to_json({"id": tfrx.FixedLenFeature([], tfrx.int64)})
+    source = ts.TFRecordDataSource({"path": str(path), "spec": spec, "onError": "skip"})
+    ids = [r["id"] for r in _read_all(source.reader(source.schema()))]
+    assert len(ids) == 29 and ids == sorted(ids)
