@@ -200,6 +200,26 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+ENGINES = ("spark", "dask", "ray")
+
+
+def run(size: str, engines=None, repeat: int = 2) -> list[Row]:
+    """The rows of the table for ``engines`` (default all; a suite of ``python -m benchmarks`` can call this
+    and print :func:`render` of the result)."""
+    engines = list(ENGINES) if engines is None else [e for e in engines if e in ENGINES]
+    paths = shard_paths(WORKLOAD, size)
+    count = SIZES[size][WORKLOAD]
+    rows: list[Row] = []
+    if "spark" in engines:
+        rows += spark_rows(paths, count, repeat)
+        rows += spark_split_rows(one_file(paths, size), count, repeat)
+    if "dask" in engines:
+        rows += dask_rows(paths, count, repeat)
+    if "ray" in engines:
+        rows += ray_rows(paths, count, repeat, size)
+    return rows
+
+
 def main(argv=None) -> int:
     import argparse
 
@@ -224,14 +244,7 @@ def main(argv=None) -> int:
     print(header(args.size, f", workload {WORKLOAD} ({count:,} Examples in {len(paths)} files)"))
     print("# " + ", ".join(found))
     t0 = time.perf_counter()
-    rows: list[Row] = []
-    if "spark" not in skip:
-        rows += spark_rows(paths, count, args.repeat)
-        rows += spark_split_rows(one_file(paths, args.size), count, args.repeat)
-    if "dask" not in skip:
-        rows += dask_rows(paths, count, args.repeat)
-    if "ray" not in skip:
-        rows += ray_rows(paths, count, args.repeat, args.size)
+    rows = run(args.size, [e for e in ENGINES if e not in skip], args.repeat)
     print()
     print(render(rows))
     print(f"\n# whole run: {time.perf_counter() - t0:.0f} s, load average now {os.getloadavg()[0]:.2f}")
