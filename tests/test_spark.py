@@ -451,3 +451,11 @@ def test_short_name_and_on_error_skip(tmp_path):
     source = ts.TFRecordDataSource({"path": str(path), "spec": spec, "onError": "skip"})
     ids = [r["id"] for r in _read_all(source.reader(source.schema()))]
     assert len(ids) == 29 and ids == sorted(ids)
+
+
+def test_a_job_without_rows_writes_one_empty_shard(tmp_path):
+    schema = ts.StructType([ts.StructField("id", ts.LongType())])
+    writer = ts.TFRecordWriter({"path": str(tmp_path)}, schema, overwrite=True)
+    writer.commit([writer.write(iter([])), writer.write(iter([]))])
+    assert sorted(n for n in os.listdir(tmp_path) if not n.startswith(".")) == ["part.tfrecord-00000-of-00001"]
+    assert list(tfrx.read_records(str(tmp_path / "part.tfrecord-00000-of-00001"))) == []
