@@ -299,6 +299,10 @@ def test_partition_by_writes_hive_folders(spark, tmp_path):
         assert all(re.match(r"part\.tfrecord-\d{5}-of-\d{5}$", n) for n in os.listdir(folder) if not n.startswith("."))
         ids = sorted(r.id for r in spark.read.format("tfrecord").load(str(folder)).collect())
         assert ids == [i for i in range(30) if i % 3 == k]
+    # the folder read whole: its k=v folders give the column back
+    whole = spark.read.format("tfrecord").load(str(out))
+    assert dict(whole.dtypes)["k"] == "bigint"
+    assert sorted((r.id, r.k) for r in whole.collect()) == [(i, i % 3) for i in range(30)]
 
 
 # ------------------------------------------------------------------ without Spark jobs
@@ -459,3 +463,20 @@ def test_a_job_without_rows_writes_one_empty_shard(tmp_path):
     writer.commit([writer.write(iter([])), writer.write(iter([]))])
     assert sorted(n for n in os.listdir(tmp_path) if not n.startswith(".")) == ["part.tfrecord-00000-of-00001"]
     assert list(tfrx.read_records(str(tmp_path / "part.tfrecord-00000-of-00001"))) == []
+
+
+def test_partition_folders_become_columns(tmp_path):
+    schema = ts.StructType([ts.StructField("id", ts.LongType()), ts.StructField("lang", ts.StringType())])
+    writer = ts.TFRecordWriter({"path": str(tmp_path), "partitionBy": "lang"}, schema, overwrite=True)
+    batch = pa.record_batch([pa.array([1, 2, 3, 4]), pa.array(["en", "de/at", None, "en"])], names=["id", "lang"])
+    writer.commit([writer.write(iter([batch]))])
+    assert sorted(n for n in os.listdir(tmp_path) if not n.startswith(".")) == [
+        "lang=__HIVE_DEFAULT_PARTITION__",
+        "lang=de%2Fat",
+        "lang=en",
+    ]
+    source = ts.TFRecordDataSource({"path": str(tmp_path)})
+    read_schema = source.schema()
+    assert [(f.name, f.dataType.simpleString()) for f in read_schema.fields] == [("id", "bigint"), ("lang", "string")]
+    rows = sorted((r["id"], r["lang"]) for r in _read_all(source.reader(read_schema)))
+    assert rows == [(1, "en"), (2, "de/at"), (3, None), (4, "en")]

@@ -650,6 +650,60 @@ def hive_folder(keys: Sequence[str], values: Sequence[Any]) -> str:
     return "/".join(parts)
 
 
+_HIVE = re.compile(r"^([^=/]+)=(.*)$")
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def hive_values(root: str, path: str) -> dict[str, str | None]:
+    """The ``k=v`` folders between ``root`` and the file ``path`` (values unescaped; ``None`` for null)."""
+    from urllib.parse import unquote
+
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), os.path.abspath(root))
+    out: dict[str, str | None] = {}
+    if rel == "." or rel.startswith(".."):
+        return out
+    for segment in rel.split(os.sep):
+        m = _HIVE.match(segment)
+        if m is None:
+            return {}
+        value = unquote(m.group(2))
+        out[m.group(1)] = None if value == HIVE_NULL else value
+    return out
+
+
+def hive_partitioning(paths: Sequence[str], sources: Sequence) -> tuple[list[str], dict[str, str]]:
+    """The partition columns of folders ``k=v/`` under the folders in ``paths``: their names (in folder order)
+    and kinds (``"int64"`` when every value is an integer, else ``"string"``). None when the files disagree on
+    the keys, or when a path is not a local folder."""
+    roots = [p for p in paths if isinstance(p, str) and os.path.isdir(p)]
+    if len(roots) != len(paths) or not sources:
+        return [], {}
+    keys: list[str] | None = None
+    seen: dict[str, list] = {}
+    for source in sources:
+        values = next((hive_values(r, str(source)) for r in roots if _under(str(source), r)), {})
+        if keys is None:
+            keys = list(values)
+        if list(values) != keys:
+            return [], {}
+        for k, v in values.items():
+            seen.setdefault(k, []).append(v)
+    kinds = {
+        k: "int64" if all(v is None or re.fullmatch(r"-?\d{1,18}", v) for v in vs) else "string"
+        for k, vs in seen.items()
+    }
+    return keys or [], kinds
+
+
+def _under(path: str, root: str) -> bool:
+    return os.path.abspath(path).startswith(os.path.abspath(root).rstrip(os.sep) + os.sep)
+
+
+def partition_values(roots: Sequence[str], path: str) -> dict[str, str | None]:
+    """The ``k=v`` values of ``path`` under whichever of ``roots`` holds it."""
+    return next((hive_values(r, path) for r in roots if _under(path, r)), {})
+
+
 def group_rows(batch: pa.RecordBatch, keys: Sequence[str]) -> dict[tuple, pa.RecordBatch]:
     """The rows of ``batch`` grouped by the values of the ``keys`` columns, those columns dropped."""
     values = list(zip(*(batch.column(k).to_pylist() for k in keys))) if keys else []

@@ -290,6 +290,12 @@ class _ReadOptions:
     def sources(self) -> list:
         return so.expand(self.paths)
 
+    def hive(self) -> tuple[list[str], dict[str, str]]:
+        """Partition columns from ``k=v/`` folders under the folders read (names, kinds)."""
+        if self.spec is False:
+            return [], {}
+        return so.hive_partitioning(self.paths, self.sources())
+
 
 # ------------------------------------------------------------------ the data source
 class TFRecordDataSource(DataSource):
@@ -309,7 +315,9 @@ class TFRecordDataSource(DataSource):
     bytes per task of a large uncompressed file (64 MiB); ``buildIndex``:
     build missing indexes on the driver first (exact record numbers);
     ``numPartitions``: at most this many tasks (ranges grouped);
-    ``pushFilters``: take filters from Spark (see :func:`register`).
+    ``pushFilters``: take filters from Spark (see :func:`register`). A
+    folder whose files sit in Hive-style folders ``k=v/`` gives a column per
+    key (``bigint`` when every value is an integer, else ``string``).
 
     Write options: ``compression`` (none by default), ``recordType``
     (``Example``, ``SequenceExample``: ``array<array<...>>`` columns or
@@ -353,11 +361,18 @@ class TFRecordDataSource(DataSource):
 
     def schema(self) -> StructType:
         options, spec = self._resolve()
-        return spark_schema(spec, options.columns, bytes_as=options.bytes_as)
+        schema = spark_schema(spec, options.columns, bytes_as=options.bytes_as)
+        keys, kinds = options.hive()
+        for key in keys:
+            if key not in schema.fieldNames():  # a feature of the same name wins
+                schema.add(StructField(key, LongType() if kinds[key] == "int64" else StringType(), nullable=True))
+        return schema
 
     def reader(self, schema: StructType) -> TFRecordReader:
         options = self._options()
         scalars: list[str] = []
+        keys, _ = options.hive()
+        features = StructType([f for f in schema.fields if f.name not in keys])
         if options.spec is not None:
             spec = options.spec
         elif getattr(self, "_inferred_spec", None) is not None:
@@ -366,10 +381,12 @@ class TFRecordDataSource(DataSource):
         elif options.record_type == "bytes":
             spec = False
         else:
-            spec, scalars = _spec_of_schema(schema, options.record_type or "example")
+            spec, scalars = _spec_of_schema(features, options.record_type or "example")
+        if spec is not False:  # partition columns are those of the schema that no feature has
+            keys = [k for k in keys if k in schema.fieldNames() and k not in so.spec_names(spec)]
         push = options.push_filters if options.push_filters is not None else self._push_filters
         cls = TFRecordPushdownReader if push else TFRecordReader
-        return cls(options, spec, schema, scalars)
+        return cls(options, spec, schema, scalars, keys)
 
     def writer(self, schema: StructType, overwrite: bool) -> TFRecordWriter:
         return TFRecordWriter(so.mapping_of(self.options), schema, overwrite)
@@ -396,13 +413,16 @@ class _Ranges(InputPartition):
 class TFRecordReader(DataSourceReader):
     """Reads record ranges and yields Arrow record batches of the schema Spark asked for."""
 
-    def __init__(self, options: _ReadOptions, spec, schema: StructType, scalars: Sequence[str] = ()) -> None:
+    def __init__(
+        self, options: _ReadOptions, spec, schema: StructType, scalars: Sequence[str] = (), keys: Sequence[str] = ()
+    ) -> None:
         self.options = options
         self.spec = spec
         self.schema = schema
         self.scalars = list(scalars)
+        self.keys = list(keys)  # partition columns, from the k=v folders of each file
         self.filters: list = []  # pyarrow expressions of the filters taken from Spark
-        names = [f.name for f in schema.fields]
+        names = [f.name for f in schema.fields if f.name not in self.keys]
         if spec is False:
             if len(names) != 1:
                 raise ValueError(f"raw records are one binary column; the schema has {names}")
@@ -448,7 +468,21 @@ class TFRecordReader(DataSourceReader):
                     batch = batch.filter(expression)
                     if not batch.num_rows:
                         continue
+                if self.keys:
+                    batch = self._with_partition_columns(batch, str(piece.source), target)
                 yield so.conform(batch, target)
+
+    def _with_partition_columns(self, batch: pa.RecordBatch, source: str, target: pa.Schema) -> pa.RecordBatch:
+        roots = [p for p in self.options.paths if os.path.isdir(p)]
+        values = so.partition_values(roots, source)
+        arrays, names = list(batch.columns), list(batch.schema.names)
+        for key in self.keys:
+            value = values.get(key)
+            kind = target.field(key).type
+            scalar = None if value is None else (int(value) if pa.types.is_integer(kind) else value)
+            arrays.append(pa.array([scalar] * batch.num_rows, kind))
+            names.append(key)
+        return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
 def _filter_expression(f, scalars: dict) -> Any:
@@ -541,6 +575,7 @@ class TFRecordWriter(DataSourceArrowWriter):
     """Writes each task's rows to parts and commits them in ``commit()`` (see the module's notes)."""
 
     def __init__(self, options: dict, schema: StructType, overwrite: bool) -> None:
+        options = so.mapping_of(options)
         known = {"path", "compression", "recordtype", "featurelists", "name", "partitionby", "index", "manifest"}
         unknown = sorted(k for k in options if k not in known)
         if unknown:
