@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 
 from tfrx.errors import TfrxError
-from tfrx.integrations._arrow_scan import ScanStats, _Plan, _restrict, _schema_of, filter_columns
-from tfrx.integrations.arrow import _inferred, to_examples, to_sequence_examples
+from tfrx.integrations._arrow_convert import _inferred
+from tfrx.integrations._arrow_scan import ScanStats, _filter_columns, _Plan, _restrict, _schema_of
+from tfrx.integrations.arrow import to_examples, to_sequence_examples
 from tfrx.io.batch import RecordBatch
 from tfrx.io.ranges import RecordRange, file_size, plan_ranges, read_range
 
@@ -376,7 +377,7 @@ def make_plan(spec, columns: Sequence[str] | None = None, filter: Any = None) ->
     unknown = [c for c in out if c not in names]
     if unknown:
         raise KeyError(f"no feature named {unknown} in the spec (it has {names})")
-    needed = filter_columns(filter, names) if filter is not None else []
+    needed = _filter_columns(filter, names) if filter is not None else []
     return _Plan(
         spec=_restrict(spec, out),
         columns=out,
@@ -578,10 +579,13 @@ def commit_parts(
     discard_parts([p for p, n in parts if n == 0])
     shards: list[tuple[str | None, int]] = list(kept) if kept else [(None, 0)]
     from tfrx.io.index import build_index
+    from tfrx.io.sidecars import index_sidecar
 
-    build = build_index if index else None
+    def build(path: str) -> None:  # beside the shard, as tfrx.ShardedWriter does: the index travels with the data
+        build_index(path, index_path=index_sidecar(path))
+
     paths, _ = commit_shards(
-        shards, prefix, naming=naming, compression=compression, manifest=manifest, build_index=build
+        shards, prefix, naming=naming, compression=compression, manifest=manifest, build_index=build if index else None
     )
     return paths
 

@@ -78,7 +78,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.integrations.spark needs PySpark 4 and pyarrow: pip install 'tfrx[spark]'") from None
 
 from tfrx.integrations import _scaleout as so
-from tfrx.integrations.arrow import _is_view
+from tfrx.integrations._arrow_convert import _is_view
 from tfrx.io.ranges import RecordRange, group_ranges
 from tfrx.options import check_on_error, normalize_compression
 
