@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 import re
 
 import numpy as np
@@ -29,7 +30,7 @@ def _sync_scheduler():
         yield
 
 
-def _frame(n: int) -> pd.DataFrame:
+def _frame(n: int) -> Any:
     return pd.DataFrame(
         {
             "id": pd.array(np.arange(n), pd.ArrowDtype(pa.int64())),
