@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tfrx
-from tfrx import index as index_mod
+from tfrx.io import index as index_mod
 
 
 def _tfrx_index(offsets: list[int], file_size: int) -> bytes:

@@ -29,6 +29,8 @@ HEAVY = (
     "tensorflow",
     "grain",
     "ray",
+    "pyspark",
+    "dask",
     "isal",
     "zlib_ng",
 )

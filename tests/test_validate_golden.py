@@ -182,7 +182,7 @@ def compare_stats(ours, theirs, data: Path, weighted=False):
 
 
 def _corpus(name: str) -> Path:
-    from tests.conftest import CORPUS_DIR
+    from conftest import CORPUS_DIR
 
     path = Path(CORPUS_DIR) / name
     if not path.exists():

@@ -277,7 +277,7 @@ def _from_tfrecord(args, dst: str, common: dict, input_compression: str | None):
 
     if dst == "tfrecord":
         raise CliError("TFRecord to TFRecord is 'tfrx reshard'")
-    comp = {"none": ""}.get(input_compression, input_compression)
+    comp = "" if input_compression == "none" else input_compression
     if dst == "parquet":
         return cv.tfrecord_to_parquet(args.input, args.output, compression=comp, raw=args.raw, **common)
     return cv.tfrecord_to_jsonl(args.input, args.output, compression=comp, raw=args.raw, **common)

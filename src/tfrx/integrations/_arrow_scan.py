@@ -242,7 +242,7 @@ def resolve_spec(
 def scan_schema(
     paths,
     *,
-    spec: Mapping | tuple | None = None,
+    spec: Any = None,  # a spec, a (context, feature lists) pair, or None to infer one
     columns: Sequence[str] | None = None,
     raw: bool = False,
     compression: str | None = "auto",
@@ -276,7 +276,7 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     filter: Any = None,
     filter_columns: Sequence[str] | None = None,
     limit: int | None = None,
-    spec: Mapping | tuple | None = None,
+    spec: Any = None,  # a spec, a (context, feature lists) pair, or None to infer one
     raw: bool = False,
     batch_size: int = 65536,
     compression: str | None = "auto",
