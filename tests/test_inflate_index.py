@@ -267,3 +267,45 @@ def test_dataset_state_resumes_a_compressed_file_at_its_checkpoint(tmp_path, mon
     # From the checkpoint before record 1300 to the end: at most one interval more than the records read.
     bound = index.file_size - int(index.offsets[1300]) + _max_interval(load_inflate_index(path))
     assert len(streams) == 1 and streams[0].reader.inflated_bytes <= bound < index.file_size
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.binary(min_size=0, max_size=4096), st.integers(0, 7), st.integers(0, 255), st.binary(max_size=32768))
+def test_native_inflater_survives_arbitrary_input(data, bits, value, window):
+    # The checkpoint and the data are untrusted: every outcome is a status, never a crash.
+    for gzip_mode in (True, False):
+        inf = tfrx._native.CheckpointInflater(gzip_mode)
+        inf.start_raw(bits, value, window)
+        out = np.empty(1 << 16, np.uint8)
+        step = inf.step(data, out, True)
+        assert 0 <= step.consumed <= len(data) and 0 <= step.produced <= len(out)
+        inf.start_member()
+        step = inf.step(data, out, False)
+        assert 0 <= step.consumed <= len(data)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**9), st.integers(1, 255))
+def test_a_damaged_byte_is_reported_where_it_is_or_harmless(tmp_path_factory, where, flip):
+    folder = tmp_path_factory.mktemp("flip")
+    path = str(folder / "f.tfrecord.gz")
+    blob = bytearray(_compress("GZIP", _framed(RECORDS[:200])))
+    at = where % len(blob)
+    blob[at] ^= flip
+    open(path, "wb").write(bytes(blob))
+    try:
+        index = build_inflate_index(path, index_path=str(folder / "ix"))
+    except tfrx.CorruptRecordError as e:
+        # Located: the byte of the file where inflate failed, or the record whose framing broke.
+        assert path in str(e)
+        assert e.compressed_offset is not None or e.record_index is not None
+        if e.compressed_offset is not None:
+            assert e.compressed_offset <= len(blob)
+        return
+    except tfrx.CompressedFileError:
+        assert at < 2  # the gzip magic itself was hit: not a compressed file any more
+        return
+    # Harmless (a header field such as the mtime): every record still reads back.
+    with CompressedRandomReader(path, index) as reader:
+        got = reader.read_records(index.records.offsets, index.records.lengths)
+    assert [g[12:-4] for g in got] == RECORDS[:200]
