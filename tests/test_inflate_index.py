@@ -309,3 +309,26 @@ def test_a_damaged_byte_is_reported_where_it_is_or_harmless(tmp_path_factory, wh
     with CompressedRandomReader(path, index) as reader:
         got = reader.read_records(index.records.offsets, index.records.lengths)
     assert [g[12:-4] for g in got] == RECORDS[:200]
+
+
+_SMALL = _compress("GZIP", _framed(RECORDS[:300]))
+_BUILT: list = []  # the file and its index blob, made once
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_damaged_index_file_raises_index_file_error(tmp_path_factory, data):
+    if not _BUILT:
+        folder = tmp_path_factory.mktemp("ixdamage")
+        _BUILT.append(str(folder / "d.tfrecord.gz"))
+        open(_BUILT[0], "wb").write(_SMALL)
+        _BUILT.append(build_inflate_index(_BUILT[0], spacing=1 << 15, index_path=str(folder / "ix")).to_bytes())
+    path, blob = _BUILT[0], bytearray(_BUILT[1])
+    cut = data.draw(st.booleans())
+    if cut:
+        blob = blob[: data.draw(st.integers(0, len(blob) - 1))]
+    else:
+        at = data.draw(st.integers(0, len(blob) - 1))
+        blob[at] ^= data.draw(st.integers(1, 255))
+    with pytest.raises(tfrx.IndexFileError):
+        InflateIndex.from_bytes(bytes(blob), path=path, index_path="ix")

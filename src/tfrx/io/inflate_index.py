@@ -25,7 +25,7 @@ File format (little-endian)::
     size      uint64   compressed file size
     mtime     int64    its modification time in ns
     finger    uint32   CRC-32C of its first and last 4 KiB
-    crc       uint32   CRC-32C of everything after the header
+    crc       uint32   CRC-32C of the header (this field zero) and of everything after it
     out_size  uint64   uncompressed size
     points    uint64   checkpoints
     records   uint64   records
@@ -69,6 +69,7 @@ INFLATE_INDEX_SUFFIX = ".tfrxzidx"
 MAGIC = b"TFRXZIX\0"
 VERSION = 1
 _HEADER = struct.Struct("<8sIIQqIIQQQ")
+_CRC_AT = 36  # where the CRC lies in the header
 _KINDS = {"GZIP": 1, "ZLIB": 2}
 _NAMES = {v: k for k, v in _KINDS.items()}
 _POINT = np.dtype([("out", "<u8"), ("inp", "<u8"), ("meta", "<u4"), ("wlen", "<u4")])
@@ -144,19 +145,10 @@ class InflateIndex:
         points["wlen"] = [len(p) for p in packed]
         offsets = self.records.offsets.astype("<u8")
         body = points.tobytes() + b"".join(packed) + offsets.tobytes()
-        header = _HEADER.pack(
-            MAGIC,
-            VERSION,
-            _KINDS[self.compression],
-            self.file_size,
-            self.mtime_ns,
-            self.fingerprint,
-            _native.crc32c(body),
-            self.records.file_size,
-            len(points),
-            len(offsets),
-        )
-        return header + body
+        fields = [MAGIC, VERSION, _KINDS[self.compression], self.file_size, self.mtime_ns, self.fingerprint, 0]
+        fields += [self.records.file_size, len(points), len(offsets)]
+        fields[6] = _native.crc32c(body, _native.crc32c(_HEADER.pack(*fields)))  # the header (CRC 0), then the body
+        return _HEADER.pack(*fields) + body
 
     @classmethod
     def from_bytes(cls, blob: bytes, *, path: str, index_path: str | None = None) -> InflateIndex:
@@ -177,7 +169,9 @@ class InflateIndex:
         if version != VERSION or kind not in _NAMES:
             raise bad(f"has version {version} / kind {kind}; this tfrx reads version {VERSION}")
         body = memoryview(blob)[_HEADER.size :]
-        if _native.crc32c(body) != crc:
+        header = bytearray(blob[: _HEADER.size])
+        header[_CRC_AT : _CRC_AT + 4] = bytes(4)
+        if _native.crc32c(body, _native.crc32c(bytes(header))) != crc:
             raise bad("is corrupt (CRC mismatch)")
         if npoints > len(body) // _POINT.itemsize or nrecords > len(body) // 8 or out_size > _MAX_OFFSET:
             raise bad("is corrupt (counts exceed its size)")
