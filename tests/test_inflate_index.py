@@ -332,3 +332,13 @@ def test_a_damaged_index_file_raises_index_file_error(tmp_path_factory, data):
         blob[at] ^= data.draw(st.integers(1, 255))
     with pytest.raises(tfrx.IndexFileError):
         InflateIndex.from_bytes(bytes(blob), path=path, index_path="ix")
+
+
+def test_build_index_verify_checks_data_crcs_of_a_compressed_file(tmp_path):
+    raw = bytearray(_framed(RECORDS[:50]))
+    raw[int(np.cumsum([len(r) + 16 for r in RECORDS[:20]])[-1]) + 12] ^= 1  # a payload byte of record 20
+    path = str(tmp_path / "crc.tfrecord.gz")
+    open(path, "wb").write(gzip.compress(bytes(raw)))
+    assert len(tfrx.build_index(path)) == 50  # framing only: the length CRCs hold
+    with pytest.raises(tfrx.CorruptRecordError, match="data CRC mismatch.*record 20"):
+        tfrx.build_index(path, verify=True)

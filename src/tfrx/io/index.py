@@ -555,7 +555,7 @@ def build_index(
     except CompressedFileError:
         if index_path is not None or format != "tfrx" or is_url(path):
             raise
-        return _compressed_records(path, cache_dir, rebuild=True)
+        return _compressed_records(path, cache_dir, rebuild=True, verify=verify)
     if index_path is not None:
         write_index(index, index_path, format=format)
         return index
@@ -587,19 +587,23 @@ def build_index(
     return index
 
 
-# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build)``.
+# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build,
+# verify)``.
 # tfrx.io.inflate_index (which builds on this module, so it cannot be imported here) sets it when
 # imported, and tfrx.io imports it.
-compressed_index_loader: Callable[[str, str | None, bool, bool], RecordIndex] | None = None
+compressed_index_loader: Callable[[str, str | None, bool, bool, bool], RecordIndex] | None = None
 
 
-def _compressed_records(path: str, cache_dir: str | None, *, rebuild: bool, build: bool = True) -> RecordIndex:
+def _compressed_records(
+    path: str, cache_dir: str | None, *, rebuild: bool, build: bool = True, verify: bool = False
+) -> RecordIndex:
     """The record index of a local GZIP/ZLIB file: offsets in its uncompressed stream, from its checkpoint
     index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes): loaded, or built when missing or
-    stale and ``build`` (else ``FileNotFoundError`` / :class:`StaleIndexError`), or built anew when ``rebuild``."""
+    stale and ``build`` (else ``FileNotFoundError`` / :class:`StaleIndexError`), or built anew when ``rebuild``
+    (data CRCs checked too when ``verify``)."""
     if compressed_index_loader is None:
         raise _compressed_error(path, "GZIP/ZLIB")
-    return compressed_index_loader(path, cache_dir, rebuild, build)
+    return compressed_index_loader(path, cache_dir, rebuild, build, verify)
 
 
 def _sniff_format(blob: bytes) -> str:

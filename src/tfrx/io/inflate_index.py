@@ -494,9 +494,9 @@ class CheckpointStream:
         self.reader.close()
 
 
-def _compressed_records(path: str, cache_dir: str | None, rebuild: bool, build: bool) -> RecordIndex:
+def _compressed_records(path: str, cache_dir: str | None, rebuild: bool, build: bool, verify: bool) -> RecordIndex:
     if rebuild:
-        return build_inflate_index(path, cache_dir=cache_dir).records
+        return build_inflate_index(path, cache_dir=cache_dir, verify=verify).records
     return load_inflate_index(path, cache_dir=cache_dir, build=build).records
 
 
