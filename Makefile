@@ -7,7 +7,7 @@ JOBS ?= 2
 
 .PHONY: dev test test-fast lint lint-native clean build-deps
 
-# What `make dev` needs besides a C++17 compiler: nanobind in $(PYTHON), cmake and ninja on PATH.
+# What `make dev` needs besides a C++17 compiler and zlib's headers: nanobind in $(PYTHON), cmake and ninja on PATH.
 # Checked first so that a fresh venv gets the command to run instead of a CMake error.
 build-deps:
 	@$(PYTHON) -c "import nanobind" 2>/dev/null || { \
