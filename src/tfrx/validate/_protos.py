@@ -235,14 +235,16 @@ def _label(v) -> str:
 
 
 def _top_into(target, pairs, opts, threshold) -> None:
+    add_top, add_rank = target.top_values.add, target.rank_histogram.buckets.add
+    num_top, num_rank = opts.num_top_values, opts.num_rank_histogram_buckets
     for i, (v, c) in enumerate(pairs):
         if c < threshold:
             break
         label = _label(v)
-        if i < opts.num_top_values:
-            target.top_values.add(value=label, frequency=c)
-        if i < opts.num_rank_histogram_buckets:
-            target.rank_histogram.buckets.add(low_rank=i, high_rank=i, sample_count=c, label=label)
+        if i < num_top:
+            add_top(value=label, frequency=c)
+        if i < num_rank:
+            add_rank(low_rank=i, high_rank=i, sample_count=c, label=label)
 
 
 def string_proto(f, common):

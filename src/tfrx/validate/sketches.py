@@ -34,7 +34,8 @@ class QuantileSketch:
         if k < 2:
             raise ValueError(f"QuantileSketch needs k >= 2, got {k}")
         self.k = k
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng: np.random.Generator | None = None  # made at the first compaction (costly to make, often unused)
         self._levels: list[list[tuple[np.ndarray, np.ndarray]]] = []
         self._sizes: list[int] = []
         self.total_weight = 0.0
@@ -69,6 +70,8 @@ class QuantileSketch:
         order = np.argsort(values, kind="stable")
         values, weights = values[order], weights[order]
         keep = values.size % 2  # an odd item out stays on this level
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
         offset = int(self._rng.integers(2))
         up_v = values[keep:][offset::2]
         up_w = (weights[keep:][offset::2] + weights[keep:][1 - offset :: 2]) if values.size - keep else weights[:0]
@@ -193,9 +196,27 @@ class TopKSketch:
     def top(self, k: int, weighted: bool = False) -> list[tuple[object, float]]:
         """The ``k`` most frequent values, ties broken by the larger value first (TFDV's order)."""
         src = self.weighted if weighted else self.counts
-        if not src:
+        if not src or k <= 0:
             return []
-        return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
+        keys = list(src)
+        freq = np.fromiter(src.values(), np.float64 if weighted else np.int64, len(keys))
+        if weighted and not np.all(np.isfinite(freq)):
+            return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
+        if len(keys) > k:  # only values at least as frequent as the k-th can be among the top k
+            sel = np.flatnonzero(freq >= np.partition(freq, len(keys) - k)[len(keys) - k])
+            keys = [keys[i] for i in sel.tolist()]
+            freq = freq[sel]
+        order = np.argsort(-freq, kind="stable")
+        freq = freq[order]
+        keys = [keys[i] for i in order.tolist()]
+        starts = np.flatnonzero(np.concatenate([[True], freq[1:] != freq[:-1]])).tolist() + [len(keys)]
+        out: list[tuple[object, float]] = []
+        for a, b in zip(starts[:-1], starts[1:]):  # equally frequent: the larger value first
+            group = sorted(keys[a:b], reverse=True)[: k - len(out)]
+            out.extend(zip(group, [src[group[0]]] * len(group)))
+            if len(out) >= k:
+                break
+        return out
 
 
 def _as_bytes(x) -> bytes:
