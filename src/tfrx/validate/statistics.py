@@ -29,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.validate.columns import Batch, Column, batch_columns, decode_records, learn_kinds, record_value_counts
+from tfrx.validate.columns import (
+    Batch,
+    Column,
+    batch_columns,
+    feature_presence,
+    learn_kinds_from_presence,
+    record_value_counts,
+)
 from tfrx.validate.sketches import QuantileSketch, TopKSketch
 
 __all__ = ["StatsOptions", "StatisticsAccumulator", "generate_statistics", "statistics_from_records"]
@@ -396,9 +403,9 @@ class StatisticsAccumulator:
             sequence = payload_kind(list(records[:64])) == SEQUENCE_EXAMPLE
         self.sequence = sequence
         if exhaustive or not (self._kinds or self._list_kinds):
-            decoded = decode_records(records, sequence)
-            learn_kinds(decoded, self._kinds, self._list_kinds)
-            batch = batch_columns(records, self._kinds, self._list_kinds, sequence, decoded=decoded)
+            presence = feature_presence(records, sequence)
+            learn_kinds_from_presence(presence, self._kinds, self._list_kinds)
+            batch = batch_columns(records, self._kinds, self._list_kinds, sequence, presence=presence)
         else:
             exact = self.options.discover_features == "all"
             batch = batch_columns(records, self._kinds, self._list_kinds, sequence, exact=exact)
