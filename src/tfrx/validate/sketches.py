@@ -198,25 +198,20 @@ class TopKSketch:
         src = self.weighted if weighted else self.counts
         if not src or k <= 0:
             return []
-        keys = list(src)
-        freq = np.fromiter(src.values(), np.float64 if weighted else np.int64, len(keys))
+        freq = np.fromiter(src.values(), np.float64 if weighted else np.int64, len(src))
         if weighted and not np.all(np.isfinite(freq)):
             return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
-        if len(keys) > k:  # only values at least as frequent as the k-th can be among the top k
-            sel = np.flatnonzero(freq >= np.partition(freq, len(keys) - k)[len(keys) - k])
-            keys = [keys[i] for i in sel.tolist()]
-            freq = freq[sel]
-        order = np.argsort(-freq, kind="stable")
-        freq = freq[order]
-        keys = [keys[i] for i in order.tolist()]
-        starts = np.flatnonzero(np.concatenate([[True], freq[1:] != freq[:-1]])).tolist() + [len(keys)]
-        out: list[tuple[object, float]] = []
-        for a, b in zip(starts[:-1], starts[1:]):  # equally frequent: the larger value first
-            group = sorted(keys[a:b], reverse=True)[: k - len(out)]
-            out.extend(zip(group, [src[group[0]]] * len(group)))
-            if len(out) >= k:
-                break
-        return out
+        if len(src) <= k:
+            return [(v, n) for n, v in sorted(((n, v) for v, n in src.items()), reverse=True)]
+        # The k-th largest frequency splits the values: all of those above it are in (ordered by frequency, then
+        # value), and the largest values of those at it fill the rest.
+        kth = np.partition(freq, len(src) - k)[len(src) - k]
+        keys = np.empty(len(src), dtype=object)
+        keys[:] = list(src)
+        above = sorted(((src[v], v) for v in keys[freq > kth].tolist()), reverse=True)
+        tied = sorted(keys[freq == kth].tolist(), reverse=True)[: k - len(above)]
+        c = src[tied[0]]
+        return [(v, n) for n, v in above] + [(v, c) for v in tied]
 
 
 def _as_bytes(x) -> bytes:
