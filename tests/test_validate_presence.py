@@ -53,7 +53,14 @@ def test_weighted_top_equals_heap_selection(pairs, k):
 import tfrx  # noqa: E402
 from tfrx import _native  # noqa: E402
 from tfrx.errors import DecodeError  # noqa: E402
-from tfrx.validate.columns import batch_columns, decoded_columns, feature_presence  # noqa: E402
+from tfrx.validate.columns import (  # noqa: E402
+    batch_columns,
+    decode_records,
+    decoded_columns,
+    feature_presence,
+    learn_kinds,
+    learn_kinds_from_presence,
+)
 
 _KIND_STATE = {"bytes": 2, "float": 3, "int64": 4}
 
@@ -205,3 +212,17 @@ def test_presence_of_damaged_record_names_it():
         # Features { feature { key: b"\xff" } }: a map entry whose name is not UTF-8
         feature_presence([good, good, b"\x0a\x05\x0a\x03\x0a\x01\xff"], False)
     assert e.value.record_index == 2
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(_seq_part, min_size=1, max_size=2), max_size=8), st.booleans())
+def test_kinds_from_presence_equal_kinds_from_decoder(records, sequence):
+    if sequence:
+        serialized = [_sequence_bytes(r) for r in records]
+    else:
+        serialized = [_example_bytes([ctx for ctx, _ in r]) for r in records]
+    want: tuple[dict, dict] = ({}, {})
+    learn_kinds(decode_records(serialized, sequence), *want)
+    got: tuple[dict, dict] = ({}, {})
+    learn_kinds_from_presence(feature_presence(serialized, sequence), *got)
+    assert got == want

@@ -136,9 +136,10 @@ def _first_kinds(entries) -> dict:
     out: dict = dict.fromkeys(entries.keys)
     states = entries.states
     with_kind = np.flatnonzero(states >= 2)
-    ids, first = np.unique(entries.key_ids[with_kind], return_index=True)
-    for i, state in zip(ids.tolist(), states[with_kind[first]].tolist()):
-        out[entries.keys[i]] = KINDS[state - 1]
+    first = np.full(len(entries.keys), states.size, np.int64)
+    np.minimum.at(first, entries.key_ids[with_kind], with_kind)
+    for i in np.flatnonzero(first < states.size).tolist():
+        out[entries.keys[i]] = KINDS[int(states[first[i]]) - 1]
     return out
 
 
