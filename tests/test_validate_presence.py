@@ -226,3 +226,51 @@ def test_kinds_from_presence_equal_kinds_from_decoder(records, sequence):
     got: tuple[dict, dict] = ({}, {})
     learn_kinds_from_presence(feature_presence(serialized, sequence), *got)
     assert got == want
+
+
+# ------------------------------------------------------------------ QuantileSketch's compaction against the stable sort
+from tfrx.validate.sketches import QuantileSketch  # noqa: E402
+
+
+class _StableSortSketch(QuantileSketch):
+    """The compaction as first written: always a stable argsort of values and weights."""
+
+    def _compact(self, level: int) -> None:
+        values = np.concatenate([v for v, _ in self._levels[level]])
+        weights = np.concatenate([w for _, w in self._levels[level]])
+        order = np.argsort(values, kind="stable")
+        values, weights = values[order], weights[order]
+        keep = values.size % 2
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
+        offset = int(self._rng.integers(2))
+        up_v = values[keep:][offset::2]
+        up_w = (weights[keep:][offset::2] + weights[keep:][1 - offset :: 2]) if values.size - keep else weights[:0]
+        self._levels[level] = [(values[:keep], weights[:keep])]
+        self._sizes[level] = keep
+        self._push(level + 1, up_v, up_w)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.lists(st.sampled_from([0.0, -0.0, 1.0, -2.5, 3.0, 7.0, 1e9]) | st.integers(-50, 50).map(float), max_size=40),
+        min_size=1,
+        max_size=12,
+    ),
+    st.booleans(),
+    st.integers(0, 3),
+)
+def test_quantile_sketch_compaction_equals_stable_sort(batches, weighted, seed):
+    fast, ref = QuantileSketch(k=8, seed=seed), _StableSortSketch(k=8, seed=seed)
+    for i, b in enumerate(batches):
+        v = np.array(b, dtype=np.float64)
+        w = np.arange(1, v.size + 1, dtype=np.float64) * (i + 1) if weighted else None
+        fast.add(v, w)
+        ref.add(v, w)
+    fv, fw = fast._items()
+    rv, rw = ref._items()
+    assert fv.tobytes() == rv.tobytes()  # the same values, -0.0 and 0.0 told apart
+    assert fw.tobytes() == rw.tobytes()
+    for n in (4, 10):
+        assert [a.tobytes() for a in fast.quantiles(n)] == [a.tobytes() for a in ref.quantiles(n)]
