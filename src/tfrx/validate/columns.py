@@ -179,8 +179,8 @@ def batch_columns(
     """The columns of ``records`` (bytes) for the features in ``kinds`` / ``list_kinds`` (key -> "INT",
     "FLOAT" or "STRING"), read by the batch parser.
 
-    ``exact``: first read every record's keys with the decoder (or take
-    ``decoded``, from :func:`decode_records`), so that a feature the spec
+    ``exact``: first read every record's keys with :func:`feature_presence`
+    (or take ``decoded``, from :func:`decode_records`), so that a feature the spec
     does not name is still counted (the batch is then read by the decoder).
     Without it only records that lack a known feature are decoded. The
     decoder also reads batches the parser refuses. ``presence``: the

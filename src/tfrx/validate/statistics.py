@@ -61,7 +61,7 @@ class StatsOptions:
     length of the decimal form) instead of numeric ones, as TFDV's ``StatsOptions.schema`` gives them.
 
     ``discover_features``: ``"all"`` (default) reads the keys of every
-    record with the native decoder before the batch parser reads the values,
+    record with the native presence walk before the batch parser reads the values,
     so every feature is counted wherever it first appears (as TFDV does);
     ``"first_batch"`` learns the features from the first batch of each file
     and skips that pass (faster; a feature that first appears later, in
@@ -571,7 +571,7 @@ def generate_statistics(
     ``generate_statistics_from_tfrecord`` computes them: a ``DatasetFeatureStatisticsList``.
 
     ``paths``: a path, a glob or a list of them (or file objects). Each file
-    is read in batches of ``options.batch_size`` records: the native decoder
+    is read in batches of ``options.batch_size`` records: the native presence walk
     reads the records' keys, the batch parser their values; memory stays
     bounded by the batch and the sketches. ``max_records`` stops after that
     many records in all. ``num_workers`` > 1 reads local files in that many
