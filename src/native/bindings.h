@@ -18,6 +18,7 @@ void bind_parser(nanobind::module_& m);     // ParserCore and its specs, results
 void bind_index(nanobind::module_& m);      // gather_records through an index
 void bind_image(nanobind::module_& m);      // resize kernels
 void bind_inflate(nanobind::module_& m);    // checkpointed GZIP/ZLIB inflate
+void bind_presence(nanobind::module_& m);   // feature_presence: keys, kinds and counts per record
 
 }  // namespace py
 }  // namespace tfrx

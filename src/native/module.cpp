@@ -25,5 +25,6 @@ NB_MODULE(_native, m) {
   tfrx::py::bind_index(m);
   tfrx::py::bind_image(m);
   tfrx::py::bind_inflate(m);
+  tfrx::py::bind_presence(m);
   tfrx::bind_jpeg_partial(m);  // decode_and_crop_jpeg and the fused crop-and-resize
 }

@@ -234,15 +234,24 @@ def _label(v) -> str:
     return str(v)
 
 
+def _labels(values: list) -> list:
+    try:
+        return [v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in values]
+    except UnicodeDecodeError:
+        return [_label(v) for v in values]
+
+
 def _top_into(target, pairs, opts, threshold) -> None:
-    for i, (v, c) in enumerate(pairs):
-        if c < threshold:
-            break
-        label = _label(v)
-        if i < opts.num_top_values:
-            target.top_values.add(value=label, frequency=c)
-        if i < opts.num_rank_histogram_buckets:
-            target.rank_histogram.buckets.add(low_rank=i, high_rank=i, sample_count=c, label=label)
+    pairs = pairs[: max(opts.num_top_values, opts.num_rank_histogram_buckets)]
+    n = next((i for i, (_, c) in enumerate(pairs) if c < threshold), len(pairs))
+    counts = [c for _, c in pairs[:n]]
+    labels = _labels([v for v, _ in pairs[:n]])
+    add_top = target.top_values.add
+    for label, c in zip(labels[: opts.num_top_values], counts):
+        add_top(value=label, frequency=c)
+    add_rank = target.rank_histogram.buckets.add
+    for i, (label, c) in enumerate(zip(labels[: opts.num_rank_histogram_buckets], counts)):
+        add_rank(low_rank=i, high_rank=i, sample_count=c, label=label)
 
 
 def string_proto(f, common):

@@ -8,7 +8,8 @@ holds, the flat values, and for feature lists the values of each step.
 The values come from tfrx's spec-driven batch parser (every feature parsed as
 a ``RaggedFeature`` of the kind the records use); which keys the records
 hold, and whether a record whose list is empty holds the feature at all,
-come from the schema-less native decoder. A batch the parser cannot take (a
+come from the native ``feature_presence`` walk (the schema-less decoder's
+view of each record: keys, kinds and value counts, no values). A batch the parser cannot take (a
 feature that changes kind, a feature not in the spec) is read record by
 record with the decoder instead, so every feature of every record is counted.
 """
@@ -23,7 +24,17 @@ import numpy as np
 from tfrx import _native
 from tfrx import dtypes as _dt
 
-__all__ = ["Column", "Batch", "KINDS", "batch_columns", "decoded_columns", "decode_records", "record_value_counts"]
+__all__ = [
+    "Column",
+    "Batch",
+    "KINDS",
+    "batch_columns",
+    "decoded_columns",
+    "decode_records",
+    "feature_presence",
+    "learn_kinds_from_presence",
+    "record_value_counts",
+]
 
 KINDS = {1: "STRING", 2: "FLOAT", 3: "INT"}
 _DTYPES = {"STRING": _dt.string, "FLOAT": _dt.float32, "INT": _dt.int64}
@@ -104,6 +115,57 @@ def learn_kinds(decoded: list, kinds: dict, list_kinds: dict) -> None:
             list_kinds[k] = next((_kind_of(s) for s in steps), None)
 
 
+def feature_presence(records: Sequence, sequence: bool):
+    """Which features each record holds, with their kinds and value counts (for a feature list: steps), read
+    by the native walk without decoding any value: a ``FeaturePresence`` whose ``features`` and
+    ``feature_lists`` are ``PresenceEntries`` (one entry per record and key, in record order, as the decoder
+    sees the record: a later entry with the same key replaces an earlier one). ``records``: a
+    :class:`~tfrx.io.RecordBatch` or a sequence of bytes. A record the decoder refuses raises
+    :class:`~tfrx.errors.DecodeError` with its ``record_index``."""
+    from tfrx.io import RecordBatch
+
+    if isinstance(records, RecordBatch):
+        batch = records
+    else:
+        batch = RecordBatch.from_records([r if isinstance(r, bytes) else bytes(r) for r in records])
+    return _native.feature_presence(batch.data, batch.starts, batch.lengths, sequence=sequence)
+
+
+def _first_kinds(entries) -> dict:
+    """Each key of ``entries`` (``PresenceEntries``) -> the kind of its first entry that has one, or None."""
+    out: dict = dict.fromkeys(entries.keys)
+    states = entries.states
+    with_kind = np.flatnonzero(states >= 2)
+    first = np.full(len(entries.keys), states.size, np.int64)
+    np.minimum.at(first, entries.key_ids[with_kind], with_kind)
+    for i in np.flatnonzero(first < states.size).tolist():
+        out[entries.keys[i]] = KINDS[int(states[first[i]]) - 1]
+    return out
+
+
+def learn_kinds_from_presence(presence, kinds: dict, list_kinds: dict) -> None:
+    """:func:`learn_kinds` from a :func:`feature_presence` answer instead of decoded records (the same kinds:
+    each key's first kind in record order)."""
+    for target, entries in ((kinds, presence.features), (list_kinds, presence.feature_lists)):
+        for k, kind in _first_kinds(entries).items():
+            if target.get(k) is None:
+                target[k] = kind
+
+
+def _presence_fits(entries, kinds: dict) -> bool:
+    """Whether the spec ``kinds`` names every key of ``entries`` and every kind the key holds is its kind."""
+    for key, mask in zip(entries.keys, entries.kind_masks.tolist()):
+        if key not in kinds:
+            return False
+        kind = kinds[key]
+        if mask and (kind is None or mask != 1 << _KIND_CODES[kind]):
+            return False
+    return True
+
+
+_KIND_CODES = {v: k for k, v in KINDS.items()}
+
+
 def batch_columns(
     records: Sequence,
     kinds: dict,
@@ -112,21 +174,27 @@ def batch_columns(
     *,
     exact: bool = True,
     decoded: list | None = None,
+    presence=None,
 ) -> Batch:
     """The columns of ``records`` (bytes) for the features in ``kinds`` / ``list_kinds`` (key -> "INT",
     "FLOAT" or "STRING"), read by the batch parser.
 
-    ``exact``: first read every record's keys with the decoder (or take
-    ``decoded``, from :func:`decode_records`), so that a feature the spec
+    ``exact``: first read every record's keys with :func:`feature_presence`
+    (or take ``decoded``, from :func:`decode_records`), so that a feature the spec
     does not name is still counted (the batch is then read by the decoder).
     Without it only records that lack a known feature are decoded. The
-    decoder also reads batches the parser refuses."""
+    decoder also reads batches the parser refuses. ``presence``: the
+    records' :func:`feature_presence` (read when ``exact`` and neither it nor
+    ``decoded`` is given)."""
     from tfrx.errors import TfrxError
 
     list_kinds = list_kinds or {}
-    if exact and decoded is None:
-        decoded = decode_records(records, sequence)
-    if decoded is not None:
+    if exact and decoded is None and presence is None:
+        presence = feature_presence(records, sequence)
+    if presence is not None:
+        if not (_presence_fits(presence.features, kinds) and _presence_fits(presence.feature_lists, list_kinds)):
+            return decoded_columns(records, sequence)
+    elif decoded is not None:
         keys: set = set()
         list_keys: set = set()
         for d, fl in decoded:
@@ -135,12 +203,14 @@ def batch_columns(
         if not keys <= kinds.keys() or not list_keys <= list_kinds.keys():
             return decoded_columns(records, sequence, decoded)
     try:
-        return _parsed(records, kinds, list_kinds, sequence, decoded)
+        return _parsed(records, kinds, list_kinds, sequence, decoded, presence)
     except (TfrxError, ValueError):
         return decoded_columns(records, sequence, decoded)
 
 
-def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool, decoded: list | None) -> Batch:
+def _parsed(
+    records: Sequence, kinds: dict, list_kinds: dict, sequence: bool, decoded: list | None, presence=None
+) -> Batch:
     from tfrx.parsing import ExampleParser, RaggedFeature, SequenceExampleParser
 
     n = len(records)
@@ -167,6 +237,17 @@ def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool, de
     unsure = np.zeros(n, bool)
     for c in list(features.values()) + list(lists.values()):
         unsure |= c.counts == 0
+    if presence is not None:
+        _mark_present(features, presence.features, unsure, 2)
+        _mark_present(lists, presence.feature_lists, unsure, 1)
+        return Batch(n, features, lists)
+    _mark_present_by_decoding(records, sequence, decoded, features, lists, unsure)
+    return Batch(n, features, lists)
+
+
+def _mark_present_by_decoding(records, sequence: bool, decoded, features: dict, lists: dict, unsure) -> None:
+    """``present`` of the records without values for some column, read from each decoded record (the path
+    without a presence walk); ValueError when such a record holds a key no column reads."""
     for i in np.flatnonzero(unsure).tolist():
         if decoded is not None:
             d, fl = decoded[i]
@@ -182,7 +263,25 @@ def _parsed(records: Sequence, kinds: dict, list_kinds: dict, sequence: bool, de
                 c.present[i] = k in fl
         if any(k not in features for k in d) or any(k not in lists for k in fl):
             raise ValueError("a record holds a feature the spec does not name")
-    return Batch(n, features, lists)
+
+
+def _mark_present(columns: dict, entries, unsure: np.ndarray, min_state: int) -> None:
+    """Sets ``present`` of the records whose entry of a column's key is there but empty (state >= ``min_state``:
+    a Feature with a kind; any feature list); ValueError, as from the decoder's path, when a record without
+    values for some column holds a key no column reads."""
+    ids = {k: i for i, k in enumerate(entries.keys)}
+    read = np.zeros(len(entries.keys), bool)
+    read[[ids[k] for k in columns if k in ids]] = True
+    key_ids, records = entries.key_ids, entries.records
+    if not read.all() and np.any(~read[key_ids] & unsure[records]):
+        raise ValueError("a record holds a feature the spec does not name")
+    empty = np.flatnonzero((entries.counts == 0) & (entries.states >= min_state))
+    if not empty.size:
+        return
+    for i in np.unique(key_ids[empty]).tolist():
+        key = entries.keys[i]
+        if key in columns:
+            columns[key].present[records[empty[key_ids[empty] == i]]] = True
 
 
 def _values(v) -> np.ndarray:

@@ -34,7 +34,8 @@ class QuantileSketch:
         if k < 2:
             raise ValueError(f"QuantileSketch needs k >= 2, got {k}")
         self.k = k
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng: np.random.Generator | None = None  # made at the first compaction (costly to make, often unused)
         self._levels: list[list[tuple[np.ndarray, np.ndarray]]] = []
         self._sizes: list[int] = []
         self.total_weight = 0.0
@@ -66,9 +67,16 @@ class QuantileSketch:
     def _compact(self, level: int) -> None:
         values = np.concatenate([v for v, _ in self._levels[level]])
         weights = np.concatenate([w for _, w in self._levels[level]])
-        order = np.argsort(values, kind="stable")
-        values, weights = values[order], weights[order]
+        if weights[0] == weights.min() == weights.max() and not np.any(np.signbit(values) & (values == 0)):
+            # equal weights and no -0.0 beside 0.0: the order among equal values changes nothing, so the
+            # (faster) unstable sort gives what the stable one does
+            values = np.sort(values)
+        else:
+            order = np.argsort(values, kind="stable")
+            values, weights = values[order], weights[order]
         keep = values.size % 2  # an odd item out stays on this level
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
         offset = int(self._rng.integers(2))
         up_v = values[keep:][offset::2]
         up_w = (weights[keep:][offset::2] + weights[keep:][1 - offset :: 2]) if values.size - keep else weights[:0]
@@ -193,9 +201,22 @@ class TopKSketch:
     def top(self, k: int, weighted: bool = False) -> list[tuple[object, float]]:
         """The ``k`` most frequent values, ties broken by the larger value first (TFDV's order)."""
         src = self.weighted if weighted else self.counts
-        if not src:
+        if not src or k <= 0:
             return []
-        return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
+        freq = np.fromiter(src.values(), np.float64 if weighted else np.int64, len(src))
+        if weighted and not np.all(np.isfinite(freq)):
+            return heapq.nlargest(k, src.items(), key=lambda kv: (kv[1], kv[0]))
+        if len(src) <= k:
+            return [(v, n) for n, v in sorted(((n, v) for v, n in src.items()), reverse=True)]
+        # The k-th largest frequency splits the values: all of those above it are in (ordered by frequency, then
+        # value), and the largest values of those at it fill the rest.
+        kth = np.partition(freq, len(src) - k)[len(src) - k]
+        keys = np.empty(len(src), dtype=object)
+        keys[:] = list(src)
+        above = sorted(((src[v], v) for v in keys[freq > kth].tolist()), reverse=True)
+        tied = sorted(keys[freq == kth].tolist(), reverse=True)[: k - len(above)]
+        c = src[tied[0]]
+        return [(v, n) for n, v in above] + [(v, c) for v in tied]
 
 
 def _as_bytes(x) -> bytes:

@@ -29,7 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.validate.columns import Batch, Column, batch_columns, decode_records, learn_kinds, record_value_counts
+from tfrx.validate.columns import (
+    Batch,
+    Column,
+    batch_columns,
+    feature_presence,
+    learn_kinds_from_presence,
+    record_value_counts,
+)
 from tfrx.validate.sketches import QuantileSketch, TopKSketch
 
 __all__ = ["StatsOptions", "StatisticsAccumulator", "generate_statistics", "statistics_from_records"]
@@ -54,7 +61,7 @@ class StatsOptions:
     length of the decimal form) instead of numeric ones, as TFDV's ``StatsOptions.schema`` gives them.
 
     ``discover_features``: ``"all"`` (default) reads the keys of every
-    record with the native decoder before the batch parser reads the values,
+    record with the native presence walk before the batch parser reads the values,
     so every feature is counted wherever it first appears (as TFDV does);
     ``"first_batch"`` learns the features from the first batch of each file
     and skips that pass (faster; a feature that first appears later, in
@@ -396,9 +403,9 @@ class StatisticsAccumulator:
             sequence = payload_kind(list(records[:64])) == SEQUENCE_EXAMPLE
         self.sequence = sequence
         if exhaustive or not (self._kinds or self._list_kinds):
-            decoded = decode_records(records, sequence)
-            learn_kinds(decoded, self._kinds, self._list_kinds)
-            batch = batch_columns(records, self._kinds, self._list_kinds, sequence, decoded=decoded)
+            presence = feature_presence(records, sequence)
+            learn_kinds_from_presence(presence, self._kinds, self._list_kinds)
+            batch = batch_columns(records, self._kinds, self._list_kinds, sequence, presence=presence)
         else:
             exact = self.options.discover_features == "all"
             batch = batch_columns(records, self._kinds, self._list_kinds, sequence, exact=exact)
@@ -564,7 +571,7 @@ def generate_statistics(
     ``generate_statistics_from_tfrecord`` computes them: a ``DatasetFeatureStatisticsList``.
 
     ``paths``: a path, a glob or a list of them (or file objects). Each file
-    is read in batches of ``options.batch_size`` records: the native decoder
+    is read in batches of ``options.batch_size`` records: the native presence walk
     reads the records' keys, the batch parser their values; memory stays
     bounded by the batch and the sketches. ``max_records`` stops after that
     many records in all. ``num_workers`` > 1 reads local files in that many
