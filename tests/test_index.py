@@ -408,3 +408,17 @@ def test_indexing_a_file_that_is_not_tfrecord_says_so(tmp_path):
         tfrx.build_index(str(path))
     assert str(e.value).endswith(_INDEX_HINT + " (`tfrx verify` lists its damaged regions)")
     assert "on_error" not in str(e.value)  # the index has no on_error to pass
+
+
+def test_a_plain_file_whose_damage_forms_a_zlib_header_is_indexed_as_a_damaged_plain_file(tmp_path):
+    """120 = 0x78 in the first length byte; a flipped bit in the second makes 78 01, a valid zlib header.
+    The index takes the readers' rule (a header that only looks compressed is plain) and names the damage."""
+    path = str(tmp_path / "damaged.tfrecord")
+    tfrx.write_records(path, [b"\0" * 120])
+    blob = bytearray(open(path, "rb").read())
+    blob[1] ^= 1
+    open(path, "wb").write(bytes(blob))
+    read, scanned = _first_damage(path, "length")
+    assert scanned.kind == read.kind and scanned.offset == read.offset == 0
+    with pytest.raises(tfrx.CorruptRecordError):
+        tfrx.build_index(path)

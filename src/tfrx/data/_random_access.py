@@ -34,8 +34,8 @@ from tfrx.errors import CorruptRecordError
 from tfrx.io.index import IndexFileError, RecordIndex, load_indexes
 from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
 from tfrx.io.batch import RecordBatch
-from tfrx.io.compression import detect_compression
-from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io.damage import looks_compressed
+from tfrx.io.framing import FRAMING_BYTES
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url
 from tfrx.options import renamed_arguments
@@ -317,7 +317,7 @@ class RandomAccessDataset:
                     else:
                         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
                         try:
-                            kind = detect_compression(os.pread(fd, HEADER_BYTES, 0))
+                            kind = looks_compressed(os.pread(fd, 4096, 0))
                             if kind:
                                 # Through its checkpoint index: a read inflates at most one interval.
                                 h = CompressedRandomReader(path, load_inflate_index(path, cache_dir=self._cache_dir))

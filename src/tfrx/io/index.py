@@ -65,8 +65,7 @@ from tfrx import _native
 from tfrx._progress import progress_bar
 from tfrx._native import ScanStatus
 from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
-from tfrx.io.compression import detect_compression
-from tfrx.io.damage import record_error
+from tfrx.io.damage import looks_compressed, record_error
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.data_files import expand_paths
 from tfrx.io.paths import is_url, open_input, with_options
@@ -458,7 +457,7 @@ def _scan(path: str, size: int, verify: bool, progress=None) -> np.ndarray:
 
 
 def _check_uncompressed(path: str, head: bytes) -> None:
-    kind = detect_compression(head)
+    kind = looks_compressed(head)  # the readers' rule: a damaged plain header that only looks compressed is plain
     if kind:
         raise _compressed_error(path, kind)
 
@@ -676,7 +675,7 @@ def load_index(
             except OSError:
                 pass  # read-only: build_index warned when it cached this one
         return index
-    if invalid is None and not is_url(path) and detect_compression(_read_range(path, 0, HEADER_BYTES)):
+    if invalid is None and not is_url(path) and looks_compressed(_read_range(path, 0, _FINGERPRINT_BYTES)):
         return _compressed_records(path, cache_dir, rebuild=False, build=build)
     if not build:
         if invalid is not None:

@@ -32,7 +32,7 @@ from tfrx import _native
 from tfrx.crc import masked_crc32c
 from tfrx.errors import CorruptRecordError, TfrxError
 from tfrx.io.batch import RecordBatch
-from tfrx.io.compression import detect_compression
+from tfrx.io.damage import looks_compressed
 from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.index import load_index
 from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
@@ -91,8 +91,8 @@ def _compression_of(source, compression: str) -> str:
     if compression != "auto":
         return compression
     with open_input(source) as f:
-        head = f.read(HEADER_BYTES)
-    return detect_compression(head)
+        head = f.read(4096)
+    return looks_compressed(head)  # the readers' rule: a damaged plain header that only looks compressed is plain
 
 
 def _payload_ok(f, offset: int, length: int) -> bool:
