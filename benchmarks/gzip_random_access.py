@@ -64,7 +64,7 @@ def main(mb: int = 64, reads: int = 200) -> None:
         print(f"| checkpoint index (RandomAccessDataset[i]) | {indexed:,.0f} | {per_record:,.0f} |")
         print(f"| inflating from the start (RecordReader at the record) | {scratch:,.1f} | {from_start:,.0f} |")
         print(f"speed-up: {indexed / scratch:.0f}x")
-        from tfrx.viewer.source import ViewSource
+        from tfrx.viewer._source import ViewSource
 
         view = ViewSource(path, index_cache_dir=cache)
         view.total()

@@ -124,7 +124,7 @@ def main(argv=None) -> int:  # noqa: PLR0915  a benchmark script: argument parsi
             report["generate_s"] = round(time.perf_counter() - t0, 1)
         report["bytes"] = os.path.getsize(path)
         shutil.rmtree(cache, ignore_errors=True)
-        from tfrx.viewer.source import ViewSource
+        from tfrx.viewer._source import ViewSource
 
         _evict(path)
         seen = []
@@ -137,7 +137,7 @@ def main(argv=None) -> int:  # noqa: PLR0915  a benchmark script: argument parsi
         src.close()
 
         # The same open inside this process (tfrx already imported): the viewer's own share.
-        from tfrx.viewer.server import ViewerServer
+        from tfrx.viewer._server import ViewerServer
 
         _evict(path)
         t0 = time.perf_counter()
@@ -155,7 +155,7 @@ def main(argv=None) -> int:  # noqa: PLR0915  a benchmark script: argument parsi
         imports = []
         for _ in range(3):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import tfrx.viewer.server"], check=True)
+            subprocess.run([sys.executable, "-c", "import tfrx.viewer._server"], check=True)
             imports.append(round(time.perf_counter() - t0, 3))
         report["python_start_and_import_s"] = imports
 

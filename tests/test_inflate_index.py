@@ -191,7 +191,7 @@ def test_uncompressed_file_is_refused(tmp_path):
 
 
 def test_viewer_reads_a_local_gzip_file_through_its_checkpoint_index(tmp_path):
-    from tfrx.viewer.source import ViewSource
+    from tfrx.viewer._source import ViewSource
 
     path = str(tmp_path / "v.tfrecord.gz")
     tfrx.write_records(path, RECORDS, compression="GZIP")

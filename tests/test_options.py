@@ -393,7 +393,7 @@ def test_every_error_lives_in_errors_and_old_locations_still_work():
     assert tfrx.tools.convert.ConvertError is errors.ConvertError is tfrx.ConvertError
     assert tfrx.io.reader.CorruptRecordWarning is errors.CorruptRecordWarning is tfrx.io.CorruptRecordWarning
     assert tfrx.text._sources.InputFormatError is errors.InputFormatError
-    from tfrx.viewer.query import FilterError
+    from tfrx.viewer._query import FilterError
 
     assert FilterError is errors.FilterError and issubclass(FilterError, ValueError)
     for name in errors.__all__:

@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from tfrx.viewer.cells import record_view
-from tfrx.viewer.query import Filter, FilterError
-from tfrx.viewer.server import ViewerServer
-from tfrx.viewer.source import ViewSource
+from tfrx.viewer._cells import record_view
+from tfrx.viewer._query import Filter, FilterError
+from tfrx.viewer._server import ViewerServer
+from tfrx.viewer._source import ViewSource
 
 PIL = pytest.importorskip("PIL.Image")
 
@@ -889,7 +889,7 @@ def test_tfds_boxes_are_drawn_with_their_class_names(tmp_path):
 
 
 def _viridis_ends():
-    from tfrx.viewer.cells import _VIRIDIS
+    from tfrx.viewer._cells import _VIRIDIS
 
     return _VIRIDIS[0].astype(np.uint8), _VIRIDIS[-1].astype(np.uint8)
 

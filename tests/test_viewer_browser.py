@@ -29,8 +29,8 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import tfrx  # noqa: E402
 from tfrx.tools._verify import verify_files  # noqa: E402
-from tfrx.viewer.server import ViewerServer  # noqa: E402
-from tfrx.viewer.source import ViewSource  # noqa: E402
+from tfrx.viewer._server import ViewerServer  # noqa: E402
+from tfrx.viewer._source import ViewSource  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 DRIVER = shutil.which("chromedriver") or (
@@ -504,7 +504,7 @@ GOLDEN_VALIDATE = os.path.join(os.path.dirname(__file__), "golden", "validate")
 
 def test_the_overview_compares_two_spans_flags_anomalies_and_a_click_filters(browser, tmp_path):
     pytest.importorskip("tensorflow_metadata", reason="the overview needs tfrx[validate]")
-    from tfrx.viewer.overview import Side
+    from tfrx.viewer._overview import Side
 
     first, second = (_copy(Path(GOLDEN_VALIDATE), n, tmp_path) for n in ("generated.tfrecord", "generated_b.tfrecord"))
     compare = Side("generated_b.tfrecord", source=ViewSource(str(second), index_cache_dir=str(tmp_path / "b")))
@@ -551,7 +551,7 @@ def test_the_overview_compares_two_spans_flags_anomalies_and_a_click_filters(bro
 
 def test_a_tfdv_statistics_file_opens_on_its_overview(browser, tmp_path):
     pytest.importorskip("tensorflow_metadata", reason="the overview needs tfrx[validate]")
-    from tfrx.viewer.overview import Side
+    from tfrx.viewer._overview import Side
 
     import tfrx.validate as tv
 

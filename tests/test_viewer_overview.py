@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 import tfrx
-from tfrx.viewer.overview import Side, is_statistics_path, overview
-from tfrx.viewer.server import ViewerServer
-from tfrx.viewer.source import ViewSource
+from tfrx.viewer._overview import Side, is_statistics_path, overview
+from tfrx.viewer._server import ViewerServer
+from tfrx.viewer._source import ViewSource
 
 from test_viewer import _Served
 
@@ -190,7 +190,7 @@ def test_unreadable_files_are_named_with_what_to_do(tmp_path):
     bad.write_bytes(b"\xff\x00 not statistics")
     with pytest.raises(ValueError, match="stats.pb"):
         Side.open(str(bad), "x")
-    from tfrx.viewer.overview import load_schema_file
+    from tfrx.viewer._overview import load_schema_file
 
     with pytest.raises(ValueError, match=r"schema\.pbtxt"):
         load_schema_file(str(tmp_path / "schema.pbtxt"))

@@ -83,7 +83,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from tfrx.cli._common import CliError
-    from tfrx.viewer.server import serve
+    from tfrx.viewer._server import serve
 
     if args.overview_records < 1:
         raise CliError(f"--overview-records must be at least 1, got {args.overview_records}")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import base64
 import html
 
-from tfrx.viewer.cells import record_view
-from tfrx.viewer.source import ViewSource
+from tfrx.viewer._cells import record_view
+from tfrx.viewer._source import ViewSource
 
 __all__ = ["View", "view", "serve", "THUMBNAIL", "MAX_INLINE_BYTES"]
 
@@ -34,8 +34,8 @@ MAX_INLINE_BYTES = 1 << 20  # thumbnails inlined in one notebook page; later ima
 
 
 def serve(paths, **kwargs) -> None:
-    """Runs the viewer's server for ``paths`` until interrupted (see :func:`tfrx.viewer.server.serve`)."""
-    from tfrx.viewer.server import serve as _serve
+    """Runs the viewer's server for ``paths`` until interrupted (see :func:`tfrx.viewer._server.serve`)."""
+    from tfrx.viewer._server import serve as _serve
 
     _serve(paths, **kwargs)
 
@@ -69,7 +69,7 @@ class View:
         schema=None,
         overview_records: int | None = None,
     ) -> None:
-        from tfrx.viewer.overview import DEFAULT_RECORDS, is_statistics_path
+        from tfrx.viewer._overview import DEFAULT_RECORDS, is_statistics_path
 
         self.paths = _paths_of(source)
         one = self.paths[0] if isinstance(self.paths, (list, tuple)) and len(self.paths) == 1 else self.paths
@@ -84,10 +84,10 @@ class View:
 
     def overview(self) -> dict:
         """The overview of this dataset (and ``compare``'s) as the viewer's Overview tab shows it: see
-        :func:`tfrx.viewer.overview.overview`. Computed once, over at most ``overview_records`` records a side."""
+        :func:`tfrx.viewer._overview.overview`. Computed once, over at most ``overview_records`` records a side."""
         if self._overview is None:
-            from tfrx.viewer.overview import Side, overview
-            from tfrx.viewer.server import _label, _path_label
+            from tfrx.viewer._overview import Side, overview
+            from tfrx.viewer._server import _label, _path_label
 
             if self.source is not None:
                 self.source.prepare()
@@ -200,7 +200,7 @@ def _overview_html(o: dict) -> str:
 
 def _cell_html(row: dict, name: str, budget: list | None = None, colormap: dict | None = None) -> str:
     from tfrx.codec import decode_example, decode_sequence_example
-    from tfrx.viewer.cells import colormap_png, thumbnail
+    from tfrx.viewer._cells import colormap_png, thumbnail
 
     c = row.get("features", {}).get(name)
     if c is None:

@@ -47,7 +47,7 @@ class Side:
         ):
             one = path[0] if isinstance(path, (list, tuple)) else path
             return cls(label, statistics=load_statistics_file(one), path=os.fspath(one))
-        from tfrx.viewer.source import ViewSource
+        from tfrx.viewer._source import ViewSource
 
         return cls(label, source=ViewSource(path, storage_options=storage_options, index_cache_dir=index_cache_dir))
 

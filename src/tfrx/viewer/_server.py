@@ -54,11 +54,11 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 
 from tfrx.codec.events import is_event_file
-from tfrx.viewer.cells import colormap_png, event_media, is_deep_png, raw_image_shape, record_view
-from tfrx.viewer.overview import DEFAULT_RECORDS, OverviewJob, Side
-from tfrx.viewer.query import Filter, FilterError
-from tfrx.viewer.source import ViewSource
-from tfrx.viewer.stats import StatsJob
+from tfrx.viewer._cells import colormap_png, event_media, is_deep_png, raw_image_shape, record_view
+from tfrx.viewer._overview import DEFAULT_RECORDS, OverviewJob, Side
+from tfrx.viewer._query import Filter, FilterError
+from tfrx.viewer._source import ViewSource
+from tfrx.viewer._stats import StatsJob
 
 __all__ = ["ViewerServer", "serve"]
 
@@ -212,7 +212,7 @@ class ViewerServer(ThreadingHTTPServer):
     address); ``export_max_bytes`` caps an export's file.
 
     The overview: ``compare`` is the dataset shown beside this one (a
-    :class:`~tfrx.viewer.overview.Side`: records or a statistics file),
+    :class:`~tfrx.viewer._overview.Side`: records or a statistics file),
     ``schema`` a ``Schema`` (or ``schema.pbtxt`` path) to check against
     (else inferred from this dataset), ``overview_records`` the records read
     per side (a uniform sample beyond), ``label`` this dataset's name. With
@@ -612,7 +612,7 @@ class ViewerServer(ThreadingHTTPServer):
         from tfrx.codec import decode_example, decode_sequence_example
         from tfrx.errors import DecodeError
         from tfrx.codec._sniff import SEQUENCE_EXAMPLE, record_kind
-        from tfrx.viewer.cells import media_kind
+        from tfrx.viewer._cells import media_kind
 
         rows = self.source.read(n, 1)
         if not rows:
@@ -1193,7 +1193,7 @@ def serve(
     beside them in the overview; ``schema``: a ``schema.pbtxt`` to check
     them against (default: inferred from ``paths``).
     """
-    from tfrx.viewer.overview import load_schema_file
+    from tfrx.viewer._overview import load_schema_file
 
     opened: dict[str, Any] = {"storage_options": storage_options, "index_cache_dir": index_cache_dir}
     main = Side.open(paths, _path_label(paths), **opened)

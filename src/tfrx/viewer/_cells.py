@@ -217,7 +217,7 @@ def boxes_of(features: dict, tfds_boxes=(), labels: dict | None = None) -> list[
 def record_view(record: bytes, *, tfds=None, events: bool = False) -> dict:
     """The whole record as the viewer's JSON: kind, cells, boxes (or a message for other payloads).
 
-    ``tfds`` is a :class:`tfrx.viewer.source.TfdsHints` (boxes, colour-mapped
+    ``tfds`` is a :class:`tfrx.viewer._source.TfdsHints` (boxes, colour-mapped
     images, class names); ``events`` reads the record as a TensorBoard Event.
     """
     from tfrx.codec import decode_example, decode_sequence_example
