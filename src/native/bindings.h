@@ -9,6 +9,7 @@
 namespace tfrx {
 namespace py {
 
+void bind_results(nanobind::module_& m);    // the named results other bindings return (results.h)
 void bind_crc32c(nanobind::module_& m);     // crc32c, masked CRCs, backend
 void bind_allocator(nanobind::module_& m);  // glibc malloc thresholds
 void bind_framing(nanobind::module_& m);    // scan / frame / split / gather records
@@ -17,6 +18,7 @@ void bind_codec(nanobind::module_& m);      // decode_example, encode_examples, 
 void bind_parser(nanobind::module_& m);     // ParserCore and its specs, results, errors
 void bind_index(nanobind::module_& m);      // gather_records through an index
 void bind_image(nanobind::module_& m);      // resize kernels
+void bind_jpeg(nanobind::module_& m);       // decode_and_crop_jpeg and the fused crop-and-resize
 
 }  // namespace py
 }  // namespace tfrx
