@@ -233,20 +233,19 @@ class _Builder:
 
     @staticmethod
     def sparse_feature(spec: SparseFeature, raw: Mapping, batch: int, key: str) -> SparseArray:
-        ids = [raw[k] for k in spec.index_keys]
-        values, vsplits = raw[spec.value_key]
-        values = _values_array(values)
+        ids = [raw[k].values for k in spec.index_keys]
+        values = _values_array(raw[spec.value_key].values)
         nnz = values.shape[0]
-        for (iv, _), k in zip(ids, spec.index_keys):
+        for iv, k in zip(ids, spec.index_keys):
             if iv.shape[0] != nnz:
                 raise ParseError(
                     f"SparseFeature {key!r}: index feature {k!r} holds {iv.shape[0]} values in the batch but "
                     f"value feature {spec.value_key!r} holds {nnz}",
                     feature=key,
                 )
-        isplits = ids[0][1]
+        isplits = raw[spec.index_keys[0]].row_splits
         rows = np.repeat(np.arange(batch, dtype=np.int64), np.diff(isplits))
-        indices = np.stack([rows] + [iv for iv, _ in ids], axis=1) if nnz else np.zeros((0, 1 + len(ids)), np.int64)
+        indices = np.stack([rows] + ids, axis=1) if nnz else np.zeros((0, 1 + len(ids)), np.int64)
         if not spec.already_sorted and nnz > 1:
             order = np.lexsort(indices.T[::-1])
             indices = indices[order]
@@ -257,8 +256,8 @@ class _Builder:
     def ragged(spec: RaggedFeature, raw: Mapping, value_key: str, key: str, outer: np.ndarray | None) -> Any:
         """TensorFlow's batched ragged construction (parsing_config._add_batched_ragged_partition)."""
         sd = spec.row_splits_dtype
-        values, splits = raw[value_key]
-        rt: Any = RaggedArray(_values_array(values), splits.astype(np.int64))
+        column = raw[value_key]
+        rt: Any = RaggedArray(_values_array(column.values), column.row_splits.astype(np.int64))
         for p in reversed(spec.partitions):
             rt = _Builder.add_partition(rt, p, raw, spec.validate, key, np.dtype(sd))
         if outer is not None:
@@ -272,8 +271,8 @@ class _Builder:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
             return _uniform_partition(rt, p.length, key, validate)
-        pvals, psplits = raw[p.key]
-        pvals = pvals.astype(np.int64, copy=False)
+        partition = raw[p.key]
+        pvals, psplits = partition.values.astype(np.int64, copy=False), partition.row_splits
         if splits_dtype == np.int32 and pvals.shape[0] and (pvals.max() > _I32_MAX or pvals.min() < -_I32_MAX - 1):
             # TensorFlow casts partition values to the splits dtype first:
             # with int32 splits a value beyond int32 wraps.
@@ -793,8 +792,8 @@ class SequenceExampleParser:
                 feature_lists[key] = self._sequence_sparse(raw[key], batch)
             else:
                 value_key = key if spec.value_key is None else spec.value_key
-                # Each feature list's (values, step_splits), as the Example-level builders read a column.
-                flat = {k: (c.values, c.step_splits) for k, c in raw.items()}
+                # Each feature list's steps as rows, as the Example-level builders read a column.
+                flat = {k: _StepColumn(c.values, c.step_splits) for k, c in raw.items()}
                 outer = raw[value_key].record_splits
                 for p in spec.partitions:
                     if not isinstance(p, UniformRowLength) and not np.array_equal(raw[p.key].record_splits, outer):
@@ -836,6 +835,13 @@ class SequenceExampleParser:
 
     def __repr__(self) -> str:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
+
+
+class _StepColumn(NamedTuple):
+    """A feature-list column with its steps as the rows: what _Builder reads of a native RaggedColumn."""
+
+    values: Any
+    row_splits: np.ndarray
 
 
 class ParsedSequenceExamples(NamedTuple):
