@@ -669,14 +669,13 @@ def quirk_files() -> dict:
     import tfrx
 
     framed = b"".join(
-        bytes(tfrx._native.record_framing(r)[0]) + r + bytes(tfrx._native.record_framing(r)[1])
-        for r in (b"one", b"two")
+        tfrx._native.record_framing(r).header + r + tfrx._native.record_framing(r).footer for r in (b"one", b"two")
     )
     z = _zlib.compressobj(6, _zlib.DEFLATED, 15, 9)
     zstream = z.compress(framed) + z.flush()
     g = _zlib.compressobj(6, _zlib.DEFLATED, 31, 9)
     gstream = g.compress(framed) + g.flush()
-    cut = len(bytes(tfrx._native.record_framing(b"one")[0])) + 3 + 4 + 5  # 5 bytes into the second header
+    cut = len(tfrx._native.record_framing(b"one").header) + 3 + 4 + 5  # 5 bytes into the second header
     return {
         "bytes_after_zlib_stream": (zstream + b"\x00junk", "ZLIB"),
         "partial_header_at_end": (framed + b"\x05\x00\x00", ""),

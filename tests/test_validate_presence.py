@@ -64,7 +64,7 @@ from tfrx.validate.columns import (  # noqa: E402
 
 _KIND_STATE = {"bytes": 2, "float": 3, "int64": 4}
 
-_value = st.one_of(
+_value: st.SearchStrategy = st.one_of(
     st.tuples(st.just("int64"), st.lists(st.integers(-(2**62), 2**62), max_size=4)),
     st.tuples(st.just("float"), st.lists(st.floats(-1e3, 1e3, width=32), max_size=4)),
     st.tuples(st.just("bytes"), st.lists(st.binary(max_size=3), max_size=4)),
@@ -134,7 +134,7 @@ def test_presence_equals_decoder_examples(records):
     assert p.feature_lists.keys == [] and p.feature_lists.records.size == 0
 
 
-_step = st.one_of(_value, st.just(("none", [])))
+_step: st.SearchStrategy = st.one_of(_value, st.just(("none", [])))
 _seq_part = st.tuples(_part, st.dictionaries(st.sampled_from(["t", "u"]), st.lists(_step, max_size=3), max_size=2))
 
 

@@ -80,9 +80,9 @@ void bind_codec(nb::module_& m) {
   m.def("decode_example", &decode_example, "data"_a, nb::kw_only(), "keep_empty"_a = false,
         "Decodes a serialized tf.train.Example into {name: int64/float32 array or list of bytes}.");
   m.def("decode_sequence_example", &decode_sequence_example, "data"_a, nb::kw_only(), "keep_empty"_a = false,
-        "Decodes a serialized tf.train.SequenceExample into (context, feature_lists) dicts.");
+        "Decodes a serialized tf.train.SequenceExample into a DecodedSequenceExample (context, feature_lists).");
   m.def("pack_bytes", &pack_bytes, "items"_a,
-        "Packs a list of bytes into (uint8 data, int64 offsets); TypeError if an item is not bytes.");
+        "Packs a list of bytes into PackedValues (uint8 values, int64 offsets); TypeError if an item is not bytes.");
 
   nb::class_<EncodeColumn>(m, "EncodeColumn",
                            "One feature of the rows to encode, as flat buffers (see tfrx.codec.columnar).")
@@ -101,9 +101,16 @@ void bind_codec(nb::module_& m) {
       .def_ro("steps", &EncodeColumn::steps)
       .def_ro("present", &EncodeColumn::present);
   m.def("encode_examples", &encode_examples, "features"_a, "rows"_a, "as_batch"_a = false,
-        "Serializes rows of EncodeColumns as tf.train.Example (see tfrx.encode_examples).");
+        nb::sig("def encode_examples(features: object, rows: int, as_batch: bool = False)"
+                " -> list[bytes] | EncodedBatch"),
+        "Serializes rows of EncodeColumns as tf.train.Example (see tfrx.encode_examples): a list of bytes,\n"
+        "or with as_batch an EncodedBatch.");
   m.def("encode_sequence_examples", &encode_sequence_examples, "context"_a, "feature_lists"_a, "rows"_a,
-        "as_batch"_a = false, "Serializes rows of EncodeColumns as tf.train.SequenceExample.");
+        "as_batch"_a = false,
+        nb::sig("def encode_sequence_examples(context: object, feature_lists: object, rows: int,"
+                " as_batch: bool = False) -> list[bytes] | EncodedBatch"),
+        "Serializes rows of EncodeColumns as tf.train.SequenceExample: a list of bytes,\n"
+        "or with as_batch an EncodedBatch.");
 
   nb::enum_<RecordKind>(m, "RecordKind", nb::is_arithmetic(), "What a record's payload is (example_classify.h).")
       .value("EMPTY", RecordKind::kEmpty, "zero bytes")

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bindings.h"
@@ -11,6 +12,8 @@
 #include "bytes_objects.h"
 #include "framing.h"
 #include "numpy_out.h"
+#include "results.h"
+#include "slot_layout.h"
 #include "stream_copy.h"
 
 namespace nb = nanobind;
@@ -83,8 +86,8 @@ nb::bytes py_frame_records(nb::handle records) {
   return result;
 }
 
-// Frames records[start:] into `out` while they fit; returns (next index, bytes written).
-nb::tuple py_frame_into(nb::handle records, size_t start, nb::handle out) {
+// Frames records[start:] into `out` while they fit; returns the next index and the bytes written.
+FrameProgress py_frame_into(nb::handle records, size_t start, nb::handle out) {
   nb::object seq = nb::steal(PySequence_Fast(records.ptr(), "frame_into expects a sequence of bytes-like records"));
   if (!seq.is_valid()) throw nb::python_error();
   const size_t count = static_cast<size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
@@ -118,7 +121,7 @@ nb::tuple py_frame_into(nb::handle records, size_t start, nb::handle out) {
     throw;
   }
   PyBuffer_Release(&dst);
-  return nb::make_tuple(i, used);
+  return FrameProgress{i, used};
 }
 
 nb::bytes py_frame_batch(nb::handle data, Int64In starts, Int64In lengths) {
@@ -142,8 +145,8 @@ nb::bytes py_frame_batch(nb::handle data, Int64In starts, Int64In lengths) {
   return result;
 }
 
-// Frames batch records [start, ...) into `out` while they fit; returns (next index, bytes written).
-nb::tuple py_frame_batch_into(nb::handle data, Int64In starts, Int64In lengths, size_t start, nb::handle out) {
+// Frames batch records [start, ...) into `out` while they fit; returns the next index and the bytes written.
+FrameProgress py_frame_batch_into(nb::handle data, Int64In starts, Int64In lengths, size_t start, nb::handle out) {
   ByteView view(data);
   check_spans(view.size(), starts, lengths);
   Py_buffer dst;
@@ -163,17 +166,17 @@ nb::tuple py_frame_batch_into(nb::handle data, Int64In starts, Int64In lengths, 
     }
   }
   PyBuffer_Release(&dst);
-  return nb::make_tuple(i, used);
+  return FrameProgress{i, used};
 }
 
-nb::tuple py_record_framing(nb::handle data) {
+RecordFraming py_record_framing(nb::handle data) {
   ByteView view(data);
   uint8_t header[kHeaderBytes], footer[kFooterBytes];
   {
     nb::gil_scoped_release release;
     encode_header(view.data(), view.size(), header, footer);
   }
-  return nb::make_tuple(nb::bytes(header, sizeof header), nb::bytes(footer, sizeof footer));
+  return RecordFraming{nb::bytes(header, sizeof header), nb::bytes(footer, sizeof footer)};
 }
 
 nb::list py_split_records(nb::handle data, Int64In starts, Int64In lengths) {
@@ -203,25 +206,13 @@ nb::list py_bytes_columns(nb::handle data, Int64In offsets_at, Int64In values_at
   static ShortBytesCache* cache = new ShortBytesCache();  // never freed: its objects may outlive the module
   static std::vector<uint32_t>* skips = new std::vector<uint32_t>();
   ByteView view(data);
-  const size_t k = counts.shape(0), size = view.size();
+  const size_t k = counts.shape(0);
   if (offsets_at.shape(0) != k || values_at.shape(0) != k)
     throw nb::value_error("bytes_columns: offsets_at, values_at and counts must have equal lengths");
-  size_t total = 0;
-  for (size_t c = 0; c < k; ++c) {
-    const int64_t n = counts(c), o = offsets_at(c), v = values_at(c);
-    if (n < 0 || o < 0 || v < 0 || static_cast<uint64_t>(o) > size ||
-        static_cast<uint64_t>(n) >= (size - static_cast<size_t>(o)) / 8 || static_cast<uint64_t>(v) > size)
-      throw nb::value_error("bytes_columns: a column's offsets or values lie outside the buffer");
-    int64_t previous = 0;
-    for (int64_t i = 0; i <= n; ++i) {
-      int64_t at;
-      std::memcpy(&at, view.data() + o + 8 * i, 8);
-      if (at < previous || (i == 0 && at != 0) || static_cast<uint64_t>(at) > size - static_cast<size_t>(v))
-        throw nb::value_error("bytes_columns: a column's offsets are not increasing from 0 within the buffer");
-      previous = at;
-    }
-    total += static_cast<size_t>(n);
-  }
+  size_t total;
+  const char* problem =
+      slot::check_columns(view.data(), view.size(), offsets_at.data(), values_at.data(), counts.data(), k, &total);
+  if (problem) throw nb::value_error((std::string("bytes_columns: ") + problem).c_str());
   if (skips->size() < k) skips->resize(k, 0);
   ObjectArena arena(total);
   nb::list out;
@@ -241,7 +232,7 @@ nb::list py_bytes_columns(nb::handle data, Int64In offsets_at, Int64In values_at
 
 // The values data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8
 // array, and their int64 offsets[n + 1] (value i at values[offsets[i]:offsets[i+1]]).
-nb::tuple py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
+PackedValues py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
   ByteView view(data);
   check_spans(view.size(), starts, lengths);
   const size_t count = starts.shape(0);
@@ -257,16 +248,11 @@ nb::tuple py_pack_spans(nb::handle data, Int64In starts, Int64In lengths) {
     uint8_t* w = static_cast<uint8_t*>(out);
     for (size_t i = 0; i < count; ++i) std::memcpy(w + off[i], view.data() + starts(i), static_cast<size_t>(lengths(i)));
   }
-  return nb::make_tuple(values, offsets);
+  return PackedValues{values, offsets};
 }
 
 // Bytes columns given as spans (column c's value i is datas[c][starts[c][i] :
-// starts[c][i] + lengths[c][i]]) as a shared-memory slot carries them: per
-// column its int64 offsets[n + 1] (from 0), then its values end to end, each
-// part starting at a multiple of 64 bytes from the buffer's start.
-constexpr size_t kSlotAlign = 64;
-
-size_t round_up_slot(size_t n) { return (n + kSlotAlign - 1) / kSlotAlign * kSlotAlign; }
+// starts[c][i] + lengths[c][i]]) as a shared-memory slot carries them (slot_layout.h).
 
 // The bytes that pack_span_columns writes for columns of these lengths, from an aligned `at`.
 size_t py_span_columns_size(nb::list lengths) {
@@ -278,7 +264,7 @@ size_t py_span_columns_size(nb::list lengths) {
       if (l(i) < 0) throw nb::value_error("span_columns_size: a negative length");
       values += static_cast<size_t>(l(i));
     }
-    total += round_up_slot(8 * (l.shape(0) + 1)) + round_up_slot(values);
+    total += slot::column_size(l.shape(0), values);
   }
   return total;
 }
@@ -291,25 +277,19 @@ nb::object py_pack_span_columns(nb::handle out, size_t at, nb::list datas, nb::l
     throw nb::value_error("pack_span_columns: datas, starts and lengths must have equal lengths");
   const ByteViews views(datas);
   std::vector<Int64In> s, l;
+  std::vector<size_t> counts(k), value_bytes(k);
   for (size_t c = 0; c < k; ++c) {
     s.push_back(nb::cast<Int64In>(starts[c]));
     l.push_back(nb::cast<Int64In>(lengths[c]));
     if (s[c].shape(0) != l[c].shape(0)) throw nb::value_error("pack_span_columns: starts and lengths differ in length");
     check_spans(views[c].size(), s[c], l[c]);
+    counts[c] = s[c].shape(0);
+    for (size_t i = 0; i < counts[c]; ++i) value_bytes[c] += static_cast<size_t>(l[c](i));
   }
   void* table_data;
   nb::object table = new_array(3 * k, np_dtype_int64, &table_data);
   int64_t* t = static_cast<int64_t*>(table_data);
-  size_t end = round_up_slot(at);
-  for (size_t c = 0; c < k; ++c) {
-    const size_t n = s[c].shape(0);
-    size_t values = 0;
-    for (size_t i = 0; i < n; ++i) values += static_cast<size_t>(l[c](i));
-    t[3 * c] = static_cast<int64_t>(end);
-    t[3 * c + 1] = static_cast<int64_t>(end + round_up_slot(8 * (n + 1)));
-    t[3 * c + 2] = static_cast<int64_t>(n);
-    end = static_cast<size_t>(t[3 * c + 1]) + round_up_slot(values);
-  }
+  const size_t end = slot::place_columns(at, counts.data(), value_bytes.data(), k, t);
   Py_buffer dst;
   if (PyObject_GetBuffer(out.ptr(), &dst, PyBUF_WRITABLE) != 0) throw nb::python_error();
   if (static_cast<size_t>(dst.len) < end) {
@@ -319,18 +299,7 @@ nb::object py_pack_span_columns(nb::handle out, size_t at, nb::list datas, nb::l
   {
     nb::gil_scoped_release release;
     uint8_t* base = static_cast<uint8_t*>(dst.buf);
-    for (size_t c = 0; c < k; ++c) {
-      uint8_t* offsets = base + t[3 * c];
-      uint8_t* values = base + t[3 * c + 1];
-      int64_t total = 0;
-      std::memcpy(offsets, &total, 8);
-      for (size_t i = 0; i < static_cast<size_t>(t[3 * c + 2]); ++i) {
-        const int64_t n = l[c](i);
-        if (n) std::memcpy(values + total, views[c].data() + s[c](i), static_cast<size_t>(n));
-        total += n;
-        std::memcpy(offsets + 8 * (i + 1), &total, 8);
-      }
-    }
+    for (size_t c = 0; c < k; ++c) slot::write_column(base, t + 3 * c, views[c].data(), s[c].data(), l[c].data());
   }
   PyBuffer_Release(&dst);
   return table;
@@ -401,10 +370,11 @@ void bind_framing(nb::module_& m) {
         "TFRecord framing of records data[starts[i]:starts[i]+lengths[i]], as one bytes object.");
   m.def("frame_into", &py_frame_into, "records"_a, "start"_a, "out"_a,
         "Frames records[start:] into the writable buffer `out` while they fit.\n"
-        "Returns (index of the first record not framed, bytes written).");
+        "Returns a FrameProgress: the index of the first record not framed, and the bytes written.");
   m.def("frame_batch_into", &py_frame_batch_into, "data"_a, "starts"_a, "lengths"_a, "start"_a, "out"_a,
         "frame_into for records data[starts[i]:starts[i]+lengths[i]], i >= start.");
-  m.def("record_framing", &py_record_framing, "data"_a, "The 12-byte header and 4-byte footer that frame one record.");
+  m.def("record_framing", &py_record_framing, "data"_a,
+        "The RecordFraming (12-byte header, 4-byte footer) of one record.");
   m.def("split_records", &py_split_records, "data"_a, "starts"_a, "lengths"_a,
         "A list of bytes objects, data[starts[i]:starts[i]+lengths[i]].");
   m.def(
@@ -414,7 +384,7 @@ void bind_framing(nb::module_& m) {
         return py_pack_spans(data, starts, lengths);
       },
       "data"_a, "starts"_a, "lengths"_a,
-      "(values, offsets): data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
+      "PackedValues: data[starts[i]:starts[i]+lengths[i]] end to end in a new uint8 array, and int64 offsets[n + 1].");
   m.def("bytes_columns", &py_bytes_columns, "data"_a, "offsets_at"_a, "values_at"_a, "counts"_a,
         "Packed bytes columns as 1-D object arrays: column c's counts[c] values end to end at data[values_at[c]:],\n"
         "their int64 offsets (counts[c] + 1 of them, from 0) at data[offsets_at[c]:]; short repeated values shared.");

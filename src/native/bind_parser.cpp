@@ -81,9 +81,9 @@ void bind_parser(nb::module_& m) {
   nb::class_<ParseResult>(m, "ParseResult", "The columns of one parse call, or its first error.")
       .def_ro("columns", &ParseResult::columns,
               "per column: a [batch, count] array for dense numbers, a flat object array (or ByteSpans)\n"
-              "for dense bytes, (values, row_splits) for variable-length columns")
+              "for dense bytes, a RaggedColumn (values, row_splits) for variable-length columns")
       .def_ro("sequence_columns", &ParseResult::sequence_columns,
-              "per sequence column: (values, step_splits, record_splits)")
+              "per sequence column: a SequenceColumn (values, step_splits, record_splits)")
       .def_ro("error", &ParseResult::error, "the first bad record, or None (then the columns are empty)");
 
   nb::class_<ParserObject>(m, "ParserCore", "Spec-driven Example/SequenceExample parser (driven by tfrx.parsing).")
@@ -120,7 +120,7 @@ void bind_parser(nb::module_& m) {
       .def_prop_ro("size", &OutputArena::size, "the buffer's size in bytes");
 
   m.def("sparse_indices", &sparse_indices, "outer"_a, "inner"_a = nb::none(), "with_indices"_a = true,
-        "(indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
+        "SparseIndices (indices, dense_shape) of ragged parse results: COO indices [row, pos] (or [row, step, pos]\n"
         "with inner splits; None unless with_indices) and the int64 [rows, longest row] (or\n"
         "[rows, most steps, longest step]). ValueError for splits that are negative, decrease or\n"
         "do not fit each other.");

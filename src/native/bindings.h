@@ -9,6 +9,7 @@
 namespace tfrx {
 namespace py {
 
+void bind_results(nanobind::module_& m);    // the named results other bindings return (results.h)
 void bind_crc32c(nanobind::module_& m);     // crc32c, masked CRCs, backend
 void bind_allocator(nanobind::module_& m);  // glibc malloc thresholds
 void bind_framing(nanobind::module_& m);    // scan / frame / split / gather records
@@ -19,6 +20,7 @@ void bind_index(nanobind::module_& m);      // gather_records through an index
 void bind_image(nanobind::module_& m);      // resize kernels
 void bind_inflate(nanobind::module_& m);    // checkpointed GZIP/ZLIB inflate
 void bind_presence(nanobind::module_& m);   // feature_presence: keys, kinds and counts per record
+void bind_jpeg(nanobind::module_& m);       // decode_and_crop_jpeg and the fused crop-and-resize
 
 }  // namespace py
 }  // namespace tfrx

@@ -234,7 +234,7 @@ nb::object encode_rows(size_t rows, bool as_batch, SizesFn sizes_fn, WriteFn wri
       nb::gil_scoped_release release;
       write_fn(out.data(), sizes);
     }
-    return nb::make_tuple(data, starts, lengths);
+    return nb::cast(EncodedBatch{data, starts, lengths});
   }
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(rows));
   if (!list) throw nb::python_error();
@@ -272,7 +272,7 @@ nb::dict decode_example(nb::handle data, bool keep_empty) {
   return features_dict(decoded.features, decoded.chunks, view.data(), keep_empty, "Example");
 }
 
-nb::tuple decode_sequence_example(nb::handle data, bool keep_empty) {
+DecodedSequenceExample decode_sequence_example(nb::handle data, bool keep_empty) {
   init_numpy();
   tfrx::ByteView view(data);
   ReusedView<ex::SequenceExampleView> reused;
@@ -300,13 +300,13 @@ nb::tuple decode_sequence_example(nb::handle data, bool keep_empty) {
     }
     if (PyDict_SetItem(lists.ptr(), key.ptr(), steps.ptr()) != 0) throw nb::python_error();
   }
-  return nb::make_tuple(context, lists);
+  return DecodedSequenceExample{context, lists};
 }
 
-// Packs a list of bytes into (uint8 data, int64 offsets[n + 1]); raises
+// Packs a list of bytes into uint8 values and int64 offsets[n + 1]; raises
 // TypeError at the first item that is not exactly bytes, so the caller can
 // fall back to its general conversion.
-nb::tuple pack_bytes(nb::handle items) {
+PackedValues pack_bytes(nb::handle items) {
   init_numpy();
   PyObject* seq = PySequence_Fast(items.ptr(), "pack_bytes needs a sequence");
   if (!seq) throw nb::python_error();
@@ -326,7 +326,7 @@ nb::tuple pack_bytes(nb::handle items) {
   uint8_t* out = static_cast<uint8_t*>(data);
   for (Py_ssize_t i = 0; i < n; ++i)
     std::memcpy(out + off[i], PyBytes_AS_STRING(objs[i]), static_cast<size_t>(off[i + 1] - off[i]));
-  return nb::make_tuple(packed, offsets);
+  return PackedValues{packed, offsets};
 }
 
 nb::object encode_examples(nb::handle features, size_t rows, bool as_batch) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "parse.h"
+#include "results.h"
 
 namespace tfrx {
 namespace py {
@@ -14,11 +15,11 @@ namespace nb = nanobind;
 
 // A serialized tf.train.Example as {name: int64/float32 array or list of bytes}.
 nb::dict decode_example(nb::handle data, bool keep_empty);
-// A serialized tf.train.SequenceExample as (context, feature_lists) dicts.
-nb::tuple decode_sequence_example(nb::handle data, bool keep_empty);
-// A list of bytes packed into (uint8 data, int64 offsets[n + 1]); TypeError at
-// the first item that is not exactly bytes, so the caller can fall back.
-nb::tuple pack_bytes(nb::handle items);
+// A serialized tf.train.SequenceExample as its context and feature_lists dicts.
+DecodedSequenceExample decode_sequence_example(nb::handle data, bool keep_empty);
+// A list of bytes packed into uint8 values and int64 offsets[n + 1]; TypeError
+// at the first item that is not exactly bytes, so the caller can fall back.
+PackedValues pack_bytes(nb::handle items);
 // One feature of the rows to encode, prepared by tfrx.codec.columnar: flat
 // buffers that example_encode.h's Column points into (checked when encoding).
 struct EncodeColumn {
@@ -37,7 +38,7 @@ struct EncodeColumn {
 };
 
 // Rows of EncodeColumns (a sequence) as serialized records: a list of bytes,
-// or with as_batch the (data, starts, lengths) of a RecordBatch.
+// or with as_batch an EncodedBatch (data, starts, lengths) for a RecordBatch.
 nb::object encode_examples(nb::handle features, size_t rows, bool as_batch);
 nb::object encode_sequence_examples(nb::handle context, nb::handle feature_lists, size_t rows, bool as_batch);
 

@@ -43,6 +43,22 @@ bool CheckpointInflater::start_raw(int bits, int value, const uint8_t* window, s
   return true;
 }
 
+namespace {
+std::string inflate_error(const z_stream& strm, int ret) {
+  if (strm.msg) return strm.msg;
+  return ret == Z_NEED_DICT ? "a preset dictionary is required" : "inflate failed";
+}
+}  // namespace
+
+void CheckpointInflater::skip_trailer(size_t in_size, size_t& in_pos, InflateStep& r) {
+  const size_t skip = std::min(static_cast<size_t>(trailer_left_), in_size - in_pos);
+  in_pos += skip;
+  trailer_left_ -= static_cast<int>(skip);
+  if (trailer_left_ > 0) return;  // the rest of it comes with the next input
+  start_member();
+  r.status = InflateStatus::kMemberEnd;
+}
+
 InflateStep CheckpointInflater::step(const uint8_t* in, size_t in_size, uint8_t* out, size_t out_size,
                                      bool stop_at_block) {
   InflateStep r;
@@ -50,13 +66,8 @@ InflateStep CheckpointInflater::step(const uint8_t* in, size_t in_size, uint8_t*
   out_size = std::min(out_size, kMaxStep);
   size_t in_pos = 0, out_pos = 0;
   while (true) {
-    if (trailer_left_ > 0) {  // a raw restart does not check the member's trailer: it only skips it
-      const size_t skip = std::min(static_cast<size_t>(trailer_left_), in_size - in_pos);
-      in_pos += skip;
-      trailer_left_ -= static_cast<int>(skip);
-      if (trailer_left_ > 0) break;
-      start_member();
-      r.status = InflateStatus::kMemberEnd;
+    if (trailer_left_ > 0) {
+      skip_trailer(in_size, in_pos, r);
       break;
     }
     if (in_pos == in_size || out_pos == out_size) break;
@@ -80,7 +91,7 @@ InflateStep CheckpointInflater::step(const uint8_t* in, size_t in_size, uint8_t*
     if (ret == Z_BUF_ERROR) break;  // no progress possible without more input or room
     if (ret != Z_OK) {
       r.status = InflateStatus::kError;
-      r.message = strm_.msg ? strm_.msg : (ret == Z_NEED_DICT ? "a preset dictionary is required" : "inflate failed");
+      r.message = inflate_error(strm_, ret);
       break;
     }
     // Z_BLOCK stops at the end of a header or of a block; bit 64: the last block was seen (its end is the

@@ -48,6 +48,8 @@ class CheckpointInflater {
   std::string window();
 
  private:
+  // Skips what is left of a member's trailer (a raw restart does not check it, it only skips it).
+  void skip_trailer(size_t in_size, size_t& in_pos, InflateStep& r);
   void reset(int window_bits);
   z_stream strm_{};
   bool ready_ = false;

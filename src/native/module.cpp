@@ -2,7 +2,6 @@
 #include <nanobind/nanobind.h>
 
 #include "bindings.h"
-#include "jpeg_partial_bind.h"
 
 namespace nb = nanobind;
 
@@ -16,6 +15,7 @@ NB_MODULE(_native, m) {
   // the reports.
   nb::set_leak_warnings(false);
 #endif
+  tfrx::py::bind_results(m);
   tfrx::py::bind_crc32c(m);
   tfrx::py::bind_allocator(m);
   tfrx::py::bind_framing(m);
@@ -26,5 +26,5 @@ NB_MODULE(_native, m) {
   tfrx::py::bind_image(m);
   tfrx::py::bind_inflate(m);
   tfrx::py::bind_presence(m);
-  tfrx::bind_jpeg_partial(m);  // decode_and_crop_jpeg and the fused crop-and-resize
+  tfrx::py::bind_jpeg(m);
 }

@@ -368,12 +368,14 @@ ParseResult ParserObject::run(const std::vector<Span>& records, int threads, boo
                                            &default_bytes_[c], &arena, &skip_[c], &filler, views, input));
       }
     } else {
-      result.columns.append(nb::make_tuple(var_values(col.kind, var, c, &skip_[c]), merge_splits(var, c, false)));
+      result.columns.append(
+          nb::cast(RaggedColumn{var_values(col.kind, var, c, &skip_[c]), merge_splits(var, c, false)}));
     }
   }
   for (size_t c = 0; c < seq_cols.size(); ++c) {
-    result.sequence_columns.append(nb::make_tuple(var_values(seq_cols[c].kind, seq_var, c, &skip_[cols.size() + c]),
-                                                  merge_splits(seq_var, c, false), merge_splits(seq_var, c, true)));
+    result.sequence_columns.append(
+        nb::cast(SequenceColumn{var_values(seq_cols[c].kind, seq_var, c, &skip_[cols.size() + c]),
+                                merge_splits(seq_var, c, false), merge_splits(seq_var, c, true)}));
   }
   fill_bytes(&filler, threads);
   return result;
@@ -403,9 +405,9 @@ bool valid_splits(const int64_t* s, size_t n) {
 }
 }  // namespace
 
-nb::tuple sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
-                         std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner,
-                         bool with_indices) {
+SparseIndices sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
+                             std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner,
+                             bool with_indices) {
   size_t rows = outer.shape(0) == 0 ? 0 : outer.shape(0) - 1;
   const int64_t* o = outer.data();
   const int64_t* in = inner ? inner->data() : nullptr;
@@ -433,7 +435,7 @@ nb::tuple sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> o
   }
   nb::object indices = nb::none();
   if (with_indices) indices = nb::cast(owned_array<int64_t>(std::move(buffer), {static_cast<size_t>(nnz), width}));
-  return nb::make_tuple(indices, owned_array<int64_t>(std::move(shape), {width}));
+  return SparseIndices{indices, nb::cast(owned_array<int64_t>(std::move(shape), {width}))};
 }
 
 }  // namespace py

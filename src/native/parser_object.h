@@ -20,6 +20,7 @@
 
 #include "bytes_objects.h"
 #include "parse.h"
+#include "results.h"
 #include "shuffle.h"
 
 namespace tfrx {
@@ -109,9 +110,9 @@ class ParserObject {
 
 // COO indices for a SparseArray from row splits (a parse result's, or a
 // caller's through SparseArray.from_row_splits: checked before use).
-nb::tuple sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
-                         std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner,
-                         bool with_indices);
+SparseIndices sparse_indices(nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> outer,
+                             std::optional<nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig>> inner,
+                             bool with_indices);
 
 }  // namespace py
 }  // namespace tfrx

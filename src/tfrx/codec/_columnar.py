@@ -102,7 +102,8 @@ def _pack_bytes(items) -> tuple:
     if isinstance(items, _Packed):
         return tuple(items)
     try:
-        return _native.pack_bytes(items)
+        packed = _native.pack_bytes(items)
+        return packed.values, packed.offsets
     except TypeError:
         items = [bytes(v) for v in items]
     offsets = np.zeros(len(items) + 1, np.int64)
@@ -331,8 +332,7 @@ def _prepare(columns: Mapping, kinds: Mapping | None, present: Mapping | None, l
 
 def _result(out, as_batch: bool):
     if as_batch:
-        data, starts, lengths = out
-        return RecordBatch(data, starts, lengths)
+        return RecordBatch(out.data, out.starts, out.lengths)
     return out
 
 

@@ -64,9 +64,8 @@ def decode_sequence_example(data, *, keep_empty: bool = False) -> DecodedSequenc
     each name to a list with one value per step (an array or a list of
     bytes; ``None`` for a step whose Feature has no kind).
     """
-    return DecodedSequenceExample(
-        *_native.decode_sequence_example(_serialized(data, "SequenceExample"), keep_empty=keep_empty)
-    )
+    decoded = _native.decode_sequence_example(_serialized(data, "SequenceExample"), keep_empty=keep_empty)
+    return DecodedSequenceExample(decoded.context, decoded.feature_lists)
 
 
 def _serialized(message_or_bytes, expected: str):

@@ -149,10 +149,10 @@ class _SlotPickler(pickle.Pickler):
                 return _slot_array, (self._place(obj), obj.dtype.str, obj.shape)
             if kind == "O":
                 try:
-                    values, offsets = _native.pack_bytes(obj.reshape(-1))
+                    packed = _native.pack_bytes(obj.reshape(-1))
                 except TypeError:  # an item that is not bytes: the array pickles as usual
                     return NotImplemented
-                return self._column(values, offsets, obj.shape)
+                return self._column(packed.values, packed.offsets, obj.shape)
         elif self._views_as_objects and type(obj) is BytesArray:
             datas, starts, lengths = self.spans
             datas.append(obj.data)

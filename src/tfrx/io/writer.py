@@ -103,10 +103,10 @@ class TFRecordWriter:
             self._pos = 0
 
     def _write_large(self, record) -> None:
-        header, footer = _native.record_framing(record)
-        self._sink(header)
+        framing = _native.record_framing(record)
+        self._sink(framing.header)
         self._sink(record)
-        self._sink(footer)
+        self._sink(framing.footer)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -135,8 +135,7 @@ class TFRecordWriter:
                 self._write_large(view)
                 self.records_written += 1
                 return
-        _, used = _native.frame_into((view,), 0, self._stage_view[self._pos :])
-        self._pos += used
+        self._pos += _native.frame_into((view,), 0, self._stage_view[self._pos :]).used
         self.records_written += 1
 
     def write_many(self, records: RecordBatch | Iterable) -> int:
@@ -163,11 +162,12 @@ class TFRecordWriter:
         i = 0
         while i < count:
             try:
-                j, used = _native.frame_into(items, i, self._stage_view[self._pos :])
+                progress = _native.frame_into(items, i, self._stage_view[self._pos :])
             except TypeError:  # a message or another non-buffer among the records
                 items = [_record_bytes(r, "write_many") for r in items]
-                j, used = _native.frame_into(items, i, self._stage_view[self._pos :])
-            self._pos += used
+                progress = _native.frame_into(items, i, self._stage_view[self._pos :])
+            j = progress.next
+            self._pos += progress.used
             if j < count:
                 if j == i and self._pos == 0:  # larger than the staging buffer
                     if isinstance(items[i], str):
@@ -184,10 +184,11 @@ class TFRecordWriter:
         count = len(batch)
         i = 0
         while i < count:
-            j, used = _native.frame_batch_into(
+            progress = _native.frame_batch_into(
                 batch.data, batch.starts, batch.lengths, i, self._stage_view[self._pos :]
             )
-            self._pos += used
+            j = progress.next
+            self._pos += progress.used
             if j < count:
                 if j == i and self._pos == 0:
                     s, n = int(batch.starts[i]), int(batch.lengths[i])

@@ -66,7 +66,7 @@ class SparseArray:
         if int(splits[-1][-1]) != len(values):
             raise ValueError(f"the row splits end at {int(splits[-1][-1])} but there are {len(values)} values")
         if dense_shape is None:
-            _, dense_shape = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None, False)
+            dense_shape = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None, False).dense_shape
         return cls._from_splits(values, splits, np.asarray(dense_shape, dtype=np.int64))
 
     @classmethod
@@ -85,7 +85,9 @@ class SparseArray:
         if self._indices is None:
             splits = self._row_splits
             assert splits is not None  # a SparseArray has indices or the row splits to compute them
-            self._indices, _ = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None)
+            indices = _native.sparse_indices(splits[0], splits[1] if len(splits) == 2 else None).indices
+            assert indices is not None  # asked for (with_indices defaults to True)
+            self._indices = indices
         return self._indices
 
     @indices.setter

@@ -48,7 +48,7 @@ def _has_feature_lists(record: bytes) -> bool:
 def _looks_like_sequence(records: list[bytes]) -> bool:
     for r in records:
         try:
-            if _native.decode_sequence_example(r)[1]:
+            if _native.decode_sequence_example(r).feature_lists:
                 return True
         except DecodeError:
             return False
@@ -101,7 +101,8 @@ def _infer_sequence(records: list[bytes]) -> SequenceFeatures:
     lists: dict[str, _Stats] = {}
     present: dict[str, int] = {}
     for r in records:
-        context, flists = _native.decode_sequence_example(r, keep_empty=True)
+        decoded = _native.decode_sequence_example(r, keep_empty=True)
+        context, flists = decoded.context, decoded.feature_lists
         for key, value in context.items():
             ctx.setdefault(key, _Stats()).add(*_kind_count(value))
         for key, steps in flists.items():

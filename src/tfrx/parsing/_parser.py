@@ -203,7 +203,7 @@ class _Builder:
 
     @staticmethod
     def sparse_from_var(values: Any, splits: np.ndarray, batch: int) -> SparseArray:
-        _, dense_shape = _native.sparse_indices(splits, None, False)
+        dense_shape = _native.sparse_indices(splits, None, False).dense_shape
         return SparseArray._from_splits(_values_array(values), (splits,), dense_shape)
 
     @staticmethod
@@ -233,20 +233,19 @@ class _Builder:
 
     @staticmethod
     def sparse_feature(spec: SparseFeature, raw: Mapping, batch: int, key: str) -> SparseArray:
-        ids = [raw[k] for k in spec.index_keys]
-        values, vsplits = raw[spec.value_key]
-        values = _values_array(values)
+        ids = [raw[k].values for k in spec.index_keys]
+        values = _values_array(raw[spec.value_key].values)
         nnz = values.shape[0]
-        for (iv, _), k in zip(ids, spec.index_keys):
+        for iv, k in zip(ids, spec.index_keys):
             if iv.shape[0] != nnz:
                 raise ParseError(
                     f"SparseFeature {key!r}: index feature {k!r} holds {iv.shape[0]} values in the batch but "
                     f"value feature {spec.value_key!r} holds {nnz}",
                     feature=key,
                 )
-        isplits = ids[0][1]
+        isplits = raw[spec.index_keys[0]].row_splits
         rows = np.repeat(np.arange(batch, dtype=np.int64), np.diff(isplits))
-        indices = np.stack([rows] + [iv for iv, _ in ids], axis=1) if nnz else np.zeros((0, 1 + len(ids)), np.int64)
+        indices = np.stack([rows] + ids, axis=1) if nnz else np.zeros((0, 1 + len(ids)), np.int64)
         if not spec.already_sorted and nnz > 1:
             order = np.lexsort(indices.T[::-1])
             indices = indices[order]
@@ -257,8 +256,8 @@ class _Builder:
     def ragged(spec: RaggedFeature, raw: Mapping, value_key: str, key: str, outer: np.ndarray | None) -> Any:
         """TensorFlow's batched ragged construction (parsing_config._add_batched_ragged_partition)."""
         sd = spec.row_splits_dtype
-        values, splits = raw[value_key]
-        rt: Any = RaggedArray(_values_array(values), splits.astype(np.int64))
+        column = raw[value_key]
+        rt: Any = RaggedArray(_values_array(column.values), column.row_splits.astype(np.int64))
         for p in reversed(spec.partitions):
             rt = _Builder.add_partition(rt, p, raw, spec.validate, key, np.dtype(sd))
         if outer is not None:
@@ -272,8 +271,8 @@ class _Builder:
         starts = rt.row_splits[:-1]
         if isinstance(p, UniformRowLength):
             return _uniform_partition(rt, p.length, key, validate)
-        pvals, psplits = raw[p.key]
-        pvals = pvals.astype(np.int64, copy=False)
+        partition = raw[p.key]
+        pvals, psplits = partition.values.astype(np.int64, copy=False), partition.row_splits
         if splits_dtype == np.int32 and pvals.shape[0] and (pvals.max() > _I32_MAX or pvals.min() < -_I32_MAX - 1):
             # TensorFlow casts partition values to the splits dtype first:
             # with int32 splits a value beyond int32 wraps.
@@ -507,12 +506,12 @@ class _ExamplePlan:
                 result[key] = _values_array(raw[key]).reshape((batch,) + shape)
             elif isinstance(spec, FixedLenSequenceFeature):
                 shape, pad, dtype = self.fls[key]
-                values, splits = raw[key]
+                column = raw[key]  # a RaggedColumn
                 width = max(1, _prod(shape))
-                result[key] = _Builder.padded(values, splits // width, batch, shape, pad, dtype)
+                result[key] = _Builder.padded(column.values, column.row_splits // width, batch, shape, pad, dtype)
             elif isinstance(spec, VarLenFeature):
-                values, splits = raw[key]
-                result[key] = _Builder.sparse_from_var(values, splits, batch)
+                column = raw[key]
+                result[key] = _Builder.sparse_from_var(column.values, column.row_splits, batch)
             elif isinstance(spec, SparseFeature):
                 result[key] = _Builder.sparse_feature(spec, raw, batch, key)
             else:
@@ -612,8 +611,8 @@ def _names_nearby(key: str, serialized: Any, record: int, in_seq: bool, sequence
         for i in picks:
             payload = bytes(serialized[i])
             if sequence:
-                context, lists = _native.decode_sequence_example(payload, keep_empty=True)
-                names.update(lists if in_seq else context)
+                decoded = _native.decode_sequence_example(payload, keep_empty=True)
+                names.update(decoded.feature_lists if in_seq else decoded.context)
             else:
                 names.update(_native.decode_example(payload, keep_empty=True))
     except Exception:  # not records this can index or decode: keep the general advice
@@ -779,25 +778,26 @@ class SequenceExampleParser:
                 sequence=True,
             )
         context = self._context.build(result.columns, batch)
-        raw = dict(zip(self.seq_cols.keys, result.sequence_columns))
+        raw: dict[str, _native.SequenceColumn] = dict(zip(self.seq_cols.keys, result.sequence_columns))
         feature_lists: dict[str, Any] = {}
         lengths: dict[str, Any] = {}
         for key, spec in self.sequence_features.items():
             if isinstance(spec, FixedLenSequenceFeature):
                 shape, dtype = self._fls[key]
-                values, _step_splits, record_splits = raw[key]
+                column = raw[key]
                 pad = b"" if dtype is _dt.string else dtype.numpy.type(0)
-                feature_lists[key] = _Builder.padded(values, record_splits, batch, shape, pad, dtype)
-                lengths[key] = np.diff(record_splits)
+                feature_lists[key] = _Builder.padded(column.values, column.record_splits, batch, shape, pad, dtype)
+                lengths[key] = np.diff(column.record_splits)
             elif isinstance(spec, VarLenFeature):
                 feature_lists[key] = self._sequence_sparse(raw[key], batch)
             else:
                 value_key = key if spec.value_key is None else spec.value_key
-                flat = {k: (v, s) for k, (v, s, _) in raw.items()}
-                outer = raw[value_key][2]
+                # Each feature list's steps as rows, as the Example-level builders read a column.
+                flat = {k: _StepColumn(c.values, c.step_splits) for k, c in raw.items()}
+                outer = raw[value_key].record_splits
                 for p in spec.partitions:
-                    if not isinstance(p, UniformRowLength) and not np.array_equal(raw[p.key][2], outer):
-                        counts = np.diff(outer), np.diff(raw[p.key][2])
+                    if not isinstance(p, UniformRowLength) and not np.array_equal(raw[p.key].record_splits, outer):
+                        counts = np.diff(outer), np.diff(raw[p.key].record_splits)
                         rec = int(np.flatnonzero(counts[0] != counts[1])[0])
                         raise ParseError(
                             f"ragged feature {key!r}: record {rec} has {int(counts[0][rec])} steps of "
@@ -808,13 +808,13 @@ class SequenceExampleParser:
                             "match their values)",
                             feature=key,
                         )
-                feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, raw[value_key][2])
+                feature_lists[key] = _Builder.ragged(spec, flat, value_key, key, outer)
         return ParsedSequenceExamples(context, feature_lists, lengths)
 
     @staticmethod
-    def _sequence_sparse(out: tuple, batch: int) -> SparseArray:
-        values, step_splits, record_splits = out
-        _, dense_shape = _native.sparse_indices(record_splits, step_splits, False)
+    def _sequence_sparse(out: _native.SequenceColumn, batch: int) -> SparseArray:
+        values, step_splits, record_splits = out.values, out.step_splits, out.record_splits
+        dense_shape = _native.sparse_indices(record_splits, step_splits, False).dense_shape
         return SparseArray._from_splits(_values_array(values), (record_splits, step_splits), dense_shape)
 
     __call__ = parse
@@ -835,6 +835,13 @@ class SequenceExampleParser:
 
     def __repr__(self) -> str:
         return f"tfrx.SequenceExampleParser({self.context_features!r}, {self.sequence_features!r})"
+
+
+class _StepColumn(NamedTuple):
+    """A feature-list column with its steps as the rows: what _Builder reads of a native RaggedColumn."""
+
+    values: Any
+    row_splits: np.ndarray
 
 
 class ParsedSequenceExamples(NamedTuple):

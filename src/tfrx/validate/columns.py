@@ -93,8 +93,13 @@ class Batch:
 def decode_records(records: Sequence, sequence: bool) -> list[tuple[dict, dict]]:
     """Each record's (features, feature_lists) from the schema-less decoder (empty Features kept as None)."""
     if sequence:
-        return [_native.decode_sequence_example(r, keep_empty=True) for r in records]
+        return [_decoded_sequence(r) for r in records]
     return [(_native.decode_example(r, keep_empty=True), {}) for r in records]
+
+
+def _decoded_sequence(record) -> tuple[dict, dict]:
+    decoded = _native.decode_sequence_example(record, keep_empty=True)
+    return decoded.context, decoded.feature_lists
 
 
 def learn_kinds(decoded: list, kinds: dict, list_kinds: dict) -> None:
@@ -252,7 +257,7 @@ def _mark_present_by_decoding(records, sequence: bool, decoded, features: dict, 
         if decoded is not None:
             d, fl = decoded[i]
         elif sequence:
-            d, fl = _native.decode_sequence_example(records[i], keep_empty=True)
+            d, fl = _decoded_sequence(records[i])
         else:
             d, fl = _native.decode_example(records[i], keep_empty=True), {}
         for k, c in features.items():

@@ -1,7 +1,5 @@
 // Python bindings of jpeg_partial.h: load the library, read a header, decode
 // a window into a NumPy array that owns its memory.
-#include "jpeg_partial_bind.h"
-
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
@@ -18,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "bindings.h"
 #include "buffer.h"
 #include "crop_resize.h"
 #include "jpeg_partial.h"
@@ -27,6 +26,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace tfrx {
+namespace py {
 namespace {
 
 // What a decode produced: the status, libjpeg's message, the header and the
@@ -230,7 +230,7 @@ JpegDecoded py_jpeg_crop_resize_batch(nb::sequence images, int channels, Int64s 
 
 }  // namespace
 
-void bind_jpeg_partial(nb::module_& m) {
+void bind_jpeg(nb::module_& m) {
   m.attr("JPEG_OK") = static_cast<int>(JpegStatus::kOk);
   m.attr("JPEG_NO_LIBRARY") = static_cast<int>(JpegStatus::kNoLibrary);
   m.attr("JPEG_INVALID") = static_cast<int>(JpegStatus::kInvalid);
@@ -278,4 +278,5 @@ void bind_jpeg_partial(nb::module_& m) {
         "threads, GIL released. Returns JPEG_OK or the first failure with its index.");
 }
 
+}  // namespace py
 }  // namespace tfrx
