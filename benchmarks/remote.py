@@ -204,7 +204,7 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                 tfrx.build_index(p)
             for urls, o in ((remote, opts), (slow, slow_opts)):
                 for u in urls:
-                    tfrx.build_index(tfrx.io.paths.with_options(u, o))
+                    tfrx.build_index(tfrx.io._paths.with_options(u, o))
             count = nbytes = 0
             for b in tfrx.RecordReader(local).iter_batches():
                 count, nbytes = count + len(b), nbytes + b.nbytes

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from tfrx.io import compression as compression_module
+from tfrx.io import _compression as compression_module
 
 WBITS = {"GZIP": 31, "ZLIB": 15}
 
@@ -192,7 +192,7 @@ def test_backends_agree_on_a_flipped_byte(tmp_path):
 
 @pytest.mark.parametrize("compression", ["GZIP", "ZLIB"])
 def test_a_stream_that_can_be_opened_again_is_inflated_again_after_damage(inflater, compression):
-    from tfrx.io.compression import DecompressingReader
+    from tfrx.io._compression import DecompressingReader
 
     records = [bytes([i % 7]) * (30 + i) for i in range(300)]
     whole = compress(b"".join(frame(r) for r in records), compression)

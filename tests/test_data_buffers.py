@@ -4,7 +4,7 @@ import gc
 
 import numpy as np
 
-from tfrx.io.buffers import RecycledBuffers
+from tfrx.io._buffers import RecycledBuffers
 
 
 def _address(a: np.ndarray) -> int:

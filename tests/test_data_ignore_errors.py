@@ -86,7 +86,7 @@ def _damaged_golden():
 def _ours_on_damaged(tmp_path):
     import tfrx
     from data_ops_cases import cases
-    from tfrx.io.writer import TFRecordWriter
+    from tfrx.io._writer import TFRecordWriter
 
     paths = cases.write_damaged_files(str(tmp_path), TFRecordWriter)
     return paths, cases.read_damaged(paths, tfrx.TFRecordDataset)

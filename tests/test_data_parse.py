@@ -8,7 +8,7 @@ import tfrx.data._parallel_reads as parallel_reads
 from data_helpers import to_py, write_fake_files
 from tfrx.testing import assert_resumes_exactly
 from tfrx.data import Dataset, TFRecordDataset
-from tfrx.io.batch import MultiBufferRecordBatch, ScatteredRecordBatch
+from tfrx.io._batch import MultiBufferRecordBatch, ScatteredRecordBatch
 
 
 class RecordingParser:

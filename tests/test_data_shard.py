@@ -10,7 +10,7 @@ import tfrx.data._shard as shard_module
 from data_helpers import to_py, write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
 from tfrx.data._shard import shard_pipeline
-from tfrx.io.batch import MultiBufferRecordBatch, ScatteredRecordBatch
+from tfrx.io._batch import MultiBufferRecordBatch, ScatteredRecordBatch
 from tfrx.testing import assert_resumes_exactly
 
 

@@ -17,7 +17,7 @@ import time
 import pytest
 
 import tfrx
-import tfrx.io.writer as writer_mod
+import tfrx.io._writer as writer_mod
 
 RECORDS = [bytes([i % 251]) * (100 + i) for i in range(60)]
 FRAMED_END = [sum(len(r) + 16 for r in RECORDS[: i + 1]) for i in range(len(RECORDS))]

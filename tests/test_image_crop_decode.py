@@ -434,7 +434,7 @@ def test_large_fused_outputs_reuse_memory_only_once_released(monkeypatch):
     # Outputs of 1 MiB and more come from recycled blocks: an output still
     # referred to (even through a view) is never handed out again, and one
     # released is.
-    from tfrx.io.buffers import RecycledBuffers
+    from tfrx.io._buffers import RecycledBuffers
     from tfrx.image import _crop_resize
 
     monkeypatch.setattr(_crop_resize, "_outputs", RecycledBuffers(keep=2))

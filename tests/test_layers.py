@@ -52,7 +52,7 @@ def test_the_tree_keeps_its_layers_and_has_no_circles(tmp_path):
     [
         # io is below parsing: reaching up to it is refused.
         (
-            "io/writer.py",
+            "io/_writer.py",
             "from tfrx.parsing import _specs as _specs  # noqa",
             "tfrx.io is not allowed to import tfrx.parsing",
         ),
@@ -81,9 +81,9 @@ def test_an_upward_import_fails_the_check(tmp_path, module, line, broken):
 
 def test_a_circle_inside_a_package_fails_the_check(tmp_path):
     src = _copy_tree(tmp_path)
-    # io/framing.py is imported by io/writer.py; writer importing back from framing's importer closes a circle.
+    # io/_framing.py is imported by io/_writer.py; writer importing back from framing's importer closes a circle.
     path = src / "tfrx" / "io" / "framing.py"
-    path.write_text(path.read_text() + "\nfrom tfrx.io import writer as _w  # noqa\n")
+    path.write_text(path.read_text() + "\nfrom tfrx.io import _writer as _w  # noqa\n")
     proc = _lint_imports(src, tmp_path)
     assert proc.returncode != 0
     assert "No cycles are allowed in tfrx.io" in proc.stdout

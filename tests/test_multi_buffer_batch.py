@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import tfrx
 import tfrx.data._parallel_reads as parallel_reads
 from tfrx.data import TFRecordDataset
-from tfrx.io.batch import MultiBufferRecordBatch
+from tfrx.io._batch import MultiBufferRecordBatch
 
 SPEC = {
     "s": tfrx.VarLenFeature(tfrx.string),

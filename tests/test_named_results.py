@@ -94,7 +94,7 @@ def test_demo_results():
 
 
 def test_commit_shards(tmp_path):
-    from tfrx.io.commit import commit_shards, part_path
+    from tfrx.io._commit import commit_shards, part_path
 
     part = part_path(str(tmp_path / "data"), ".part0")
     (tmp_path / ".tfrx").mkdir()

@@ -382,7 +382,7 @@ def test_new_names_do_not_warn(plain_and_gzip, tmp_path):
 # ---------------------------------------------------------------- errors and framing
 def test_every_error_lives_in_errors_and_old_locations_still_work():
     import tfrx.index
-    import tfrx.io.reader
+    import tfrx.io._reader
     import tfrx.text._sources
     import tfrx.tools.convert
     from tfrx import errors
@@ -391,7 +391,7 @@ def test_every_error_lives_in_errors_and_old_locations_still_work():
     assert tfrx.index.StaleIndexError is errors.StaleIndexError is tfrx.StaleIndexError
     assert tfrx.index.CompressedFileError is errors.CompressedFileError
     assert tfrx.tools.convert.ConvertError is errors.ConvertError is tfrx.ConvertError
-    assert tfrx.io.reader.CorruptRecordWarning is errors.CorruptRecordWarning is tfrx.io.CorruptRecordWarning
+    assert tfrx.io._reader.CorruptRecordWarning is errors.CorruptRecordWarning is tfrx.io.CorruptRecordWarning
     assert tfrx.text._sources.InputFormatError is errors.InputFormatError
     from tfrx.viewer._query import FilterError
 
@@ -404,7 +404,7 @@ def test_every_error_lives_in_errors_and_old_locations_still_work():
 
 def test_framing_sizes_match_the_native_framer():
     from tfrx import _native
-    from tfrx.io import framing
+    from tfrx.io import _framing as framing
 
     header, footer = _native.record_framing(b"payload")
     assert (len(header), len(footer)) == (framing.HEADER_BYTES, framing.FOOTER_BYTES)

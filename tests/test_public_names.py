@@ -165,7 +165,7 @@ def test_each_documented_name_resolves_and_is_exported(dotted):
         pytest.fail(f"{dotted} (used in {where}) does not resolve: {e}")
     package, name = ("tfrx", parts[0]) if len(parts) == 1 else (f"tfrx.{parts[0]}", parts[1])
     if package != "tfrx" and parts[0] not in PUBLIC_PACKAGES:
-        return  # a module named in prose (tfrx.viewer._server, tfrx.io.stored): resolving is enough
+        return  # a module named in prose (tfrx.viewer._server, tfrx.io._stored): resolving is enough
     if _is_submodule(package, name):
         return
     if name in importlib.import_module(package).__all__:

@@ -233,7 +233,7 @@ def test_a_failed_write_leaves_no_files(cluster, tmp_path):
 
 def test_a_commit_stopped_midway_is_refused_by_readers(cluster, tmp_path, monkeypatch):
     """The sink commits through ShardedWriter's journalled commit: stopped after one shard moved, readers refuse."""
-    import tfrx.io.commit as commit
+    import tfrx.io._commit as commit
 
     steps = []
 

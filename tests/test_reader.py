@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tfrx
 from tfrx.io import detect_compression
-from tfrx.io.compression import decompressor_backend
+from tfrx.io._compression import decompressor_backend
 
 
 def frame(record: bytes) -> bytes:

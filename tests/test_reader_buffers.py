@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrx
-import tfrx.io.scanner
-from tfrx.io.buffer_pool import BufferPool
+import tfrx.io._scanner
+from tfrx.io._buffer_pool import BufferPool
 
 
 def _address(a: np.ndarray) -> int:
@@ -26,7 +26,7 @@ def write(path, records):
 def pool(monkeypatch):
     """A fresh pool for the readers of one test."""
     fresh = BufferPool()
-    monkeypatch.setattr(tfrx.io.scanner, "READ_BUFFERS", fresh)
+    monkeypatch.setattr(tfrx.io._scanner, "READ_BUFFERS", fresh)
     return fresh
 
 

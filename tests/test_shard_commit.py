@@ -96,7 +96,7 @@ def test_cli_refuses_an_incomplete_set(tmp_path, capsys):
 _KILL_SCRIPT = textwrap.dedent(
     """
     import os, sys
-    import tfrx.io.commit as commit
+    import tfrx.io._commit as commit
     from tfrx.tools import ShardedWriter
 
     folder, naming, stop = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -181,7 +181,7 @@ def test_writer_killed_during_an_s3_commit(s3, tmp_path, monkeypatch):
     """On an object store a move is a copy and a delete; a commit stopped at any step is still detected."""
     from conftest import S3_BUCKET
 
-    from tfrx.io import commit
+    from tfrx.io import _commit as commit
 
     monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path / "cache"))
     opts = s3.storage_options()

@@ -152,7 +152,7 @@ def test_tensorflow_glob_golden(tmp_path):
         assert sorted(n for n in top if fnmatch.fnmatchcase(n, pattern)) == matched, pattern
     # tfrx's readers, on the same folder, list the shards only (also for a bare "*")
     _layout(tmp_path)
-    from tfrx.io.data_files import expand_paths
+    from tfrx.io._data_files import expand_paths
 
     for pattern in GOLDEN["matches"]:
         assert [os.path.basename(p) for p in expand_paths(str(tmp_path / pattern))] == shards, pattern

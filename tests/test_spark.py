@@ -151,7 +151,7 @@ def test_sequence_examples_and_raw_records_round_trip(spark, tmp_path):
     assert raw.columns == ["record"]
     records = sorted(r.record for r in raw.collect())
     expected = sorted(
-        bytes(r) for p in sorted(tfrx.io.data_files.expand_paths(out + "/part.*")) for r in tfrx.read_records(p)
+        bytes(r) for p in sorted(tfrx.io._data_files.expand_paths(out + "/part.*")) for r in tfrx.read_records(p)
     )
     assert records == expected
 

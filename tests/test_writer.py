@@ -193,7 +193,7 @@ def test_write_records_helper(tmp_path):
 
 
 def test_records_larger_than_the_staging_buffer(tmp_path, monkeypatch):
-    from tfrx.io import writer
+    from tfrx.io import _writer as writer
 
     monkeypatch.setattr(writer, "STAGE_BYTES", 1000)
     records = [bytes([i]) * (i * 97) for i in range(20)]
@@ -224,7 +224,7 @@ class _KeepsViews:
 
 
 def test_file_objects_never_get_the_reused_buffer(monkeypatch):
-    from tfrx.io import writer
+    from tfrx.io import _writer as writer
 
     monkeypatch.setattr(writer, "STAGE_BYTES", 100)
     sink = _KeepsViews()

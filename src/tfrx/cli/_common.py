@@ -165,9 +165,9 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 def sources(args) -> list:
     """The inputs, with '-' as standard input, checked to exist."""
-    from tfrx.io.data_files import expand_paths
+    from tfrx.io._data_files import expand_paths
 
-    from tfrx.io.shardsets import check_shard_sets
+    from tfrx.io._shardsets import check_shard_sets
 
     paths = args.paths if isinstance(args.paths, list) else [args.paths]
     opts = storage_options(args)
@@ -210,7 +210,7 @@ def compression_arg(args) -> str:
 
 def reader(source, args, **kwargs):
     """A RecordReader of ``source`` with the command's ``--compression`` and ``--on-error``."""
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
 
     kwargs.setdefault("on_error", getattr(args, "on_error", "raise"))
     if hasattr(source, "seek"):

@@ -55,7 +55,7 @@ def run(args) -> int:
         raise CliError("index needs files on disk, not standard input")
     if args.output is not None and len(srcs) != 1:
         raise CliError("--output needs exactly one input file")
-    from tfrx.io.paths import is_url, with_options
+    from tfrx.io._paths import is_url, with_options
 
     opts = storage_options(args)
     for source in srcs:
@@ -64,7 +64,7 @@ def run(args) -> int:
             kwargs["index_path"] = with_options(args.output, opts)
         elif is_url(source):
             # Asked for explicitly, so beside the object (the library's default for URLs is a local cache).
-            from tfrx.io.sidecars import sidecar_path
+            from tfrx.io._sidecars import sidecar_path
 
             kwargs["index_path"] = sidecar_path(source, ".tfrxidx" if args.format == "tfrx" else ".idx")
         index = build(source, **kwargs)

@@ -47,7 +47,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from tfrx.cli.count import count_source
     from tfrx._progress import progress_bar
-    from tfrx.io.sharded import ShardedWriter
+    from tfrx.io._sharded import ShardedWriter
 
     if args.num_shards is not None and (args.max_records_per_shard is not None or args.max_bytes_per_shard is not None):
         raise CliError("pass --num-shards, or --max-records-per-shard / --max-bytes-per-shard, not both")

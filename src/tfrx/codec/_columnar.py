@@ -16,7 +16,7 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import EncodeColumn, FeatureKind
 from tfrx.codec._values import BYTES, FLOAT, INT64, flat_values, kind_of_dtype, normalize_kind
-from tfrx.io.batch import RecordBatch
+from tfrx.io._batch import RecordBatch
 
 __all__ = ["Ragged", "encode_examples", "encode_sequence_examples", "serialization_order"]
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from tfrx import _native
 from tfrx._native import RecordKind
-from tfrx.io.batch import RecordBatch
+from tfrx.io._batch import RecordBatch
 
 EXAMPLE = "Example"
 SEQUENCE_EXAMPLE = "SequenceExample"

@@ -340,7 +340,7 @@ def _event_files(path: str) -> list[tuple[str, str]]:
                     rel = os.path.relpath(root, path)
                     out.append(("" if rel == "." else rel, os.path.join(root, name)))
         return sorted(out)
-    from tfrx.io.data_files import expand_paths
+    from tfrx.io._data_files import expand_paths
 
     return [("", str(p)) for p in expand_paths(path)]
 
@@ -357,7 +357,7 @@ def read(path, *, on_error: str = "raise", max_expanded_bytes: int | None = MAX_
     so a hostile file cannot make the reader allocate what it declares.
     """
     from tfrx.errors import DecodeError
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
     from tfrx.options import check_on_error
 
     check_on_error(on_error)

@@ -24,8 +24,8 @@ import numpy as np
 
 from tfrx.data._dataset import DatasetIterator
 from tfrx.data._provenance import Provenance
-from tfrx.io.paths import is_url
-from tfrx.io.reader import RecordPosition, RecordReader
+from tfrx.io._paths import is_url
+from tfrx.io._reader import RecordPosition, RecordReader
 
 __all__ = ["open_reader", "as_path", "FileIterator", "FilesIterator"]
 

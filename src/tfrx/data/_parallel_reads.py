@@ -21,8 +21,8 @@ from tfrx.data._files import FileIterator, FilesIterator, as_path
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.data._unbatch import split_records
-from tfrx.io.batch import MultiBufferRecordBatch, RecordBatch
-from tfrx.io.paths import is_url
+from tfrx.io._batch import MultiBufferRecordBatch, RecordBatch
+from tfrx.io._paths import is_url
 
 __all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interleaved_records", "read_ahead"]
 
@@ -106,7 +106,7 @@ class InterleavedBatchIterator(DatasetIterator):
     its own thread in pieces of ``_PARALLEL_READ_BATCH`` records; the planner
     hands out whole runs of records per file (many rounds of turns at once
     while no file opens or ends), and a batch is a
-    :class:`tfrx.io.batch.MultiBufferRecordBatch` of those runs: the records
+    :class:`tfrx.io._batch.MultiBufferRecordBatch` of those runs: the records
     stay in the pieces they were read into (which the batch keeps alive), the
     parser reads them there, and they are gathered end to end only for a
     consumer that asks for ``data``. No Python object per record. A batch

@@ -33,11 +33,11 @@ from tfrx._native import GatherStatus
 from tfrx.errors import CorruptRecordError
 from tfrx.io.index import IndexFileError, RecordIndex, load_indexes
 from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
-from tfrx.io.batch import RecordBatch
-from tfrx.io.damage import looks_compressed
-from tfrx.io.framing import FRAMING_BYTES
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url
+from tfrx.io._batch import RecordBatch
+from tfrx.io._damage import looks_compressed
+from tfrx.io._framing import FRAMING_BYTES
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import is_url
 from tfrx.options import renamed_arguments
 
 __all__ = ["RandomAccessDataset"]
@@ -311,7 +311,7 @@ class RandomAccessDataset:
                 if h is None:
                     h = None
                     if is_url(path):
-                        from tfrx.io.paths import url_to_fs
+                        from tfrx.io._paths import url_to_fs
 
                         h = url_to_fs(path)
                     else:

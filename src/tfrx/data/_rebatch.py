@@ -23,7 +23,7 @@ import numpy as np
 from tfrx.data._batch import BatchIterator
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data._structure import flatten, leading_dim, map_structure
-from tfrx.io.batch import RecordBatch
+from tfrx.io._batch import RecordBatch
 
 __all__ = ["RebatchDataset", "rebatcher", "record_rebatcher"]
 

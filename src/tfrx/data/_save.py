@@ -41,7 +41,7 @@ def _shard_name(k: int) -> str:
 
 
 def save_dataset(dataset: Dataset, path, *, compression: str | None = None, shard_func: Callable | None = None) -> None:
-    from tfrx.io.writer import TFRecordWriter
+    from tfrx.io._writer import TFRecordWriter
 
     compression = normalize_compression(compression)
     path = os.fspath(path)

@@ -5,7 +5,7 @@ Over records read from files the shard is batch-native: ``shard(n, i).batch(b)``
 (:meth:`Dataset._record_pieces`) and keeps every ``n``-th record of each as a
 strided view of the piece (:class:`tfrx.RecordBatch` slicing; ``index_step``
 keeps each record's index in its file), no Python object per record and no
-copy; a batch that spans pieces is a :class:`tfrx.io.batch.MultiBufferRecordBatch`
+copy; a batch that spans pieces is a :class:`tfrx.io._batch.MultiBufferRecordBatch`
 of them. The records, their order and the iterator state are the per-record
 shard's: its state is the input's plus the input elements seen.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from tfrx.data._batch import batch_cardinality
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data._rebatch import record_rebatcher
-from tfrx.io.batch import MultiBufferRecordBatch
+from tfrx.io._batch import MultiBufferRecordBatch
 
 __all__ = ["ShardDataset"]
 

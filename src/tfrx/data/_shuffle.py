@@ -39,11 +39,11 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import DrawStatus
 from tfrx.data._batch import BatchDataset, batch_cardinality
-from tfrx.io.buffers import RecycledBuffers
+from tfrx.io._buffers import RecycledBuffers
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data._seeds import fresh_seed, rng_for
 from tfrx.data._shard import ShardDataset
-from tfrx.io.batch import MultiBufferRecordBatch, RecordBatch, ScatteredRecordBatch
+from tfrx.io._batch import MultiBufferRecordBatch, RecordBatch, ScatteredRecordBatch
 
 __all__ = ["ShuffleDataset", "ShuffleDraws", "ShuffledRecordBatchDataset"]
 

@@ -13,7 +13,7 @@ from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transforma
 from tfrx.data._seeds import fresh_seed, rng_for
 from tfrx.data._structure import leading_dim, map_structure, slice_structure, to_numpy
 from tfrx.data._tensor_spec import TensorSpec, as_numpy_dtype
-from tfrx.io.data_files import expand_paths
+from tfrx.io._data_files import expand_paths
 
 __all__ = [
     "as_tensor",
@@ -191,7 +191,7 @@ def _as_name(p) -> str:
 def expand_file_pattern(pattern, *, storage_options: dict | None = None, require_all_shards: bool = True) -> list[str]:
     """File names for a name, glob or list of them (``str``, ``bytes`` or paths): the one place that lists files.
 
-    See :func:`tfrx.io.paths.expand_paths` for the files dropped from globs and ``require_all_shards``.
+    See :func:`tfrx.io._paths.expand_paths` for the files dropped from globs and ``require_all_shards``.
     """
     single = isinstance(pattern, (str, bytes, np.bytes_, np.ndarray)) or hasattr(pattern, "__fspath__")
     patterns = [_as_name(p) for p in ([pattern] if single else list(pattern))]

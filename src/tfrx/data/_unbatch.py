@@ -16,7 +16,7 @@ from tfrx.data._dataset import (
     transformation,
 )
 from tfrx.data._structure import leading_dim, slice_structure
-from tfrx.io.batch import RecordBatch
+from tfrx.io._batch import RecordBatch
 
 __all__ = ["UnbatchDataset", "UnbatchIterator", "split_records"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tfrx import _native
-from tfrx.io.buffers import RecycledBuffers
+from tfrx.io._buffers import RecycledBuffers
 from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
 from tfrx.image._common import _as_bytes, _is_single, _map, _with_index
 from tfrx.options import resolve_parallelism

@@ -492,7 +492,7 @@ def _sequence_examples_by_row(arrays: dict, lists: set, as_batch: bool):
         message = make_sequence_example(context, steps, kinds={k: kinds[k] for k in (*context, *steps)})
         out.append(message.SerializeToString(deterministic=True))
     if as_batch:
-        from tfrx.io.batch import RecordBatch
+        from tfrx.io._batch import RecordBatch
 
         return RecordBatch.from_records(out)
     return out
@@ -535,7 +535,7 @@ def iter_record_batches(
     Arguments as :func:`read_tfrecord`, which is the eager form; they are
     checked here, before the first batch is asked for.
     """
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
 
     if raw and features is not None:
         raise TypeError("pass raw=True (the records unparsed) or features= (a spec), not both")
@@ -644,7 +644,7 @@ def read_tfrecord(
         return pa.Table.from_batches([_raw_record_batch([])])
     if features is None:
         return pa.table({})
-    from tfrx.io.batch import RecordBatch
+    from tfrx.io._batch import RecordBatch
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
     return pa.Table.from_batches([to_record_batch(_parse(empty, features))])

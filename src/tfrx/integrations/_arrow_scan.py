@@ -40,10 +40,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, to_record_batch
-from tfrx.io.batch import RecordBatch
-from tfrx.io.data_files import expand_paths
+from tfrx.io._batch import RecordBatch
+from tfrx.io._data_files import expand_paths
 from tfrx.io.ranges import RecordRange, plan_ranges, read_range
-from tfrx.io.reader import RecordReader
+from tfrx.io._reader import RecordReader
 from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
 
 __all__ = ["ScanStats", "scan", "scan_schema", "resolve_spec", "RAW_COLUMN"]

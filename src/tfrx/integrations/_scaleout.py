@@ -8,7 +8,7 @@ and :func:`conform` casts them to the exact Arrow types an engine expects.
 
 Writing: every task writes its rows to a part in ``.tfrx/`` (:func:`part_for`,
 :func:`write_part`); the driver commits the parts of the tasks that
-succeeded, in order, with the journalled commit of :mod:`tfrx.io.commit`
+succeeded, in order, with the journalled commit of :mod:`tfrx.io._commit`
 (:func:`commit_parts`), and deletes every other part of the run
 (:func:`discard_run`): failed tasks, aborted jobs and the losing attempts
 of speculative execution leave no file under a shard's name.
@@ -31,7 +31,7 @@ from tfrx.errors import TfrxError
 from tfrx.integrations._arrow_convert import _inferred
 from tfrx.integrations._arrow_scan import ScanStats, _filter_columns, _Plan, _restrict, _schema_of
 from tfrx.integrations.arrow import to_examples, to_sequence_examples
-from tfrx.io.batch import RecordBatch
+from tfrx.io._batch import RecordBatch
 from tfrx.io.ranges import RecordRange, file_size, plan_ranges, read_range
 
 __all__ = [
@@ -87,8 +87,8 @@ def expand(paths: Sequence[str]) -> list:
     """Files, globs and folders as data files: a local folder stands for the files under it (recursively,
     for partition folders ``k=v/``), leaving out hidden names and those starting with ``_`` (``.tfrx/``,
     ``_SUCCESS``)."""
-    from tfrx.io.data_files import expand_paths
-    from tfrx.io.paths import is_url
+    from tfrx.io._data_files import expand_paths
+    from tfrx.io._paths import is_url
 
     out: list = []
     for path in paths:
@@ -153,7 +153,7 @@ def _infer_file(source, records: int, kind: str, compression: str):
 
     Feature lists always become ``RaggedFeature`` (a list of steps of lists of values).
     """
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
     from tfrx.parsing import RaggedFeature, infer_features
 
     with RecordReader(source, compression=compression, require_all_shards=False) as reader:
@@ -347,9 +347,9 @@ def plan(
 
 
 def _build_missing_indexes(sources: Sequence, split_bytes: int, compression: str) -> None:
-    from tfrx.io.compression import detect_compression
+    from tfrx.io._compression import detect_compression
     from tfrx.io.index import build_index, load_index
-    from tfrx.io.paths import is_url
+    from tfrx.io._paths import is_url
 
     for source in sources:
         if not isinstance(source, str) or is_url(source) or (file_size(source) or 0) <= split_bytes:
@@ -477,7 +477,7 @@ def new_run() -> str:
 
 def part_for(prefix: str, run: str, key: str) -> str:
     """The temporary path of one task's part of ``prefix``: ``.tfrx/<name>-<run>-<key>.part`` beside the shards."""
-    from tfrx.io.commit import part_path
+    from tfrx.io._commit import part_path
 
     return part_path(prefix, f"-{run}-{key}.part")
 
@@ -486,7 +486,7 @@ class PartWriter:
     """Writes Arrow batches to one part as Examples, SequenceExamples or raw records; counts them."""
 
     def __init__(self, path: str, *, record_type: str, compression: str | None, feature_lists=None) -> None:
-        from tfrx.io.writer import TFRecordWriter
+        from tfrx.io._writer import TFRecordWriter
 
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         self.path = path
@@ -525,7 +525,7 @@ class PartWriter:
 
     def close(self) -> None:
         self._writer.close()
-        from tfrx.io.commit import sync_part
+        from tfrx.io._commit import sync_part
 
         sync_part(self.path)
 
@@ -573,13 +573,13 @@ def commit_parts(
     Parts without records are dropped (their files deleted) unless every
     part is empty, when one empty shard is written so the output exists.
     """
-    from tfrx.io.commit import commit_shards, discard_parts
+    from tfrx.io._commit import commit_shards, discard_parts
 
     kept = [(p, n) for p, n in parts if n > 0]
     discard_parts([p for p, n in parts if n == 0])
     shards: list[tuple[str | None, int]] = list(kept) if kept else [(None, 0)]
     from tfrx.io.index import build_index
-    from tfrx.io.sidecars import index_sidecar
+    from tfrx.io._sidecars import index_sidecar
 
     def build(path: str) -> None:  # beside the shard, as tfrx.ShardedWriter does: the index travels with the data
         build_index(path, index_path=index_sidecar(path))
@@ -593,7 +593,7 @@ def commit_parts(
 def discard_run(root: str, run: str, *, recursive: bool = True) -> list[str]:
     """Deletes every part of run ``run`` in ``root/.tfrx/`` (and, when ``recursive``, in the ``.tfrx/`` folders
     of the folders under ``root``); returns what it removed."""
-    from tfrx.io.sidecars import SIDECAR_DIR
+    from tfrx.io._sidecars import SIDECAR_DIR
 
     if recursive:
         folders = [d for d, _, _ in os.walk(root) if os.path.basename(d) == SIDECAR_DIR]

@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.integrations._arrow_write import write_batches
-from tfrx.io.data_files import expand_paths
+from tfrx.io._data_files import expand_paths
 
 __all__ = ["TFRecordSource", "TFRecordSink", "read_tfrecord"]
 
@@ -163,12 +163,12 @@ class TFRecordSink(DataSink[tuple[str, int]]):
         return Schema.from_pyarrow_schema(pa.schema([("path", pa.string()), ("records", pa.int64())]))
 
     def start(self) -> None:
-        from tfrx.io.sidecars import SIDECAR_DIR
+        from tfrx.io._sidecars import SIDECAR_DIR
 
         os.makedirs(os.path.join(os.path.dirname(self.prefix) or ".", SIDECAR_DIR), exist_ok=True)
 
     def write(self, micropartitions: Iterator[MicroPartition]) -> Iterator[WriteResult[tuple[str, int]]]:
-        from tfrx.io.commit import part_path, sync_part
+        from tfrx.io._commit import part_path, sync_part
 
         for part in micropartitions:
             table = part.to_arrow()
@@ -182,7 +182,7 @@ class TFRecordSink(DataSink[tuple[str, int]]):
             )
 
     def finalize(self, write_results: list[WriteResult[tuple[str, int]]]) -> MicroPartition:
-        from tfrx.io.commit import commit_shards
+        from tfrx.io._commit import commit_shards
 
         shards: list[tuple[str | None, int]] = [r.result for r in write_results] or [(None, 0)]
         paths, _ = commit_shards(

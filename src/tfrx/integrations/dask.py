@@ -11,7 +11,7 @@ to build the graph (except a sample when the spec is inferred).
 
 :func:`to_tfrecord` writes every partition to a part in ``.tfrx/`` and,
 once all have succeeded, commits them in partition order as TFDS shards
-with :mod:`tfrx.io.commit`'s journal; a failed partition leaves no shard
+with :mod:`tfrx.io._commit`'s journal; a failed partition leaves no shard
 and no part.
 
 Dask is imported when this module is: ``pip install 'tfrx[dask]'``.
@@ -191,7 +191,7 @@ def to_tfrecord(
     column's values as raw records. Every partition is written to a part
     under ``.tfrx/``; only when all have succeeded are the parts moved to
     their shard names, in partition order, with the journalled commit
-    (:func:`tfrx.io.commit.commit_shards`), and a failure deletes the parts.
+    (:func:`tfrx.io._commit.commit_shards`), and a failure deletes the parts.
     ``index``: write an index beside every shard. ``compute_kwargs`` go to
     ``dask.compute`` (``scheduler=...``).
     """

@@ -29,8 +29,8 @@ except ImportError:  # pragma: no cover - depends on the environment
     raise ImportError("tfrx.integrations.hf needs Hugging Face datasets: pip install 'tfrx[hf]'") from None
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, url_to_fs
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import is_url, url_to_fs
 from tfrx.options import renamed_arguments
 
 __all__ = ["load_dataset"]

@@ -46,8 +46,8 @@ from tfrx.integrations._arrow_convert import (
     to_sequence_examples,
 )
 from tfrx.errors import TfrxError
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, source_name, url_to_fs, with_options
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import is_url, source_name, url_to_fs, with_options
 from tfrx.io.ranges import DEFAULT_MIN_SPLIT_BYTES, RecordRange, file_size, group_ranges, plan_ranges, read_range
 from tfrx.options import check_on_error, normalize_compression, renamed_arguments
 
@@ -63,7 +63,7 @@ def _schema(features, raw_column: str = RAW_COLUMN) -> pa.Schema:
     if features is False:
         return pa.schema([(raw_column, pa.binary())])
     from tfrx.integrations._arrow_convert import _parse
-    from tfrx.io.batch import RecordBatch
+    from tfrx.io._batch import RecordBatch
 
     empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
     return to_record_batch(_parse(empty, features)).schema
@@ -90,7 +90,7 @@ def _parse_skipping(parser, batch, errors: list) -> dict | None:
         keep.append(i)
     if not keep:
         return None
-    from tfrx.io.batch import RecordBatch
+    from tfrx.io._batch import RecordBatch
 
     return parser.parse(RecordBatch.from_records([batch[i] for i in keep]), num_parallel_calls=1)
 
@@ -216,7 +216,7 @@ class TFRecordDatasource(Datasource):
 
     def _infer(self, infer_records: int):
         from tfrx.integrations._arrow_convert import _inferred
-        from tfrx.io.reader import RecordReader
+        from tfrx.io._reader import RecordReader
 
         records: list[bytes] = []
         with RecordReader(
@@ -373,7 +373,7 @@ class TFRecordDatasink(Datasink):
     :meth:`on_write_complete` commits them in dataset order to their final
     names with the manifest ``.tfrx/train.manifest.json``, through the same
     journalled commit as :class:`tfrx.ShardedWriter`
-    (:func:`tfrx.io.commit.commit_shards`). A failed write removes the
+    (:func:`tfrx.io._commit.commit_shards`). A failed write removes the
     temporary files. ``num_shards``: pad with empty shards up to this
     many (:func:`write_tfrecords` repartitions to it first).
     """
@@ -391,7 +391,7 @@ class TFRecordDatasink(Datasink):
         storage_options: dict | None = None,
         feature_lists: Iterable[str] | None = None,
     ) -> None:
-        from tfrx.io.sharded import shard_name
+        from tfrx.io._sharded import shard_name
 
         self.prefix = os.fspath(prefix)
         self.storage_options = storage_options
@@ -423,7 +423,7 @@ class TFRecordDatasink(Datasink):
         return directory or ".", base
 
     def _tmp(self, task: int, block: int) -> str:
-        from tfrx.io.commit import part_path
+        from tfrx.io._commit import part_path
 
         return part_path(self.prefix, f"-{self.run}-{task:05d}-{block:05d}.part")
 
@@ -434,12 +434,12 @@ class TFRecordDatasink(Datasink):
     # ------------------------------------------------------------ Datasink
     def on_write_start(self, schema=None) -> None:
         if not self.remote:
-            from tfrx.io.sidecars import SIDECAR_DIR
+            from tfrx.io._sidecars import SIDECAR_DIR
 
             os.makedirs(os.path.join(self._split()[0], SIDECAR_DIR), exist_ok=True)
 
     def write(self, blocks: Iterable, ctx) -> list[tuple[int, int, str, int, int]]:
-        from tfrx.io.writer import TFRecordWriter
+        from tfrx.io._writer import TFRecordWriter
 
         out = []
         for b, block in enumerate(blocks):
@@ -457,14 +457,14 @@ class TFRecordDatasink(Datasink):
                         writer.write_many(to_sequence_examples(chunk, lists, as_batch=True))
                 records = writer.records_written
             if not self.remote:
-                from tfrx.io.commit import sync_part
+                from tfrx.io._commit import sync_part
 
                 sync_part(tmp)
             out.append((ctx.task_idx, b, str(tmp), records, table.num_rows))
         return out
 
     def on_write_complete(self, write_result) -> None:
-        from tfrx.io.commit import commit_shards
+        from tfrx.io._commit import commit_shards
 
         returns = getattr(write_result, "write_returns", write_result)  # older Ray passes the list itself
         parts = sorted((p for task in returns for p in task), key=lambda p: (p[0], p[1]))
@@ -482,7 +482,7 @@ class TFRecordDatasink(Datasink):
         self.paths = [str(p) for p in paths]
 
     def on_write_failed(self, error: Exception) -> None:
-        from tfrx.io.commit import discard_parts
+        from tfrx.io._commit import discard_parts
 
         # the tasks' parts are not reported back on failure: find this run's by name
         base = self._split()[1]

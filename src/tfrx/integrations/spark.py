@@ -35,7 +35,7 @@ dimension), a SequenceExample feature list -> ``array<array<...>>``.
 Writing (:class:`TFRecordWriter`): every task writes its rows to a part in
 the output's ``.tfrx/`` folder, and the driver's ``commit()`` moves the
 parts of the successful tasks to TFDS shard names
-(``part.tfrecord-00000-of-00004``) with :mod:`tfrx.io.commit`'s journal;
+(``part.tfrecord-00000-of-00004``) with :mod:`tfrx.io._commit`'s journal;
 ``abort()`` and the commit delete every other part of the job, so a failed,
 aborted or speculative task leaves no partial or duplicated shard.
 

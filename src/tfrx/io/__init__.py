@@ -8,19 +8,19 @@ imported on first use (the image ones need ``tfrx[image]``).
 """
 
 from tfrx._lazy import TYPE_CHECKING, lazy_names
-from tfrx.io.batch import RecordBatch
-from tfrx.io.compression import decompressor_backend, detect_compression
-from tfrx.io.record_options import TFRecordOptions
-from tfrx.io.data_files import expand_paths
+from tfrx.io._batch import RecordBatch
+from tfrx.io._compression import decompressor_backend, detect_compression
+from tfrx.io._record_options import TFRecordOptions
+from tfrx.io._data_files import expand_paths
 from tfrx.io import inflate_index as _inflate_index  # noqa: F401  (index.load_index hands GZIP/ZLIB files to it)
-from tfrx.io.paths import open_input, open_output
-from tfrx.io.reader import CorruptRecordWarning, DamagedRegion, ReaderStats, RecordPosition, RecordReader, read_records
-from tfrx.io.writer import TFRecordWriter, write_records
+from tfrx.io._paths import open_input, open_output
+from tfrx.io._reader import CorruptRecordWarning, DamagedRegion, ReaderStats, RecordPosition, RecordReader, read_records
+from tfrx.io._writer import TFRecordWriter, write_records
 
 if TYPE_CHECKING:
-    from tfrx.io.commit import shard_name  # noqa: F401
+    from tfrx.io._commit import shard_name  # noqa: F401
     from tfrx.io.ranges import RecordRange, plan_ranges, read_range  # noqa: F401
-    from tfrx.io.sharded import ShardedWriter, read_manifest  # noqa: F401
+    from tfrx.io._sharded import ShardedWriter, read_manifest  # noqa: F401
 
 __all__ = [
     "RecordBatch",
@@ -48,8 +48,8 @@ __all__ = [
 
 # The writer stack and the range planner, imported on first use.
 _WRITING_AND_RANGES = {
-    **dict.fromkeys(["ShardedWriter", "read_manifest"], "tfrx.io.sharded"),
-    "shard_name": "tfrx.io.commit",
+    **dict.fromkeys(["ShardedWriter", "read_manifest"], "tfrx.io._sharded"),
+    "shard_name": "tfrx.io._commit",
     **dict.fromkeys(["RecordRange", "plan_ranges", "read_range"], "tfrx.io.ranges"),
 }
 

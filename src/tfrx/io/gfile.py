@@ -11,7 +11,7 @@ import glob as _glob
 import os
 from typing import Any
 
-from tfrx.io.paths import _strip_file_scheme, is_url, open_input, open_output, url_to_fs
+from tfrx.io._paths import _strip_file_scheme, is_url, open_input, open_output, url_to_fs
 
 __all__ = ["GFile", "exists", "glob", "isdir", "listdir", "makedirs", "mkdir", "read_file", "remove", "write_file"]
 

@@ -39,7 +39,7 @@ are cached in the user's cache directory (:func:`index_cache_dir`:
 under a name made of the file's absolute path or URL, its size and its
 modification time (an object's ETag or generation), so a changed file is
 indexed again. An index beside the data, in the hidden folder ``.tfrx/``
-(see :mod:`tfrx.io.sidecars`: no glob written for data files matches it),
+(see :mod:`tfrx.io._sidecars`: no glob written for data files matches it),
 is written only when asked for (``sidecar=True``, ``tfrx index``,
 ``ShardedWriter(index=True)``), and read first whenever it is there and
 valid, as is one beside the file as earlier versions wrote it
@@ -65,11 +65,11 @@ from tfrx import _native
 from tfrx._progress import progress_bar
 from tfrx._native import ScanStatus
 from tfrx.errors import CompressedFileError, IndexFileError, StaleIndexError
-from tfrx.io.damage import looks_compressed, record_error
-from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, open_input, with_options
-from tfrx.io.sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
+from tfrx.io._damage import looks_compressed, record_error
+from tfrx.io._framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import is_url, open_input, with_options
+from tfrx.io._sidecars import INDEX_SUFFIX, index_sidecar, legacy_index_sidecar, sidecar_path
 from tfrx.options import ProgressOption, check_progress
 
 __all__ = [
@@ -293,7 +293,7 @@ _VERSION_KEYS = (
 def _file_version(path: str) -> str:
     """What changes when the file is rewritten: its size and mtime (an object's size and ETag/generation)."""
     if is_url(path):
-        from tfrx.io.paths import url_to_fs
+        from tfrx.io._paths import url_to_fs
 
         fs, p = url_to_fs(path)
         info = fs.info(p)
@@ -339,7 +339,7 @@ def default_index_path(path: str, *, cache_dir: str | None = None, sidecar: bool
 # ---------------------------------------------------------------- building
 def _exists(path: str) -> bool:
     if is_url(path):
-        from tfrx.io.paths import url_to_fs
+        from tfrx.io._paths import url_to_fs
 
         fs, p = url_to_fs(path)
         return bool(fs.exists(p))
@@ -348,7 +348,7 @@ def _exists(path: str) -> bool:
 
 def _stat(path: str) -> tuple[int, int]:
     if is_url(path):
-        from tfrx.io.paths import url_to_fs
+        from tfrx.io._paths import url_to_fs
 
         fs, p = url_to_fs(path)
         return int(fs.size(p)), 0
@@ -504,7 +504,7 @@ def write_index(index: RecordIndex, index_path, *, format: str = "tfrx") -> str:
     if blob is None:
         raise ValueError(f'format must be "tfrx" or "dali", got {format!r}')
     if is_url(index_path):
-        from tfrx.io.paths import open_output
+        from tfrx.io._paths import open_output
 
         with open_output(index_path) as f:
             f.write(blob)

@@ -46,11 +46,11 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import InflateStatus
 from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError, StaleIndexError
-from tfrx.io.compression import detect_compression
-from tfrx.io.framing import FRAMING_BYTES
+from tfrx.io._compression import detect_compression
+from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io import index as _record_index
 from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, default_index_path
-from tfrx.io.paths import is_url
+from tfrx.io._paths import is_url
 
 __all__ = [
     "DEFAULT_SPACING",

@@ -31,14 +31,14 @@ import numpy as np
 from tfrx import _native
 from tfrx.crc import masked_crc32c
 from tfrx.errors import CorruptRecordError, TfrxError
-from tfrx.io.batch import RecordBatch
-from tfrx.io.damage import looks_compressed
-from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io._batch import RecordBatch
+from tfrx.io._damage import looks_compressed
+from tfrx.io._framing import FRAMING_BYTES, HEADER_BYTES
 from tfrx.io.index import load_index
 from tfrx.io.inflate_index import CompressedRandomReader, load_inflate_index
-from tfrx.io.paths import is_url, local_size, open_input, url_to_fs
-from tfrx.io.positions import RecordPosition
-from tfrx.io.reader import RecordReader
+from tfrx.io._paths import is_url, local_size, open_input, url_to_fs
+from tfrx.io._positions import RecordPosition
+from tfrx.io._reader import RecordReader
 from tfrx.options import normalize_compression
 
 __all__ = [

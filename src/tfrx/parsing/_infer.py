@@ -140,7 +140,7 @@ def _infer_sequence(records: list[bytes]) -> SequenceFeatures:
 
 
 def _read_file_records(source: Any, limit: float, storage_options: dict | None) -> list[bytes]:
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
 
     out: list[bytes] = []
     items = [source] if isinstance(source, (str, os.PathLike)) else list(source)

@@ -20,7 +20,7 @@ from tfrx import _native
 from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
 from tfrx.errors import DecodeError, ParseError, SpecError
-from tfrx.io.batch import RecordBatch, _GatheredOnUse
+from tfrx.io._batch import RecordBatch, _GatheredOnUse
 from tfrx.options import renamed_arguments, resolve_parallelism
 from tfrx.parsing._arrays import RaggedArray, SparseArray
 from tfrx.parsing._bytes_array import BytesArray

@@ -17,7 +17,7 @@ from typing import Any
 from tfrx.errors import TfrxError
 from tfrx.options import ProgressOption, renamed_arguments
 from tfrx.text._bert_options import BertDataOptions
-from tfrx.io.sidecars import BERT_METADATA_SUFFIX
+from tfrx.io._sidecars import BERT_METADATA_SUFFIX
 from tfrx.text._output import BertDataResult, metadata_path_for, open_output, read_metadata, write_metadata
 from tfrx.text._records import encode_columns, feature_spec, instances_to_columns
 from tfrx.text._tokenization import FullTokenizer, Vocab

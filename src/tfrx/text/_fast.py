@@ -233,7 +233,7 @@ def make_chunk_records(
 
 
 def _concat(parts):
-    from tfrx.io.batch import RecordBatch
+    from tfrx.io._batch import RecordBatch
 
     if not parts:
         return RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -541,7 +541,7 @@ def create_fast(  # noqa: PLR0913  the BERT reference's flags, for the fast path
     use_ray: bool = False,
     tokenizer: str = "auto",
 ):
-    from tfrx.io.batch import RecordBatch
+    from tfrx.io._batch import RecordBatch
     from tfrx.text._output import BertDataResult, open_output, write_metadata
     from tfrx.text._segment import get_segmenter
     from tfrx.text._sources import iter_documents

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tfrx.io.sidecars import BERT_METADATA_SUFFIX, sidecar_path
+from tfrx.io._sidecars import BERT_METADATA_SUFFIX, sidecar_path
 from tfrx.text._bert_options import BertDataOptions
 from tfrx.text._records import feature_spec
 from tfrx.text._tokenization import Vocab
@@ -32,7 +32,7 @@ class _RoundRobinFiles:
     """The reference's output: the given files, record i into file i % len(files)."""
 
     def __init__(self, paths: Sequence[str], compression: str | None, storage_options: dict | None) -> None:
-        from tfrx.io.writer import TFRecordWriter
+        from tfrx.io._writer import TFRecordWriter
 
         self.paths = [os.fspath(p) for p in paths]
         for p in self.paths:
@@ -70,7 +70,7 @@ class _RoundRobinFiles:
 
 class _Sharded:
     def __init__(self, prefix: str, num_shards: int, compression, naming, storage_options) -> None:
-        from tfrx.io.sharded import ShardedWriter
+        from tfrx.io._sharded import ShardedWriter
 
         self._w = ShardedWriter(
             prefix, num_shards=num_shards, compression=compression, naming=naming, storage_options=storage_options
@@ -127,8 +127,8 @@ def write_metadata(
     extra: dict | None = None,
 ) -> str:
     """``.tfrx/{prefix}.bert.json``: how the data was made (options, inputs, documents, counts, the record spec)."""
-    from tfrx.io.paths import is_url
-    from tfrx.io.paths import open_output as open_path
+    from tfrx.io._paths import is_url
+    from tfrx.io._paths import open_output as open_path
 
     if not is_url(path):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -30,7 +30,7 @@ INPUT_FORMATS = ("lines", "text", "jsonl")
 
 def read_bytes(path: str, *, storage_options: dict | None = None) -> bytes:
     """The whole content of a local file or fsspec URL (``.gz`` files are decompressed)."""
-    from tfrx.io.paths import open_input
+    from tfrx.io._paths import open_input
 
     with open_input(path, buffering=-1, storage_options=storage_options) as f:
         data = f.read()
@@ -43,7 +43,7 @@ def read_bytes(path: str, *, storage_options: dict | None = None) -> bytes:
 
 def expand_inputs(paths, *, storage_options: dict | None = None) -> list[str]:
     """Paths, globs (sorted) and URLs to a flat list; a comma inside one string separates several, as in the reference."""
-    from tfrx.io.data_files import expand_paths
+    from tfrx.io._data_files import expand_paths
 
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -83,7 +83,7 @@ def _open_binary(path: str, storage_options: dict | None):
     """A buffered binary file to iterate by lines (``.gz`` decompressed on the fly)."""
     import io
 
-    from tfrx.io.paths import open_input
+    from tfrx.io._paths import open_input
 
     f = open_input(path, buffering=1 << 20, storage_options=storage_options)
     if not isinstance(f, io.BufferedIOBase):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import SpecError
-from tfrx.io.paths import is_url, open_input
+from tfrx.io._paths import is_url, open_input
 from tfrx.tfds import features as features_lib
 from tfrx.tfds import _splits as splits_lib
 from tfrx.tfds._info import DatasetInfo, read_info
@@ -326,7 +326,7 @@ class _Dirs:
     def __init__(self, path: str, storage_options: dict | None) -> None:
         self.remote = is_url(path)
         if self.remote:
-            from tfrx.io.paths import url_to_fs
+            from tfrx.io._paths import url_to_fs
 
             self._fs, _ = url_to_fs(path, storage_options)
 

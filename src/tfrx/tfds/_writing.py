@@ -50,8 +50,8 @@ def write(
     ``data_dir`` is the version directory (``<root>/<name>/<version>``); a
     local path or an fsspec URL.
     """
-    from tfrx.io.paths import is_url, url_to_fs
-    from tfrx.io.sharded import ShardedWriter
+    from tfrx.io._paths import is_url, url_to_fs
+    from tfrx.io._sharded import ShardedWriter
 
     feats = _from_user(features)
     if not isinstance(feats, features_lib.FeaturesDict):

@@ -136,7 +136,7 @@ def read_file(value, file_format: str | None) -> tuple[bytes, str | None]:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value), file_format
     if isinstance(value, (str, os.PathLike)):
-        from tfrx.io.paths import open_input
+        from tfrx.io._paths import open_input
 
         path = os.fspath(value)
         with open_input(path) as f:

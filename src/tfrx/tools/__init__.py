@@ -1,6 +1,6 @@
 """Dataset tools: sharded writing, converters, statistics and verification.
 
-Every name is imported on first use: the sharded writer (``tfrx.io.sharded``),
+Every name is imported on first use: the sharded writer (``tfrx.io._sharded``),
 the converters (``tfrx.tools.convert``), statistics (``tfrx.tools._stats``) and
 verification (``tfrx.tools._verify``).
 """
@@ -8,7 +8,7 @@ verification (``tfrx.tools._verify``).
 from tfrx._lazy import TYPE_CHECKING, lazy_names
 
 if TYPE_CHECKING:
-    from tfrx.io.sharded import ShardedWriter, read_manifest, shard_name  # noqa: F401
+    from tfrx.io._sharded import ShardedWriter, read_manifest, shard_name  # noqa: F401
     from tfrx.tools._writing import write_examples  # noqa: F401
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest"], "tfrx.io.sharded"),
+    **dict.fromkeys(["ShardedWriter", "shard_name", "read_manifest"], "tfrx.io._sharded"),
     "write_examples": "tfrx.tools._writing",
     **dict.fromkeys(
         [

@@ -8,10 +8,10 @@ from typing import Any
 
 from tfrx._progress import progress_bar
 from tfrx.errors import CorruptRecordError
-from tfrx.io.data_files import expand_paths
-from tfrx.io.framing import FRAMING_BYTES
-from tfrx.io.paths import is_url, local_size, source_name, url_to_fs
-from tfrx.io.reader import DamagedRegion, RecordReader
+from tfrx.io._data_files import expand_paths
+from tfrx.io._framing import FRAMING_BYTES
+from tfrx.io._paths import is_url, local_size, source_name, url_to_fs
+from tfrx.io._reader import DamagedRegion, RecordReader
 from tfrx.options import ProgressOption, check_progress
 
 __all__ = ["FileCheck", "source_size", "verify_files"]

@@ -8,9 +8,9 @@ from typing import Any
 
 from tfrx.codec import encode_examples, make_example
 from tfrx.io.index import build_index
-from tfrx.io.paths import is_url
-from tfrx.io.sharded import ShardedWriter
-from tfrx.io.writer import TFRecordWriter
+from tfrx.io._paths import is_url
+from tfrx.io._sharded import ShardedWriter
+from tfrx.io._writer import TFRecordWriter
 
 __all__ = ["write_examples"]
 
@@ -87,7 +87,7 @@ def write_examples(
 
     Without any sharding argument the records go to the single file
     ``prefix_or_path``; with ``num_shards``, ``max_records_per_shard`` or
-    ``max_bytes_per_shard`` they go through a :class:`~tfrx.io.sharded.ShardedWriter`
+    ``max_bytes_per_shard`` they go through a :class:`~tfrx.io._sharded.ShardedWriter`
     (columns are split into contiguous shards, rows round-robin).
     ``storage_options`` go to fsspec when ``prefix_or_path`` is a URL.
     """

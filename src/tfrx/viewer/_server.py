@@ -844,7 +844,7 @@ class ExportJob:
             )
 
     def _write(self) -> None:
-        from tfrx.io.writer import TFRecordWriter
+        from tfrx.io._writer import TFRecordWriter
 
         selection = os.path.join(self.folder, "selection.tfrecord")
         with TFRecordWriter(selection) as w:

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tfrx.errors import CorruptRecordError, TfrxError
-from tfrx.io.compression import detect_compression
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import is_url, source_name
+from tfrx.io._compression import detect_compression
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import is_url, source_name
 
 if TYPE_CHECKING:
     from tfrx.data._random_access import RandomAccessDataset
@@ -370,7 +370,7 @@ class ViewSource:
             return ds
 
     def _stream_count(self, shard: Shard) -> int:
-        from tfrx.io.reader import RecordReader
+        from tfrx.io._reader import RecordReader
 
         n = 0
         with RecordReader(shard.path, compression=shard.compression, on_error="skip") as reader:
@@ -400,7 +400,7 @@ class ViewSource:
 
     def _stream_read(self, shard: Shard, first: int, count: int) -> list[bytes]:
         from tfrx.io import RecordPosition
-        from tfrx.io.reader import RecordReader
+        from tfrx.io._reader import RecordReader
 
         start = None
         skip = first
@@ -486,7 +486,7 @@ class ViewSource:
 
     def _stream_batches(self, shard: Shard, first: int, end: int, size: int):
         from tfrx.io import RecordPosition
-        from tfrx.io.reader import RecordReader
+        from tfrx.io._reader import RecordReader
 
         start, skip = None, first
         for intact, offset, record in shard.marks:

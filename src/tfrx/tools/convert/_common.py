@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from tfrx.errors import ConvertError
 from tfrx.options import check_on_error
-from tfrx.io.sharded import ShardedWriter
+from tfrx.io._sharded import ShardedWriter
 
 _ENGINES = ("local", "ray")
 _MAX_KEPT_ERRORS = 100

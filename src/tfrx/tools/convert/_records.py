@@ -14,7 +14,7 @@ _SAMPLE = 32  # records per file whose payload kind is checked in full before co
 
 def _read_batches(paths, compression, on_error, errors, progress, desc):
     """Each RecordBatch of ``paths``; damaged records follow ``on_error`` in the reader and are counted."""
-    from tfrx.io.reader import RecordReader
+    from tfrx.io._reader import RecordReader
 
     with (
         RecordReader(paths, compression=compression, on_error=on_error) as reader,

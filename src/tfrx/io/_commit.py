@@ -1,7 +1,7 @@
 """Committing a set of written shards: one ordered sequence that a crash cannot hide.
 
 :class:`tfrx.ShardedWriter` and the Ray datasink write every shard under a
-temporary name in ``.tfrx/`` (:func:`part_path`, see :mod:`tfrx.io.sidecars`),
+temporary name in ``.tfrx/`` (:func:`part_path`, see :mod:`tfrx.io._sidecars`),
 complete and synced (:func:`sync_part`), and then call :func:`commit_shards`,
 which:
 
@@ -17,7 +17,7 @@ which:
 
 A process killed between 1 and 6 leaves the journal, and readers given a
 glob or a list that includes one of its shards check that every shard it
-lists exists (:mod:`tfrx.io.shardsets`): until step 3 has moved the last
+lists exists (:mod:`tfrx.io._shardsets`): until step 3 has moved the last
 shard, one is missing and reading raises :class:`tfrx.IncompleteShardSetError`;
 after it, the set is whole and reads completely (only the manifest or an
 index may be missing, and both are optional). Killed before step 1, no
@@ -33,9 +33,9 @@ import os
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from tfrx.io.paths import with_options
-from tfrx.io.sidecars import journal_path, manifest_path, sidecar_path
-from tfrx.io.writer import TFRecordWriter
+from tfrx.io._paths import with_options
+from tfrx.io._sidecars import journal_path, manifest_path, sidecar_path
+from tfrx.io._writer import TFRecordWriter
 
 __all__ = ["commit_shards", "part_path", "shard_name", "sync_part", "discard_parts"]
 

@@ -3,7 +3,7 @@
 Fresh large allocations cost a page fault per 4 KiB (and glibc hands large
 freed blocks back to the system), more than copying records into pages
 already mapped. :class:`RecycledBuffers` is the readers' pool
-(:class:`tfrx.io.buffer_pool.BufferPool`: a block goes back once no array,
+(:class:`tfrx.io._buffer_pool.BufferPool`: a block goes back once no array,
 memoryview or tensor made from it is alive; no reference count is read)
 bounded by a number of blocks, for stages whose outputs vary in size (a
 shuffle's gathered batches, a batch of decoded crops).
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tfrx.io.buffer_pool import BufferPool
+from tfrx.io._buffer_pool import BufferPool
 
 __all__ = ["RecycledBuffers"]
 

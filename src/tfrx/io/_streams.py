@@ -16,10 +16,10 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.errors import TfrxError
-from tfrx.io.compression import DecompressingReader, detect_compression, shows_compressed_stream
-from tfrx.io.framing import HEADER_BYTES
+from tfrx.io._compression import DecompressingReader, detect_compression, shows_compressed_stream
+from tfrx.io._framing import HEADER_BYTES
 from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
-from tfrx.io.paths import is_url, local_size, open_input
+from tfrx.io._paths import is_url, local_size, open_input
 
 __all__ = ["OpenedStream", "open_stream", "map_file", "readinto"]
 
@@ -77,7 +77,7 @@ def _plain_after_all(head: bytes, compression: str) -> bool:
     """A plain file whose damaged first header only looks like a gzip/zlib header.
 
     Taken as plain only when nothing in the head shows a compressed stream
-    (:func:`tfrx.io.compression.shows_compressed_stream`) and a TFRecord header
+    (:func:`tfrx.io._compression.shows_compressed_stream`) and a TFRecord header
     with a valid length CRC lies in it as it is (a chance match in compressed
     bytes is a 2^-32 event per position). A damaged compressed stream stays
     compressed, so its damage is reported as such and naming the compression

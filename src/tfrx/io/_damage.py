@@ -4,7 +4,7 @@ A scanner that meets a record that does not verify either raises the error
 made here or, under ``on_error="skip"`` / ``"warn"``, opens a damaged region
 (:class:`DamageRegions`) and searches on byte by byte; the region closes at
 the next record whose length and data CRCs both verify, and is counted in
-the reader's :class:`~tfrx.io.positions.ReaderStats` as a
+the reader's :class:`~tfrx.io._positions.ReaderStats` as a
 :class:`DamagedRegion` (see ``docs/reliability.md`` for how its records are
 counted).
 """
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from tfrx import _native
 from tfrx._native import ScanStatus
 from tfrx.errors import CorruptRecordError, CorruptRecordWarning
-from tfrx.io.compression import detect_compression, shows_compressed_stream
-from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
-from tfrx.io.positions import ReaderStats
+from tfrx.io._compression import detect_compression, shows_compressed_stream
+from tfrx.io._framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io._positions import ReaderStats
 
 __all__ = ["DamagedRegion", "DamageRegions", "record_error", "stream_break_error", "looks_compressed"]
 
@@ -117,7 +117,7 @@ class DamageRegions:
 
 def looks_compressed(head: bytes) -> str:
     """``"GZIP"`` / ``"ZLIB"`` when ``head`` (a stream's first bytes) shows such a stream, damaged or not
-    (:func:`tfrx.io.compression.shows_compressed_stream`), else ``""`` (a damaged first header that only
+    (:func:`tfrx.io._compression.shows_compressed_stream`), else ``""`` (a damaged first header that only
     starts like a compressed stream)."""
     kind = detect_compression(head)
     return kind if kind and shows_compressed_stream(head, kind) else ""

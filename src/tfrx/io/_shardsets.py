@@ -10,7 +10,7 @@ record is read:
   one name may not come with two counts (a set rewritten with another
   number of shards beside the old one);
 * a commit journal (``.tfrx/<prefix>.commit.json``, see
-  :mod:`tfrx.io.commit`) that lists one of the files given means a
+  :mod:`tfrx.io._commit`) that lists one of the files given means a
   :class:`tfrx.ShardedWriter` was committing that set and did not finish;
   every shard it lists must exist.
 
@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 
 from tfrx.errors import IncompleteShardSetError
-from tfrx.io.paths import is_url, url_to_fs
+from tfrx.io._paths import is_url, url_to_fs
 
 __all__ = ["check_shard_sets"]
 
@@ -89,7 +89,7 @@ def _exists(path: str) -> bool:
 
 
 def _check_journals(paths: Sequence[str]) -> None:
-    from tfrx.io.sidecars import _join, _split, read_journals
+    from tfrx.io._sidecars import _join, _split, read_journals
 
     by_dir: dict[str, tuple[str, set[str]]] = {}
     for p in paths:

@@ -13,7 +13,7 @@ import zlib
 
 from tfrx import _native
 from tfrx.errors import CorruptRecordError
-from tfrx.io.framing import HEADER_BYTES
+from tfrx.io._framing import HEADER_BYTES
 
 __all__ = [
     "detect_compression",
@@ -444,8 +444,8 @@ def make_compressor(compression: str, level: int | None):
     if level is None or level == -1:
         level = zlib.Z_DEFAULT_COMPRESSION
     if level == 0:
-        from tfrx.io.stored import StoredDeflater, stored_available
+        from tfrx.io._stored import StoredDeflater, stored_available
 
-        if stored_available():  # TensorFlow's stored-block layout (see tfrx.io.stored)
+        if stored_available():  # TensorFlow's stored-block layout (see tfrx.io._stored)
             return StoredDeflater(_WBITS[compression])
     return zlib.compressobj(level, zlib.DEFLATED, _WBITS[compression], 9)

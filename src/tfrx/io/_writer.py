@@ -15,12 +15,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from tfrx import _native
-from tfrx.io.batch import RecordBatch
-from tfrx.io.compression import make_compressor
-from tfrx.io.framing import FRAMING_BYTES
-from tfrx.io.record_options import TFRecordOptions
+from tfrx.io._batch import RecordBatch
+from tfrx.io._compression import make_compressor
+from tfrx.io._framing import FRAMING_BYTES
+from tfrx.io._record_options import TFRecordOptions
 from tfrx.options import normalize_compression
-from tfrx.io.paths import Source, is_url, open_output, source_name
+from tfrx.io._paths import Source, is_url, open_output, source_name
 
 __all__ = ["TFRecordWriter", "write_records"]
 

@@ -33,7 +33,7 @@ import json
 import os
 
 from tfrx.errors import SidecarFileError
-from tfrx.io.paths import is_url, url_to_fs, with_options
+from tfrx.io._paths import is_url, url_to_fs, with_options
 
 __all__ = [
     "INDEX_SUFFIX",

@@ -23,7 +23,7 @@ import io
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from tfrx.io.paths import url_to_fs
+from tfrx.io._paths import url_to_fs
 
 __all__ = ["RemoteBlocks", "DEFAULT_READAHEAD", "MAX_THREADS"]
 

@@ -1,9 +1,9 @@
 """The records of one file, read into buffers and walked by the native framing scanner.
 
 A file is read in chunks of a few MiB into buffers from the process's read
-pool (``io/buffer_pool.py``) and walked by ``_native.scan_records`` (GIL
+pool (``io/_buffer_pool.py``) and walked by ``_native.scan_records`` (GIL
 released), which checks both CRCs of every record. Complete records leave as
-:class:`~tfrx.io.batch.RecordBatch` views of bytes that the scanner never
+:class:`~tfrx.io._batch.RecordBatch` views of bytes that the scanner never
 writes to again; the incomplete tail of a chunk is copied into the next
 buffer. ``next_batch(n, exact=True)`` sizes the buffer for a whole batch of
 ``n`` records instead, after a small first read (``_PROBE``) has told the
@@ -13,7 +13,7 @@ where its buffer has room (past everything handed out). A record larger
 than a chunk grows the buffer only after its length CRC has validated, and
 only up to the bytes that really exist. After damage, ``on_error="skip"``
 searches on byte by byte (``_native.find_header``) and never trusts a
-damaged length to step over bytes (``io/damage.py`` counts what is skipped).
+damaged length to step over bytes (``io/_damage.py`` counts what is skipped).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import ScanStatus
 from tfrx.errors import CorruptRecordError, CorruptRecordWarning
-from tfrx.io.batch import RecordBatch
-from tfrx.io.buffer_pool import READ_BUFFERS
-from tfrx.io.compression import DecompressingReader
-from tfrx.io.damage import DamageRegions, looks_compressed, record_error, stream_break_error
-from tfrx.io.framing import FRAMING_BYTES, HEADER_BYTES
-from tfrx.io.paths import Source, open_input, source_name
-from tfrx.io.positions import ReaderStats
-from tfrx.io.streams import map_file, open_stream, readinto
+from tfrx.io._batch import RecordBatch
+from tfrx.io._buffer_pool import READ_BUFFERS
+from tfrx.io._compression import DecompressingReader
+from tfrx.io._damage import DamageRegions, looks_compressed, record_error, stream_break_error
+from tfrx.io._framing import FRAMING_BYTES, HEADER_BYTES
+from tfrx.io._paths import Source, open_input, source_name
+from tfrx.io._positions import ReaderStats
+from tfrx.io._streams import map_file, open_stream, readinto
 
 __all__ = ["FileScanner"]
 

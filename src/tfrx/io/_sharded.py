@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from tfrx.errors import TfrxError
-from tfrx.io.batch import RecordBatch
-from tfrx.io.framing import FRAMING_BYTES
+from tfrx.io._batch import RecordBatch
+from tfrx.io._framing import FRAMING_BYTES
 from tfrx.options import normalize_compression
-from tfrx.io.paths import is_url, url_to_fs, with_options
-from tfrx.io.sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
-from tfrx.io.writer import TFRecordWriter
-from tfrx.io.commit import commit_shards, discard_parts, part_path, shard_name, sync_part
+from tfrx.io._paths import is_url, url_to_fs, with_options
+from tfrx.io._sidecars import SIDECAR_DIR, index_sidecar, legacy_manifest_path, manifest_path
+from tfrx.io._writer import TFRecordWriter
+from tfrx.io._commit import commit_shards, discard_parts, part_path, shard_name, sync_part
 
 __all__ = ["ShardedWriter", "shard_name", "read_manifest"]
 
@@ -30,7 +30,7 @@ def read_manifest(prefix: str | os.PathLike, *, storage_options: dict | None = N
     """
     import json
 
-    from tfrx.io.paths import open_input
+    from tfrx.io._paths import open_input
 
     prefix = with_options(os.fspath(prefix), storage_options)
     tried = []
@@ -83,7 +83,7 @@ class ShardedWriter:
     folder ``.tfrx/`` beside the shards (``.tfrx/<name>-00003.tmp`` while
     open, ``.tfrx/<name>-00003.part`` once complete), where no glob written
     for the shards can match it. Only ``close()`` - after every shard is
-    flushed and synced - commits them (:mod:`tfrx.io.commit`): it writes
+    flushed and synced - commits them (:mod:`tfrx.io._commit`): it writes
     a journal listing the final names, moves the shards to their final
     ``-of-NNNNN`` names, writes the manifest (``.tfrx/<name>.manifest.json``:
     names, record counts, bytes, ``shardLengths`` as TFDS) and deletes the

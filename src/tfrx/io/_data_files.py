@@ -1,20 +1,20 @@
 """Which files make a dataset: paths expanded with the rules tfrx keeps for data beside its own files.
 
-:func:`expand_paths` is :func:`tfrx.io.paths.expand_globs` plus the dataset's
+:func:`expand_paths` is :func:`tfrx.io._paths.expand_globs` plus the dataset's
 policy: files tfrx keeps beside data (``.tfrx/`` and its contents, indexes
 and manifests of earlier versions, hidden ``.part`` files) are dropped from
-glob matches and refused when named (:mod:`tfrx.io.sidecars`), and what globs
+glob matches and refused when named (:mod:`tfrx.io._sidecars`), and what globs
 match must make up whole shard sets with no interrupted commit
-(:mod:`tfrx.io.shardsets`).
+(:mod:`tfrx.io._shardsets`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tfrx.io.paths import Source, expand_globs
-from tfrx.io.shardsets import check_shard_sets
-from tfrx.io.sidecars import check_not_sidecar, sidecar_kind
+from tfrx.io._paths import Source, expand_globs
+from tfrx.io._shardsets import check_shard_sets
+from tfrx.io._sidecars import check_not_sidecar, sidecar_kind
 
 __all__ = ["expand_paths"]
 
@@ -31,7 +31,7 @@ def expand_paths(
     Globs are expanded and sorted; a glob that matches nothing raises
     ``FileNotFoundError``, as does a missing plain path when ``must_exist``.
     Order is otherwise preserved. URLs come back as
-    :class:`~tfrx.io.paths.RemotePath` carrying ``storage_options`` (or the
+    :class:`~tfrx.io._paths.RemotePath` carrying ``storage_options`` (or the
     options they already carried).
 
     Files tfrx keeps beside data are dropped from glob matches; a tfrx index,

@@ -1,10 +1,10 @@
 """Reading TFRecord files: ``read_records`` and ``RecordReader``.
 
 A reader walks its list of files one after another, each through a
-:class:`~tfrx.io.scanner.FileScanner` (``io/scanner.py``: buffers, the native
+:class:`~tfrx.io._scanner.FileScanner` (``io/_scanner.py``: buffers, the native
 framing scanner, damage), and keeps the position a reading can resume from
-(``io/positions.py``). Remote files come through the readahead of
-``io/readahead.py``.
+(``io/_positions.py``). Remote files come through the readahead of
+``io/_readahead.py``.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.errors import CorruptRecordWarning
-from tfrx.io.batch import RecordBatch
-from tfrx.io.compression import detect_compression
-from tfrx.io.damage import DamagedRegion
-from tfrx.io.framing import HEADER_BYTES
-from tfrx.io.data_files import expand_paths
-from tfrx.io.paths import Source, is_url, url_to_fs
-from tfrx.io.positions import ReaderStats, RecordPosition
-from tfrx.io.readahead import DEFAULT_READAHEAD, RemoteBlocks
-from tfrx.io.scanner import FileScanner
+from tfrx.io._batch import RecordBatch
+from tfrx.io._compression import detect_compression
+from tfrx.io._damage import DamagedRegion
+from tfrx.io._framing import HEADER_BYTES
+from tfrx.io._data_files import expand_paths
+from tfrx.io._paths import Source, is_url, url_to_fs
+from tfrx.io._positions import ReaderStats, RecordPosition
+from tfrx.io._readahead import DEFAULT_READAHEAD, RemoteBlocks
+from tfrx.io._scanner import FileScanner
 from tfrx.options import check_on_error, normalize_compression
 
 __all__ = [
