@@ -1,6 +1,8 @@
-"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,engines,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,engines,scaleout,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,validate,all,generate} [--size small|full] [--workloads a,b].
 
-``readme`` prints the README's table, measured in one run (see benchmarks/readme.py).
+``readme`` prints the README's table, measured in one run (see benchmarks/readme.py); ``scaleout`` is
+Spark, Dask and Ray on one workload (benchmarks/engines_scaleout.py); ``validate`` is TFDV-format
+statistics against TFDV itself when a TFDV interpreter is given (benchmarks/validate.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from benchmarks import (
     convert,
     crc,
     engines,
+    engines_scaleout,
     imagenet,
     overhead,
     parse,
@@ -39,6 +42,7 @@ SUITES = {
     "random_access": random_access.run,
     "convert": convert.run,
     "engines": engines.run,
+    "scaleout": lambda size, names, repeat: engines_scaleout.run(size, None, repeat),
     "pipeline": pipeline.run,
     "overhead": overhead.run,
     "imagenet": imagenet.run,
@@ -48,16 +52,25 @@ SUITES = {
     "tfds": tfds.run,
 }
 # Suites whose results read better in their own table.
-TABLES = {"remote": remote.remote_table, "tfds": tfds.render, "bytes_values": bytes_values.table}
+TABLES = {
+    "remote": remote.remote_table,
+    "tfds": tfds.render,
+    "bytes_values": bytes_values.table,
+    "scaleout": engines_scaleout.render,
+}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    p.add_argument("name", choices=[*SUITES, "readme", "all", "generate"])
+    p.add_argument("name", choices=[*SUITES, "readme", "validate", "all", "generate"])
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), help="comma-separated subset")
     p.add_argument("--repeat", type=int, default=3, help="runs per contender; the fastest counts")
     args, extra = p.parse_known_args(argv)
+    if args.name == "validate":
+        from benchmarks import validate
+
+        return validate.main(["--size", args.size, *extra])
     if args.name == "workers" and extra:  # its own options: --workers, --skip, --baseline (benchmarks/workers.py)
         rest = list(sys.argv[1:] if argv is None else argv)
         rest.remove("workers")
