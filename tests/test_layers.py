@@ -82,7 +82,7 @@ def test_an_upward_import_fails_the_check(tmp_path, module, line, broken):
 def test_a_circle_inside_a_package_fails_the_check(tmp_path):
     src = _copy_tree(tmp_path)
     # io/_framing.py is imported by io/_writer.py; writer importing back from framing's importer closes a circle.
-    path = src / "tfrx" / "io" / "framing.py"
+    path = src / "tfrx" / "io" / "_framing.py"
     path.write_text(path.read_text() + "\nfrom tfrx.io import _writer as _w  # noqa\n")
     proc = _lint_imports(src, tmp_path)
     assert proc.returncode != 0

@@ -370,10 +370,15 @@ def _fingerprint(path: str, size: int, head: bytes | None = None) -> int:
 
 
 def _compressed_error(path: str, kind: str) -> CompressedFileError:
+    where = (
+        "a compressed file at a URL has no checkpoint index yet (local GZIP/ZLIB files get one)"
+        if is_url(path)
+        else "a record index cannot describe a compressed stream (tfrx.build_index gives compressed files a "
+        "checkpoint index instead)"
+    )
     return CompressedFileError(
-        f"cannot index {path!r}: it is {kind}-compressed, and compressed TFRecord files have no random "
-        f"access; rewrite it uncompressed first (`tfrx reshard --output-compression none`, or "
-        f"tfrx.TFRecordWriter without compression) and index the copy"
+        f"cannot index {path!r}: it is {kind}-compressed, and {where}; or rewrite it uncompressed "
+        f"(`tfrx reshard --output-compression none`, or tfrx.TFRecordWriter without compression) and index the copy"
     )
 
 
