@@ -43,7 +43,9 @@ def spark():
         pytest.skip("Spark needs a Java 17+ runtime (apt-get install openjdk-17-jre-headless); none found")
     from pyspark.sql import SparkSession
 
-    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    # The workers import tfrx from where this process did: the installed package (CI), or src/ with the
+    # extension built in place (make dev); never a checkout's src/ that has no extension.
+    src = os.path.dirname(os.path.dirname(os.path.abspath(tfrx.__file__)))
     saved = {k: os.environ.get(k) for k in ("PYSPARK_PYTHON", "PYTHONPATH")}
     # Spark's Python workers: this interpreter, and tfrx from this checkout (they inherit the environment)
     os.environ["PYSPARK_PYTHON"] = sys.executable
