@@ -318,7 +318,7 @@ def test_exception_in_map_under_prefetch_surfaces_without_hang(record_file, exc,
     # Results before the failure arrive in order and intact.
     assert got == [len(r) for r in (RECORDS * 20)[: len(got)]]
     del ds
-    assert _wait_threads(baseline) == baseline
+    assert _wait_threads(baseline) <= baseline  # fewer: a thread of an earlier test ended meanwhile
 
 
 @pytest.mark.timeout(60)
@@ -328,7 +328,7 @@ def test_abandoned_prefetching_iterators_leave_no_threads(record_file):
         it = iter(tfrx.TFRecordDataset(str(record_file)).map(len, num_parallel_calls=4).prefetch(4))
         next(it)
         del it
-    assert _wait_threads(baseline) == baseline
+    assert _wait_threads(baseline) <= baseline  # fewer: a thread of an earlier test ended meanwhile
 
 
 def test_disk_full_while_closing_inside_context_manager_leaves_no_output(tmp_path, full_disk):

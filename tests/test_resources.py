@@ -194,7 +194,7 @@ def test_dataset_creation_and_abandonment_is_flat(record_file):
         del it, ds
 
     _flat("dataset created and abandoned", work, 150 * SCALE)
-    assert _wait_threads(baseline) == baseline
+    assert _wait_threads(baseline) <= baseline  # fewer: a thread of an earlier test ended meanwhile
 
 
 @pytest.mark.timeout(60)
@@ -210,7 +210,7 @@ def test_reader_and_parser_threads_return_to_baseline(record_file):
         for _batch in ds:
             pass
         del ds
-    assert _wait_threads(baseline) == baseline
+    assert _wait_threads(baseline) <= baseline  # fewer: a thread of an earlier test ended meanwhile
 
 
 # ---------------------------------------------------------------- absurd lengths
