@@ -29,7 +29,7 @@ import pytest
 import tfrx
 
 HERE = Path(__file__).parent
-SCRIPTS = sorted((HERE / "porting").glob("*.py"))
+SCRIPTS = sorted(p for p in (HERE / "porting").glob("*.py") if not p.name.startswith("_"))  # _harness.py is shared code
 GOLDEN = HERE / "golden" / "porting"
 TFRX_IMPORT = "import tfrx.tf as tf\n"
 
@@ -45,7 +45,8 @@ def run_script(script: Path, tmp: Path, *, with_tfrx: bool) -> dict:
     out = tmp / f"{source.stem}.pickle"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     src = str(Path(tfrx.__file__).resolve().parent.parent)  # the tfrx under test, installed or built in place
-    env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
+    harness = str(Path(__file__).resolve().parent / "porting")  # the scripts' shared _harness.py
+    env["PYTHONPATH"] = os.pathsep.join([src, harness, *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run(
         [sys.executable, str(source), str(out), str(workdir)],
         env=env,

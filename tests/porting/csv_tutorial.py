@@ -13,44 +13,9 @@ import tensorflow as tf
 # does not have), are left out.
 #
 #     python tests/porting/csv_tutorial.py OUT.pickle [WORKDIR]
-import os, pickle, sys, tempfile  # harness:
 
-OUT = sys.argv[1]  # harness:
-WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()  # harness:
-os.chdir(WORKDIR)  # harness:
-RESULTS: dict = {}  # harness:
-RECORDING = True  # harness:
-
-
-def report(name, value):  # harness: keeps a value as NumPy or text
-    import numpy as np
-
-    if isinstance(value, dict):
-        for key in sorted(value):
-            report(f"{name}/{key}", value[key])
-        return
-    if isinstance(value, (str, bytes)):
-        RESULTS[name] = bytes(value) if isinstance(value, bytes) else value
-        return
-    RESULTS[name] = np.asarray(value, dtype=object) if np.asarray(value).dtype.kind == "S" else np.asarray(value)
-
-
-def canonical(text):  # harness: protobuf writes a Features map in no fixed order (the one under TensorFlow's
-    import ast, re  # classes differs from the one under tfrx's), so shown records are rewritten in a fixed order
-
-    def fix(match):
-        try:
-            record = tf.train.Example.FromString(ast.literal_eval(match.group(1)))
-        except Exception:
-            return match.group(0)
-        return "numpy=" + repr(record.SerializeToString(deterministic=True))
-
-    return re.sub(r"numpy=(b'(?:[^'\\]|\\.)*')", fix, text)
-
-
-def print(*args, **kwargs):  # harness: what the tutorial prints is recorded
-    if RECORDING:
-        RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
+from _harness import print, report, save, start  # harness: tests/porting/_harness.py
+WORKDIR, RESULTS = start(tf)  # harness:
 
 
 with open("train.csv", "w") as csv_file:  # harness: the first rows of the Titanic file the tutorial downloads
@@ -113,5 +78,4 @@ for features, labels in titanic_batches:  # harness: cell 32 trains on it; its c
   report("cell31/age", np.sort(features["age"].numpy()))  # harness:
   report("cell31/sex", np.sort(features["sex"].numpy()))  # harness:
 
-with open(OUT, "wb") as f:  # harness:
-  pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)  # harness:
+save()  # harness:

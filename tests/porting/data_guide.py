@@ -15,46 +15,10 @@ import tensorflow as tf
 # shuffled cell is run but its order, which differs, is not compared.
 #
 #     python tests/porting/data_guide.py OUT.pickle [WORKDIR]
-import os, pickle, struct, sys, tempfile, types, zlib  # harness:
+import os, struct, types, zlib  # harness:
 
-OUT = sys.argv[1]  # harness:
-WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()  # harness:
-os.chdir(WORKDIR)  # harness:
-RESULTS: dict = {}  # harness:
-
-
-def report(name, value):  # harness: keeps a value as NumPy or text
-    import numpy as np
-
-    if isinstance(value, dict):
-        for key in sorted(value):
-            report(f"{name}/{key}", value[key])
-        return
-    if isinstance(value, (str, bytes)):
-        RESULTS[name] = bytes(value) if isinstance(value, bytes) else value
-        return
-    RESULTS[name] = np.asarray(value, dtype=object) if np.asarray(value).dtype.kind == "S" else np.asarray(value)
-
-
-def canonical(text):  # harness: protobuf writes a Features map in no fixed order (the one under TensorFlow's
-    import ast, re  # classes differs from the one under tfrx's), so shown records are rewritten in a fixed order
-
-    def fix(match):
-        try:
-            record = tf.train.Example.FromString(ast.literal_eval(match.group(1)))
-        except Exception:
-            return match.group(0)
-        return "numpy=" + repr(record.SerializeToString(deterministic=True))
-
-    return re.sub(r"numpy=(b'(?:[^'\\]|\\.)*')", fix, text)
-
-
-RECORDING = True  # harness:
-
-
-def print(*args, **kwargs):  # harness: what the guide prints is recorded
-    if RECORDING:
-        RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
+from _harness import print, report, save, start, state  # harness: tests/porting/_harness.py
+WORKDIR, RESULTS = start(tf)  # harness:
 
 
 plt = types.SimpleNamespace(  # harness: matplotlib.pyplot, recording what it would draw
@@ -130,14 +94,14 @@ ds_series = tf.data.Dataset.from_generator(
     output_shapes=((), (None,)))
 
 # ---- cell 26
-RECORDING = False  # harness: the shuffle order differs from TensorFlow's
+state.recording = False  # harness: the shuffle order differs from TensorFlow's
 ds_series_batch = ds_series.shuffle(20).padded_batch(10)
 
 ids, sequence_batch = next(iter(ds_series_batch))
 print(ids.numpy())
 print()
 print(sequence_batch.numpy())
-RECORDING = True  # harness:
+state.recording = True  # harness:
 report("cell26", str((ids.numpy().shape, ids.numpy().dtype.name, sequence_batch.numpy().dtype.name, sequence_batch.numpy().shape[0])))  # harness:
 
 # ---- cell 33
@@ -290,5 +254,4 @@ dense_labels_ds = ds.map(dense_1_step)
 for inputs,labels in dense_labels_ds.take(3):
   print(inputs.numpy(), "=>", labels.numpy())
 
-with open(OUT, "wb") as f:  # harness:
-  pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)  # harness:
+save()  # harness:

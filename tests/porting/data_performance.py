@@ -12,46 +12,9 @@ import tensorflow as tf
 # tf.zeros, tf.tile and matplotlib, which tfrx does not have.
 #
 #     python tests/porting/data_performance.py OUT.pickle [WORKDIR]
-import os, pickle, sys, tempfile  # harness:
 
-OUT = sys.argv[1]  # harness:
-WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()  # harness:
-os.chdir(WORKDIR)  # harness:
-RESULTS: dict = {}  # harness:
-
-
-def report(name, value):  # harness: keeps a value as NumPy or text
-    import numpy as np
-
-    if isinstance(value, dict):
-        for key in sorted(value):
-            report(f"{name}/{key}", value[key])
-        return
-    if isinstance(value, (str, bytes)):
-        RESULTS[name] = bytes(value) if isinstance(value, bytes) else value
-        return
-    RESULTS[name] = np.asarray(value, dtype=object) if np.asarray(value).dtype.kind == "S" else np.asarray(value)
-
-
-def canonical(text):  # harness: protobuf writes a Features map in no fixed order (the one under TensorFlow's
-    import ast, re  # classes differs from the one under tfrx's), so shown records are rewritten in a fixed order
-
-    def fix(match):
-        try:
-            record = tf.train.Example.FromString(ast.literal_eval(match.group(1)))
-        except Exception:
-            return match.group(0)
-        return "numpy=" + repr(record.SerializeToString(deterministic=True))
-
-    return re.sub(r"numpy=(b'(?:[^'\\]|\\.)*')", fix, text)
-
-
-RECORDING = True  # harness:
-
-
-def print(*args, **kwargs):  # harness: what the guide prints is recorded
-    if RECORDING:
-        RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
+from _harness import print, report, save, start, state  # harness: tests/porting/_harness.py
+WORKDIR, RESULTS = start(tf)  # harness:
 
 
 # ---- cell 1
@@ -89,11 +52,10 @@ timed_benchmark = benchmark  # harness: each benchmark's elements are recorded, 
 
 
 def benchmark(dataset, num_epochs=2):  # type: ignore[no-redef]  # harness:
-    global RECORDING  # harness:
     report(f"elements/{len(RESULTS):04d}", sorted(sample.numpy().tolist() for sample in dataset))  # harness: sorted, as interleave's default cycle_length is the machine's core count
-    RECORDING = False  # harness:
+    state.recording = False  # harness:
     timed_benchmark(dataset, num_epochs)  # harness:
-    RECORDING = True  # harness:
+    state.recording = True  # harness:
 
 
 # ---- cell 4
@@ -168,12 +130,11 @@ timed_fast_benchmark = fast_benchmark  # harness:
 
 
 def fast_benchmark(dataset, num_epochs=2):  # type: ignore[no-redef]  # harness:
-    global RECORDING  # harness:
     batches = [batch.numpy() for batch in dataset]  # harness:
     report(f"batches/{len(RESULTS):04d}", {"count": len(batches), "first": batches[0], "last": batches[-1]})  # harness:
-    RECORDING = False  # harness:
+    state.recording = False  # harness:
     timed_fast_benchmark(dataset, num_epochs)  # harness:
-    RECORDING = True  # harness:
+    state.recording = True  # harness:
 
 
 tf.print = print  # harness: tf.print writes to the log, not through print
@@ -196,5 +157,4 @@ fast_benchmark(
     .map(increment)
 )
 
-with open(OUT, "wb") as f:  # harness:
-  pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)  # harness:
+save()  # harness:

@@ -14,44 +14,10 @@ import tensorflow as tf
 # tf.strings and tf.argmax (get_label, process_path) are left out.
 #
 #     python tests/porting/images_tutorial.py OUT.pickle [WORKDIR]
-import base64, os, pickle, sys, tempfile  # harness:
+import base64, os  # harness:
 
-OUT = sys.argv[1]  # harness:
-WORKDIR = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()  # harness:
-os.chdir(WORKDIR)  # harness:
-RESULTS: dict = {}  # harness:
-RECORDING = True  # harness:
-
-
-def report(name, value):  # harness: keeps a value as NumPy or text
-    import numpy as np
-
-    if isinstance(value, dict):
-        for key in sorted(value):
-            report(f"{name}/{key}", value[key])
-        return
-    if isinstance(value, (str, bytes)):
-        RESULTS[name] = bytes(value) if isinstance(value, bytes) else value
-        return
-    RESULTS[name] = np.asarray(value, dtype=object) if np.asarray(value).dtype.kind == "S" else np.asarray(value)
-
-
-def canonical(text):  # harness: protobuf writes a Features map in no fixed order (the one under TensorFlow's
-    import ast, re  # classes differs from the one under tfrx's), so shown records are rewritten in a fixed order
-
-    def fix(match):
-        try:
-            record = tf.train.Example.FromString(ast.literal_eval(match.group(1)))
-        except Exception:
-            return match.group(0)
-        return "numpy=" + repr(record.SerializeToString(deterministic=True))
-
-    return re.sub(r"numpy=(b'(?:[^'\\]|\\.)*')", fix, text)
-
-
-def print(*args, **kwargs):  # harness: what the tutorial prints is recorded
-    if RECORDING:
-        RESULTS[f"print/{len(RESULTS):04d}"] = canonical(" ".join(str(a) for a in args))
+from _harness import print, report, save, start, state  # harness: tests/porting/_harness.py
+WORKDIR, RESULTS = start(tf)  # harness:
 
 
 JPEG = base64.b64decode("/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAMCAgMCAgMDAwMEAwMEBQgFBQQEBQoHBwYIDAoMDAsKCwsNDhIQDQ4RDgsLEBYQERMUFRUVDA8XGBYUGBIUFRT/2wBDAQMEBAUEBQkFBQkUDQsNFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBT/wAARCAAYACADASIAAhEBAxEB/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEGE1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/8QAHwEAAwEBAQEBAQEBAQAAAAAAAAECAwQFBgcICQoL/8QAtREAAgECBAQDBAcFBAQAAQJ3AAECAxEEBSExBhJBUQdhcRMiMoEIFEKRobHBCSMzUvAVYnLRChYkNOEl8RcYGRomJygpKjU2Nzg5OkNERUZHSElKU1RVVldYWVpjZGVmZ2hpanN0dXZ3eHl6goOEhYaHiImKkpOUlZaXmJmaoqOkpaanqKmqsrO0tba3uLm6wsPExcbHyMnK0tPU1dbX2Nna4uPk5ebn6Onq8vP09fb3+Pn6/9oADAMBAAIRAxEAPwD4B0TwJ9393+legaJ4E+7+7/SvStE8Cfd/d/pXf6J4E+7+7/St8JXPL4e4q294810TwJ9393+ld/ofgT7v7v8ASvStE8Cfd/d/pXf6J4E+7+7/AEr7HCVz+meHuKtveOL0PwJ9393+ld/ongT7v7v9KKK/MMJNn+YHD2Y4jT3j0DRPAn3f3f6V29j4Ri0+386ZdqjoAOWPoPeiiu/Oczr5Vk+Kx+Htz04Skr6q6Wl9vzP6g4Yx1edSEXLdo//Z")  # harness: a 32x24 JPEG stands in for the two photos
@@ -85,10 +51,10 @@ list_ds = tf.data.Dataset.list_files(str(data_dir/'*/*'), shuffle=False)
 list_ds = list_ds.shuffle(image_count, reshuffle_each_iteration=False)
 
 # ---- cell 20
-RECORDING = False  # harness: the shuffled order differs from TensorFlow's
+state.recording = False  # harness: the shuffled order differs from TensorFlow's
 for f in list_ds.take(5):
   print(f.numpy())
-RECORDING = True  # harness:
+state.recording = True  # harness:
 report("cell20", sorted(os.path.relpath(f.numpy().decode(), WORKDIR) for f in list_ds))  # harness:
 
 # ---- cell 21
@@ -116,5 +82,4 @@ for image in decoded_ds.take(1):  # harness: what cell 28 prints of it
   print("Image shape: ", image.numpy().shape)  # harness:
   report("resized", image.numpy())  # harness:
 
-with open(OUT, "wb") as f:  # harness:
-  pickle.dump({"results": RESULTS, "torch_imported": "torch" in sys.modules}, f)  # harness:
+save()  # harness:
