@@ -241,6 +241,20 @@ def payload_check(source, args, sample: int = 32) -> tuple[str, list[bytes]]:
     return payload_kind(records), records
 
 
+def require_examples(srcs, args) -> None:
+    """Refuses sources whose records are not Examples or SequenceExamples (CliError saying what they look
+    like), then rewinds the ones read from standard input for the command's own read."""
+    from tfrx.codec._sniff import OTHER
+
+    for source in srcs:
+        kind, sample = payload_check(source, args)
+        if kind == OTHER:
+            raise CliError(not_examples_message(source, sample))
+    for source in srcs:
+        if hasattr(source, "seek"):
+            source.seek(0)  # the payload check read standard input's copy
+
+
 def not_examples_message(source, records) -> str:
     from tfrx.codec._sniff import describe
 

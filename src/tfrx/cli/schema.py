@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tfrx.cli._common import CliError, add_input, not_examples_message, payload_check, sources
+from tfrx.cli._common import CliError, add_input, not_examples_message, payload_check, require_examples, sources
 
 DESCRIPTION = """Infer the feature spec that parses the records, from the first records.
 
@@ -54,16 +54,9 @@ def run_infer(args) -> int:
         stats = load_statistics(args.paths[0])
     else:
         from tfrx.cli._common import compression_arg, storage_options
-        from tfrx.codec._sniff import OTHER
 
         srcs = sources(args)
-        for source in srcs:
-            kind, sample = payload_check(source, args)
-            if kind == OTHER:
-                raise CliError(not_examples_message(source, sample))
-        for source in srcs:
-            if hasattr(source, "seek"):
-                source.seek(0)  # the payload check read standard input's copy
+        require_examples(srcs, args)
         stats = generate_statistics(
             srcs, compression=compression_arg(args), on_error=args.on_error, storage_options=storage_options(args)
         )

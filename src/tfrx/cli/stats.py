@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 import re
 
-from tfrx.cli._common import CliError, add_input, add_progress, not_examples_message, payload_check, reader, sources
+from tfrx.cli._common import (
+    CliError,
+    add_input,
+    add_progress,
+    not_examples_message,
+    payload_check,
+    reader,
+    require_examples,
+    sources,
+)
 
 DESCRIPTION = """Per-feature statistics of Example or SequenceExample records.
 
@@ -68,17 +77,10 @@ def _short(label: str) -> str:
 def run_tfdv(args) -> int:
     """--format tfdv: TFDV's statistics of the inputs, written to -o or printed as text."""
     from tfrx.cli._common import compression_arg, storage_options
-    from tfrx.codec._sniff import OTHER
     from tfrx.validate import StatsOptions, generate_statistics, write_statistics
 
     srcs = sources(args)
-    for source in srcs:
-        kind, sample = payload_check(source, args)
-        if kind == OTHER:
-            raise CliError(not_examples_message(source, sample))
-    for source in srcs:
-        if hasattr(source, "seek"):
-            source.seek(0)  # the payload check read standard input's copy
+    require_examples(srcs, args)
     from tfrx.validate import load_schema
 
     schema = load_schema(args.schema) if args.schema else None

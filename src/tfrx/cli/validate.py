@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tfrx.cli._common import CliError, add_input, not_examples_message, payload_check, sources
+from tfrx.cli._common import CliError, add_input, payload_check, require_examples, sources
 
 DESCRIPTION = """Check data against a TensorFlow Metadata schema (schema.pbtxt), as TFDV's validate_statistics.
 
@@ -50,15 +50,7 @@ def _statistics(paths: list, args):
             return load_statistics(paths[0])
         except ValueError as e:
             raise CliError(f"{paths[0]!r} holds neither Example records nor statistics: {e}") from None
-    for source in paths:
-        kind, sample = payload_check(source, args)
-        from tfrx.codec._sniff import OTHER
-
-        if kind == OTHER:
-            raise CliError(not_examples_message(source, sample))
-    for source in paths:
-        if hasattr(source, "seek"):
-            source.seek(0)  # the payload check read standard input's copy
+    require_examples(paths, args)
     return generate_statistics(
         paths, compression=compression_arg(args), on_error=args.on_error, storage_options=storage_options(args)
     )
