@@ -81,6 +81,20 @@ class RecordReader:
     ``require_all_shards=False`` reads whatever is there. tfrx's own files
     (``.tfrx/``, indexes, manifests) are dropped from globs.
 
+    ``stride=(n, i)`` reads only the records ``i, i + n, i + 2n, ...`` of
+    the files read one after another (counted across the files, from
+    ``start`` when given), as ``tf.data``'s ``shard(n, i)`` keeps them.
+    The records in between are stepped over on their lengths (whose CRCs
+    are checked) and their data CRCs are never computed; in a local
+    uncompressed file whose records are large (16 KiB or more) only their
+    12-byte headers are read. So damage inside a record another stride
+    keeps goes unnoticed here (the reader that keeps it raises), where
+    reading every record would raise. With ``on_error="skip"`` or
+    ``"warn"`` every record is read and checked, and the stride counts
+    the intact ones. Batches of a strided reader view the records kept
+    (``RecordBatch.index_step`` is ``n``); ``stride`` (the property) gives
+    ``(n, j)`` for the next record, to resume with ``start=position``.
+
     Iterating yields ``bytes``; ``read_batch`` / ``iter_batches`` give
     :class:`tfrx.RecordBatch` objects without a Python object per record.
     The reader is a cursor: iteration continues from ``position``;
@@ -89,7 +103,7 @@ class RecordReader:
     it); a ``start`` position carries the right index.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  the reader's options, keyword-only
         self,
         paths: Source | Iterable[Source],
         *,
@@ -104,8 +118,11 @@ class RecordReader:
         readahead: int | None = None,
         storage_options: dict | None = None,
         require_all_shards: bool = True,
+        stride: tuple[int, int] | None = None,
     ) -> None:
         check_on_error(on_error)
+        self._stride, self._first_skip = _check_stride(stride)
+        self._skip = self._first_skip  # records to drop before the next one kept, between files
         self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
         self.compression = normalize_compression(compression, allow_auto=True)
         self.verify = bool(verify)
@@ -157,13 +174,23 @@ class RecordReader:
         if self._pending is not None and self._pending_i < len(self._pending):
             i = self._pending_i
             assert self._pending.file_offsets is not None  # the reader's batches carry their offsets
-            return RecordPosition(self._file_index, int(self._pending.file_offsets[i]), self._pending.first_index + i)
+            return RecordPosition(self._file_index, int(self._pending.file_offsets[i]), self._pending.record_index(i))
         if self._scanner is not None:
             return RecordPosition(self._file_index, self._scanner.offset, self._scanner.record_index)
         return self._next_start
 
+    @property
+    def stride(self) -> tuple[int, int]:
+        """``(n, j)``: every ``n``-th record is read, the next one kept being ``j`` records after ``position``."""
+        if self._pending is not None and self._pending_i < len(self._pending):
+            return (self._stride, 0)  # ``position`` is the next record kept
+        if self._scanner is not None:
+            return (self._stride, self._scanner.skip)
+        return (self._stride, self._skip)
+
     def seek(self, position: RecordPosition | dict) -> None:
-        """Continues reading at ``position`` (taken from ``position`` earlier)."""
+        """Continues reading at ``position`` (taken from ``position`` earlier); with a ``stride``, the
+        records kept count from there, as from ``start``."""
         pos = RecordPosition.from_dict(position)
         if not 0 <= pos.file_index <= len(self._sources) or pos.offset < 0:
             raise ValueError(f"position {pos} is outside this reader's {len(self._sources)} files")
@@ -172,6 +199,7 @@ class RecordReader:
         self._drop_pending()
         self._file_index = pos.file_index
         self._next_start = pos
+        self._skip = self._first_skip
 
     def reset(self) -> None:
         """Starts again from the first record of the first file."""
@@ -243,6 +271,8 @@ class RecordReader:
                 end_offset=self._end_offset,
                 use_mmap=self.use_mmap,
                 record_bytes=self._record_bytes,
+                stride=self._stride,
+                skip=self._skip,
             )
             self.stats.files += 1
         return self._scanner
@@ -250,6 +280,7 @@ class RecordReader:
     def _next_file(self) -> None:
         if self._scanner is not None:
             self._record_bytes = self._scanner._record_bytes  # the next file's records are likely alike
+            self._skip = self._scanner.skip  # the stride counts on across files
         self._drop_scanner()
         self._file_index += 1
         self._next_start = RecordPosition(self._file_index, 0, 0)
@@ -326,6 +357,7 @@ class RecordReader:
         """Closes the open file; ``position`` still reports where reading stopped."""
         if not self._closed:
             self._next_start = self.position
+            self._skip = self.stride[1]
         self._drop_scanner()
         self._drop_readahead()
         self._drop_pending()
@@ -346,6 +378,21 @@ class RecordReader:
 
     def __repr__(self) -> str:
         return f"RecordReader({len(self._sources)} files, compression={self.compression!r}, position={self.position})"
+
+
+def _check_stride(stride) -> tuple[int, int]:
+    """``(n, i)`` of a ``stride`` argument, checked (``(1, 0)`` for ``None``)."""
+    if stride is None:
+        return (1, 0)
+    try:
+        n, i = stride
+    except (TypeError, ValueError):
+        raise TypeError(f"stride must be a pair (n, i), got {stride!r}") from None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"stride: n must be a positive int, got {n!r}")
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"stride: i must be in [0, {n}), got {i!r}")
+    return (n, i)
 
 
 def read_records(
