@@ -460,3 +460,16 @@ def test_stride_is_checked():
         tfrx.RecordReader([], stride=(3, 3))
     with pytest.raises(TypeError, match="stride"):
         tfrx.RecordReader([], stride=3)
+
+
+@pytest.mark.parametrize("how", [{"compression": "GZIP"}, {"use_mmap": True}])
+@pytest.mark.parametrize("size", [40, 20_000])
+def test_a_strided_reader_of_compressed_or_mapped_files(tmp_path, how, size):
+    recs = [f"{r}-".encode().ljust(size, b"y") for r in range(11)]
+    path = str(tmp_path / "f.tfrecord")
+    with tfrx.TFRecordWriter(path, options=how.get("compression")) as w:
+        w.write_many(recs)
+    for n, i in [(2, 0), (3, 2), (4, 1)]:
+        with tfrx.RecordReader(path, stride=(n, i), **how) as r:
+            assert list(r) == recs[i::n]
+        assert list(tfrx.TFRecordDataset(path).shard(n, i)) == recs[i::n]
