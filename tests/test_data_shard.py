@@ -276,3 +276,18 @@ def test_a_truncated_file_raises_in_a_shard_that_hops(tmp_path):
             for r in TFRecordDataset(cut).shard(3, i):
                 got.append(r)
         assert got == records[i:8:3]
+
+
+def test_known_headers_of_a_file_rewritten_unnoticed_fail_loudly(tmp_path):
+    """The headers kept for a file are keyed by its size and modification time; a file rewritten in place
+    with both kept (as nothing normal does) is still checked record by record: an error, never wrong data."""
+    paths, records = _sized_files(tmp_path, [[20_000] * 8])
+    assert list(TFRecordDataset(paths).shard(2, 1)) == records[1::2]  # its headers walked and kept
+    (tmp_path / "other").mkdir()
+    other, _ = _sized_files(tmp_path / "other", [[30_000, 10_000] * 4])
+    st = os.stat(paths[0])
+    with open(paths[0], "r+b") as f:
+        f.write(open(other[0], "rb").read())
+    os.utime(paths[0], ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises(tfrx.CorruptRecordError, match="changed while it was read|CRC mismatch"):
+        list(TFRecordDataset(paths).shard(2, 1))

@@ -634,6 +634,11 @@ class _HeaderCache:
         self._files: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._records = 0
         self._lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
 
     def get(self, key: tuple) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
