@@ -291,3 +291,20 @@ def test_known_headers_of_a_file_rewritten_unnoticed_fail_loudly(tmp_path):
     os.utime(paths[0], ns=(st.st_atime_ns, st.st_mtime_ns))
     with pytest.raises(tfrx.CorruptRecordError, match="changed while it was read|CRC mismatch"):
         list(TFRecordDataset(paths).shard(2, 1))
+
+
+@pytest.mark.parametrize("size", [40, 20_000])
+def test_a_strided_shard_of_tensorflows_files_matches_tf(tf, tmp_path, size):
+    paths = []
+    for f, n in enumerate([7, 0, 9, 4]):
+        p = str(tmp_path / f"tf-{f}.tfrecord")
+        with tf.io.TFRecordWriter(p) as w:
+            for r in range(n):
+                w.write(f"{f}-{r}-".encode().ljust(size + r, b"z"))
+        paths.append(p)
+    for n, i in [(2, 1), (3, 0), (4, 3), (25, 5)]:
+        theirs = list(tf.data.TFRecordDataset(paths).shard(n, i).as_numpy_iterator())
+        assert list(TFRecordDataset(paths).shard(n, i)) == theirs
+        assert [r for b in _raw(TFRecordDataset(paths).shard(n, i).batch(3).parse(RawParser())) for r in b] == theirs
+    theirs = list(tf.data.TFRecordDataset(paths).shard(2, 1).shard(3, 2).as_numpy_iterator())
+    assert list(TFRecordDataset(paths).shard(2, 1).shard(3, 2)) == theirs
