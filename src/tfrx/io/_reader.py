@@ -22,7 +22,7 @@ from tfrx.io._framing import HEADER_BYTES
 from tfrx.io._data_files import expand_paths
 from tfrx.io._paths import Source, is_url, url_to_fs
 from tfrx.io._positions import ReaderStats, RecordPosition
-from tfrx.io._readahead import DEFAULT_READAHEAD, RemoteBlocks
+from tfrx.io._readahead import DEFAULT_CONCURRENCY, DEFAULT_READAHEAD, RemoteBlocks
 from tfrx.io._scanner import FileScanner
 from tfrx.options import check_on_error, normalize_compression
 
@@ -68,12 +68,14 @@ class RecordReader:
     per byte; a file truncated by another process while mapped can crash
     the process with SIGBUS, so it is off by default.
 
-    ``readahead``: for URLs (``s3://``, ``gs://``, ...), how many bytes to
-    fetch ahead of the reader, as concurrent range requests of
-    ``chunk_size`` bytes that run on into the next objects of the list
-    (default 32 MiB, ``0`` reads each object through one fsspec file, one
-    request at a time). Record order and positions are the same either way.
-    It applies when every source is a URL and no ``end_offset`` is given.
+    ``readahead``: for URLs (``s3://``, ``gs://``, ``http(s)://``, ...), how
+    many bytes to fetch ahead of the reader (the memory the readahead may
+    hold), as range requests of ``block_size`` bytes (default
+    ``chunk_size``) that run on into the next objects of the list, at most
+    ``concurrency`` (default 8) in flight (default 32 MiB, ``0`` reads each
+    object through one fsspec file, one request at a time). Record order and
+    positions are the same either way. It applies when every source is a URL
+    and no ``end_offset`` is given.
 
     Given a glob or several paths, the files must make up whole shard sets
     (every ``-NNNNN-of-MMMMM`` shard, nothing left by an interrupted
@@ -89,7 +91,7 @@ class RecordReader:
     it); a ``start`` position carries the right index.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  the reading options, and the remote readahead's memory, block size and requests
         self,
         paths: Source | Iterable[Source],
         *,
@@ -104,6 +106,8 @@ class RecordReader:
         readahead: int | None = None,
         storage_options: dict | None = None,
         require_all_shards: bool = True,
+        block_size: int | None = None,
+        concurrency: int | None = None,
     ) -> None:
         check_on_error(on_error)
         self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
@@ -121,6 +125,11 @@ class RecordReader:
         if readahead is not None and int(readahead) < 0:
             raise ValueError(f"readahead must be >= 0 bytes, got {readahead!r}")
         self.readahead = DEFAULT_READAHEAD if readahead is None else int(readahead)
+        for name, value in (("block_size", block_size), ("concurrency", concurrency)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+        self.block_size = block_size
+        self.concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         self._use_readahead = remote and end_offset is None and self.readahead > 0
         self._blocks: RemoteBlocks | None = None
         self.stats = ReaderStats()
@@ -207,9 +216,14 @@ class RecordReader:
                 compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
             if compression:
                 base = 0
-            chunk = max(self.chunk_size, 64)
+            chunk = max(self.chunk_size if self.block_size is None else self.block_size, 64)
             self._blocks = RemoteBlocks(
-                self._sources, k, base, block_size=chunk, window=max(1, self.readahead // chunk)
+                self._sources,
+                k,
+                base,
+                block_size=chunk,
+                window=max(1, self.readahead // chunk),
+                concurrency=self.concurrency,
             )
         return self._blocks.stream(k), compression
 
