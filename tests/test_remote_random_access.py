@@ -67,3 +67,29 @@ def test_options_are_checked(dataset):
         make(concurrency=0)
     with pytest.raises(ValueError, match="coalesce_gap must be an int >= 0"):
         make(coalesce_gap=-1)
+
+
+def test_global_shuffle_fetches_each_window_together(served, dataset, monkeypatch):
+    import tfrx.data._random_access as ra
+
+    server, make = dataset
+    ds = make(coalesce_gap=0, concurrency=8)
+    calls = []
+    real = ra._cat_ranges
+
+    def counted(fs, paths, starts, stops, concurrency):
+        calls.append(len(paths))
+        return real(fs, paths, starts, stops, concurrency)
+
+    monkeypatch.setattr(ra, "_cat_ranges", counted)
+    source = ds.shuffle_global(seed=5, block_size=32)
+    assert source._readahead  # over a URL the next window is fetched while this one is read
+    server.reset()
+    got = list(source)
+    assert sorted(got) == sorted(RECORDS) and got != RECORDS
+    # One cat_ranges per window of 32 positions, each range one request, a window's requests in flight together.
+    assert len(calls) == -(-len(RECORDS) // 32)
+    assert server.requests == sum(calls) <= len(RECORDS)
+    assert server.max_in_flight > 1
+    local = tfrx.RandomAccessDataset(served[1], index=[ds.indexes[0]])
+    assert not local.shuffle_global(seed=1)._readahead

@@ -517,7 +517,7 @@ class RandomAccessDataset:
         *,
         equal_shards: str | None = None,
         block_size: int = 256,
-        readahead: bool = False,
+        readahead: bool | None = None,
     ):
         """An iterable ``tfrx.data`` source over a seeded permutation of all records.
 
@@ -529,22 +529,39 @@ class RandomAccessDataset:
         (``"drop"`` or ``"pad"``) makes the first sharding level (DDP ranks)
         equal in length by dropping the last records of the permutation or
         repeating its first ones. ``block_size`` positions are read per batched
-        read; ``readahead`` reads the next block on a thread (worth it on cold
-        caches and remote files; on a warm page cache the hand-over costs more
-        than it saves).
+        read (a window: over URLs, its records' range requests go out together,
+        coalesced and ``concurrency`` at a time); ``readahead`` reads the next
+        block on a thread (worth it on cold caches and remote files; on a warm
+        page cache the hand-over costs more than it saves; ``None``, the
+        default: when any file is a URL).
         """
         from tfrx.data._global_shuffle import GlobalShuffleDataset
 
         return GlobalShuffleDataset(
-            self, seed=seed, shuffle=True, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+            self,
+            seed=seed,
+            shuffle=True,
+            equal_shards=equal_shards,
+            block_size=block_size,
+            readahead=self._remote() if readahead is None else readahead,
         )
 
-    def as_dataset(self, *, equal_shards: str | None = None, block_size: int = 256, readahead: bool = False):
-        """An iterable ``tfrx.data`` source in file order (sharded on record positions)."""
+    def _remote(self) -> bool:
+        """Whether any file is read over the network (where reading the next block ahead pays)."""
+        return any(is_url(p) for p in self.paths)
+
+    def as_dataset(self, *, equal_shards: str | None = None, block_size: int = 256, readahead: bool | None = None):
+        """An iterable ``tfrx.data`` source in file order (sharded on record positions); ``readahead`` as
+        in :meth:`shuffle_global`."""
         from tfrx.data._global_shuffle import GlobalShuffleDataset
 
         return GlobalShuffleDataset(
-            self, seed=0, shuffle=False, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+            self,
+            seed=0,
+            shuffle=False,
+            equal_shards=equal_shards,
+            block_size=block_size,
+            readahead=self._remote() if readahead is None else readahead,
         )
 
     def iter(
