@@ -20,6 +20,7 @@ import os
 import re
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _PIECE = 64 << 10
@@ -139,7 +140,10 @@ class RangeServer:
         if handler.path == "/_stats":
             return self._reply(handler, json.dumps(self.stats()).encode())
         ranged = handler.headers.get("Range")
-        name = os.path.basename(handler.path.split("?")[0])
+        # a file in the folder or below it (``.tfrx/...``); nothing outside it
+        name = os.path.normpath(urllib.parse.unquote(handler.path.split("?")[0]).lstrip("/"))
+        if name.startswith(".."):
+            name = ""
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)

@@ -125,3 +125,27 @@ def test_plain_url_is_not_given_a_checkpoint_index(served, tmp_path):
     server, _ = served
     with pytest.raises(tfrx.CompressedFileError, match="not GZIP or ZLIB"):
         build_inflate_index(server.url("plain.tfrecord"), cache_dir=str(tmp_path))
+
+
+def test_written_sidecar_is_read_over_http(served, monkeypatch):
+    server, folder = served
+    with tfrx.TFRecordWriter(
+        str(folder / "w.tfrecord.gz"), compression="GZIP", checkpoint_index="sidecar", checkpoint_spacing=SPACING
+    ) as w:
+        w.write_many(RECORDS)
+
+    def no_pass(*args, **kwargs):
+        raise AssertionError("the object was inflated to index it")
+
+    monkeypatch.setattr("tfrx.io.inflate_index._build", no_pass)
+    ds = tfrx.RandomAccessDataset(server.url("w.tfrecord.gz"))  # the sidecar beside the object, read first
+    assert len(ds.indexes[0].checkpoints.points) > 10
+    assert ds[[250, 2]] == [RECORDS[250], RECORDS[2]]
+
+
+def test_sidecar_on_a_read_only_store_falls_back_to_the_cache(served, tmp_path):
+    server, _ = served
+    url = server.url("b.tfrecord.zz")
+    with pytest.warns(RuntimeWarning, match="cached in"):
+        build_inflate_index(url, sidecar=True, cache_dir=str(tmp_path))
+    assert os.path.exists(inflate_index_path(url, cache_dir=str(tmp_path)))

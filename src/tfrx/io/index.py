@@ -585,8 +585,8 @@ def build_index(
     for where in places:
         try:
             write_index(index, where, format=format)
-        except OSError as e:
-            failed.append(f"{where!r} ({e.strerror or e})")
+        except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
+            failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
             continue
         if where is cached:
             _prune_cache(cached, path)
@@ -692,7 +692,7 @@ def load_index(
         if sidecar and k == 2:  # asked for beside the data but found in the cache: put a copy there
             try:
                 write_index(index, index_sidecar(path))
-            except OSError:
+            except (OSError, NotImplementedError):
                 pass  # read-only: build_index warned when it cached this one
         return index
     if invalid is None and looks_compressed(_read_range(path, 0, _FINGERPRINT_BYTES)):

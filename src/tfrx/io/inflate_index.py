@@ -344,8 +344,8 @@ def keep_index(index: InflateIndex, path: str, cached: str, *, sidecar: bool) ->
     for where in places:
         try:
             _write(index, where)
-        except OSError as e:
-            failed.append(f"{where!r} ({e.strerror or e})")
+        except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
+            failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
             continue
         if where is cached:
             _prune_cache(cached, path)  # the checkpoint indexes of earlier versions of the file
@@ -457,7 +457,10 @@ def _checked(blob: bytes, path: str, where: str) -> InflateIndex:
     """The index in ``blob``, validated against the file (size, mtime, first and last 4 KiB)."""
     index = InflateIndex.from_bytes(blob, path=path, index_path=where)
     size, mtime = _stat(path)
-    if index.file_size != size or index.mtime_ns != mtime or _fingerprint(path, size) != index.fingerprint:
+    # An object's mtime is not known (0): its version is in the cached index's name, and a sidecar written
+    # beside a local file keeps the local mtime when copied to a store; size and fingerprint decide there.
+    moved = mtime != index.mtime_ns and not is_url(path)
+    if index.file_size != size or moved or _fingerprint(path, size) != index.fingerprint:
         raise StaleIndexError(
             f"checkpoint index {where!r} is stale: {path!r} changed since it was built "
             f"({index.file_size} bytes, mtime {index.mtime_ns}; now {size} bytes, mtime {mtime})",
@@ -511,7 +514,7 @@ def load_inflate_index(
         if sidecar and k == 1:  # asked for beside the data, found in the cache: put a copy there
             try:
                 _write(index, places[0])
-            except OSError:
+            except (OSError, NotImplementedError):
                 pass  # read-only: built where it could be
         return index
     if not build:
