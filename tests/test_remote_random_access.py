@@ -93,3 +93,21 @@ def test_global_shuffle_fetches_each_window_together(served, dataset, monkeypatc
     assert server.max_in_flight > 1
     local = tfrx.RandomAccessDataset(served[1], index=[ds.indexes[0]])
     assert not local.shuffle_global(seed=1)._readahead
+
+
+def test_readahead_keeps_two_windows_in_flight_and_resumes_exactly(dataset):
+    server, make = dataset
+    ds = make(coalesce_gap=0, concurrency=2)
+    source = ds.shuffle_global(seed=9, block_size=6)
+    server.reset()
+    full = list(source.iterator(epoch=0))
+    # A window's requests are at most 2 at once; more in flight means the next window was fetching too.
+    assert server.max_in_flight > 2
+    for cut in (0, 5, 6, 7, 40, 119):
+        it = source.iterator(epoch=0)
+        head = [next(it) for _ in range(cut)]
+        state = it.get_state()
+        it.close()
+        again = source.iterator(epoch=0)
+        again.set_state(state)
+        assert head + list(again) == full
