@@ -149,3 +149,21 @@ def test_sidecar_on_a_read_only_store_falls_back_to_the_cache(served, tmp_path):
     with pytest.warns(RuntimeWarning, match="cached in"):
         build_inflate_index(url, sidecar=True, cache_dir=str(tmp_path))
     assert os.path.exists(inflate_index_path(url, cache_dir=str(tmp_path)))
+
+
+def test_dataset_over_gzip_urls_pickles_and_loads_indexes_together(served, tmp_path):
+    import pickle
+
+    server, folder = served
+    names = []
+    for k in range(4):
+        tfrx.write_records(str(folder / f"s{k}.tfrecord.gz"), RECORDS[k::4], compression="GZIP")
+        names.append(server.url(f"s{k}.tfrecord.gz"))
+    server.reset()
+    ds = tfrx.RandomAccessDataset(names, cache_dir=str(tmp_path))
+    # The four objects' indexes were looked up and built at once, not one object after another.
+    order = [name for name, _, _ in server.ranges]
+    assert order.index("s3.tfrecord.gz") < len(order) - 1 - order[::-1].index("s0.tfrecord.gz")
+    copy = pickle.loads(pickle.dumps(ds))  # as DataLoader workers get it: the checkpoints travel along
+    expected = [r for k in range(4) for r in RECORDS[k::4]]  # the files one after another
+    assert copy[[0, 299, 76]] == [expected[0], expected[299], expected[76]]

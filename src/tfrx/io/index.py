@@ -734,6 +734,13 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     files = [os.fsdecode(os.fspath(p)) for p in paths]
     sidecar = isinstance(index, str) and index == "sidecar"
     if index is None or sidecar:
+        if len(files) > 1 and any(is_url(p) for p in files):
+            # Each object's index costs a few round trips (HEAD, the index object, its fingerprint):
+            # look them up concurrently rather than one object after another.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(16, len(files)), thread_name_prefix="tfrx-index") as pool:
+                return list(pool.map(lambda p: load_index(p, cache_dir=cache_dir, sidecar=sidecar), files))
         return [load_index(p, cache_dir=cache_dir, sidecar=sidecar) for p in files]
     if isinstance(index, str):
         raise ValueError(
