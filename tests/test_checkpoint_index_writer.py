@@ -189,3 +189,17 @@ def test_round_trip(tmp_path_factory, sizes, level, kind, flushes):
         for k in rng.permutation(len(records)).tolist():
             off, n = int(index.records.offsets[k]), int(index.records.lengths[k])
             assert reader.read(off + 12, n) == records[k]
+
+
+def test_records_larger_than_the_staging_buffer(tmp_path, no_pass):
+    big = np.random.default_rng(5).integers(0, 4, 3_000_000, dtype=np.uint8).tobytes()
+    records = [b"a", big, b"b" * 10, big[:1_500_000], b""]
+    path = tmp_path / "big.tfrecord.gz"
+    with tfrx.TFRecordWriter(str(path), compression="GZIP", checkpoint_index=True, checkpoint_spacing=SPACING) as w:
+        w.write(records[0])
+        w.write(records[1])
+        w.write_many(records[2:])
+    index = load_inflate_index(str(path), build=False)
+    assert len(index.points) > 40  # checkpoints inside the large records too
+    ds = tfrx.RandomAccessDataset(str(path))
+    assert ds[[4, 3, 1, 0, 2]] == [records[4], records[3], records[1], records[0], records[2]]

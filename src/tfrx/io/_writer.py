@@ -46,19 +46,29 @@ class _Checkpoints:
         self.tail = b""  # the last 32 KiB of uncompressed bytes
         self.head = b""  # the first 4 KiB of compressed bytes
         self.ctail = b""  # the last 4 KiB of compressed bytes
-        self.carry = b""  # uncompressed bytes of a record not yet whole
-        self.offsets: list[np.ndarray] = []
-        self.count = 0
+        self.offsets: list[int] = []  # every record's header, in the uncompressed stream
+        self.next_at = 0  # where the next record's header starts
+        self.partial = b""  # the first bytes of its length field, when a piece ended inside it
 
     def uncompressed(self, data) -> None:
-        from tfrx.io.index import _scan_buffer
-
-        n = len(data)
-        buf = self.carry + bytes(data)
-        offsets, consumed = _scan_buffer(buf, "", False, self.out - len(self.carry), self.count, False)
-        self.offsets.append(offsets)
-        self.count += len(offsets)
-        self.carry = buf[consumed:]
+        """Follows the framing the writer made (length fields only: a record's bytes are never copied)."""
+        n, base = len(data), self.out
+        while True:
+            if self.partial:
+                self.partial += bytes(data[: 8 - len(self.partial)])
+                if len(self.partial) < 8:
+                    break
+                length, self.partial = int.from_bytes(self.partial, "little"), b""
+            else:
+                at = self.next_at - base
+                if at >= n:
+                    break
+                if at + 8 > n:
+                    self.partial = bytes(data[at:])
+                    break
+                length = int.from_bytes(bytes(data[at : at + 8]), "little")
+            self.offsets.append(self.next_at)
+            self.next_at += length + FRAMING_BYTES
         self.tail = (self.tail + bytes(data[-_WINDOW:]))[-_WINDOW:]
         self.out += n
         self.since += n
@@ -83,7 +93,7 @@ class _Checkpoints:
         table = np.array(self.points, dtype=np.int64)
         points = np.zeros(len(table), dtype=_POINT)
         points["out"], points["inp"], points["meta"] = table[:, 0], table[:, 1], table[:, 2]
-        offsets = np.concatenate(self.offsets) if self.offsets else np.zeros(0, np.int64)
+        offsets = np.array(self.offsets, dtype=np.int64)
         n = min(self.inp, _FINGERPRINT)
         finger = _native.crc32c(self.ctail[-n:] if self.inp > n else b"", _native.crc32c(self.head[:n]))
         records = RecordIndex(path, offsets, self.out, mtime_ns=mtime_ns)
