@@ -167,3 +167,23 @@ def test_dataset_over_gzip_urls_pickles_and_loads_indexes_together(served, tmp_p
     copy = pickle.loads(pickle.dumps(ds))  # as DataLoader workers get it: the checkpoints travel along
     expected = [r for k in range(4) for r in RECORDS[k::4]]  # the files one after another
     assert copy[[0, 299, 76]] == [expected[0], expected[299], expected[76]]
+
+
+def test_plan_ranges_splits_a_gzip_url_with_a_checkpoint_index(served, tmp_path, monkeypatch):
+    from tfrx.io.ranges import plan_ranges, read_range
+
+    server, folder = served
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path))
+    url = server.url("a.tfrecord.gz")
+    size = (folder / "a.tfrecord.gz").stat().st_size
+    assert len(plan_ranges([url], num_ranges=4, min_split_bytes=1)) == 1  # no index yet: one range
+    build_inflate_index(url, spacing=SPACING)  # into the cache, where readers look
+    ranges = plan_ranges([url], num_ranges=4, min_split_bytes=1)
+    assert len(ranges) == 4
+    got = []
+    for piece in ranges:
+        server.reset()
+        for batch in read_range(piece, batch_size=16):
+            got += batch.to_list()
+        assert server.stats()["bytes_sent"] < size * 0.6  # its own intervals, not the whole object
+    assert got == RECORDS
