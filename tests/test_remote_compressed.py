@@ -187,3 +187,26 @@ def test_plan_ranges_splits_a_gzip_url_with_a_checkpoint_index(served, tmp_path,
             got += batch.to_list()
         assert server.stats()["bytes_sent"] < size * 0.6  # its own intervals, not the whole object
     assert got == RECORDS
+
+
+def test_resuming_inside_a_gzip_url_starts_at_its_checkpoint(served, tmp_path, monkeypatch):
+    server, folder = served
+    monkeypatch.setenv("TFRX_CACHE_DIR", str(tmp_path))
+    url = server.url("a.tfrecord.gz")
+    size = (folder / "a.tfrecord.gz").stat().st_size
+    with tfrx.RecordReader(url) as r:
+        for _ in range(280):
+            next(iter(r))
+        position = r.position
+    server.reset()
+    with tfrx.RecordReader(url, start=position) as r:  # no index: inflated from the start
+        assert list(r) == RECORDS[280:]
+    assert server.stats()["bytes_sent"] >= size
+    build_inflate_index(url, spacing=SPACING)
+    server.reset()
+    with tfrx.RecordReader(url, start=position, block_size=64 << 10) as r:
+        assert list(r) == RECORDS[280:]
+    assert server.stats()["bytes_sent"] < size * 0.3  # from the checkpoint before the record on
+    with tfrx.RecordReader(url, start=position) as r:
+        assert next(iter(r)) == RECORDS[280]
+        assert r.position.record_index == 281

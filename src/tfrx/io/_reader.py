@@ -39,6 +39,26 @@ __all__ = [
 DEFAULT_CHUNK_SIZE = 4 << 20
 
 
+class _Forward:
+    """A stream read from byte ``at`` of its object on, as a file that is only ever read forward."""
+
+    def __init__(self, stream, at: int) -> None:
+        self._stream = stream
+        self._at = at
+
+    def seek(self, offset: int) -> None:
+        if offset != self._at:
+            raise ValueError(f"a remote stream read forward from byte {self._at} cannot seek to {offset}")
+
+    def read(self, size: int) -> bytes:
+        data = self._stream.read(size)
+        self._at += len(data)
+        return data
+
+    def close(self) -> None:
+        pass
+
+
 class RecordReader:
     """Reads the records of one or more TFRecord files, in order.
 
@@ -202,7 +222,9 @@ class RecordReader:
 
         Resuming inside a file in ``"auto"`` mode reads its first bytes to
         tell whether it is compressed: an uncompressed file is then fetched
-        from ``offset`` on, a compressed one from its start.
+        from ``offset`` on, a compressed one from the checkpoint before
+        ``offset`` when it has a checkpoint index (the stream handed back is
+        then the uncompressed one, compression ``""``), else from its start.
         """
         compression = self.compression
         if offset and self._blocks is not None:
@@ -214,18 +236,44 @@ class RecordReader:
                 assert isinstance(source, str)  # a remote reader's sources are all URLs
                 fs, path = url_to_fs(source)
                 compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
+            chunk = max(self.chunk_size if self.block_size is None else self.block_size, 64)
+            if compression and offset:
+                resumed = self._resume_at_checkpoint(k, offset, chunk)
+                if resumed is not None:
+                    return resumed, ""
             if compression:
                 base = 0
-            chunk = max(self.chunk_size if self.block_size is None else self.block_size, 64)
-            self._blocks = RemoteBlocks(
-                self._sources,
-                k,
-                base,
-                block_size=chunk,
-                window=max(1, self.readahead // chunk),
-                concurrency=self.concurrency,
-            )
+            self._blocks = self._blocks_from(k, base, chunk)
         return self._blocks.stream(k), compression
+
+    def _blocks_from(self, k: int, base: int, chunk: int) -> RemoteBlocks:
+        return RemoteBlocks(
+            self._sources,
+            k,
+            base,
+            block_size=chunk,
+            window=max(1, self.readahead // chunk),
+            concurrency=self.concurrency,
+        )
+
+    def _resume_at_checkpoint(self, k: int, offset: int, chunk: int):
+        """The uncompressed stream of compressed object ``k`` from ``offset``, inflated from the checkpoint
+        before it with the blocks fetched from there on, when the object has a valid checkpoint index
+        (never built here); else None."""
+        from tfrx.errors import TfrxError
+        from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+
+        source = self._sources[k]
+        assert isinstance(source, str)  # a remote reader's sources are all URLs
+        try:
+            index = load_inflate_index(source, build=False)
+        except (OSError, TfrxError):
+            return None
+        if offset > index.records.file_size:
+            return None  # past the end: the ordinary path says so
+        point = int(np.searchsorted(index.out_offsets, offset, side="right")) - 1
+        self._blocks = self._blocks_from(k, int(index.points["inp"][point]), chunk)
+        return CheckpointStream(source, index, offset, file=_Forward(self._blocks.stream(k), self._blocks.base(k)))
 
     def _drop_pending(self) -> None:
         self._pending = None
