@@ -218,7 +218,9 @@ def test_auto_worker_count_from_costs():
     cheap_handoff = WorkerCosts(make=0.010, handoff=0.001, batches=4)
     assert workers_for(cheap_handoff, cores=16) == 10
     assert workers_for(cheap_handoff, cores=4) == 3  # one core left to the main process
+    assert workers_for(cheap_handoff, cores=2) == 0  # one worker would only add the handoff
     assert workers_for(cheap_handoff, cores=1) == 0
+    assert workers_for(WorkerCosts(make=0.0015, handoff=0.001, batches=4), cores=16) == 2
     assert workers_for(WorkerCosts(make=0.001, handoff=0.001, batches=4), cores=16) == 0  # no gain
     assert workers_for(WorkerCosts(make=0.0, handoff=0.0, batches=0), cores=16) == 0
 

@@ -154,7 +154,13 @@ def _decode(datas: list[Any], channels: int, dev: Any) -> list[Any]:
     """The batch decoded on ``dev``: one (C, H, W) uint8 tensor per image."""
     backend = device_jpeg_backend(dev)
     if backend == "nvimgcodec":
-        return _decode_nvimgcodec(datas, channels, dev)
+        try:
+            return _decode_nvimgcodec(datas, channels, dev)
+        except TypeError:  # an nvImageCodec whose Python API differs from the one this was written for
+            io = _torchvision_io()
+            if io is None:
+                raise
+            return _decode_torchvision(io, datas, channels, dev)
     if backend == "torchvision":
         return _decode_torchvision(_torchvision_io(), datas, channels, dev)
     return _decode_tfrx(datas, channels)

@@ -467,7 +467,8 @@ def measure_costs(
     dataset: Dataset, levels: list | None = None, *, batches: int = 4, budget: float = 1.0
 ) -> WorkerCosts:
     """CPU time per batch of ``dataset`` (this process's shard; the first batch, which fills buffers, not
-    counted) and of handing such a batch through a shared-memory ring and making it again."""
+    counted) and of handing such a batch through a shared-memory ring and making it again. Process CPU
+    time: the parser's threads count (nothing else of this process should run meanwhile)."""
     it = shard_pipeline(dataset, list(levels or [])).iterator(epoch=0)
     made: list[Any] = []
     try:
@@ -475,7 +476,7 @@ def measure_costs(
         if first is None:
             return WorkerCosts(0.0, 0.0, 0)
         made.append(first)
-        start = time.thread_time()
+        start = time.process_time()
         deadline = time.monotonic() + budget
         count = 0
         while count < batches and time.monotonic() < deadline:
@@ -484,23 +485,23 @@ def measure_costs(
                 break
             made.append(element)
             count += 1
-        make = (time.thread_time() - start) / count if count else 0.0
+        make = (time.process_time() - start) / count if count else 0.0
     finally:
         it.close()
     sample = made[-1]
     prepared = prepare(sample)
     if prepared is None:  # nothing a ring carries: the element is pickled whole
-        start = time.thread_time()
+        start = time.process_time()
         pickle.loads(pickle.dumps(sample, pickle.HIGHEST_PROTOCOL))
-        return WorkerCosts(make, time.thread_time() - start, count)
+        return WorkerCosts(make, time.process_time() - start, count)
     ring = Ring(2 * prepared.size, 2)
     try:
-        start = time.thread_time()
+        start = time.process_time()
         for _ in range(2):
             packed = ring.put(prepare(sample) or prepared, wait=1.0)
             if packed is not None:
                 unpack(*packed.__reduce__()[1])  # (made and dropped: the slot is free again)
-        handoff = (time.thread_time() - start) / 2
+        handoff = (time.process_time() - start) / 2
     finally:
         ring.close()
     return WorkerCosts(make, handoff, count)
@@ -511,10 +512,11 @@ def auto_workers(dataset: Dataset, levels: list | None = None, *, cores: int | N
 
     Each worker makes batches at ``1 / make`` a second and the main process
     receives them at ``1 / handoff``; ``ceil(make / handoff)`` workers keep it
-    busy. None when that is 1 or less (receiving a batch would cost the main
-    process about what making it does: on 2 cores, 2 workers ran at 0.64x of
-    none on BERT-like records), else that many, at most one fewer than the
-    usable cores (the main process needs one).
+    busy, at most one fewer than the usable cores (the main process needs
+    one). Fewer than 2 means none: the in-process parse already runs its
+    threads on every core, so one worker only moves the same work to another
+    process and adds the handoff (on 2 cores, 1 and 2 workers gave 0.6-0.9x
+    of none in wall clock on BERT-like records, docs/benchmarks.md).
     """
     cores = usable_cores() if cores is None else int(cores)
     if cores <= 1:
@@ -527,5 +529,5 @@ def workers_for(costs: WorkerCosts, cores: int) -> int:
     """The worker count for these measured costs on ``cores`` usable cores (see :func:`auto_workers`)."""
     if costs.batches == 0 or cores <= 1:
         return 0
-    need = math.ceil(costs.make / max(costs.handoff, 1e-6))
-    return 0 if need <= 1 else min(need, cores - 1)
+    count = min(math.ceil(costs.make / max(costs.handoff, 1e-6)), cores - 1)
+    return count if count >= 2 else 0

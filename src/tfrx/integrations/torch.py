@@ -51,8 +51,8 @@ is raised in the main process, and a worker that dies is an error.
 ``num_workers="auto"`` picks the count on the first epoch from the usable
 cores (``os.sched_getaffinity``) and the measured cost of a batch against
 the cost of handing one over (:func:`tfrx.integrations._worker_pool.auto_workers`):
-none when receiving a batch would cost the main process about as much as
-making it, at most one fewer than the cores.
+enough to keep the main process receiving, at most one fewer than the
+cores, and none rather than one (on 2 cores, always none).
 
 ``device="cuda"`` (or ``"cuda:N"``) delivers every numeric array already
 on the GPU (``tfrx.integrations._device_feed``): each batch is written into
@@ -177,7 +177,10 @@ class TorchIterableDataset(IterableDataset):
             raise TypeError(f"expected a tfrx Dataset, got {type(dataset).__name__}")
         if not 1 <= int(shared_memory_slots) <= 1000:
             raise ValueError(f"shared_memory_slots must be in [1, 1000], got {shared_memory_slots}")
-        checks: list[tuple[str, Any, int]] = [("prefetch_factor", prefetch_factor, 1), ("device_prefetch", device_prefetch, 1)]
+        checks: list[tuple[str, Any, int]] = [
+            ("prefetch_factor", prefetch_factor, 1),
+            ("device_prefetch", device_prefetch, 1),
+        ]
         if num_workers != "auto":
             checks.append(("num_workers", num_workers, 0))
         for name, value, least in checks:
