@@ -85,8 +85,24 @@ def test_batches_arrive_whole_one_copy_each_bytes_on_host(tmp_path, order):
     _same(got, want)
     assert backend.copies == len(want)  # one host-to-device copy per batch
     assert backend.handed_over == sorted(backend.handed_over)  # in the order issued
-    assert tds._feeder.staged == len(want) and tds._feeder.direct == 0
+    # the first batch is staged (it sizes the pinned buffers); the parse writes the others into them
+    assert tds._feeder.staged == 1 and tds._feeder.direct == len(want) - 1
     assert all(b["name"].dtype == object for b in got)  # bytes stay on the host
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_parse_into_pinned_buffers_never_reused_before_the_copy(tmp_path, lazy):
+    # A prefetch thread parses ahead into the pinned buffers while copies complete late (lazy: only
+    # when someone waits), in a random order: a buffer rewritten before its copy read it shows here.
+    paths = _files(tmp_path, per_file=(90, 70, 80))
+    want = list(_pipeline(paths, batch=5).to_torch())
+    backend = StandInBackend(order="random", seed=3)
+    if lazy:
+        backend.done = lambda event: event.complete
+    tds = _pipeline(paths, batch=5).prefetch(3).to_torch(device=backend, device_prefetch=2)
+    got = list(tds)
+    _same(got, want)
+    assert tds._feeder.direct > 0 and tds._feeder.staged + tds._feeder.direct == len(want)
 
 
 def test_prefetches_k_batches_ahead(tmp_path):

@@ -3,12 +3,13 @@
 :class:`DeviceFeeder` takes a pipeline's batches (pytrees of NumPy arrays)
 and hands them on with every numeric array on the device:
 
-* each batch's numeric arrays are written end to end (64-byte aligned) into
+* when all of a batch's numeric arrays already lie in pinned host memory
+  the feeder knows (a parse that wrote them into :class:`PinnedOutputs`'
+  buffers, or a shared-memory ring of tfrx's worker processes registered as
+  pinned with :meth:`DeviceBackend.register`), they are not copied on the
+  host at all; otherwise they are written end to end (64-byte aligned) into
   a **pinned staging slot** the feeder reuses (a ring of ``prefetch + 2``),
-  in one native gather with the GIL released; or, when all of them already
-  lie in host memory the device can read directly (a shared-memory ring of
-  tfrx's worker processes, registered as pinned with
-  :meth:`DeviceBackend.register`), they are not copied on the host at all;
+  in one native gather with the GIL released;
 * the used bytes go to the device in **one copy** on a side stream, and the
   arrays become views of the device buffer (no copy per array);
 * batches are issued ``prefetch`` ahead of the one handed out, so the copies
@@ -33,6 +34,8 @@ from __future__ import annotations
 
 import collections
 import random
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -41,7 +44,7 @@ import numpy as np
 from tfrx import _native
 from tfrx.data._structure import map_structure
 
-__all__ = ["CudaBackend", "DeviceBackend", "DeviceFeeder", "StandInBackend", "backend_for"]
+__all__ = ["CudaBackend", "DeviceBackend", "DeviceFeeder", "PinnedOutputs", "StandInBackend", "backend_for"]
 
 _ALIGN = 64
 _NUMERIC = frozenset("biufc")
@@ -295,13 +298,15 @@ class _Staging:
 
 
 class _Region:
-    """Host memory registered as pinned (a shared-memory ring's mapping), kept mapped while registered."""
+    """Pinned host memory batches are copied from directly: a shared-memory ring's mapping registered
+    as pinned (kept mapped while registered), or a pinned buffer of :class:`PinnedOutputs`."""
 
-    __slots__ = ("memory", "handle", "start", "end", "users")
+    __slots__ = ("memory", "handle", "start", "end", "users", "registered")
 
-    def __init__(self, memory: Any, handle: Any, start: int, end: int) -> None:
+    def __init__(self, memory: Any, handle: Any, start: int, end: int, registered: bool = True) -> None:
         self.memory, self.handle, self.start, self.end = memory, handle, start, end
         self.users = 0  # batches in flight copied from it
+        self.registered = registered  # (by register(): unregistered when dropped)
 
 
 class _InFlight:
@@ -345,14 +350,33 @@ class DeviceFeeder:
         self._in_flight: collections.deque = collections.deque()
         self.direct = 0  # batches copied from registered memory, with no staging copy
         self.staged = 0  # batches copied through a staging slot
+        self.staged_bytes = 0  # the largest batch staged (what a PinnedOutputs buffer should hold)
 
     # -- registered memory
+
+    def add_pinned(self, memory: Any, handle: Any) -> None:
+        """Makes ``memory`` (already pinned: ``handle`` is the backend's copy source over it) a region
+        batches are copied from directly (see :class:`PinnedOutputs`)."""
+        start = _native.buffer_address(memory)
+        with memoryview(memory) as view:
+            nbytes = view.nbytes
+        self._regions[id(memory)] = _Region(memory, handle, start, start + nbytes, registered=False)
+
+    def drop_pinned(self, memory: Any) -> bool:
+        """Forgets a region of :meth:`add_pinned` unless a copy in flight reads it; whether it was dropped."""
+        region = self._regions.get(id(memory))
+        if region is None:
+            return True
+        if region.users:
+            return False
+        del self._regions[id(memory)]
+        return True
 
     def register(self, memories: dict[Any, Any]) -> None:
         """Registers these buffers (``{key: writable buffer}``) as pinned, once each; regions no longer
         listed are unregistered as soon as no batch in flight is copied from them."""
         live = {id(m) for m in memories.values()}
-        for key in [k for k, r in self._regions.items() if k not in live and not r.users]:
+        for key in [k for k, r in self._regions.items() if r.registered and k not in live and not r.users]:
             region = self._regions.pop(key)
             self.backend.unregister(region.handle)
         for memory in memories.values():
@@ -378,7 +402,7 @@ class DeviceFeeder:
             lo = at if lo is None else min(lo, at)
             hi = at + x.nbytes if hi is None else max(hi, at + x.nbytes)
         assert lo is not None and hi is not None
-        for region in self._regions.values():
+        for region in tuple(self._regions.values()):  # (a parse on another thread may add one meanwhile)
             if region.start <= lo and hi <= region.end:
                 return region, lo, hi
         return None
@@ -445,6 +469,7 @@ class DeviceFeeder:
             flight.buffer, flight.event = self.backend.copy(slot.host, 0, cursor)
             slot.event = flight.event
             self.staged += 1
+            self.staged_bytes = max(self.staged_bytes, cursor)
         self._in_flight.append(flight)
         self._retire()
         return flight
@@ -512,5 +537,60 @@ class DeviceFeeder:
                 self.backend.wait(slot.event)
             slot.host = slot.array = slot.event = None
         for region in self._regions.values():
-            self.backend.unregister(region.handle)
+            if region.registered:
+                self.backend.unregister(region.handle)
         self._regions.clear()
+
+
+class PinnedOutputs:
+    """Pinned buffers that a parse writes its numeric outputs into, so that a batch goes to the device
+    straight from where it was parsed (no copy on the host).
+
+    Called (as a parse's ``outputs_from``, on whatever thread parses) it
+    gives a native ``OutputArena`` over a free pinned buffer, or None (the
+    parse then uses its usual memory and the feeder stages the batch). A
+    buffer is free again once the arena and every array over it are gone:
+    the feeder keeps a batch until its copy has completed, so a buffer is
+    never written while a copy may read it. Buffers hold twice the largest
+    batch the feeder has staged (none is made before one was: the first
+    batch goes the staging way); at most ``count`` exist at once.
+    """
+
+    def __init__(self, feeder: DeviceFeeder, count: int) -> None:
+        self._feeder = feeder
+        self._count = count
+        self._lock = threading.Lock()
+        # per buffer: [NumPy view, the backend's handle, weak reference to its current arena or None]
+        self._buffers: list[list[Any]] = []
+        self.leased = 0  # arenas handed out
+
+    def __call__(self) -> Any:
+        size = 2 * self._feeder.staged_bytes
+        if not size:
+            return None
+        with self._lock:
+            entry = self._free(size)
+            if entry is None:
+                return None
+            arena = _native.OutputArena(entry[0])
+            entry[2] = weakref.ref(arena)
+            self.leased += 1
+            return arena
+
+    def _free(self, size: int) -> list[Any] | None:
+        """A free buffer of at least ``size`` bytes (made, or made anew for a larger size), or None."""
+        for k, entry in enumerate(self._buffers):
+            if entry[2] is not None and entry[2]() is not None:
+                continue  # (the arena, or arrays over it, still live)
+            if entry[0].nbytes >= size:
+                return entry
+            if self._feeder.drop_pinned(entry[0]):  # too small: its place goes to a larger one
+                del self._buffers[k]
+                break
+        if len(self._buffers) >= self._count:
+            return None
+        host, array = self._feeder.backend.pinned(size)
+        self._feeder.add_pinned(array, host)
+        entry = [array, host, None]
+        self._buffers.append(entry)
+        return entry

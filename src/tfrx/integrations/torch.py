@@ -76,11 +76,12 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from tfrx.data._dataset import Dataset
+from tfrx.data._dataset import Dataset, DatasetIterator
 from tfrx.data._shard import shard_pipeline
 from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
-from tfrx.integrations._device_feed import DeviceFeeder, backend_for, check_device
+from tfrx.data._parse import ParseDataset
+from tfrx.integrations._device_feed import DeviceFeeder, PinnedOutputs, backend_for, check_device
 from tfrx.integrations._shm_ring import PackedBatch, attached_mappings, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, auto_workers, for_handoff, handoffs
 
@@ -137,6 +138,18 @@ def rank_and_world_size(rank: int | None = None, world_size: int | None = None) 
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank must be in [0, world_size), got rank={rank}, world_size={world_size}")
     return RankAndWorldSize(rank, world_size)
+
+
+def _parse_into(pipeline: Dataset, outputs: Any) -> Dataset:
+    """``pipeline`` with each of its parses writing numeric outputs into the arenas ``outputs()`` gives."""
+
+    def into(stage: Dataset) -> Dataset:
+        if isinstance(stage, ParseDataset):
+            clone = stage._with_outputs_from(outputs)
+            return stage if clone is None else clone
+        return stage
+
+    return pipeline._rewrite(into)
 
 
 def _unpack_tensors(*args) -> Any:
@@ -198,7 +211,7 @@ class TorchIterableDataset(IterableDataset):
         self._world_size = world_size
         self.shard = shard
         self.epoch = 0
-        self._iterator = None
+        self._iterator: DatasetIterator | None = None
         self._resume = None
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -286,7 +299,7 @@ class TorchIterableDataset(IterableDataset):
         """The epoch's batches fed to ``backend``'s device (see the module's notes on ``device``)."""
         feeder = self._feeder = DeviceFeeder(backend, prefetch=self.device_prefetch, host_leaf=to_tensor)
         self._fed = True
-        pairs = self._own_worker_pairs(feeder) if self._workers() else self._in_process_pairs()
+        pairs = self._own_worker_pairs(feeder) if self._workers() else self._in_process_pairs(feeder)
         try:
             for element, state in feeder.feed(pairs):
                 self._delivered = state
@@ -295,9 +308,10 @@ class TorchIterableDataset(IterableDataset):
             pairs.close()
             feeder.close()
 
-    def _in_process_pairs(self):
-        """(batch, iterator state after it) in this process, the batches as the pipeline gives them."""
-        it = self.pipeline().iterator(epoch=self.epoch)
+    def _in_process_pairs(self, feeder: DeviceFeeder):
+        """(batch, iterator state after it) in this process, its parses writing into the feeder's pinned buffers."""
+        outputs = PinnedOutputs(feeder, count=self.device_prefetch + 6)  # (+ the prefetch stages' batches)
+        it = _parse_into(self.pipeline(), outputs).iterator(epoch=self.epoch)
         if self._resume is not None:
             it.set_state(self._resume)
             self._resume = None
