@@ -24,6 +24,7 @@ from tfrx.data import TFRecordDataset  # noqa: E402
 from tfrx.options import usable_cores  # noqa: E402
 from tfrx.integrations import _device_feed  # noqa: E402
 from tfrx.integrations._device_feed import DeviceFeeder, StandInBackend  # noqa: E402
+from tfrx.integrations.torch import DeviceBytes  # noqa: E402
 from tfrx.integrations._worker_pool import WorkerCosts, workers_for  # noqa: E402
 
 SPEC = {
@@ -88,6 +89,24 @@ def test_batches_arrive_whole_one_copy_each_bytes_on_host(tmp_path, order):
     # the first batch is staged (it sizes the pinned buffers); the parse writes the others into them
     assert tds._feeder.staged == 1 and tds._feeder.direct == len(want) - 1
     assert all(b["name"].dtype == object for b in got)  # bytes stay on the host
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_bytes_on_the_device_when_asked(tmp_path, workers):
+    paths = _files(tmp_path)
+    extra = {"num_workers": workers, "multiprocessing_context": "fork"} if workers else {}
+    want = list(_pipeline(paths).to_torch(**extra))
+    tds = _pipeline(paths).to_torch(device=StandInBackend(order="random"), bytes_on_device=True, **extra)
+    got = list(tds)
+    tds.close()
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        names = g["name"]
+        assert isinstance(names, DeviceBytes) and names.shape == w["name"].shape
+        assert isinstance(names.values, torch.Tensor) and names.values.dtype == torch.uint8
+        values, offsets = names.values.numpy().tobytes(), names.offsets.tolist()
+        assert [values[a:b] for a, b in zip(offsets[:-1], offsets[1:])] == w["name"].tolist()
+        assert torch.equal(g["id"], w["id"])  # (in the same copy as the numbers)
 
 
 @pytest.mark.parametrize("lazy", [False, True])

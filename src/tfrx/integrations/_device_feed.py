@@ -19,7 +19,10 @@ and hands them on with every numeric array on the device:
   buffer on that stream so the allocator does not reuse it early); a staging
   slot is written again, and a shared-memory slot is let go, only after the
   copy that read it has completed (:meth:`DeviceBackend.wait`);
-* ``bytes`` (object arrays) and other non-numeric leaves stay on the host.
+* ``bytes`` (object arrays) and other non-numeric leaves stay on the host,
+  unless ``bytes_on_device``: then each object array of ``bytes`` goes in
+  the same copy as a :class:`DeviceBytes` (its values end to end and their
+  offsets, on the device).
 
 The device logic is behind :class:`DeviceBackend`. :class:`CudaBackend` is
 PyTorch's CUDA (imported and initialised when the first batch is fed, never
@@ -37,14 +40,22 @@ import random
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from tfrx import _native
 from tfrx.data._structure import map_structure
 
-__all__ = ["CudaBackend", "DeviceBackend", "DeviceFeeder", "PinnedOutputs", "StandInBackend", "backend_for"]
+__all__ = [
+    "CudaBackend",
+    "DeviceBackend",
+    "DeviceBytes",
+    "DeviceFeeder",
+    "PinnedOutputs",
+    "StandInBackend",
+    "backend_for",
+]
 
 _ALIGN = 64
 _NUMERIC = frozenset("biufc")
@@ -331,6 +342,22 @@ class _Placeholder:
         self.index = index
 
 
+class DeviceBytes(NamedTuple):
+    """A column of ``bytes`` on the device: item ``i`` (of the flattened ``shape``) is
+    ``values[offsets[i]:offsets[i + 1]]``; ``values`` uint8, ``offsets`` int64 (one more than items)."""
+
+    values: Any
+    offsets: Any
+    shape: tuple
+
+
+class _BytesPlaceholder:
+    __slots__ = ("values", "offsets", "shape")
+
+    def __init__(self, values: int, offsets: int, shape: tuple) -> None:
+        self.values, self.offsets, self.shape = values, offsets, shape
+
+
 class DeviceFeeder:
     """Feeds batches to a :class:`DeviceBackend`, ``prefetch`` ahead (see :mod:`tfrx.integrations._device_feed`).
 
@@ -338,10 +365,18 @@ class DeviceFeeder:
     scalar made a tensor); numeric NumPy arrays go to the device.
     """
 
-    def __init__(self, backend: DeviceBackend, *, prefetch: int = 2, host_leaf: Callable[[Any], Any] = lambda x: x):
+    def __init__(
+        self,
+        backend: DeviceBackend,
+        *,
+        prefetch: int = 2,
+        host_leaf: Callable[[Any], Any] = lambda x: x,
+        bytes_on_device: bool = False,
+    ):
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"prefetch must be a positive int, got {prefetch!r}")
         self.backend = backend
+        self.bytes_on_device = bool(bytes_on_device)
         self.prefetch = prefetch
         self._host_leaf = host_leaf
         self._staging = [_Staging() for _ in range(prefetch + 2)]
@@ -418,6 +453,13 @@ class DeviceFeeder:
             if type(x) is np.ndarray and x.dtype.kind in _NUMERIC and x.dtype.byteorder in "=|":
                 arrays.append(x)
                 return _Placeholder(len(arrays) - 1)
+            if self.bytes_on_device and type(x) is np.ndarray and x.dtype.kind == "O":
+                try:
+                    packed = _native.pack_bytes(x.reshape(-1))
+                except TypeError:  # an item that is not bytes: the array stays on the host
+                    return self._host_leaf(x)
+                arrays.extend((packed.values, packed.offsets))
+                return _BytesPlaceholder(len(arrays) - 2, len(arrays) - 1, x.shape)
             return self._host_leaf(x)
 
         return map_structure(take, element), arrays
@@ -497,7 +539,12 @@ class DeviceFeeder:
         del buffer
 
         def fill(x: Any) -> Any:
-            return views[x.index] if type(x) is _Placeholder else x
+            kind = type(x)
+            if kind is _Placeholder:
+                return views[x.index]
+            if kind is _BytesPlaceholder:
+                return DeviceBytes(views[x.values], views[x.offsets], x.shape)
+            return x
 
         return map_structure(fill, flight.element)
 

@@ -61,7 +61,9 @@ straight from the workers' shared-memory slots, registered as pinned where
 ``cudaHostRegister`` works), sent in one host-to-device copy on a side CUDA
 stream, ``device_prefetch`` batches ahead, and handed over only after the
 current stream waits for its copy; a slot is reused only after its copy has
-completed. ``bytes`` features stay on the host. ``state_dict()`` is the
+completed. ``bytes`` features stay on the host (with ``bytes_on_device=True``
+each goes in the same copy as a ``DeviceBytes``: its values end to end and
+their offsets, as device tensors). ``state_dict()`` is the
 position after the last batch handed over (not the ones prefetched). CUDA
 is initialised on the first batch, never at import; ``device=None`` or
 ``"cpu"`` keeps batches on the host exactly as without it. Use it with
@@ -81,11 +83,11 @@ from tfrx.data._shard import shard_pipeline
 from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
 from tfrx.data._parse import ParseDataset
-from tfrx.integrations._device_feed import DeviceFeeder, PinnedOutputs, backend_for, check_device
+from tfrx.integrations._device_feed import DeviceBytes, DeviceFeeder, PinnedOutputs, backend_for, check_device
 from tfrx.integrations._shm_ring import PackedBatch, attached_mappings, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, auto_workers, for_handoff, handoffs
 
-__all__ = ["TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
+__all__ = ["DeviceBytes", "TorchIterableDataset", "to_tensor", "to_tensors", "rank_and_world_size"]
 
 
 _KEEP_KINDS = frozenset("OSUV")  # object (bytes), fixed-width text and bytes, void: no tensor type
@@ -185,6 +187,7 @@ class TorchIterableDataset(IterableDataset):
         multiprocessing_context: Any = None,
         device: Any = None,
         device_prefetch: int = 2,
+        bytes_on_device: bool = False,
     ) -> None:
         if not isinstance(dataset, Dataset):
             raise TypeError(f"expected a tfrx Dataset, got {type(dataset).__name__}")
@@ -221,6 +224,7 @@ class TorchIterableDataset(IterableDataset):
         self._progress: dict | None = None  # with num_workers: where each worker is (WorkerPool.iterate)
         self.device = device
         self.device_prefetch = device_prefetch
+        self.bytes_on_device = bool(bytes_on_device)
         self._auto: int | None = None  # num_workers="auto": the count chosen on the first epoch
         self._fed = False  # batches go to a device: state_dict() is _delivered, the state after the last handed over
         self._delivered: Any = None
@@ -297,7 +301,9 @@ class TorchIterableDataset(IterableDataset):
 
     def _to_device(self, backend: Any):
         """The epoch's batches fed to ``backend``'s device (see the module's notes on ``device``)."""
-        feeder = self._feeder = DeviceFeeder(backend, prefetch=self.device_prefetch, host_leaf=to_tensor)
+        feeder = self._feeder = DeviceFeeder(
+            backend, prefetch=self.device_prefetch, host_leaf=to_tensor, bytes_on_device=self.bytes_on_device
+        )
         self._fed = True
         pairs = self._own_worker_pairs(feeder) if self._workers() else self._in_process_pairs(feeder)
         try:
