@@ -270,19 +270,20 @@ class StandInBackend:
             self._complete_one()
 
 
-def backend_for(device: Any) -> DeviceBackend | None:
+def backend_for(device: Any, *, check_only: bool = False) -> Any:
     """The backend for ``device``: None for no device or the CPU (batches stay as they are), a
-    :class:`DeviceBackend` as given, else :class:`CudaBackend` (made, and CUDA initialised, now)."""
+    :class:`DeviceBackend` as given, else :class:`CudaBackend` (made, and CUDA initialised, now).
+    ``check_only``: whether there would be a backend, touching no device."""
     if device is None:
-        return None
+        return None if not check_only else False
     if not isinstance(device, (str, int)) and hasattr(device, "hand_over"):
-        return device
+        return device if not check_only else True
     kind = str(device).split(":")[0]
     if kind == "cpu":
-        return None
+        return None if not check_only else False
     if kind != "cuda":
         raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N' (or a DeviceBackend), got {device!r}")
-    return CudaBackend(device)
+    return CudaBackend(device) if not check_only else True
 
 
 def check_device(device: Any) -> None:

@@ -266,6 +266,8 @@ class TorchIterableDataset(IterableDataset):
                     "to_torch(device=...) puts batches on the device in the main process: give it to a "
                     "DataLoader with num_workers=0 (use to_torch(device=..., num_workers=k) for worker processes)"
                 )
+            if self._workers() and backend_for(self.device, check_only=True):
+                self._started_pool()  # (forked before CUDA starts in this process: the workers never use it)
             backend = backend_for(self.device)
             if backend is not None:
                 yield from self._to_device(backend)
@@ -343,6 +345,13 @@ class TorchIterableDataset(IterableDataset):
                 "to_torch(num_workers=k) starts its own worker processes: give it to a DataLoader "
                 "with num_workers=0, or use the DataLoader's workers with to_torch() alone"
             )
+        pool = self._started_pool()
+        resume, self._resume = self._resume, None
+        self._progress = resume
+        yield from pool.iterate(self.epoch, convert or (lambda element: element), resume, self._note_progress)
+
+    def _started_pool(self) -> WorkerPool:
+        """The own workers, started unless they run (they live from epoch to epoch)."""
         pool = self._pool
         if pool is None or pool.closed:
             pool = self._pool = WorkerPool(
@@ -353,9 +362,7 @@ class TorchIterableDataset(IterableDataset):
                 prefetch=self.prefetch_factor,
                 context=self.multiprocessing_context,
             )
-        resume, self._resume = self._resume, None
-        self._progress = resume
-        yield from pool.iterate(self.epoch, convert or (lambda element: element), resume, self._note_progress)
+        return pool
 
     def _note_progress(self, progress: dict) -> None:
         self._progress = progress
