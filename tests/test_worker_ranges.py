@@ -99,6 +99,19 @@ def test_enough_files_small_files_and_shuffled_names_keep_todays_sharding(tmp_pa
     assert "record ranges" not in worker_pipeline(TFRecordDataset(paths).batch(4), [(5, 0)])._plan()
 
 
+def test_a_users_own_shard_is_kept(tmp_path):
+    # shard(2, 1) of the user's, under the workers' split: what today's split gives, never records of shard 0
+    from tfrx.data._shard import shard_pipeline
+
+    paths = _files(tmp_path, [90, 60])
+
+    def pipeline():
+        return TFRecordDataset(paths).shard(2, 1).batch(4).parse(SPEC)
+
+    for w in range(5):
+        assert _ids(worker_pipeline(pipeline(), [(5, w)])) == _ids(shard_pipeline(pipeline(), [(5, w)]))
+
+
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_a_workers_ranges_resume_exactly(tmp_path, shuffle):
     paths = _files(tmp_path, [70, 45])

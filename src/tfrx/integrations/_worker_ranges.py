@@ -100,7 +100,11 @@ def worker_pipeline(dataset: Dataset, levels: list[tuple[int, int]]) -> Dataset:
             if isinstance(stage, TFRecordDataset):
                 ranged = _range_source(stage, total, index)
                 return stage if ranged is None else ranged
-            if isinstance(stage, RecordBatchDataset) and isinstance(stage._source, TFRecordDataset):
+            if (
+                isinstance(stage, RecordBatchDataset)
+                and isinstance(stage._source, TFRecordDataset)
+                and getattr(stage, "_stride", None) is None  # (a user's shard(n, i) read strided: left as it is)
+            ):
                 # (what batch(n) of a TFRecordDataset becomes: the same batches, of the ranges)
                 ranged = _range_source(stage._source, total, index)
                 if ranged is not None:
