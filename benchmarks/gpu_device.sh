@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One prepared run for a GPU machine (written for one H200 and 16 cores, no network, about 8 minutes):
+# One prepared run for a GPU machine (written for one H200 and 16 cores, no network; the steps' limits
+# add up to 9.5 minutes, a run should take 5-8):
 # builds the extension, runs the CUDA-marked tests, `python -m benchmarks gpu` and
 # `python -m benchmarks workers --workers 0,1,2,4,8,16`, and writes everything under $OUT.
 #
@@ -44,15 +45,15 @@ cat "$OUT/machine.txt"
 if [ -d .gpu-wheels ]; then
     step wheels 60 "$PY" -m pip install --no-index --find-links .gpu-wheels --no-deps .gpu-wheels/*.whl
 fi
-step build 240 make dev PYTHON="$PY" BUILD=build/gpu JOBS="$(nproc)"
+step build 150 make dev PYTHON="$PY" BUILD=build/gpu JOBS="$(nproc)"
 "$PY" -c 'import tfrx.image as im; print("jpeg decoder on the GPU:", im.device_jpeg_backend("cuda"))' >>"$OUT/machine.txt" 2>&1
 
 # The CUDA tests, then the stand-in tests of the same modules (they must pass with a GPU present too).
-step pytest-cuda 120 "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_device_feed.py tests/test_image_device.py
-step pytest-device 120 "$PY" -m pytest -q -x -p no:cacheprovider tests/test_device_feed.py tests/test_image_device.py tests/test_worker_ranges.py
+step pytest-cuda 60 "$PY" -m pytest -q -m cuda -p no:cacheprovider tests/test_device_feed.py tests/test_image_device.py
+step pytest-device 60 "$PY" -m pytest -q -x -p no:cacheprovider tests/test_device_feed.py tests/test_image_device.py tests/test_worker_ranges.py
 
-step bench-gpu 240 "$PY" -m benchmarks gpu --size small --repeat 1 --workers 0,1,2,4,8,16
-step bench-workers 200 "$PY" -m benchmarks workers --size small --repeat 1 --workloads bert,criteo \
+step bench-gpu 170 "$PY" -m benchmarks gpu --size small --repeat 1 --workers 0,1,2,4,8,16
+step bench-workers 130 "$PY" -m benchmarks workers --size small --repeat 1 --workloads bert,criteo \
     --workers 0,1,2,4,8,16 --skip "tfrecord,tf.data,tfrx (torch handoff),handoff only,tfrx -> GPU (pin_memory)"
 
 {

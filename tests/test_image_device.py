@@ -18,13 +18,13 @@ import tfrx.image as im
 from tfrx.image import _device, _random
 
 torch = pytest.importorskip("torch")
-simplejpeg = pytest.importorskip("simplejpeg")
+pytest.importorskip("PIL")  # (tfrx.image.encode_jpeg makes the test images)
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
 
 SIZES = [(120, 160), (200, 90), (64, 64), (300, 20), (17, 33)]
 
 
-def _jpegs(sizes=SIZES, seed=0, gray=False):
+def _jpegs(sizes=SIZES, seed=0, gray=False, subsampled=False):
     rng = np.random.default_rng(seed)
     out = []
     for h, w in sizes:
@@ -32,10 +32,10 @@ def _jpegs(sizes=SIZES, seed=0, gray=False):
         smooth = np.stack([(yy * 255 // max(h - 1, 1)), (xx * 255 // max(w - 1, 1)), (yy + xx) % 256], -1)
         noise = rng.integers(0, 40, (h, w, 3))
         pixels = np.clip(smooth + noise, 0, 255).astype(np.uint8)
-        if gray:
-            out.append(simplejpeg.encode_jpeg(np.ascontiguousarray(pixels[:, :, :1]), quality=92, colorspace="GRAY"))
-        else:
-            out.append(simplejpeg.encode_jpeg(pixels, quality=92))
+        # 4:4:4 unless `subsampled`: a partial decode (the CPU path) upsamples 4:2:0 chroma at a crop's
+        # edges from the window alone, a whole decode (the device path) from the pixels beyond it too
+        image = np.ascontiguousarray(pixels[:, :, :1]) if gray else pixels
+        out.append(im.encode_jpeg(image, quality=92, chroma_downsampling=subsampled))
     return out
 
 
@@ -75,6 +75,18 @@ def test_device_path_equals_the_cpu_fused_path(seed):
     _fresh(seed)
     nchw = im.decode_random_crop_and_resize(jpegs, (32, 40), seed=seed, device="cpu", layout="NCHW", **stats)
     np.testing.assert_array_equal(nchw.permute(0, 2, 3, 1).numpy(), dev.numpy())
+
+
+def test_subsampled_chroma_differs_only_at_crop_edges_by_a_few_levels():
+    jpegs = _jpegs(subsampled=True)
+    _fresh(9)
+    cpu = im.decode_random_crop_and_resize(jpegs, (32, 40), seed=9, dct_scaling=False)
+    _fresh(9)
+    dev = im.decode_random_crop_and_resize(jpegs, (32, 40), seed=9, device="cpu").numpy()
+    diff = np.abs(dev - cpu)
+    assert diff.mean() < 0.5 and diff.max() < 16
+    inner = diff[:, 2:-2, 2:-2]  # away from the crops' edges the two decodes agree
+    assert inner.max() < 2e-3
 
 
 def test_upscaled_crops_clamp_at_the_crop_edge_as_tensorflow():
@@ -152,8 +164,8 @@ def test_cuda_without_a_gpu_says_so():
 
 def test_the_cpu_path_imports_no_torch():
     code = (
-        "import sys, numpy as np, simplejpeg, tfrx.image as im\n"
-        "im.decode_jpeg(simplejpeg.encode_jpeg(np.zeros((8, 8, 3), np.uint8)))\n"
+        "import sys, numpy as np, tfrx.image as im\n"
+        "im.decode_jpeg(im.encode_jpeg(np.zeros((8, 8, 3), np.uint8)))\n"
         "print('torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
