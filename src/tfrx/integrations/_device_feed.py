@@ -412,7 +412,7 @@ class DeviceFeeder:
         """Registers these buffers (``{key: writable buffer}``) as pinned, once each; regions no longer
         listed are unregistered as soon as no batch in flight is copied from them."""
         live = {id(m) for m in memories.values()}
-        for key in [k for k, r in self._regions.items() if r.registered and k not in live and not r.users]:
+        for key in [k for k, r in list(self._regions.items()) if r.registered and k not in live and not r.users]:
             region = self._regions.pop(key)
             self.backend.unregister(region.handle)
         for memory in memories.values():
