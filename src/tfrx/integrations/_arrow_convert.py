@@ -26,6 +26,13 @@ steps of each step's values (``list<list<...>>`` from the nested
 padding is dropped using ``lengths``). The schema's metadata names the
 feature-list columns.
 
+Without a spec, :class:`ExampleBatchBuilder` turns decoded records
+(``tfrx.decode_sequence_example``'s ``(context, feature_lists)``) into
+record batches whose schema grows as features appear: every feature a
+``list<v>`` column, null where a record lacks it, every feature list a
+``list<list<v>>`` column; a record whose kinds contradict earlier ones is
+reported, not guessed at. ``tfrx convert`` to Parquet writes through it.
+
 The way back, :func:`to_examples` / :func:`to_sequence_examples`, turns a
 Table or RecordBatch into serialized ``tf.train.Example`` /
 ``SequenceExample`` records through the native columnar encoder; nulls
@@ -57,6 +64,7 @@ __all__ = [
     "to_sequence_examples",
     "read_tfrecord",
     "iter_record_batches",
+    "ExampleBatchBuilder",
     "FEATURE_LISTS_KEY",
     "RAW_COLUMN",
 ]
@@ -240,6 +248,143 @@ def to_table(parsed) -> pa.Table:
     if not batches:
         raise ValueError("to_table needs at least one batch (the schema comes from it)")
     return pa.Table.from_batches(batches)
+
+
+# ---------------------------------------------------------------- decoded records -> Arrow, no spec
+_LEAF = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
+
+
+def _value_kind(value: Any) -> str:
+    """The kind of a decoded Feature's values: int64 / float arrays, bytes lists."""
+    if isinstance(value, np.ndarray):
+        return "int64" if value.dtype == np.int64 else "float"
+    return "bytes"
+
+
+def _steps_kind(steps: list) -> str | None:
+    """The kind of a feature list's steps (one kind for all), None when no step has a kind, "mixed" otherwise."""
+    kinds = {_value_kind(s) for s in steps if s is not None}
+    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else None)
+
+
+class ExampleBatchBuilder:
+    """Decoded Examples / SequenceExamples to ``pyarrow.RecordBatch`` es without a spec, the schema growing as
+    features appear.
+
+    Each record is what :func:`tfrx.decode_sequence_example` returns, ``(context, feature_lists)``
+    (``feature_lists`` ``None`` or ``{}`` for an Example; :func:`tfrx.decode_example`'s dict is a context).
+    A feature's kind is the kind of its first value, an empty list's included (TensorFlow's parser refuses a
+    Feature of another kind than the spec's, empty or not); every feature is a ``list<v>`` column (``int64``,
+    ``float``, ``binary``), null in a record without it (a Feature with no kind set is absent, as
+    ``parse_example`` treats it); every feature list a ``list<list<v>>`` column, a step with no kind a null
+    step, named in the schema metadata under ``FEATURE_LISTS_KEY``. Values keep their bits (float32 NaN
+    payloads included). :meth:`check` says why a record does not fit the kinds learned so far (another kind,
+    a name that is a context feature in one record and a feature list in another, steps of several kinds);
+    :meth:`append` refuses such a record. :meth:`flush` returns the rows appended since the last one under
+    :attr:`schema`, the schema of every feature seen so far, columns in name order.
+    """
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, str] = {}  # context feature -> kind
+        self._list_kinds: dict[str, str | None] = {}  # feature list -> kind (None while no step has one)
+        self._rows: list[tuple[Mapping, Mapping]] = []
+
+    def __len__(self) -> int:
+        """The rows appended since the last :meth:`flush`."""
+        return len(self._rows)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """Every feature and feature list seen so far, in name order."""
+        names = sorted([*self._kinds, *self._list_kinds])
+        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(self._list_kinds)).encode()} if self._list_kinds else None
+        return pa.schema([(k, self._column_type(k)) for k in names], metadata=meta)
+
+    def _column_type(self, name: str) -> pa.DataType:
+        if name in self._list_kinds:
+            kind = self._list_kinds[name]
+            return pa.list_(pa.list_(pa.null() if kind is None else _LEAF[kind]))
+        return pa.list_(_LEAF[self._kinds[name]])
+
+    def check(self, context: Mapping, feature_lists: Mapping | None = None) -> str | None:
+        """Why a record does not fit the kinds seen so far (nor itself), or None."""
+        kinds, list_kinds = self._kinds, self._list_kinds
+        for k, v in context.items():
+            if k in list_kinds:
+                return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
+            if k in kinds and _value_kind(v) != kinds[k]:
+                return f"feature {k!r} is {_value_kind(v)}, earlier records have {kinds[k]}"
+        for k, steps in (feature_lists or {}).items():
+            if k in context:
+                return (
+                    f"{k!r} is both a context feature and a feature list; one column cannot hold "
+                    "both (convert to JSON Lines instead)"
+                )
+            if k in kinds:
+                return f"feature list {k!r}: earlier records have a context feature of that name"
+            kind = _steps_kind(steps)
+            if kind == "mixed":
+                return f"feature list {k!r} has steps of different kinds"
+            if kind is not None and list_kinds.get(k) not in (None, kind):
+                return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
+        return None
+
+    def append(self, context: Mapping, feature_lists: Mapping | None = None) -> None:
+        """Adds one record's row, learning the kinds of its features; ValueError saying why when
+        :meth:`check` finds it does not fit."""
+        problem = self.check(context, feature_lists)
+        if problem is not None:
+            raise ValueError(problem)
+        for k, v in context.items():
+            self._kinds.setdefault(k, _value_kind(v))
+        for k, steps in (feature_lists or {}).items():
+            if self._list_kinds.get(k) is None:
+                self._list_kinds[k] = _steps_kind(steps)
+        self._rows.append((context, feature_lists or {}))
+
+    def flush(self) -> pa.RecordBatch:
+        """The rows appended since the last flush, as one record batch under :attr:`schema`."""
+        schema, rows = self.schema, self._rows
+        self._rows = []
+        columns = []
+        for field in schema:
+            name = field.name
+            if name in self._list_kinds:
+                kind = self._list_kinds[name]
+                columns.append(_nested_list_column([r[1].get(name) for r in rows], kind))
+            else:
+                columns.append(_list_column([r[0].get(name) for r in rows], self._kinds[name]))
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _list_column(values: list, kind: str | None) -> pa.Array:
+    """``list<v>`` of decoded values (arrays, lists of bytes, None for a null) over one buffer of the values."""
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(np.fromiter((0 if v is None else len(v) for v in values), np.int64, len(values)), out=offsets[1:])
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise ValueError(f"{int(offsets[-1])} values in one batch of a list<> column: write smaller batches")
+    present = [v for v in values if v is not None]
+    leaf = pa.null() if kind is None else _LEAF[kind]
+    if kind is None:
+        flat = pa.nulls(int(offsets[-1]))
+    elif kind == "bytes":
+        flat = pa.array([b for v in present for b in v], pa.binary())
+    else:
+        dtype = np.int64 if kind == "int64" else np.float32
+        flat = pa.array(np.concatenate(present).astype(dtype, copy=False) if present else np.zeros(0, dtype))
+    mask = None if valid.all() else pa.array(~valid)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), flat, type=pa.list_(leaf), mask=mask)
+
+
+def _nested_list_column(values: list, kind: str | None) -> pa.Array:
+    """``list<list<v>>`` of decoded feature lists (lists of steps, None for a null row or a kind-less step)."""
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    offsets = np.zeros(len(values) + 1, np.int64)
+    np.cumsum(np.fromiter((0 if v is None else len(v) for v in values), np.int64, len(values)), out=offsets[1:])
+    steps = _list_column([s for v in values if v is not None for s in v], kind)
+    mask = None if valid.all() else pa.array(~valid)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), steps, type=pa.list_(steps.type), mask=mask)
 
 
 # ---------------------------------------------------------------- Arrow -> Examples
