@@ -38,8 +38,12 @@ const Tables& tables() {
 // (one issues per cycle); the partial CRCs are joined by multiplying by
 // x^(8*block) mod P, done with per-byte tables of that linear operator
 // (the "crc32c_shift" technique of Mark Adler's crc32c.c).
+// Three block sizes: 8 KiB for long buffers, 256 B and 64 B for the rest,
+// so that a record of a few hundred bytes (the usual TFRecord Example) is
+// interleaved too: its CRC is checked once per read, in every reader.
 constexpr size_t kLongBlock = 8192;
 constexpr size_t kShortBlock = 256;
+constexpr size_t kTinyBlock = 64;
 
 __attribute__((target("sse4.2"))) uint32_t raw_zeros_sse42(uint32_t reg, size_t nbytes) {
   uint64_t c = reg;
@@ -72,6 +76,10 @@ const ShiftTable& long_shift() {
 }
 const ShiftTable& short_shift() {
   static const ShiftTable tbl(kShortBlock);
+  return tbl;
+}
+const ShiftTable& tiny_shift() {
+  static const ShiftTable tbl(kTinyBlock);
   return tbl;
 }
 
@@ -122,6 +130,14 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint
       p += 3 * kShortBlock;
       n -= 3 * kShortBlock;
     } while (n >= 3 * kShortBlock);
+  }
+  if (n >= 3 * kTinyBlock) {
+    const ShiftTable& shift = tiny_shift();
+    do {
+      c = crc_three_way<kTinyBlock>(c, p, shift);
+      p += 3 * kTinyBlock;
+      n -= 3 * kTinyBlock;
+    } while (n >= 3 * kTinyBlock);
   }
   c = crc_words(c, p, n);
   p += n & ~size_t{7};
