@@ -283,6 +283,41 @@ def test_polars_predicates_pushed_translated_or_evaluated_by_polars_and_on_lists
     assert tp._translate(cases["polars (floats, NaN ordered last)"], tp.scan_schema(files, spec=SPEC), ["x"]) is None
 
 
+def test_polars_predicates_as_polars_hands_them_to_the_source_become_arrow_expressions(files, monkeypatch):
+    """Polars casts a literal to its column's type before it hands the predicate to an IO source ({"Scalar":
+    {"Int64": 50}}, not the {"Dyn": {"Int": 50}} a user's expression serializes to): those are translated too,
+    and so is is_between, instead of each batch going through a Polars DataFrame."""
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    translated = []
+
+    def spy(predicate, schema, names):
+        result = tp_translate(predicate, schema, names)
+        translated.append(result is not None)
+        return result
+
+    tp_translate = tp._translate
+    monkeypatch.setattr(tp, "_translate", spy)
+    whole = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    for predicate in [
+        pl.col("f1") > 50,
+        pl.col("f1") > pl.lit(50, pl.UInt8),
+        pl.col("f1").is_between(10, 20),
+        pl.col("f1").is_between(10, 20, closed="none") | (pl.col("f2") <= 3.5),
+    ]:
+        translated.clear()
+        got = tp.scan_tfrecord(files, spec=SPEC).filter(predicate).select("name").collect()
+        expected = whole.filter(predicate).select("name")
+        assert expected.height > 0 and got.equals(expected), predicate
+        assert translated == [True], predicate
+    schema = tp.scan_schema(files, spec=SPEC)
+    assert tp._translate(pl.col("f1") > 2**64, schema, ["f1"]) is None
+    nan_below = pl.col("f1") < pl.lit(float("nan"), pl.Float64)  # true for every row in Polars: NaN is ordered last
+    assert tp._translate(nan_below, schema, ["f1"]) is None
+    assert tp.scan_tfrecord(files, spec=SPEC).filter(nan_below).select("name").collect().equals(whole.select("name"))
+
+
 def test_polars_limit_before_a_filter_and_counts(files):
     pl = pytest.importorskip("polars")
     from tfrx.integrations import polars as tp
