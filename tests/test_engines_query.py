@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -416,6 +417,48 @@ def test_daft_sink_writes_committed_shards(files, tmp_path):
     back = tfrx.read_tfrecord(sink.paths, {"name": SPEC["name"], "tags": SPEC["tags"]})
     assert sorted(_plain(back.to_pylist()), key=str) == sorted(_plain(expected.to_pylist()), key=str)
     assert sum(result["records"]) == expected.num_rows
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_daft_splits_large_files_into_record_ranges(files, tmp_path, indexed):
+    """As Spark, Dask and Ray do: a file larger than split_bytes is read by several tasks, one per record range
+    (by the index's record offsets when there is one, else at record boundaries), every record exactly once."""
+    daft = pytest.importorskip("daft")
+    import shutil
+
+    from tfrx.integrations import daft as tdf
+
+    paths = [shutil.copy(p, tmp_path) for p in files]
+    if indexed:
+        for p in paths:
+            tfrx.build_index(p)
+    stats = ScanStats()
+    source = tdf.TFRecordSource(paths, spec=SPEC, stats=stats, split_bytes=64 << 10)
+    assert len(source.ranges) >= 2 * (os.path.getsize(paths[0]) // (64 << 10))
+    assert all(r.exact for r in source.ranges) == indexed
+    got = source.read().select("name", "f1", "tags").to_arrow()
+    expected = tfrx.read_tfrecord(paths, SPEC).select(["name", "f1", "tags"])
+    assert got.to_pylist() == expected.to_pylist()  # in file and record order
+    assert stats.records_read == 2 * N
+    where = source.read().where(daft.col("f1") < 50).select("name").to_arrow()
+    assert where.column("name").to_pylist() == expected.filter(pc.field("f1") < 50).column("name").to_pylist()
+    assert source.read().limit(7).to_arrow().num_rows == 7
+    whole = tdf.TFRecordSource(paths, spec=SPEC)  # 32 MiB: a task per file
+    assert [r.source for r in whole.ranges] == paths and all(r.start == 0 and r.end is None for r in whole.ranges)
+
+
+def test_daft_range_task_names_the_damaged_record(files, tmp_path):
+    pytest.importorskip("daft")
+    from tfrx.integrations import daft as tdf
+
+    path = str(tmp_path / "damaged.tfrecord")
+    data = bytearray(open(files[0], "rb").read())
+    data[len(data) * 3 // 4] ^= 0xFF  # in a record of the file's last quarter: a later range's task
+    open(path, "wb").write(bytes(data))
+    source = tdf.TFRecordSource(path, spec=SPEC, split_bytes=64 << 10)
+    assert len(source.ranges) > 2
+    with pytest.raises(Exception, match=r"damaged\.tfrecord.*record \d+ at byte \d+"):
+        source.read().to_arrow()
 
 
 # ------------------------------------------------------------------ Hugging Face datasets

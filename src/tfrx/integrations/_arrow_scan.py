@@ -286,6 +286,7 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     infer_records: int = 1000,
     storage_options: dict | None = None,
     stats: ScanStats | None = None,
+    ranges: Sequence[RecordRange] | None = None,
 ) -> pa.RecordBatchReader:
     """Scans TFRecord files of Examples or SequenceExamples as a ``pyarrow.RecordBatchReader``.
 
@@ -302,7 +303,9 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     usable cores). ``compression``, ``on_error`` and ``storage_options`` as for
     :class:`tfrx.RecordReader`; damaged records raise
     :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
-    ``stats``: a :class:`ScanStats` to fill.
+    ``stats``: a :class:`ScanStats` to fill. ``ranges``: the record ranges to
+    read (:func:`tfrx.io.plan_ranges` of these files), instead of planning
+    them here: an engine that hands ranges to its own tasks scans one each.
     """
     compression = normalize_compression(compression, allow_auto=True)
     check_on_error(on_error)
@@ -335,7 +338,8 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     schema = _schema_of(plan.spec)
     if plan.spec is not False:
         schema = pa.schema([schema.field(c) for c in plan.columns])
-    ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
+    if ranges is None:
+        ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
     batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit, schema)
     return pa.RecordBatchReader.from_batches(schema, batches)
 
@@ -354,7 +358,7 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
 
 
 def _batches(
-    ranges: list[RecordRange],
+    ranges: Sequence[RecordRange],
     plan: _Plan,
     compression: str,
     on_error: str,
