@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.acero as acero
 import pyarrow.compute as pc
 
 from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, to_record_batch
@@ -148,6 +149,14 @@ filter_columns = _filter_columns
 
 
 # ------------------------------------------------------------------ one batch
+def _filtered(table: pa.Table, expression: pc.Expression) -> pa.Table:
+    """``table.filter(expression)`` on this thread: ``Table.filter`` hands a plan to Arrow's thread pool, which
+    for one batch cost more CPU than the filter itself (the scan already runs batches on its own threads)."""
+    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
+    keep = acero.Declaration("filter", acero.FilterNodeOptions(expression))
+    return acero.Declaration.from_sequence([source, keep]).to_table(use_threads=False)
+
+
 #: When a filter kept more than this share of a batch's records, the next batches parse the other projected
 #: features in the same pass as the filter's and filter afterwards: a second pass over most of the records
 #: (each one walked again to find its features) costs more than parsing them for the dropped few. At or
@@ -166,17 +175,18 @@ class _Plan:
     #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
     kept: float = 0.0
 
-    def _mask(self, table: pa.Table) -> Any:
+    def _keep(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` the filter keeps."""
         if callable(self.filter) and not isinstance(self.filter, pc.Expression):
             mask = self.filter(table.select(_names(self.filter_spec)))
-            return pc.fill_null(mask, False) if mask.null_count else mask
-        return self.filter
+            return table.filter(pc.fill_null(mask, False) if mask.null_count else mask)
+        return _filtered(table, self.filter)
 
     def _one_pass(self, records: RecordBatch) -> pa.RecordBatch | None:
         both = _merged(self.filter_spec, self.rest_spec)
         table = pa.Table.from_batches([to_record_batch(_parser(both).parse(records))])
         self.stats._count(len(records), _names(both), len(records))
-        keep = table.filter(self._mask(table))
+        keep = self._keep(table)
         self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
@@ -195,7 +205,7 @@ class _Plan:
         first = to_record_batch(_parser(self.filter_spec).parse(records))
         self.stats._count(len(records), _names(self.filter_spec), len(records))
         table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        keep = table.filter(self._mask(table))
+        keep = self._keep(table)
         self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
