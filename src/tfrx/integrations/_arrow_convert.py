@@ -78,10 +78,11 @@ RAW_COLUMN = "record"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
-def _flat(values: Any) -> pa.Array:
-    """A primitive Arrow array over ``values`` (1-D view), sharing its buffer."""
+def _flat(values: Any, packed: bool = False) -> pa.Array:
+    """A primitive Arrow array over ``values`` (1-D view), sharing its buffer; a BytesArray as ``binary_view``
+    over its buffer, or with ``packed`` as ``binary`` of its own (:func:`_binary`)."""
     if isinstance(values, BytesArray):
-        return values.to_arrow()
+        return _binary(values) if packed else values.to_arrow()
     if values.dtype == object:
         return pa.array(values.reshape(-1).tolist(), type=pa.binary())
     arrow_type = _NUMERIC.get(values.dtype)
@@ -91,9 +92,23 @@ def _flat(values: Any) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(flat), [None, pa.py_buffer(flat)])
 
 
-def _dense(values: Any) -> pa.Array:
+def _binary(values: BytesArray) -> pa.Array:
+    """``binary`` of a BytesArray's values end to end, in memory of its own (one native gather, no object per
+    value): what a parse with the default ``bytes_as`` gives, without making a ``bytes`` object per value."""
+    data, offsets = values.packed()
+    if np.may_share_memory(data, values.data):  # values already end to end in the records: not a view of them
+        data = np.array(data, dtype=np.uint8, copy=True)
+    if int(offsets[-1]) > np.iinfo(np.int32).max:
+        return pa.Array.from_buffers(
+            pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
+    offsets32 = offsets.astype(np.int32)
+    return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, [None, pa.py_buffer(offsets32), pa.py_buffer(data)])
+
+
+def _dense(values: Any, packed: bool = False) -> pa.Array:
     """``(n, d1, ..., dk)`` -> nested fixed-size lists of ``d1 .. dk`` over the flat values."""
-    arr = _flat(values)
+    arr = _flat(values, packed)
     for level in range(values.ndim - 1, 0, -1):
         size = int(values.shape[level])
         if size:
@@ -104,11 +119,11 @@ def _dense(values: Any) -> pa.Array:
     return arr
 
 
-def _ragged(r: RaggedArray) -> pa.Array:
+def _ragged(r: RaggedArray, packed: bool = False) -> pa.Array:
     if isinstance(r.values, RaggedArray):
-        inner = _ragged(r.values)
+        inner = _ragged(r.values, packed)
     else:
-        inner = _dense(r.values if isinstance(r.values, BytesArray) else np.asarray(r.values))
+        inner = _dense(r.values if isinstance(r.values, BytesArray) else np.asarray(r.values), packed)
     splits = np.ascontiguousarray(r.row_splits)
     if splits.dtype == np.int32:  # RaggedFeature's default row_splits_dtype, as TensorFlow's
         offsets = pa.Array.from_buffers(pa.int32(), len(splits), [None, pa.py_buffer(splits)])
@@ -118,7 +133,7 @@ def _ragged(r: RaggedArray) -> pa.Array:
     return pa.LargeListArray.from_arrays(offsets, inner)
 
 
-def _sparse(s: SparseArray) -> pa.Array:
+def _sparse(s: SparseArray, packed: bool = False) -> pa.Array:
     if s.indices.ndim != 2 or s.indices.shape[1] != 2:
         raise ValueError(
             f"only one-dimensional VarLen features (rank-2 SparseArray) convert to Arrow lists; "
@@ -128,22 +143,22 @@ def _sparse(s: SparseArray) -> pa.Array:
     counts = np.bincount(s.indices[:, 0], minlength=rows) if len(s.indices) else np.zeros(rows, np.int64)
     splits = np.zeros(rows + 1, np.int64)
     np.cumsum(counts, out=splits[1:])
-    return _ragged(RaggedArray(s.values, splits))
+    return _ragged(RaggedArray(s.values, splits), packed)
 
 
-def _column(name: str, value: Any) -> pa.Array:
+def _column(name: str, value: Any, packed: bool = False) -> pa.Array:
     if isinstance(value, RaggedArray):
-        return _ragged(value)
+        return _ragged(value, packed)
     if isinstance(value, SparseArray):
-        return _sparse(value)
+        return _sparse(value, packed)
     if isinstance(value, (np.ndarray, BytesArray)):
         if value.ndim == 0:
             raise ValueError(f"feature {name!r} is a scalar, not a batch: parse a batch of records")
-        return _dense(value)
+        return _dense(value, packed)
     raise TypeError(f"feature {name!r}: cannot convert {type(value).__name__} to Arrow")
 
 
-def _steps(values: np.ndarray, lengths: np.ndarray | None) -> pa.Array:
+def _steps(values: np.ndarray, lengths: np.ndarray | None, packed: bool = False) -> pa.Array:
     """A padded ``FixedLenSequenceFeature`` batch ``(n, max_steps, ...)`` as lists of each example's steps."""
     n, width = values.shape[0], values.shape[1]
     if lengths is None:
@@ -154,14 +169,14 @@ def _steps(values: np.ndarray, lengths: np.ndarray | None) -> pa.Array:
     steps = values.reshape((n * width,) + values.shape[2:])
     if int(splits[-1]) != n * width:  # padding to drop: the one copy
         steps = steps[(np.arange(width) < lengths[:, None]).reshape(-1)]
-    return _ragged(RaggedArray(steps, splits))
+    return _ragged(RaggedArray(steps, splits), packed)
 
 
 def _is_sequence(parsed) -> bool:
     return isinstance(parsed, (tuple, list)) and len(parsed) in (2, 3) and all(isinstance(p, Mapping) for p in parsed)
 
 
-def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
+def _sequence_columns(parsed, packed: bool = False) -> tuple[list[str], list[pa.Array], list[str]]:
     context, feature_lists = parsed[0], parsed[1]
     lengths = parsed[2] if len(parsed) == 3 else {}
     both = sorted(set(context) & set(feature_lists))
@@ -171,7 +186,7 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
     columns = []
     for name in names:
         if name in context:
-            columns.append(_column(name, context[name]))
+            columns.append(_column(name, context[name], packed))
             continue
         value = feature_lists[name]
         if isinstance(value, SparseArray) and value.indices.ndim == 2 and value.indices.shape[1] == 3:
@@ -179,9 +194,9 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
         if isinstance(value, (np.ndarray, BytesArray)):
             if value.ndim < 2:
                 raise ValueError(f"feature list {name!r} has shape {value.shape}, expected (examples, steps, ...)")
-            columns.append(_steps(value, lengths.get(name)))  # type: ignore[arg-type]  # BytesArray has ndim, shape and slicing
+            columns.append(_steps(value, lengths.get(name), packed))  # type: ignore[arg-type]  # BytesArray has ndim, shape and slicing
         elif isinstance(value, RaggedArray):
-            columns.append(_ragged(value))
+            columns.append(_ragged(value, packed))
         else:
             raise TypeError(f"feature list {name!r}: cannot convert {type(value).__name__} to Arrow")
     return names, columns, sorted(feature_lists)
@@ -216,13 +231,19 @@ def to_record_batch(parsed) -> pa.RecordBatch:
     (the feature-list columns are then named in the schema metadata under
     ``FEATURE_LISTS_KEY``, which :func:`to_sequence_examples` reads).
     """
+    return _record_batch(parsed, packed=False)
+
+
+def _record_batch(parsed, packed: bool) -> pa.RecordBatch:
+    """:func:`to_record_batch`; with ``packed``, the values of a parse with ``bytes_as="views"`` become ``binary``
+    columns of their own, as the default parse's ``bytes`` objects do, without an object per value."""
     metadata = None
     if _is_sequence(parsed):
-        names, columns, lists = _sequence_columns(parsed)
+        names, columns, lists = _sequence_columns(parsed, packed)
         metadata = {FEATURE_LISTS_KEY: json.dumps(lists).encode()}
     elif isinstance(parsed, Mapping):
         names = sorted(parsed)
-        columns = [_column(n, parsed[n]) for n in names]
+        columns = [_column(n, parsed[n], packed) for n in names]
     else:
         raise TypeError(
             f"expected parse_example's dict or parse_sequence_example's (context, feature_lists, lengths), "
