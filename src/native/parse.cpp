@@ -925,6 +925,32 @@ class Parser::RangeParse {
   }
 
  private:
+  // From `entry` on, the run of entries whose keys no column wants, as the
+  // previous record had them at the same positions (`misses`), each skipped by
+  // its length after one masked comparison of its key. Returns where the first
+  // other entry starts and sets *entry to its position. Kept apart from the map
+  // walk so that this loop, which a projection of few features spends most of
+  // its time in, keeps its few values in registers.
+  static TFRX_NOINLINE const uint8_t* skip_misses(const uint8_t* p, const uint8_t* e, const int32_t* guesses,
+                                           const Parser::KeyTable::EntryPattern* misses, size_t cap, size_t* entry) {
+    size_t i = *entry;
+    while (i < cap && guesses[i] < 0 && e - p >= 18 && p[0] == 0x0a) {
+      const Parser::KeyTable::EntryPattern& pt = misses[i];
+      const unsigned L = p[1];
+      const unsigned K = pt.len - 3;
+      uint64_t w0, w1;
+      std::memcpy(&w0, p + 2, 8);
+      std::memcpy(&w1, p + 10, 8);
+      if (L >= 0x80 || pt.len == 0 || L + 2 > static_cast<size_t>(e - p) || ((w0 & pt.mask[0]) ^ pt.word[0]) != 0 ||
+          ((w1 & pt.mask[1]) ^ pt.word[1]) != 0 || K + 4 > L || p[5 + K] != L - K - 4)
+        break;
+      p += 2 + L;
+      ++i;
+    }
+    *entry = i;
+    return p;
+  }
+
   // What the walk needs to write a dense feature straight to its row,
   // packed together: the column's spec lives in a larger struct.
   struct FastDense {
@@ -1020,6 +1046,8 @@ class Parser::RangeParse {
     const Parser::KeyTable::EntryPattern* const patterns = table.patterns.data();
     size_t entry = 0;
     while (p < e) {
+      if (entry < gcap && gs[entry] < 0) p = skip_misses(p, e, gs, ms, gcap, &entry);
+      if (p >= e) break;
       Span key, value;
       // The layout every writer emits, all lengths below 128:
       //   0a L | 0a K key | 12 V value      with L = K + V + 4
