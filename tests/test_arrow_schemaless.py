@@ -205,3 +205,31 @@ def test_builder_matches_building_the_cells_one_by_one(rows):
             else:
                 expected.append(_py(context.get(field.name)))
         assert batch.column(field.name).equals(pa.array(expected, field.type)), field.name
+
+
+def test_a_spec_reads_absence_as_tensorflow_does_the_builder_keeps_it(tmp_path):
+    """The two Example -> Arrow paths differ where TensorFlow's parse has no null: with a spec, an absent or
+    kind-less VarLen feature (and a kind-less step of a RaggedFeature list) is an empty list, as
+    tf.io.parse_example / parse_sequence_example give it; without one, the builder keeps the absence (null)."""
+    path = _write(
+        tmp_path / "a.tfrecord",
+        [_example(a=_ints(1)), _example(a=_ints()), _example(a=train.Feature()), _example(b=_bytes(b"\xff"))],
+    )
+    spec = {"a": tfrx.VarLenFeature(tfrx.int64), "b": tfrx.VarLenFeature(tfrx.string)}
+    with_spec = tfrx.arrow.read_tfrecord(path, spec)
+    assert with_spec.column("a").to_pylist() == [[1], [], [], []]
+    assert with_spec.column("b").to_pylist() == [[], [], [], [b"\xff"]]
+    builder = ExampleBatchBuilder()
+    for record in tfrx.read_records(path):
+        builder.append(tfrx.decode_example(record))
+    batch = builder.flush()
+    assert batch.column("a").to_pylist() == [[1], [], None, None]
+    assert batch.column("b").to_pylist() == [None, None, None, [b"\xff"]]
+    assert with_spec.schema.field("b").type.value_type == batch.schema.field("b").type.value_type == pa.binary()
+
+    seq = _write(tmp_path / "s.tfrecord", [_sequence(l=[train.Feature(), _ints(2)])])
+    ragged = tfrx.arrow.read_tfrecord(seq, ({}, {"l": tfrx.RaggedFeature(tfrx.int64)}))
+    assert ragged.column("l").to_pylist() == [[[], [2]]]
+    builder = ExampleBatchBuilder()
+    builder.append(*tfrx.decode_sequence_example(next(iter(tfrx.read_records(seq)))))
+    assert builder.flush().column("l").to_pylist() == [[None, [2]]]
