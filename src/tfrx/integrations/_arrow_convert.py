@@ -378,14 +378,25 @@ class ExampleBatchBuilder:
         return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
+def _rows(values: list) -> tuple[list, np.ndarray, pa.Array | None]:
+    """The non-null entries of ``values``, the list offsets of all of them, and the null mask (None: no null)."""
+    present = [v for v in values if v is not None]
+    offsets = np.zeros(len(values) + 1, np.int64)
+    if len(present) == len(values):
+        np.cumsum(np.fromiter(map(len, values), np.int64, len(values)), out=offsets[1:])
+        return present, offsets, None
+    nulls = np.fromiter((v is None for v in values), bool, len(values))
+    counts = np.zeros(len(values), np.int64)
+    counts[~nulls] = np.fromiter(map(len, present), np.int64, len(present))
+    np.cumsum(counts, out=offsets[1:])
+    return present, offsets, pa.array(nulls)
+
+
 def _list_column(values: list, kind: str | None) -> pa.Array:
     """``list<v>`` of decoded values (arrays, lists of bytes, None for a null) over one buffer of the values."""
-    valid = np.fromiter((v is not None for v in values), bool, len(values))
-    offsets = np.zeros(len(values) + 1, np.int64)
-    np.cumsum(np.fromiter((0 if v is None else len(v) for v in values), np.int64, len(values)), out=offsets[1:])
+    present, offsets, mask = _rows(values)
     if offsets[-1] > np.iinfo(np.int32).max:
         raise ValueError(f"{int(offsets[-1])} values in one batch of a list<> column: write smaller batches")
-    present = [v for v in values if v is not None]
     leaf = pa.null() if kind is None else _LEAF[kind]
     if kind is None:
         flat = pa.nulls(int(offsets[-1]))
@@ -394,17 +405,13 @@ def _list_column(values: list, kind: str | None) -> pa.Array:
     else:
         dtype = np.int64 if kind == "int64" else np.float32
         flat = pa.array(np.concatenate(present).astype(dtype, copy=False) if present else np.zeros(0, dtype))
-    mask = None if valid.all() else pa.array(~valid)
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), flat, type=pa.list_(leaf), mask=mask)
 
 
 def _nested_list_column(values: list, kind: str | None) -> pa.Array:
     """``list<list<v>>`` of decoded feature lists (lists of steps, None for a null row or a kind-less step)."""
-    valid = np.fromiter((v is not None for v in values), bool, len(values))
-    offsets = np.zeros(len(values) + 1, np.int64)
-    np.cumsum(np.fromiter((0 if v is None else len(v) for v in values), np.int64, len(values)), out=offsets[1:])
-    steps = _list_column([s for v in values if v is not None for s in v], kind)
-    mask = None if valid.all() else pa.array(~valid)
+    present, offsets, mask = _rows(values)
+    steps = _list_column([s for v in present for s in v], kind)
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), steps, type=pa.list_(steps.type), mask=mask)
 
 

@@ -409,11 +409,11 @@ def tfrecord_to_parquet(
         for context, lists, where in _decoded_rows(
             paths, compression, on_error, errors, progress, "parquet", where=True
         ):
-            bad = rows.check(context, lists)
-            if bad:
+            try:
+                rows.append(context, lists)
+            except ValueError as bad:  # the record does not fit the kinds of the earlier ones
                 errors(f"{where}: {bad}")
                 continue
-            rows.append(context, lists)
             n += 1
             if len(rows) >= batch_rows:
                 out.flush()
