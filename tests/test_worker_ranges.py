@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 import tfrx
 from tfrx.data import TFRecordDataset
-from tfrx.integrations import _worker_ranges
-from tfrx.integrations._worker_ranges import shard_ranges, worker_pipeline
+from tfrx.data import _range_shard
+from tfrx.data._range_shard import range_shard_pipeline, shard_ranges
 from tfrx.io.ranges import RecordRange
 from tfrx.testing import assert_resumes_exactly
 
@@ -17,7 +17,7 @@ SPEC = {"id": tfrx.FixedLenFeature([], tfrx.int64)}
 
 @pytest.fixture(autouse=True)
 def _small_ranges(monkeypatch):
-    monkeypatch.setattr(_worker_ranges, "MIN_SPLIT_BYTES", 1)  # (test files are a few KB; forked workers inherit it)
+    monkeypatch.setattr(_range_shard, "MIN_SPLIT_BYTES", 1)  # (test files are a few KB; forked workers inherit it)
 
 
 def _files(root, counts, index=False):
@@ -60,7 +60,7 @@ def test_every_record_once_over_the_workers_ranges(tmp_path_factory, counts, ext
 
     got = []
     for w in range(workers):
-        part = worker_pipeline(pipeline(), [(workers, w)])
+        part = range_shard_pipeline(pipeline(), [(workers, w)])
         batches = list(part)
         assert all(len(b["id"]) == batch for b in batches[:-1])  # whole batches, joined across ranges
         got += _ids(batches)
@@ -69,7 +69,7 @@ def test_every_record_once_over_the_workers_ranges(tmp_path_factory, counts, ext
 
 def test_each_worker_reads_only_its_ranges_batch_native(tmp_path):
     paths = _files(tmp_path, [200, 100])
-    parts = [worker_pipeline(TFRecordDataset(paths).batch(8).parse(SPEC), [(6, w)]) for w in range(6)]
+    parts = [range_shard_pipeline(TFRecordDataset(paths).batch(8).parse(SPEC), [(6, w)]) for w in range(6)]
     for part in parts:
         plan = part._plan()
         assert "record ranges" in plan and "shard(" not in plan and "batch-native" in plan
@@ -86,17 +86,17 @@ def test_nested_levels_partition_ranks_and_workers(tmp_path):
     got = []
     for rank in range(2):
         for w in range(3):
-            got += _ids(worker_pipeline(TFRecordDataset(paths).batch(5).parse(SPEC), [(2, rank), (3, w)]))
+            got += _ids(range_shard_pipeline(TFRecordDataset(paths).batch(5).parse(SPEC), [(2, rank), (3, w)]))
     assert sorted(got) == _all_ids([120, 80, 60])
 
 
 def test_enough_files_small_files_and_shuffled_names_keep_todays_sharding(tmp_path, monkeypatch):
     paths = _files(tmp_path, [30, 30, 30])
-    assert "record ranges" not in worker_pipeline(TFRecordDataset(paths).batch(4), [(3, 0)])._plan()
+    assert "record ranges" not in range_shard_pipeline(TFRecordDataset(paths).batch(4), [(3, 0)])._plan()
     files = tfrx.data.Dataset.list_files(str(tmp_path / "*.tfrecord"), shuffle=True, seed=1)
-    assert "record ranges" not in worker_pipeline(TFRecordDataset(files).batch(4), [(5, 0)])._plan()
-    monkeypatch.setattr(_worker_ranges, "MIN_SPLIT_BYTES", 1 << 30)
-    assert "record ranges" not in worker_pipeline(TFRecordDataset(paths).batch(4), [(5, 0)])._plan()
+    assert "record ranges" not in range_shard_pipeline(TFRecordDataset(files).batch(4), [(5, 0)])._plan()
+    monkeypatch.setattr(_range_shard, "MIN_SPLIT_BYTES", 1 << 30)
+    assert "record ranges" not in range_shard_pipeline(TFRecordDataset(paths).batch(4), [(5, 0)])._plan()
 
 
 def test_a_users_own_shard_is_kept(tmp_path):
@@ -109,7 +109,7 @@ def test_a_users_own_shard_is_kept(tmp_path):
         return TFRecordDataset(paths).shard(2, 1).batch(4).parse(SPEC)
 
     for w in range(5):
-        assert _ids(worker_pipeline(pipeline(), [(5, w)])) == _ids(shard_pipeline(pipeline(), [(5, w)]))
+        assert _ids(range_shard_pipeline(pipeline(), [(5, w)])) == _ids(shard_pipeline(pipeline(), [(5, w)]))
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
@@ -118,10 +118,10 @@ def test_a_workers_ranges_resume_exactly(tmp_path, shuffle):
 
     def pipeline():
         ds = TFRecordDataset(paths)
-        return worker_pipeline((ds.shuffle(9, seed=4) if shuffle else ds).batch(6).parse(SPEC), [(5, 2)])
+        return range_shard_pipeline((ds.shuffle(9, seed=4) if shuffle else ds).batch(6).parse(SPEC), [(5, 2)])
 
     assert_resumes_exactly(pipeline)
-    assert_resumes_exactly(lambda: worker_pipeline(TFRecordDataset(paths), [(5, 1)]), steps=[0, 1, 7, 20])
+    assert_resumes_exactly(lambda: range_shard_pipeline(TFRecordDataset(paths), [(5, 1)]), steps=[0, 1, 7, 20])
 
 
 def test_shard_ranges_deals_contiguous_groups_of_equal_bytes():
@@ -155,7 +155,7 @@ def test_own_workers_more_than_files_exactly_once_in_order(tmp_path_factory, cou
     def pipeline():
         return TFRecordDataset(paths).batch(7).parse(SPEC)
 
-    want = _round_robin([_ids_per_batch(worker_pipeline(pipeline(), [(workers, w)])) for w in range(workers)])
+    want = _round_robin([_ids_per_batch(range_shard_pipeline(pipeline(), [(workers, w)])) for w in range(workers)])
     tds = pipeline().to_torch(num_workers=workers, multiprocessing_context="fork")
     got = [b["id"].tolist() for b in tds]
     tds.close()

@@ -44,7 +44,7 @@ from tfrx.data._shard import shard_pipeline
 from tfrx.memory import tune_owned_process
 from tfrx.options import share_cores_with, usable_cores
 from tfrx.integrations._shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
-from tfrx.integrations._worker_ranges import worker_pipeline
+from tfrx.data._range_shard import range_shard_pipeline
 
 __all__ = ["Slots", "WorkerPool", "auto_workers", "for_handoff", "handoffs"]
 
@@ -212,7 +212,7 @@ def _serve(
     share_cores_with(processes)
     slots = Slots()
     try:
-        pipeline, views = for_handoff(worker_pipeline(dataset, levels), slots)
+        pipeline, views = for_handoff(range_shard_pipeline(dataset, levels), slots)
         while True:
             command = channel.command()
             if command == _STOP:  # (a stop for an epoch that ended before it came)

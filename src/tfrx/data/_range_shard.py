@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tfrx.data import TFRecordDataset
+from tfrx.data._tfrecord import TFRecordDataset
 from tfrx.data._dataset import UNKNOWN_CARDINALITY, Dataset, DatasetIterator, IterContext
 from tfrx.data._files import as_path
 from tfrx.data._rebatch import record_rebatcher
@@ -36,7 +36,7 @@ from tfrx.io._positions import RecordPosition
 from tfrx.io._reader import RecordReader
 from tfrx.io.ranges import RecordRange, file_size, plan_ranges, record_boundary
 
-__all__ = ["MIN_SPLIT_BYTES", "RangeRecordsDataset", "shard_ranges", "worker_pipeline"]
+__all__ = ["MIN_SPLIT_BYTES", "RangeRecordsDataset", "range_shard_pipeline", "shard_ranges"]
 
 #: The least bytes of a range: smaller files are not cut (a range costs a reader's open and a boundary search).
 MIN_SPLIT_BYTES = 1 << 20
@@ -90,7 +90,7 @@ def _range_source(stage: TFRecordDataset, num_shards: int, index: int) -> RangeR
     return RangeRecordsDataset(shard_ranges(ranges, num_shards)[index], options)
 
 
-def worker_pipeline(dataset: Dataset, levels: list[tuple[int, int]]) -> Dataset:
+def range_shard_pipeline(dataset: Dataset, levels: list[tuple[int, int]]) -> Dataset:
     """``shard_pipeline(dataset, levels)``, with each ``TFRecordDataset`` that has fewer files than shards
     read as this shard's record ranges (see the module's notes) instead of one record in ``n`` of all."""
     total, index = _nested_shard([(n, i) for n, i in levels if n > 1])
