@@ -13,11 +13,12 @@ Each output is ``buffer[int(u * len(buffer))]`` for uniform draws ``u``
 made in blocks of ``_DRAWS_PER_BLOCK``, the slot refilled by swap-with-last.
 The batch-native form (below) makes the same draws on record numbers with
 :class:`ShuffleDraws` (the native ``shuffle_draws``) and keeps the records
-in a native ``RecordStore`` (each copied once as it is read; the reader's
-chunks are not kept), so ``shuffle(m).batch(n).parse(spec)`` never makes a
-Python object per record, hands the parser each batch's records where they
-lie, holds memory in proportion to the buffered records, and gives the same
-order (tested against this loop). The per-element form stays a Python
+in a native ``RecordStore`` (each copied once as the window needs it; a
+reader's chunk is dropped once its last record entered), so
+``shuffle(m).batch(n).parse(spec)`` never makes a Python object per record,
+hands the parser each batch's records where they lie, holds memory in
+proportion to the buffered records, and gives the same order (tested
+against this loop). The per-element form stays a Python
 loop: a native call per element costs twice its time, and drawing in blocks
 would read elements ahead of the buffer, moving upstream side effects
 earlier than tf.data does.
