@@ -187,3 +187,29 @@ def test_the_batch_native_store_holds_no_more_than_the_window(tmp_path, parallel
     # A batch's records enter in a read or two (where a piece ends), not one read per draw.
     pieces = -(-len(records) // 1024) + 2
     assert len(reads) <= 2 * batches + 2 * pieces + buffer_size // 1024 + 2, (len(reads), batches)
+
+
+def test_shuffle_reads_its_pieces_in_small_reads_unless_the_user_chose_a_size(tmp_path, monkeypatch):
+    # The batch-native shuffle copies each piece into its store at once, so the reader's buffer is pure
+    # overhead: without a user's buffer_size the pieces are read 1 MiB at a time, with one the user's size holds.
+    import tfrx
+    from tfrx.data import _tfrecord
+
+    path = str(tmp_path / "r.tfrecord")
+    with tfrx.TFRecordWriter(path) as w:
+        w.write_many(tfrx.encode_examples({"x": np.arange(300, dtype=np.int64)}))
+    seen = []
+    real = _tfrecord.FilesIterator
+
+    def spy(files, options, *args, **kwargs):
+        seen.append(options.get("buffer_size"))
+        return real(files, options, *args, **kwargs)
+
+    monkeypatch.setattr(_tfrecord, "FilesIterator", spy)
+    spec = {"x": tfrx.FixedLenFeature([], tfrx.int64)}
+    for buffer_size, expected in ((None, _tfrecord.PIECE_READ_BYTES), (3 << 20, 3 << 20)):
+        seen.clear()
+        ds = tfrx.data.TFRecordDataset(path, buffer_size=buffer_size).shuffle(100, seed=1).batch(32).parse(spec)
+        got = np.concatenate([np.asarray(b["x"]) for b in ds])
+        assert sorted(got.tolist()) == list(range(300))
+        assert seen == [expected]
