@@ -48,6 +48,7 @@ from tfrx.image._formats import decode_bmp, decode_gif, decode_webp
 from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding_box, resize_with_crop_or_pad
 from tfrx.image._boxes import sample_distorted_bounding_box
 from tfrx.image._crop_resize import decode_crop_and_resize, decode_random_crop_and_resize
+from tfrx.image._fused import decode_and_resize
 from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg, extract_jpeg_shape
 from tfrx.image._partial import partial_jpeg_backend
 from tfrx.image._png import decode_png, encode_png
@@ -79,6 +80,7 @@ __all__ = [
     "extract_jpeg_shape",
     "decode_crop_and_resize",
     "decode_random_crop_and_resize",
+    "decode_and_resize",
     "sample_distorted_bounding_box",
     "partial_jpeg_backend",
     "convert_image_dtype",

@@ -869,6 +869,10 @@ def parse_example(
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
     """``tf.io.parse_single_example``: one serialized Example -> dict of arrays."""
+    if hasattr(type(serialized), "__tfrx_trace__"):
+        # A placeholder of tfrx.data tracing a map function (to fuse the parse with batch): recorded, not run.
+        ExampleParser(features)  # the spec's errors now, as in the call it stands for
+        return serialized.__tfrx_trace__("parse_single_example", features=features)
     return ExampleParser(features).parse_single(serialized)
 
 
