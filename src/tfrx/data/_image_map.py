@@ -141,12 +141,23 @@ def mentions_images(fn: Callable, depth: int = 3) -> bool:
         return True
     if depth <= 0:
         return False
+    cells = [c.cell_contents for c in getattr(fn, "__closure__", None) or () if _filled(c)]
+    if any(callable(c) and not isinstance(c, type) and mentions_images(c, depth - 1) for c in cells):
+        return True
     globals_ = getattr(fn, "__globals__", {})
     return any(
         callable(globals_.get(n)) and not isinstance(globals_.get(n), type) and mentions_images(globals_[n], depth - 1)
         for n in names
         if n in globals_ and getattr(globals_[n], "__module__", "") not in ("builtins",)
     )
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def _names(code: Any) -> set[str]:
@@ -197,6 +208,7 @@ class FusionPlan:
         self.names = names
         self.threads = threads
         self.spec: dict | None = None
+        self.tuple_root = False
         leaves: list = []
         map_structure(leaves.append, output)
         self.leaves = leaves
@@ -257,7 +269,9 @@ class FusionPlan:
                 raise _NotFusable("uses the serialized record besides parsing it")
 
     # -------------------------------------------------------- per batch
-    def __call__(self, batch: Any) -> Any:
+    def __call__(self, *parts: Any) -> Any:
+        # map hands a batch of tuples over as positional arguments, as it would the elements.
+        batch = parts if self.tuple_root else parts[0]
         n = _rows(batch)
         memo: dict[int, Any] = {}
 
@@ -366,10 +380,12 @@ def trace(maps: list) -> tuple[FusionPlan | None, int, str]:
     value: Any = None
     start = 0
     why = ""
+    tuple_root = False
     for i, m in enumerate(maps):
         fn = m._fn
         if value is None:
             start, value = i, _root(fn)
+            tuple_root = type(value) is tuple
         try:
             value = _call(fn, value)
         except _NotFusable as e:
@@ -382,7 +398,9 @@ def trace(maps: list) -> tuple[FusionPlan | None, int, str]:
         return None, len(maps), why
     threads = max((m._threads if m._parallel else 1) for m in maps[start:])
     try:
-        return FusionPlan(value, [_short(m._fn) for m in maps[start:]], threads), start, ""
+        plan = FusionPlan(value, [_short(m._fn) for m in maps[start:]], threads)
+        plan.tuple_root = tuple_root
+        return plan, start, ""
     except _NotFusable as e:
         return None, len(maps), f"map({_short(maps[-1]._fn)}) {e}"
 
