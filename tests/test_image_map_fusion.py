@@ -281,3 +281,20 @@ def test_a_decode_without_resize_or_of_a_varlen_feature_is_not_fused(records_fil
     ds = tfrx.TFRecordDataset(path).map(prep)
     assert not isinstance(ds.batch(2), ImageMapBatchDataset)
     assert "VarLenFeature" in ds._not_fused
+
+
+def test_corrupt_entropy_data_raises_as_the_per_image_decode_does():
+    # Flipped bytes inside the scan: libjpeg warns and goes on; decode_jpeg (strict) raises, so the batch does too.
+    good = _jpeg(120, 160, seed=5)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        damaged = bytearray(good)
+        for at in rng.integers(len(good) // 3, len(good) - 64, 3):
+            damaged[at] ^= 0xA5
+        try:
+            want = tfrx.image.resize(tfrx.image.decode_jpeg(bytes(damaged), 3), (32, 32))
+        except DecodeError:
+            with pytest.raises(DecodeError, match="image 1 of the batch"):
+                tfrx.image.decode_and_resize([good, bytes(damaged)], (32, 32), channels=3)
+        else:
+            assert np.array_equal(tfrx.image.decode_and_resize([good, bytes(damaged)], (32, 32), channels=3)[1], want)

@@ -189,6 +189,7 @@ def _run_kernel(
             None,
             None,
             threads,
+            True,  # strict: a warning fails the image, as simplejpeg's strict decode (decode_jpeg's) does
         )
         if result.status == _native.JPEG_OK:
             return
