@@ -298,3 +298,15 @@ def test_corrupt_entropy_data_raises_as_the_per_image_decode_does():
                 tfrx.image.decode_and_resize([good, bytes(damaged)], (32, 32), channels=3)
         else:
             assert np.array_equal(tfrx.image.decode_and_resize([good, bytes(damaged)], (32, 32), channels=3)[1], want)
+
+
+def test_elements_of_another_arity_fail_as_the_map_would(records_file):
+    _, jpegs = records_file
+    pairs = Dataset.from_tensor_slices((np.array(jpegs, dtype=object), np.arange(len(jpegs))))
+    mapped = pairs.map(lambda x: tfrx.image.resize(tfrx.image.decode_jpeg(x), (8, 8)))
+    with pytest.raises(TypeError):
+        list(_unfused(mapped, 2))
+    fused = mapped.batch(2)
+    assert isinstance(fused, ImageMapBatchDataset)  # traced with one argument
+    with pytest.raises(TypeError, match="traced with 1 argument"):
+        list(fused)

@@ -208,7 +208,7 @@ class FusionPlan:
         self.names = names
         self.threads = threads
         self.spec: dict | None = None
-        self.tuple_root = False
+        self.tuple_root = 0  # the number of components of a tuple element, 0 for another element
         leaves: list = []
         map_structure(leaves.append, output)
         self.leaves = leaves
@@ -270,7 +270,12 @@ class FusionPlan:
 
     # -------------------------------------------------------- per batch
     def __call__(self, *parts: Any) -> Any:
-        # map hands a batch of tuples over as positional arguments, as it would the elements.
+        # map hands a batch of tuples over as positional arguments, as it would the elements; elements of
+        # another arity than the traced one fail as the user's function would have.
+        if len(parts) != (self.tuple_root or 1):
+            raise TypeError(
+                f"{self.names[0]}() was traced with {self.tuple_root or 1} argument(s) but the elements have {len(parts)}"
+            )
         batch = parts if self.tuple_root else parts[0]
         n = _rows(batch)
         memo: dict[int, Any] = {}
@@ -380,12 +385,12 @@ def trace(maps: list) -> tuple[FusionPlan | None, int, str]:
     value: Any = None
     start = 0
     why = ""
-    tuple_root = False
+    tuple_root = 0
     for i, m in enumerate(maps):
         fn = m._fn
         if value is None:
             start, value = i, _root(fn)
-            tuple_root = type(value) is tuple
+            tuple_root = len(value) if type(value) is tuple else 0
         try:
             value = _call(fn, value)
         except _NotFusable as e:
