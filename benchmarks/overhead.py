@@ -8,15 +8,21 @@ files), records per CPU-second of
 * **batch.parse**: ``TFRecordDataset(path).batch(256).parse(spec)``, the documented pipeline;
 * **+prefetch**: the same ``.prefetch(2)``;
 * **+shuffle**: ``TFRecordDataset(path).shuffle(10000, seed=0).batch(256).parse(spec)``;
+* **README example**: ``TFRecordDataset(path).shuffle(10_000, seed=0).batch(256).parse(spec).prefetch(2)``,
+  the README's first example as it writes it (iterated in-process: the DataLoader around it is not
+  part of the pipeline);
 * **parallel reads**: ``TFRecordDataset(shards, num_parallel_reads=2).batch(256).parse(spec)`` over
   the same records split into two files (and **bare** over both files for its ratio);
-* **4 shards**: ``TFRecordDataset(shards).shard(4, i).batch(256).parse(spec)`` for ``i`` in 0..3, one
-  after another, over the same two files (more shards than files: each shard reads both files and
-  keeps every fourth record, as DataLoader workers outnumbering the files do); ratio to
-  **bare, 2 files**, which reads the records once where the four shards read them four times.
+* **interleave**: ``Dataset.from_tensor_slices(shards).interleave(TFRecordDataset, cycle_length=2,
+  num_parallel_calls=2).batch(256).parse(spec)`` over the same two files (ratio to **bare, 2 files**);
+* **shard(4, i)**: ``TFRecordDataset(path).shard(4, i).batch(256).parse(spec)`` for ``i`` in 0..3,
+  one after another, each as one of four ranks (or DataLoader workers outnumbering the files) reads
+  its shard: per record read by a rank, so 1.00 means each rank pays for its own records only.
 
-Each contender runs in its own interpreter, in alternating rounds; the ratio
-to **bare** is given per round (median and range).
+Each contender runs in its own interpreter, in alternating rounds; a round's
+figure is the median of its samples, and the ratio to **bare** is given per
+round, then summarised as the median and range over the rounds (the table at
+the end; ``--repeat`` sets the rounds).
 
 Memory: peak resident memory added by one pass of
 ``shuffle(m, seed=0).batch(256).parse(spec)`` (tfrx) and of
@@ -26,7 +32,7 @@ during the pass (``VmHWM``, reset before it) minus the resident size before
 it, beside the bytes of the records a full shuffle buffer holds: what does
 not grow with ``m`` is fixed overhead.
 
-Run: ``python -m benchmarks overhead [--size small|full] [--workloads image,bert]``.
+Run: ``python -m benchmarks overhead [--size small|full] [--repeat 5] [--workloads image,bert]``.
 """
 
 from __future__ import annotations
@@ -42,7 +48,19 @@ from benchmarks.report import Result, measure, proc_status_bytes, run_worker, wo
 BATCH = 256
 SHUFFLE = 10_000
 WORKLOADS = ["image", "bert", "criteo", "sequence"]
-SPEED = ["bare", "batch.parse", "+prefetch", "+shuffle", "bare, 2 files", "parallel reads", "4 shards"]
+SPEED = [
+    "bare",
+    "batch.parse",
+    "+prefetch",
+    "+shuffle",
+    "README example",
+    "bare, 2 files",
+    "parallel reads",
+    "interleave",
+    "shard(4, i)",
+]
+# The contenders over the two-file split, whose ratio is to "bare, 2 files".
+TWO_FILES = ("parallel reads", "interleave")
 MEMORY = ["tfrx shuffle", "tf.data shuffle"]
 MEMORY_BUFFERS = (2000, SHUFFLE)
 
@@ -83,8 +101,8 @@ def _contender(contender: str, name: str, size: str):
             return n
 
         return run
-    if contender == "4 shards":
-        parts = [tfrx.TFRecordDataset(_shards(name, size)).shard(4, i).batch(BATCH).parse(parser) for i in range(4)]
+    if contender == "shard(4, i)":
+        parts = [tfrx.TFRecordDataset(path).shard(4, i).batch(BATCH).parse(parser) for i in range(4)]
 
         def run_shards():
             return sum(pipeline._count(out) for ds in parts for out in ds)
@@ -92,6 +110,11 @@ def _contender(contender: str, name: str, size: str):
         return run_shards
     if contender == "parallel reads":
         ds = tfrx.TFRecordDataset(_shards(name, size), num_parallel_reads=2).batch(BATCH).parse(parser)
+    elif contender == "interleave":
+        files = tfrx.data.Dataset.from_tensor_slices(_shards(name, size))
+        ds = files.interleave(tfrx.TFRecordDataset, cycle_length=2, num_parallel_calls=2).batch(BATCH).parse(parser)
+    elif contender == "README example":
+        ds = tfrx.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser).prefetch(2)
     elif contender == "+shuffle":
         ds = tfrx.TFRecordDataset(path).shuffle(SHUFFLE, seed=0).batch(BATCH).parse(parser)
     else:
@@ -155,7 +178,10 @@ def worker(kind: str, contender: str, name: str, size: str, repeat: str) -> None
         return
     fn = _contender(contender, name, size)
     fn()
-    value, wall, cpu = measure(fn, int(repeat))
+    samples = [measure(fn, 1) for _ in range(int(repeat))]
+    value = samples[0][0]
+    cpu = statistics.median(c for _, _, c in samples)
+    wall = statistics.median(w for _, w, _ in samples)
     print(json.dumps({"value": value, "wall": wall, "cpu": cpu}))
 
 
@@ -169,11 +195,25 @@ def buffered_bytes(name: str, size: str, buffer: int = SHUFFLE) -> int:
     return total * min(buffer, count) // count
 
 
+def ratio_table(ratios: dict[str, dict[str, list[float]]]) -> str:
+    """Per workload, each contender's rate over its bare path per CPU-second: median (range) over the rounds."""
+    columns = [c for c in SPEED if not c.startswith("bare")]
+    rows = ["| workload | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for name, per in ratios.items():
+        cells = []
+        for c in columns:
+            r = per.get(c) or [float("nan")]
+            cells.append(f"{statistics.median(r):.2f} ({min(r):.2f}-{max(r):.2f})")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Result]:
     from importlib.util import find_spec
 
     names = [n for n in (names or WORKLOADS) if n in WORKLOADS]
     results = []
+    summary: dict[str, dict[str, list[float]]] = {}
     for name in names:
         path = pipeline.ensure(name, size)
         _shards(name, size)
@@ -182,19 +222,22 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
         rounds: dict[str, list[tuple[float, float]]] = {c: [] for c in SPEED}
         for k in range(max(1, repeat)):
             for contender in SPEED if k % 2 == 0 else SPEED[::-1]:
-                out = run_worker("benchmarks.overhead", "speed", contender, name, size, "2")
+                out = run_worker("benchmarks.overhead", "speed", contender, name, size, "3")
                 if out["value"] != count:
                     raise RuntimeError(f"{contender} parsed {out['value']} records of {path}, expected {count}")
                 rounds[contender].append((out["wall"], out["cpu"]))
                 log(f"  {name:<9} {contender:<15} round {k + 1}: {count / out['cpu']:>10,.0f} rec/CPU-s")
         for contender in SPEED:
-            wall, cpu = min(rounds[contender], key=lambda wc: wc[1])
+            ordered = sorted(rounds[contender], key=lambda wc: wc[1])
+            wall, cpu = ordered[len(ordered) // 2]  # the median round
             results.append(Result(name, contender, count, nbytes, wall, cpu))
+        summary[name] = {}
         for contender in SPEED:
             if contender.startswith("bare"):
                 continue
-            base = rounds["bare, 2 files" if contender in ("parallel reads", "4 shards") else "bare"]
+            base = rounds["bare, 2 files" if contender in TWO_FILES else "bare"]
             ratios = [b[1] / c[1] for b, c in zip(base, rounds[contender])]
+            summary[name][contender] = ratios
             log(
                 f"  {name:<9} {contender:<15} / bare per CPU-second: median {statistics.median(ratios):.2f}, "
                 f"range {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} rounds"
@@ -211,6 +254,8 @@ def run(size: str = "small", names=None, repeat: int = 3, log=print) -> list[Res
                     f"{added / 2**20:,.0f} MiB ({added / held:.2f}x the {held / 2**20:,.0f} MiB of records "
                     "in a full buffer)"
                 )
+    log("\nRate over the bare path per CPU-second, median (range) over the rounds:\n")
+    log(ratio_table(summary))
     return results
 
 

@@ -214,3 +214,93 @@ def test_single_bit_flips_are_caught(records, data):
     # CRC-32C detects every single-bit error: the scan never returns all records intact.
     intact = [bytes(buf[s : s + n]) for s, n in zip(r["starts"], r["lengths"])]
     assert not (r["status"] == _native.ScanStatus.END and intact == records)
+
+
+# ---------------------------------------------------------------- strided scans (shard's reads)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.binary(max_size=200), max_size=25),
+    st.integers(1, 5),
+    st.data(),
+    st.integers(-1, 6),
+    st.sampled_from([-1, 0, 150, 10_000]),
+)
+def test_a_strided_scan_keeps_every_nth_record_and_steps_over_the_rest(records, stride, data, max_records, max_bytes):
+    skip = data.draw(st.integers(0, stride - 1))
+    buf = b"".join(oracle_frame(r) for r in records)
+    r = _native.scan_records(buf, True, max_records, max_bytes, -1, stride, skip)
+    # The oracle: walk every record, keep positions skip, skip + stride, ... while the limits allow.
+    kept, walked, pos, payload = [], 0, 0, 0
+    for k, rec in enumerate(records):
+        keep = k >= skip and (k - skip) % stride == 0
+        if max_records >= 0 and len(kept) >= max_records:
+            break
+        if keep and max_bytes >= 0 and kept and payload + len(rec) > max_bytes:
+            break
+        if keep:
+            kept.append(rec)
+            payload += len(rec)
+        walked += 1
+        pos += 16 + len(rec)
+    assert [buf[s : s + n] for s, n in zip(r.starts.tolist(), r.lengths.tolist())] == kept
+    assert (r.walked, r.consumed) == (walked, pos)
+
+
+def test_a_strided_scan_checks_only_the_kept_records_data_crcs():
+    records = [b"a" * 10, b"b" * 10, b"c" * 10, b"d" * 10]
+    buf = bytearray(b"".join(oracle_frame(r) for r in records))
+    buf[16 + 10 + 12] ^= 1  # a payload byte of record 1
+    r = _native.scan_records(bytes(buf), True, -1, -1, -1, 2, 0)  # keeps 0 and 2
+    assert r.status == _native.ScanStatus.END and r.walked == 4 and len(r.starts) == 2
+    r = _native.scan_records(bytes(buf), True, -1, -1, -1, 2, 1)  # keeps 1: its CRC fails
+    assert r.status == _native.ScanStatus.DATA_CRC and r.offset == 26 and r.walked == 1
+    buf[26] ^= 1  # the length of record 1: every stride fails on it, its length cannot be trusted
+    r = _native.scan_records(bytes(buf), True, -1, -1, -1, 2, 0)
+    assert r.status == _native.ScanStatus.LENGTH_CRC and r.walked == 1
+
+
+def test_strided_scan_arguments_are_checked():
+    with pytest.raises(ValueError, match="stride"):
+        _native.scan_records(b"", True, -1, -1, -1, 0, 0)
+    with pytest.raises(ValueError, match="stride"):
+        _native.scan_records(b"", True, -1, -1, -1, 2, 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.binary(max_size=100), max_size=20),
+    st.integers(1, 4),
+    st.data(),
+    st.integers(-1, 5),
+    st.integers(-1, 400),
+    st.integers(0, 3),
+)
+def test_walking_headers_of_a_file_finds_what_a_strided_scan_finds(
+    tmp_path_factory, records, stride, data, max_records, stop, cut
+):
+    skip = data.draw(st.integers(0, stride - 1))
+    buf = b"".join(oracle_frame(r) for r in records)
+    buf = buf[: max(0, len(buf) - cut)]  # a truncated last record, or none
+    path = tmp_path_factory.mktemp("walk") / "f"
+    path.write_bytes(b"xyz" + buf)  # headers from byte 3 on
+    with open(path, "rb") as f:
+        w = _native.walk_records(f.fileno(), 3, 3 + len(buf), max_records, -1, stop, stride, skip)
+    s = _native.scan_records(buf, False, max_records, -1, stop, stride, skip)
+    assert w.starts.tolist() == [x - 12 + 3 for x in s.starts.tolist()]
+    assert (w.lengths.tolist(), w.walked, w.consumed, w.status) == (s.lengths.tolist(), s.walked, s.consumed, s.status)
+    if s.status == _native.ScanStatus.NEED_MORE:
+        assert w.need == s.need
+
+
+def test_walking_headers_reports_a_damaged_length(tmp_path):
+    buf = bytearray(b"".join(oracle_frame(b"x" * 50) for _ in range(3)))
+    buf[66 + 3] ^= 0x10
+    path = tmp_path / "f"
+    path.write_bytes(bytes(buf))
+    with open(path, "rb") as f:
+        w = _native.walk_records(f.fileno(), 0, len(buf), -1, -1, -1, 3, 0)
+    assert w.status == _native.ScanStatus.LENGTH_CRC and w.offset == 66 and w.walked == 1
+    with pytest.raises(OSError):
+        _native.walk_records(987654, 0, 100)  # not an open descriptor

@@ -402,3 +402,74 @@ def test_position_survives_close(tmp_path):
     assert r.position == pos == tfrx.RecordPosition(0, pos.offset, 7)
     with tfrx.RecordReader(path, start=pos) as r2:
         assert list(r2) == RECORDS[7:]
+
+
+# ---------------------------------------------------------------- stride=(n, i): what shard(n, i) reads
+
+
+def _sized_files(tmp_path, sizes_per_file):
+    """Files whose records are ``b"<file>-<record>-"`` padded to the given sizes."""
+    paths, records = [], []
+    for f, sizes in enumerate(sizes_per_file):
+        recs = [f"{f}-{r}-".encode().ljust(n, b"x") for r, n in enumerate(sizes)]
+        p = str(tmp_path / f"s-{f}.tfrecord")
+        with tfrx.TFRecordWriter(p) as w:
+            w.write_many(recs)
+        paths.append(p)
+        records += recs
+    return paths, records
+
+
+@pytest.mark.parametrize("size", [40, 20_000])  # buffered scans, and headers alone read
+def test_a_strided_reader_keeps_every_nth_record_across_files(tmp_path, size):
+    paths, records = _sized_files(tmp_path, [[size] * 7, [], [size] * 5, [size + 1] * 9])
+    for n, i in [(1, 0), (2, 1), (3, 0), (3, 2), (5, 4), (30, 7)]:
+        with tfrx.RecordReader(paths, stride=(n, i)) as r:
+            assert list(r) == records[i::n]
+        with tfrx.RecordReader(paths, stride=(n, i)) as r:
+            batches = list(r.iter_batches(2, exact=True))
+        assert [x for b in batches for x in b] == records[i::n]
+        # each record keeps its index in its file
+        names = [(b.path, b.record_index(k)) for b in batches for k in range(len(b))]
+        assert [rec.split(b"-")[:2] for rec in records[i::n]] == [
+            [str(paths.index(p)).encode(), str(k).encode()] for p, k in names
+        ]
+
+
+@pytest.mark.parametrize("size", [40, 20_000])
+def test_a_strided_reader_resumes_from_its_position_and_stride(tmp_path, size):
+    paths, records = _sized_files(tmp_path, [[size] * 6, [size] * 5])
+    want = records[1::3]
+    for taken in range(len(want) + 1):
+        with tfrx.RecordReader(paths, stride=(3, 1)) as r:
+            got = [next(r) for _ in range(taken)]
+            pos, stride = r.position, r.stride
+        with tfrx.RecordReader(paths, start=pos, stride=stride) as r:
+            assert got + list(r) == want
+    with tfrx.RecordReader(paths, stride=(3, 1)) as r:
+        first = r.read_batch(2, exact=True)
+        pos, stride = r.position, r.stride
+    with tfrx.RecordReader(paths, start=pos, stride=stride) as r:
+        assert list(first) + list(r) == want
+
+
+def test_stride_is_checked():
+    with pytest.raises(ValueError, match="stride"):
+        tfrx.RecordReader([], stride=(0, 0))
+    with pytest.raises(ValueError, match="stride"):
+        tfrx.RecordReader([], stride=(3, 3))
+    with pytest.raises(TypeError, match="stride"):
+        tfrx.RecordReader([], stride=3)
+
+
+@pytest.mark.parametrize("how", [{"compression": "GZIP"}, {"use_mmap": True}])
+@pytest.mark.parametrize("size", [40, 20_000])
+def test_a_strided_reader_of_compressed_or_mapped_files(tmp_path, how, size):
+    recs = [f"{r}-".encode().ljust(size, b"y") for r in range(11)]
+    path = str(tmp_path / "f.tfrecord")
+    with tfrx.TFRecordWriter(path, options=how.get("compression")) as w:
+        w.write_many(recs)
+    for n, i in [(2, 0), (3, 2), (4, 1)]:
+        with tfrx.RecordReader(path, stride=(n, i), **how) as r:
+            assert list(r) == recs[i::n]
+        assert list(tfrx.TFRecordDataset(path).shard(n, i)) == recs[i::n]

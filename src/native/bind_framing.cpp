@@ -2,6 +2,7 @@
 // records for writing, and copying records between buffers.
 #include <nanobind/ndarray.h>
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -32,19 +33,49 @@ struct PyScanResult {
   size_t offset;
   uint64_t need, length;
   uint32_t expected, actual;
+  int64_t walked;
 };
 
+PyScanResult to_python(ScanResult&& r) {
+  return PyScanResult{owned_int64(std::move(r.starts)), owned_int64(std::move(r.lengths)), r.consumed, r.status,
+                      r.offset, r.need, r.length, r.expected, r.actual, r.walked};
+}
+
+void check_stride(int64_t stride, int64_t skip) {
+  if (stride < 1 || skip < 0 || skip >= stride)
+    throw nb::value_error("scan: stride must be >= 1 and 0 <= skip < stride");
+}
+
 PyScanResult py_scan_records(nb::handle buf, bool verify, int64_t max_records, int64_t max_bytes,
-                             int64_t stop_offset) {
+                             int64_t stop_offset, int64_t stride, int64_t skip) {
+  check_stride(stride, skip);
   ByteView view(buf);
-  ScanLimits limits{max_records, max_bytes, stop_offset};
+  ScanLimits limits{max_records, max_bytes, stop_offset, stride, skip};
   ScanResult r;
   {
     nb::gil_scoped_release release;
     scan_records(view.data(), view.size(), verify, limits, &r);
   }
-  return PyScanResult{owned_int64(std::move(r.starts)), owned_int64(std::move(r.lengths)),
-                      r.consumed, r.status, r.offset, r.need, r.length, r.expected, r.actual};
+  return to_python(std::move(r));
+}
+
+PyScanResult py_walk_records(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t max_bytes,
+                             int64_t stop_offset, int64_t stride, int64_t skip) {
+  check_stride(stride, skip);
+  if (offset < 0) throw nb::value_error("walk_records: offset must be >= 0");
+  ScanLimits limits{max_records, max_bytes, stop_offset, stride, skip};
+  ScanResult r;
+  int error = 0;
+  {
+    nb::gil_scoped_release release;
+    walk_records(fd, offset, end, limits, &r, &error);
+  }
+  if (error != 0) {
+    errno = error;
+    PyErr_SetFromErrno(PyExc_OSError);
+    throw nb::python_error();
+  }
+  return to_python(std::move(r));
 }
 
 int64_t py_find_header(nb::handle buf, size_t start) {
@@ -357,11 +388,20 @@ void bind_framing(nb::module_& m) {
       .def_ro("need", &PyScanResult::need, "NEED_MORE: bytes missing after the end of the buffer")
       .def_ro("length", &PyScanResult::length, "the length field of the record at `offset`, when read")
       .def_ro("expected", &PyScanResult::expected, "LENGTH_CRC / DATA_CRC: the masked CRC stored in the file")
-      .def_ro("actual", &PyScanResult::actual, "LENGTH_CRC / DATA_CRC: the masked CRC of the bytes");
+      .def_ro("actual", &PyScanResult::actual, "LENGTH_CRC / DATA_CRC: the masked CRC of the bytes")
+      .def_ro("walked", &PyScanResult::walked, "records stepped over or kept before `offset`");
   m.def("scan_records", &py_scan_records, "buf"_a, "verify"_a = true, "max_records"_a = -1, "max_bytes"_a = -1,
-        "stop_offset"_a = -1,
+        "stop_offset"_a = -1, "stride"_a = 1, "skip"_a = 0,
         "Walks TFRecord framing in `buf` and returns a ScanResult: every complete record up to where\n"
-        "the scan stopped, and why (checking data CRCs when `verify`).");
+        "the scan stopped, and why (checking data CRCs when `verify`). With `stride`, only every\n"
+        "stride-th record is returned, the first after `skip` (< stride) records; the others are stepped\n"
+        "over on their checked length, their data CRCs unread; the limits count the records returned.");
+  m.def("walk_records", &py_walk_records, "fd"_a, "offset"_a, "end"_a, "max_records"_a = -1, "max_bytes"_a = -1,
+        "stop_offset"_a = -1, "stride"_a = 1, "skip"_a = 0,
+        "scan_records over the open file `fd` from the header at byte `offset` to byte `end` (its size),\n"
+        "reading only the 12-byte headers (positioned reads): `starts` are the header offsets of the\n"
+        "records kept (every stride-th, after `skip`), `offset` and `stop_offset` count from `offset`.\n"
+        "The payloads are not read or checked: gather_records reads the kept ones. OSError on a failed read.");
   m.def("find_header", &py_find_header, "buf"_a, "start"_a = 0,
         "First offset >= start of a 12-byte header whose length CRC validates and whose length is below 2^48, or -1.");
   m.def("frame_records", &py_frame_records, "records"_a,

@@ -1,8 +1,14 @@
 #include "framing.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "crc32c.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#define TFRX_HAVE_PREAD 1
+#endif
 
 namespace tfrx {
 namespace {
@@ -26,6 +32,8 @@ inline uint32_t masked(const uint8_t* p, size_t n) { return crc32c_mask(crc32c(p
 void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out) {
   size_t pos = 0;
   int64_t payload = 0;
+  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
+  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;  // records to drop before the next one kept
   for (;;) {
     const size_t remaining = n - pos;
     if (remaining == 0) {
@@ -62,12 +70,13 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
       out->need = len > UINT64_MAX - kFooterBytes - 1 ? UINT64_MAX : len + kFooterBytes - body;
       break;
     }
-    if (limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
+    const bool keep = to_skip == 0;
+    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
       out->status = ScanStatus::kLimit;
       break;
     }
     const uint8_t* data = h + kHeaderBytes;
-    if (verify) {
+    if (verify && keep) {  // a dropped record's payload is stepped over unread
       const uint32_t stored = load_u32(data + len);
       const uint32_t crc = masked(data, len);
       if (stored != crc) {
@@ -77,13 +86,120 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
         break;
       }
     }
-    out->starts.push_back(static_cast<int64_t>(pos + kHeaderBytes));
-    out->lengths.push_back(static_cast<int64_t>(len));
-    payload += static_cast<int64_t>(len);
+    if (keep) {
+      out->starts.push_back(static_cast<int64_t>(pos + kHeaderBytes));
+      out->lengths.push_back(static_cast<int64_t>(len));
+      payload += static_cast<int64_t>(len);
+      to_skip = stride - 1;
+    } else {
+      --to_skip;
+    }
+    ++out->walked;
     pos += kFramingBytes + len;
   }
   out->offset = pos;
   out->consumed = pos;
+}
+
+namespace {
+
+// max_records kept, or the stop offset reached by the header at `pos` (relative to the scan's start).
+bool at_limit(const ScanLimits& limits, int64_t count, int64_t pos) {
+  return (limits.max_records >= 0 && count >= limits.max_records) ||
+         (limits.stop_offset >= 0 && pos >= limits.stop_offset);
+}
+
+// Reads the 12-byte header at `pos`; the bytes read (fewer at the end of the file), or -1 with `error` set.
+int64_t read_header(int fd, int64_t pos, uint8_t* h, int* error) {
+#ifdef TFRX_HAVE_PREAD
+  size_t got = 0;
+  while (got < kHeaderBytes) {
+    const ssize_t k = pread(fd, h + got, kHeaderBytes - got, static_cast<off_t>(pos) + static_cast<off_t>(got));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      *error = errno;
+      return -1;
+    }
+    if (k == 0) break;
+    got += static_cast<size_t>(k);
+  }
+  return static_cast<int64_t>(got);
+#else
+  (void)fd;
+  (void)pos;
+  (void)h;
+  *error = ENOSYS;
+  return -1;
+#endif
+}
+
+// The record at `pos` (header `h`, `present` bytes of the file from `pos` on) is complete; else `out` says why.
+bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {
+  const uint64_t len = load_u64(h);
+  out->length = len;
+  const uint32_t stored_len_crc = load_u32(h + 8);
+  const uint32_t len_crc = masked(h, 8);
+  if (stored_len_crc != len_crc) {
+    out->status = ScanStatus::kLengthCrc;
+    out->expected = stored_len_crc;
+    out->actual = len_crc;
+    return false;
+  }
+  const uint64_t body = present - kHeaderBytes;
+  if (len > body || body - len < kFooterBytes) {
+    out->status = ScanStatus::kNeedMore;
+    out->need = len > UINT64_MAX - kFooterBytes - 1 ? UINT64_MAX : len + kFooterBytes - body;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits, ScanResult* out, int* error) {
+  *error = 0;
+  int64_t pos = offset;
+  int64_t payload = 0;
+  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
+  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;
+  uint8_t h[kHeaderBytes];
+  for (;;) {
+    if (pos >= end) {
+      out->status = ScanStatus::kEnd;
+      break;
+    }
+    const int64_t count = static_cast<int64_t>(out->starts.size());
+    if (at_limit(limits, count, pos - offset)) {
+      out->status = ScanStatus::kLimit;
+      break;
+    }
+    const int64_t got = read_header(fd, pos, h, error);
+    if (got < 0) break;
+    if (got < static_cast<int64_t>(kHeaderBytes)) {  // the file ends inside the header (or shrank)
+      out->status = ScanStatus::kNeedMore;
+      out->need = kHeaderBytes - static_cast<uint64_t>(got);
+      break;
+    }
+    if (!whole_record(h, static_cast<uint64_t>(end - pos), out)) break;
+    const uint64_t len = out->length;
+    const bool keep = to_skip == 0;
+    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
+      out->status = ScanStatus::kLimit;
+      break;
+    }
+    if (keep) {
+      out->starts.push_back(pos);
+      out->lengths.push_back(static_cast<int64_t>(len));
+      payload += static_cast<int64_t>(len);
+      to_skip = stride - 1;
+    } else {
+      --to_skip;
+    }
+    ++out->walked;
+    pos += static_cast<int64_t>(kFramingBytes + len);
+  }
+  out->offset = static_cast<size_t>(pos - offset);
+  out->consumed = out->offset;
 }
 
 int64_t find_header(const uint8_t* buf, size_t n, size_t from) {

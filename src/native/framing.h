@@ -26,6 +26,11 @@ struct ScanLimits {
   int64_t max_records = -1;  // < 0: unlimited
   int64_t max_bytes = -1;    // payload bytes; at least one record is always returned
   int64_t stop_offset = -1;  // stop before a record whose header starts at or after this offset
+  // Every `stride`-th record is kept, the first after `skip` records (0 <= skip < stride); the others
+  // are stepped over on their length alone (length CRC checked, data CRC not, nothing returned).
+  // max_records and max_bytes count the kept records; a scan stops right after the last one it may keep.
+  int64_t stride = 1;
+  int64_t skip = 0;
 };
 
 struct ScanResult {
@@ -38,9 +43,18 @@ struct ScanResult {
   uint64_t length = 0;           // the length field of the record at `offset`, when read
   uint32_t expected = 0;         // CRC stored in the file (kLengthCrc / kDataCrc)
   uint32_t actual = 0;           // CRC computed from the bytes
+  int64_t walked = 0;            // records stepped over or kept (complete records in `consumed`)
 };
 
 void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out);
+
+// scan_records over a file instead of a buffer, for strides whose dropped records are large: reads
+// only the 12-byte headers (positioned reads of `fd`, from header offset `offset` up to `end`, the
+// file's size), so the payloads of dropped records are never read. Returns the header offsets of the
+// kept records in `starts` (the caller reads them, e.g. gather_from_fd, which checks their CRCs) and
+// their lengths; `offset`/`consumed` is where the walk stopped, relative to `offset`. kNeedMore: the
+// record there runs past `end` (`need` bytes missing). `error`: errno of a failed read (0: none).
+void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits, ScanResult* out, int* error);
 
 // First offset >= from where a 12-byte header with a valid length CRC and a
 // length below 2^48 starts, or -1 when none starts before n - 11. Used to

@@ -363,6 +363,15 @@ class Dataset:
         and about ``max_bytes`` bytes (the chunks a batch-native ``shuffle`` draws from), or ``None``."""
         return None
 
+    def _strided_record_pieces(
+        self, num_shards: int, index: int, max_records: int, max_bytes: int | None
+    ) -> Dataset | None:
+        """Records ``index, index + num_shards, ...`` of this dataset, in order, as ``RecordBatch`` es of
+        at most ``max_records`` records (exactly that many but where a file ends when ``max_bytes`` is
+        ``None``, else about ``max_bytes`` bytes) read by a source that need not read the other records'
+        bytes (``shard`` asks), or ``None``."""
+        return None
+
     def _natively_batched(self) -> Dataset | None:
         """A dataset of ``RecordBatch`` es with this dataset's elements (batches of records), or ``None``."""
         return None

@@ -14,6 +14,11 @@ position in that file (``file``: ``path``, ``record`` = records consumed
 from it, ``offset`` = the byte offset of the next one); resuming opens that
 file at that offset. Where an element came from is
 :meth:`DatasetIterator.provenance` of the state after it.
+
+With ``stride=(n, i)`` the reader keeps only the records ``i, i + n, ...``
+of the files read one after another (``RecordReader(stride=...)``: the
+others' payloads are stepped over unread where the file allows); the state
+also holds ``skip``, the records to drop before the next one kept.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ def open_reader(
     offset: int = 0,
     record: int = 0,
     storage_options: dict | None = None,
+    stride: tuple[int, int] | None = None,
 ) -> RecordReader:
     """A :class:`tfrx.RecordReader` of ``path`` (a file or a list read one after another), positioned
     at the record ``record`` of the first file, whose header is at byte ``offset``."""
@@ -52,6 +58,8 @@ def open_reader(
         kwargs["storage_options"] = storage_options
     if buffer_size:
         kwargs["chunk_size"] = buffer_size
+    if stride is not None and stride[0] > 1:
+        kwargs["stride"] = stride
     start = RecordPosition(0, offset, record) if offset or record else None
     # The files were listed (and checked to be whole shard sets) by the dataset; this may be a worker's part.
     return RecordReader(path, start=start, require_all_shards=False, **kwargs)
@@ -134,9 +142,12 @@ class FilesIterator(DatasetIterator):
         batch_size: int | None,
         max_bytes: int | None = None,
         exact: bool = False,
+        stride: tuple[int, int] | None = None,
     ) -> None:
         self._files = files
         self._children = (files,)
+        self._stride = stride
+        self._skip = 0 if stride is None else stride[1]  # before the next window: records to drop first
         self._options = options
         self._batch_size = batch_size
         self._max_bytes = max_bytes
@@ -166,12 +177,15 @@ class FilesIterator(DatasetIterator):
                 break
             window.append(entry)
         self._window = window
-        self._reader = open_reader([path for _, path in window], offset=offset, record=record, **self._options)
+        stride = None if self._stride is None else (self._stride[0], self._skip)
+        paths = [path for _, path in window]
+        self._reader = open_reader(paths, offset=offset, record=record, stride=stride, **self._options)
 
     def _close_window(self) -> None:
         reader, self._reader, self._window = self._reader, None, []
         if reader is not None:
             reader.close()
+            self._skip = reader.stride[1]
 
     def __next__(self):
         while True:
@@ -197,6 +211,12 @@ class FilesIterator(DatasetIterator):
         return _provenance(state["file"])
 
     def get_state(self) -> dict:
+        state = self._state()
+        if self._stride is not None:
+            state["skip"] = self._skip if self._reader is None else self._reader.stride[1]
+        return state
+
+    def _state(self) -> dict:
         found = self._open_file()
         if found is not None:
             k, pos = found
@@ -208,6 +228,8 @@ class FilesIterator(DatasetIterator):
     def set_state(self, state: dict) -> None:
         self._close_window()
         self._held = None
+        if self._stride is not None:
+            self._skip = int(state["skip"])
         self._files.set_state(state["files"])
         saved = state["file"]
         if saved is not None:

@@ -1,13 +1,29 @@
 """shard: every ``num_shards``-th element, starting at ``index`` (``tf.data.Dataset.shard``).
 
-Over records read from files the shard is batch-native: ``shard(n, i).batch(b)``
-(and a ``shuffle`` above the shard) takes the input's record pieces
-(:meth:`Dataset._record_pieces`) and keeps every ``n``-th record of each as a
-strided view of the piece (:class:`tfrx.RecordBatch` slicing; ``index_step``
-keeps each record's index in its file), no Python object per record and no
-copy; a batch that spans pieces is a :class:`tfrx.io._batch.MultiBufferRecordBatch`
-of them. The records, their order and the iterator state are the per-record
-shard's: its state is the input's plus the input elements seen.
+Over a ``TFRecordDataset`` (files read one after another) the source itself
+reads the shard (:meth:`Dataset._strided_record_pieces`): a strided
+:class:`tfrx.RecordReader` keeps records ``i, i + n, ...`` and steps over the
+others on their lengths, without computing their data CRCs, and in local
+uncompressed files of large records reads only their headers, so each of
+``n`` shards pays for its own records (``RecordReader(stride=...)``). The
+records and their order are those of the per-record shard; the
+iterator state is the reader's (file, offset, records to skip). Nested
+shards (DDP ranks, then DataLoader workers: ``shard_pipeline``) are one
+stride: ``shard(n, i).shard(m, j)`` keeps records ``i + n*j, i + n*j + n*m, ...``.
+Damage in a record another shard keeps is not seen by this one (its data
+CRC is not computed here); under ``on_error="raise"`` the shard that keeps
+it raises, where ``tf.data``, which reads every record in every shard,
+raises in all of them. A damaged header (length CRC) raises in every shard.
+
+Over other record sources (``num_parallel_reads``, an interleave) the shard
+is batch-native as well: ``shard(n, i).batch(b)`` (and a ``shuffle`` above
+the shard) takes the input's record pieces (:meth:`Dataset._record_pieces`)
+and keeps every ``n``-th record of each as a strided view of the piece
+(:class:`tfrx.RecordBatch` slicing; ``index_step`` keeps each record's index
+in its file), no Python object per record and no copy; a batch that spans
+pieces is a :class:`tfrx.io._batch.MultiBufferRecordBatch` of them. The
+records, their order and the iterator state are the per-record shard's: its
+state is the input's plus the input elements seen.
 """
 
 from __future__ import annotations
@@ -15,6 +31,7 @@ from __future__ import annotations
 from tfrx.data._batch import batch_cardinality
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data._rebatch import record_rebatcher
+from tfrx.data._unbatch import split_records
 from tfrx.io._batch import MultiBufferRecordBatch
 
 __all__ = ["ShardDataset"]
@@ -22,6 +39,8 @@ __all__ = ["ShardDataset"]
 # The record pieces a batch-native shard(n, i).batch(b) reads: n * b records (one batch of the
 # shard's) of at most this many payload bytes.
 _PIECE_BYTES = 4 << 20
+# A record-by-record shard over a strided reader takes its records in pieces of this many.
+_SPLIT_RECORDS = 256
 
 
 class _ShardIterator(DatasetIterator):
@@ -87,12 +106,13 @@ class _ShardPiecesDataset(Dataset):
 
 
 class _ShardRecordBatchDataset(Dataset):
-    """``shard(num_shards, index).batch(batch_size)`` over records read from files, batch-native."""
+    """``shard(num_shards, index).batch(batch_size)`` over records read from files, batch-native:
+    ``pieces`` holds the shard's records (strided views, or a strided reader's batches)."""
 
     def __init__(self, shard: ShardDataset, pieces: Dataset, batch_size: int, drop_remainder: bool) -> None:
         super().__init__()
         self._shard = shard
-        self._pieces = _ShardPiecesDataset(pieces, shard._num_shards, shard._index)
+        self._pieces = pieces
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
 
@@ -127,16 +147,34 @@ class ShardDataset(Dataset):
         self._index = index
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
+        strided = self._strided_record_pieces(1, 0, _SPLIT_RECORDS, _PIECE_BYTES)
+        if strided is not None:  # read by a strided reader, split into records
+            return split_records(strided._iterator(ctx))
         return _ShardIterator(self._inputs[0]._iterator(ctx), self._num_shards, self._index)
 
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset | None:
-        pieces = self._inputs[0]._record_pieces(self._num_shards * batch_size, _PIECE_BYTES)
-        return None if pieces is None else _ShardRecordBatchDataset(self, pieces, batch_size, drop_remainder)
+        pieces = self._strided_record_pieces(1, 0, batch_size, None)
+        if pieces is None:
+            pieces = self._inputs[0]._record_pieces(self._num_shards * batch_size, _PIECE_BYTES)
+            if pieces is None:
+                return None
+            pieces = _ShardPiecesDataset(pieces, self._num_shards, self._index)
+        return _ShardRecordBatchDataset(self, pieces, batch_size, drop_remainder)
 
     def _record_pieces(self, max_records: int, max_bytes: int) -> Dataset | None:
+        strided = self._strided_record_pieces(1, 0, max_records, max_bytes)
+        if strided is not None:
+            return strided
         n = self._num_shards
         pieces = self._inputs[0]._record_pieces(n * max_records, n * max_bytes)
         return None if pieces is None else _ShardPiecesDataset(pieces, n, self._index)
+
+    def _strided_record_pieces(
+        self, num_shards: int, index: int, max_records: int, max_bytes: int | None
+    ) -> Dataset | None:
+        # shard(n, i).shard(m, j) keeps elements i + n*j, i + n*j + n*m, ... of the input: one stride.
+        n = self._num_shards
+        return self._inputs[0]._strided_record_pieces(n * num_shards, self._index + n * index, max_records, max_bytes)
 
     def _why_not_record_batches(self) -> str:
         # A shard passes its input's elements through: it is batch-native where they are records read from files.

@@ -70,25 +70,42 @@ class RecordBatchDataset(Dataset):
 
     With ``max_bytes``: pieces of at most ``batch_size`` records and about
     ``max_bytes`` payload bytes as the reader fills them (a batch-native
-    ``shuffle``'s chunks), not cut to exact sizes.
+    ``shuffle``'s chunks), not cut to exact sizes. With ``stride=(n, i)``:
+    only the records ``i, i + n, ...`` (``shard(n, i)``), read by a strided
+    reader; the pieces are exact batches (short where a file ends) unless
+    ``max_bytes`` is given, and are not cut further.
     """
 
     def __init__(
-        self, source: TFRecordDataset, batch_size: int, drop_remainder: bool, max_bytes: int | None = None
+        self,
+        source: TFRecordDataset,
+        batch_size: int,
+        drop_remainder: bool,
+        max_bytes: int | None = None,
+        stride: tuple[int, int] | None = None,
     ) -> None:
         super().__init__()
         self._source = source
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
         self._max_bytes = max_bytes
+        self._stride = stride
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
+        if self._stride is not None:
+            return self._source._strided_pieces_iterator(ctx, self._stride, self.batch_size, self._max_bytes)
         return self._source._record_batches_iterator(ctx, self.batch_size, self.drop_remainder, self._max_bytes)
 
     def _natively_batched(self) -> Dataset:
         return self
 
     def _describe(self) -> str:
+        if self._stride is not None:
+            n, i = self._stride
+            return (
+                f"shard({n}, {i}), batch-native: the reader keeps records {i}, {i}+{n}, ... and steps over "
+                "the others on their lengths (only their headers read where the file allows)"
+            )
         if self._max_bytes is not None:
             return f"record chunks of up to {self.batch_size} records / {self._max_bytes >> 20} MiB"
         reads = self._source._parallel_reads
@@ -109,7 +126,7 @@ class RecordBatchDataset(Dataset):
         sharded = self._source._shard_source(num_shards, index)
         if sharded is None:
             return None
-        return RecordBatchDataset(sharded, self.batch_size, self.drop_remainder, self._max_bytes)  # type: ignore[arg-type]  # a sharded TFRecordDataset
+        return RecordBatchDataset(sharded, self.batch_size, self.drop_remainder, self._max_bytes, self._stride)  # type: ignore[arg-type]  # a sharded TFRecordDataset
 
 
 class TFRecordDataset(Dataset):
@@ -185,6 +202,24 @@ class TFRecordDataset(Dataset):
             pieces = FilesIterator(files, self._options, batch_size, exact=True)
             return record_rebatcher(pieces, batch_size, drop_remainder)
         return InterleavedBatchIterator(self._files, ctx, self._options, n, batch_size, drop_remainder)
+
+    def _strided_pieces_iterator(
+        self, ctx: IterContext, stride: tuple[int, int], max_records: int, max_bytes: int | None
+    ) -> DatasetIterator:
+        """The records ``i, i + n, ...`` (``stride=(n, i)``) in pieces of ``max_records`` (exact, but where a
+        file ends, without ``max_bytes``), read by a strided reader over the files one after another."""
+        files = self._files._iterator(ctx)
+        exact = max_bytes is None
+        return FilesIterator(files, self._options, max_records, max_bytes, exact=exact, stride=stride)
+
+    def _strided_record_pieces(
+        self, num_shards: int, index: int, max_records: int, max_bytes: int | None
+    ) -> Dataset | None:
+        # num_parallel_reads interleaves the files record by record: a shard of that order is not a stride
+        # of each file, so it takes the strided views of the interleaved pieces (shard.py).
+        if self._parallel_reads != 1:
+            return None
+        return RecordBatchDataset(self, max_records, False, max_bytes, (num_shards, index))
 
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset:
         return RecordBatchDataset(self, batch_size, drop_remainder)

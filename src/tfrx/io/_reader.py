@@ -22,7 +22,7 @@ from tfrx.io._framing import HEADER_BYTES
 from tfrx.io._data_files import expand_paths
 from tfrx.io._paths import Source, is_url, url_to_fs
 from tfrx.io._positions import ReaderStats, RecordPosition
-from tfrx.io._readahead import DEFAULT_READAHEAD, RemoteBlocks
+from tfrx.io._readahead import DEFAULT_CONCURRENCY, DEFAULT_READAHEAD, RemoteBlocks
 from tfrx.io._scanner import FileScanner
 from tfrx.options import check_on_error, normalize_compression
 
@@ -37,6 +37,26 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK_SIZE = 4 << 20
+
+
+class _Forward:
+    """A stream read from byte ``at`` of its object on, as a file that is only ever read forward."""
+
+    def __init__(self, stream, at: int) -> None:
+        self._stream = stream
+        self._at = at
+
+    def seek(self, offset: int) -> None:
+        if offset != self._at:
+            raise ValueError(f"a remote stream read forward from byte {self._at} cannot seek to {offset}")
+
+    def read(self, size: int) -> bytes:
+        data = self._stream.read(size)
+        self._at += len(data)
+        return data
+
+    def close(self) -> None:
+        pass
 
 
 class RecordReader:
@@ -68,18 +88,34 @@ class RecordReader:
     per byte; a file truncated by another process while mapped can crash
     the process with SIGBUS, so it is off by default.
 
-    ``readahead``: for URLs (``s3://``, ``gs://``, ...), how many bytes to
-    fetch ahead of the reader, as concurrent range requests of
-    ``chunk_size`` bytes that run on into the next objects of the list
-    (default 32 MiB, ``0`` reads each object through one fsspec file, one
-    request at a time). Record order and positions are the same either way.
-    It applies when every source is a URL and no ``end_offset`` is given.
+    ``readahead``: for URLs (``s3://``, ``gs://``, ``http(s)://``, ...), how
+    many bytes to fetch ahead of the reader (the memory the readahead may
+    hold), as range requests of ``block_size`` bytes (default
+    ``chunk_size``) that run on into the next objects of the list, at most
+    ``concurrency`` (default 8) in flight (default 32 MiB, ``0`` reads each
+    object through one fsspec file, one request at a time). Record order and
+    positions are the same either way. It applies when every source is a URL
+    and no ``end_offset`` is given.
 
     Given a glob or several paths, the files must make up whole shard sets
     (every ``-NNNNN-of-MMMMM`` shard, nothing left by an interrupted
     commit), else :class:`tfrx.IncompleteShardSetError`;
     ``require_all_shards=False`` reads whatever is there. tfrx's own files
     (``.tfrx/``, indexes, manifests) are dropped from globs.
+
+    ``stride=(n, i)`` reads only the records ``i, i + n, i + 2n, ...`` of
+    the files read one after another (counted across the files, from
+    ``start`` when given), as ``tf.data``'s ``shard(n, i)`` keeps them.
+    The records in between are stepped over on their lengths (whose CRCs
+    are checked) and their data CRCs are never computed; in a local
+    uncompressed file whose records are large (16 KiB or more) only their
+    12-byte headers are read. So damage inside a record another stride
+    keeps goes unnoticed here (the reader that keeps it raises), where
+    reading every record would raise. With ``on_error="skip"`` or
+    ``"warn"`` every record is read and checked, and the stride counts
+    the intact ones. Batches of a strided reader view the records kept
+    (``RecordBatch.index_step`` is ``n``); ``stride`` (the property) gives
+    ``(n, j)`` for the next record, to resume with ``start=position``.
 
     Iterating yields ``bytes``; ``read_batch`` / ``iter_batches`` give
     :class:`tfrx.RecordBatch` objects without a Python object per record.
@@ -89,7 +125,7 @@ class RecordReader:
     it); a ``start`` position carries the right index.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  reading options, stride, and the remote readahead's memory, block size, requests
         self,
         paths: Source | Iterable[Source],
         *,
@@ -104,8 +140,13 @@ class RecordReader:
         readahead: int | None = None,
         storage_options: dict | None = None,
         require_all_shards: bool = True,
+        stride: tuple[int, int] | None = None,
+        block_size: int | None = None,
+        concurrency: int | None = None,
     ) -> None:
         check_on_error(on_error)
+        self._stride, self._first_skip = _check_stride(stride)
+        self._skip = self._first_skip  # records to drop before the next one kept, between files
         self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
         self.compression = normalize_compression(compression, allow_auto=True)
         self.verify = bool(verify)
@@ -121,6 +162,11 @@ class RecordReader:
         if readahead is not None and int(readahead) < 0:
             raise ValueError(f"readahead must be >= 0 bytes, got {readahead!r}")
         self.readahead = DEFAULT_READAHEAD if readahead is None else int(readahead)
+        for name, value in (("block_size", block_size), ("concurrency", concurrency)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+        self.block_size = block_size
+        self.concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         self._use_readahead = remote and end_offset is None and self.readahead > 0
         self._blocks: RemoteBlocks | None = None
         self.stats = ReaderStats()
@@ -157,13 +203,23 @@ class RecordReader:
         if self._pending is not None and self._pending_i < len(self._pending):
             i = self._pending_i
             assert self._pending.file_offsets is not None  # the reader's batches carry their offsets
-            return RecordPosition(self._file_index, int(self._pending.file_offsets[i]), self._pending.first_index + i)
+            return RecordPosition(self._file_index, int(self._pending.file_offsets[i]), self._pending.record_index(i))
         if self._scanner is not None:
             return RecordPosition(self._file_index, self._scanner.offset, self._scanner.record_index)
         return self._next_start
 
+    @property
+    def stride(self) -> tuple[int, int]:
+        """``(n, j)``: every ``n``-th record is read, the next one kept being ``j`` records after ``position``."""
+        if self._pending is not None and self._pending_i < len(self._pending):
+            return (self._stride, 0)  # ``position`` is the next record kept
+        if self._scanner is not None:
+            return (self._stride, self._scanner.skip)
+        return (self._stride, self._skip)
+
     def seek(self, position: RecordPosition | dict) -> None:
-        """Continues reading at ``position`` (taken from ``position`` earlier)."""
+        """Continues reading at ``position`` (taken from ``position`` earlier); with a ``stride``, the
+        records kept count from there, as from ``start``."""
         pos = RecordPosition.from_dict(position)
         if not 0 <= pos.file_index <= len(self._sources) or pos.offset < 0:
             raise ValueError(f"position {pos} is outside this reader's {len(self._sources)} files")
@@ -172,6 +228,7 @@ class RecordReader:
         self._drop_pending()
         self._file_index = pos.file_index
         self._next_start = pos
+        self._skip = self._first_skip
 
     def reset(self) -> None:
         """Starts again from the first record of the first file."""
@@ -193,7 +250,9 @@ class RecordReader:
 
         Resuming inside a file in ``"auto"`` mode reads its first bytes to
         tell whether it is compressed: an uncompressed file is then fetched
-        from ``offset`` on, a compressed one from its start.
+        from ``offset`` on, a compressed one from the checkpoint before
+        ``offset`` when it has a checkpoint index (the stream handed back is
+        then the uncompressed one, compression ``""``), else from its start.
         """
         compression = self.compression
         if offset and self._blocks is not None:
@@ -205,13 +264,44 @@ class RecordReader:
                 assert isinstance(source, str)  # a remote reader's sources are all URLs
                 fs, path = url_to_fs(source)
                 compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
+            chunk = max(self.chunk_size if self.block_size is None else self.block_size, 64)
+            if compression and offset:
+                resumed = self._resume_at_checkpoint(k, offset, chunk)
+                if resumed is not None:
+                    return resumed, ""
             if compression:
                 base = 0
-            chunk = max(self.chunk_size, 64)
-            self._blocks = RemoteBlocks(
-                self._sources, k, base, block_size=chunk, window=max(1, self.readahead // chunk)
-            )
+            self._blocks = self._blocks_from(k, base, chunk)
         return self._blocks.stream(k), compression
+
+    def _blocks_from(self, k: int, base: int, chunk: int) -> RemoteBlocks:
+        return RemoteBlocks(
+            self._sources,
+            k,
+            base,
+            block_size=chunk,
+            window=max(1, self.readahead // chunk),
+            concurrency=self.concurrency,
+        )
+
+    def _resume_at_checkpoint(self, k: int, offset: int, chunk: int):
+        """The uncompressed stream of compressed object ``k`` from ``offset``, inflated from the checkpoint
+        before it with the blocks fetched from there on, when the object has a valid checkpoint index
+        (never built here); else None."""
+        from tfrx.errors import TfrxError
+        from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+
+        source = self._sources[k]
+        assert isinstance(source, str)  # a remote reader's sources are all URLs
+        try:
+            index = load_inflate_index(source, build=False)
+        except (OSError, TfrxError):
+            return None
+        if offset > index.records.file_size:
+            return None  # past the end: the ordinary path says so
+        point = int(np.searchsorted(index.out_offsets, offset, side="right")) - 1
+        self._blocks = self._blocks_from(k, int(index.points["inp"][point]), chunk)
+        return CheckpointStream(source, index, offset, file=_Forward(self._blocks.stream(k), self._blocks.base(k)))
 
     def _drop_pending(self) -> None:
         self._pending = None
@@ -243,6 +333,8 @@ class RecordReader:
                 end_offset=self._end_offset,
                 use_mmap=self.use_mmap,
                 record_bytes=self._record_bytes,
+                stride=self._stride,
+                skip=self._skip,
             )
             self.stats.files += 1
         return self._scanner
@@ -250,6 +342,7 @@ class RecordReader:
     def _next_file(self) -> None:
         if self._scanner is not None:
             self._record_bytes = self._scanner._record_bytes  # the next file's records are likely alike
+            self._skip = self._scanner.skip  # the stride counts on across files
         self._drop_scanner()
         self._file_index += 1
         self._next_start = RecordPosition(self._file_index, 0, 0)
@@ -326,6 +419,7 @@ class RecordReader:
         """Closes the open file; ``position`` still reports where reading stopped."""
         if not self._closed:
             self._next_start = self.position
+            self._skip = self.stride[1]
         self._drop_scanner()
         self._drop_readahead()
         self._drop_pending()
@@ -346,6 +440,21 @@ class RecordReader:
 
     def __repr__(self) -> str:
         return f"RecordReader({len(self._sources)} files, compression={self.compression!r}, position={self.position})"
+
+
+def _check_stride(stride) -> tuple[int, int]:
+    """``(n, i)`` of a ``stride`` argument, checked (``(1, 0)`` for ``None``)."""
+    if stride is None:
+        return (1, 0)
+    try:
+        n, i = stride
+    except (TypeError, ValueError):
+        raise TypeError(f"stride must be a pair (n, i), got {stride!r}") from None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"stride: n must be a positive int, got {n!r}")
+    if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < n:
+        raise ValueError(f"stride: i must be in [0, {n}), got {i!r}")
+    return (n, i)
 
 
 def read_records(

@@ -14,11 +14,27 @@ than a chunk grows the buffer only after its length CRC has validated, and
 only up to the bytes that really exist. After damage, ``on_error="skip"``
 searches on byte by byte (``_native.find_header``) and never trusts a
 damaged length to step over bytes (``io/_damage.py`` counts what is skipped).
+
+A strided scanner (``stride`` > 1, ``RecordReader(stride=...)``) keeps every
+``stride``-th record, the first after ``skip``: the records it drops are
+stepped over on their length (whose CRC is checked) and their data CRCs are
+never computed. Where the file allows positioned reads (a local uncompressed
+file, ``on_error="raise"``) and its records are large (``_HOP_RECORD_BYTES``),
+it reads only the 12-byte headers of the records it drops
+(``_native.walk_records``) and then the kept records alone
+(``_native.gather_records``, which checks their CRCs), so the payloads of
+dropped records are never read. With ``on_error="skip"`` or ``"warn"`` every
+record is checked, so that the records kept are every ``stride``-th intact
+one, as a ``shard`` of the records delivered would keep.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import threading
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -37,12 +53,15 @@ from tfrx.io._streams import map_file, open_stream, readinto
 __all__ = ["FileScanner"]
 
 _PROBE = 256 << 10  # bytes first read by ``next_batch(exact=True)`` while record sizes are unknown
+# A strided scan reads only the headers of the records it drops once records take at least this many
+# bytes: one positioned read of a header costs about what copying ~8 KiB from the page cache does.
+_HOP_RECORD_BYTES = 16 << 10
 
 
 class FileScanner:
     """Reads the records of one file (one uncompressed or compressed stream)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  the reader's options for one file, keyword-only
         self,
         source: Source,
         *,
@@ -57,8 +76,16 @@ class FileScanner:
         use_mmap: bool = False,
         raw=None,
         record_bytes: int = 0,
+        stride: int = 1,
+        skip: int = 0,
     ) -> None:
         self.name = source_name(source)
+        self._stride = stride
+        self.skip = skip  # records to drop before the next one kept (strided scans)
+        self._hopping = False  # reading only the headers of dropped records (``_next_hop_batch``)
+        self._file_end = -1  # stream offset of the end of a local uncompressed file, where one can hop
+        # The file's header offsets and lengths (``_file_headers``); False: not known, None: not looked up.
+        self._headers: tuple[np.ndarray, np.ndarray] | bool | None = None
         self._verify = verify
         self._on_error = on_error
         self._chunk = max(int(chunk_size), 64)
@@ -96,6 +123,11 @@ class FileScanner:
             self._remaining = opened.remaining
             if use_mmap and not self.compression and self._owns and self._remaining:
                 self._map(start_offset)
+            hop = stride > 1 and on_error == "raise" and not self.compression and not self._mapped
+            if hop and self._owns and self._stream is raw and isinstance(raw, io.FileIO) and hasattr(os, "pread"):
+                if self._remaining is not None:
+                    self._file_end = start_offset + self._remaining
+                    self._hopping = self._may_hop() or self._first_record_is_large(start_offset)
         except BaseException:
             self.close()
             raise
@@ -315,9 +347,9 @@ class FileScanner:
         (and ``max_bytes`` payload bytes): one read into one buffer, so the batch needs no copy."""
         if self._eof or self._mapped or self._record_bytes <= 0:
             return
-        want = max_records * self._record_bytes
+        want = max_records * self._record_bytes * self._stride
         if max_bytes >= 0:
-            want = min(want, max_bytes + FRAMING_BYTES * max_records)
+            want = min(want, (max_bytes + FRAMING_BYTES * max_records) * self._stride)
         want += 2 * self._largest  # room for records larger than the average
         have = self._hi - self._lo
         if want > have and want > self._chunk:
@@ -331,10 +363,14 @@ class FileScanner:
     def _read_rest_of_batch(self, scan, max_records: int, max_bytes: int) -> bool:
         """For an exact batch: reads on (True) when ``scan`` stopped short of the batch only because the
         buffer ended, learning the record sizes on the way."""
-        self._learn(len(scan.starts), scan.consumed, int(scan.lengths.max()))
+        kept = len(scan.starts)
+        self._learn(scan.walked, scan.consumed, int(scan.lengths.max()) if kept else 0)
+        if self._may_hop():
+            self._hopping = True  # the records scanned so far are read again, headers first
+            return True
         short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
-        if short and len(scan.starts) < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
-            rest = (max_records - len(scan.starts)) * self._record_bytes + 2 * self._largest
+        if short and kept < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
+            rest = (max_records - kept) * self._record_bytes * self._stride + 2 * self._largest
             self._fill(max(int(scan.need), rest), in_place=True)
             return True
         return False
@@ -364,6 +400,8 @@ class FileScanner:
             raise self._error
         exact = exact and max_records > 0
         while not self._finished:
+            if self._hopping:
+                return self._next_hop_batch(max_records, max_bytes)
             if exact and self._lo < self._hi:
                 self._reserve(max_records, max_bytes)
             elif exact and self._record_bytes <= 0 and not self._eof:
@@ -372,25 +410,10 @@ class FileScanner:
                 self._fill(min(_PROBE, self._chunk), whole_chunk=False)
                 continue
             if self._lo < self._hi:
-                stop = -1
-                if self._end is not None:
-                    stop = self._end - self.offset
-                    if stop <= 0:
-                        self._close_region(self._end)
-                        self._finished = True
-                        return None
-                span = self._buf[self._lo : self._hi]
-                if self._mapped and max_bytes < 0 and max_records < 0:
-                    max_bytes = self._chunk  # a mapped file still comes in chunk-sized batches
-                # Inside a damaged region a candidate counts only when its data CRC holds too.
-                scan = _native.scan_records(span, self._verify or self._damage.active, max_records, max_bytes, stop)
-                if len(scan.starts):
-                    if exact and self._read_rest_of_batch(scan, max_records, max_bytes):
-                        continue  # (the records scanned so far are scanned again: rare once sizes are known)
-                    return self._emit(scan.starts, scan.lengths, scan.consumed)
-                if not self._after_empty_scan(scan, exact):
-                    return None
-                continue
+                found = self._scan_buffered(max_records, max_bytes, exact)
+                if found is True:
+                    continue
+                return found if isinstance(found, RecordBatch) else None
             if self._eof or not self._fill(self._chunk):
                 if self._stream_error is not None:
                     self._note_break()
@@ -398,17 +421,251 @@ class FileScanner:
                 self._finished = True
         return None
 
-    def _emit(self, starts: np.ndarray, lengths: np.ndarray, consumed: int) -> RecordBatch:
+    def _scan_buffered(self, max_records: int, max_bytes: int, exact: bool) -> RecordBatch | bool:
+        """The next batch from the buffered bytes, True to scan again (after reading more, stepping over
+        dropped records, or entering damage), or False at the end of the range."""
+        stop = -1
+        if self._end is not None:
+            stop = self._end - self.offset
+            if stop <= 0:
+                self._close_region(self._end)
+                self._finished = True
+                return False
+        span = self._buf[self._lo : self._hi]
+        if self._mapped and max_bytes < 0 and max_records < 0:
+            max_bytes = self._chunk  # a mapped file still comes in chunk-sized batches
+        scan = self._scan(span, max_records, max_bytes, stop)
+        if scan.walked:
+            if exact and self._read_rest_of_batch(scan, max_records, max_bytes):
+                return True  # (the records scanned so far are scanned again: rare once sizes are known)
+            batch = self._emit(scan)
+            return True if batch is None else batch  # None: only records the stride drops
+        return self._after_empty_scan(scan, exact)
+
+    def _scan(self, span: np.ndarray, max_records: int, max_bytes: int, stop: int) -> _native.ScanResult:
+        """The records of ``span`` the scanner keeps (all, or every ``stride``-th after ``skip``)."""
+        stride = self._stride
+        # Inside a damaged region a candidate counts only when its data CRC holds too.
+        verify = self._verify or self._damage.active
+        if stride == 1 or self._on_error != "raise":
+            # Every record checked (under "skip" and "warn" the stride counts intact records); _emit strides.
+            more = max_records * stride if max_records >= 0 else -1
+            return _native.scan_records(span, verify, more, max_bytes * stride if max_bytes >= 0 else -1, stop)
+        return _native.scan_records(span, verify, max_records, max_bytes, stop, stride, self.skip)
+
+    def _emit(self, scan: _native.ScanResult) -> RecordBatch | None:
+        """The records ``scan`` kept as a batch (None when it only stepped over records), consumed."""
         self._close_region()
-        lo = self._lo
+        lo, consumed, walked, stride = self._lo, scan.consumed, scan.walked, self._stride
+        starts, lengths = scan.starts, scan.lengths
+        first = self.record_index + self.skip
+        if stride > 1 and self._on_error != "raise":  # scanned whole: the stride's records of them
+            starts, lengths = starts[self.skip :: stride], lengths[self.skip :: stride]
+        self.record_index += walked
+        self.skip = (self.skip - walked) % stride
+        self._lo = lo + consumed
+        n = len(starts)
+        if not n:
+            return None
         data = self._buf[lo : lo + consumed]
         if not self._mapped and consumed * 16 < self._buf.shape[0]:
             data = data.copy()  # a small batch must not pin a whole chunk in memory
         offsets = starts + (self._base + lo - HEADER_BYTES)
-        batch = RecordBatch(data, starts, lengths, path=self.name, first_index=self.record_index, file_offsets=offsets)
-        n = len(starts)
-        self.record_index += n
-        self._lo = lo + consumed
+        batch = RecordBatch(
+            data, starts, lengths, path=self.name, first_index=first, file_offsets=offsets, index_step=stride
+        )
         self._stats.records += n
-        self._stats.bytes += int(consumed) - FRAMING_BYTES * n
+        self._stats.bytes += int(lengths.sum()) if stride > 1 else int(consumed) - FRAMING_BYTES * n
+        if not self._hopping and self._file_end >= 0:  # a strided scan that may read headers alone from here
+            self._learn(walked, consumed, int(lengths.max()))
+            self._hopping = self._may_hop()
         return batch
+
+    # -------------------------------------------------------------- strided reads of large records
+    def _may_hop(self) -> bool:
+        """Whether the records dropped by the stride are large enough to read only their headers."""
+        return self._file_end >= 0 and self._record_bytes >= _HOP_RECORD_BYTES
+
+    def _first_record_is_large(self, offset: int) -> bool:
+        """Whether the record at ``offset`` is large enough to hop over (its header alone is read; a
+        damaged one is left to the buffered scan, which reports it)."""
+        if self._record_bytes > 0 or self._file_end - offset < HEADER_BYTES:
+            return False
+        assert self._raw is not None  # a hop-capable file is open
+        header = os.pread(self._raw.fileno(), HEADER_BYTES, offset)
+        framing = _native.scan_records(header + bytes(4), False)  # the length and its CRC, checked
+        if framing.status != ScanStatus.NEED_MORE or framing.length + FRAMING_BYTES < _HOP_RECORD_BYTES:
+            return False
+        self._record_bytes = int(framing.length) + FRAMING_BYTES
+        return True
+
+    def _next_hop_batch(self, max_records: int, max_bytes: int) -> RecordBatch | None:
+        """The next records kept, read alone: the headers of those dropped, then the kept ones whole."""
+        assert self._raw is not None  # hopping is only set on an open local file
+        fd = self._raw.fileno()
+        offset = self.offset
+        stop = -1 if self._end is None else max(self._end - offset, 0)
+        if max_records < 0 and max_bytes < 0:
+            max_bytes = self._chunk  # batches of about a chunk, as the buffered reads give
+        walk: _Walk | _native.ScanResult | None = self._known_headers(fd, offset, max_records, max_bytes, stop)
+        if walk is None:
+            walk = _native.walk_records(
+                fd, offset, self._file_end, max_records, max_bytes, stop, self._stride, self.skip
+            )
+        # Nothing buffered is used from here on: the next read starts at the walk's end.
+        self._buf = np.empty(0, dtype=np.uint8)
+        self._base, self._lo, self._hi = offset + walk.consumed, 0, 0
+        first = self.record_index + self.skip
+        self.record_index += walk.walked
+        self.skip = (self.skip - walk.walked) % self._stride
+        n = len(walk.starts)
+        if n:
+            return self._gather(fd, walk.starts, walk.lengths, first)
+        if walk.status in (ScanStatus.END, ScanStatus.LIMIT):
+            self._finished = True
+            return None
+        present = self._file_end - self.offset
+        assert isinstance(walk, _native.ScanResult)  # known headers end at the end of the file
+        self._error = record_error(
+            walk, name=self.name, record_index=self.record_index, offset=self.offset, present=present
+        )
+        raise self._error
+
+    def _file_headers(self, fd: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The header offsets and lengths of every record of the file: from the process's cache, else
+        walked once (all headers, as the strided walks would read them) and kept there; None for a file
+        too large to keep or damaged (the strided walk then reports the damage where it lies)."""
+        if self._headers is None:
+            st = os.fstat(fd)
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            self._headers = _HEADER_CACHE.get(key) or False
+            small = st.st_size // max(self._record_bytes, 1) < _CACHED_RECORDS
+            if not self._headers and st.st_size == self._file_end and small:
+                walk = _native.walk_records(fd, 0, st.st_size)
+                if walk.status == ScanStatus.END:
+                    self._headers = (walk.starts, walk.lengths)
+                    _HEADER_CACHE.put(key, self._headers)
+        return self._headers if isinstance(self._headers, tuple) else None
+
+    def _known_headers(self, fd: int, offset: int, max_records: int, max_bytes: int, stop: int) -> _Walk | None:
+        """What ``walk_records`` would find from ``offset``, from the file's known headers (None: unknown)."""
+        headers = self._file_headers(fd)
+        if headers is None:
+            return None
+        offsets, lengths = headers
+        count = len(offsets)
+        i0 = int(np.searchsorted(offsets, offset))
+        if i0 < count and int(offsets[i0]) != offset:
+            return None  # not a record boundary of the file as it was walked
+        last = count if stop < 0 else int(np.searchsorted(offsets, offset + stop))  # records that may be walked
+        kept = np.arange(i0 + self.skip, last, self._stride)
+        limited = max_records >= 0 and len(kept) > max_records
+        if limited:
+            kept = kept[:max_records]
+        if max_bytes >= 0 and len(kept) > 1:
+            fit = max(1, int(np.searchsorted(np.cumsum(lengths[kept]), max_bytes, side="right")))
+            limited = limited or fit < len(kept)
+            kept = kept[:fit]
+        end = int(kept[-1]) + 1 if limited else last
+        status = ScanStatus.END if end == count else ScanStatus.LIMIT
+        stop_at = int(offsets[end]) if end < count else self._file_end
+        return _Walk(status, offsets[kept], lengths[kept], stop_at - offset, end - i0)
+
+    def _gather(self, fd: int, offsets: np.ndarray, lengths: np.ndarray, first: int) -> RecordBatch:
+        """The records whose headers are at ``offsets`` read into one buffer, their framing and CRCs checked."""
+        starts = np.zeros(len(lengths), np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        total = int(starts[-1] + lengths[-1])
+        out = READ_BUFFERS.take(total) if total > 2 * self._chunk else np.empty(total, np.uint8)
+        result = _native.gather_records(fd, offsets, lengths, starts, out, self._verify)
+        if result.status != _native.GatherStatus.OK:
+            k = int(result.index)
+            err = self._gather_error(result, int(offsets[k]), first + k * self._stride, int(lengths[k]))
+            if isinstance(err, CorruptRecordError):
+                self._error = err  # raised again by later reads; a failed read may be retried
+            raise err
+        data = out[:total]
+        self._stats.records += len(lengths)
+        self._stats.bytes += total
+        return RecordBatch(
+            data, starts, lengths, path=self.name, first_index=first, file_offsets=offsets, index_step=self._stride
+        )
+
+    def _gather_error(self, result, offset: int, record: int, length: int) -> OSError | CorruptRecordError:
+        status, expected, actual = result.status, int(result.expected), int(result.actual)
+        if status == _native.GatherStatus.IO:
+            return OSError(actual, f"reading {self.name!r} at byte {offset} failed: {os.strerror(actual)}")
+        if status in (_native.GatherStatus.DATA_CRC, _native.GatherStatus.LENGTH_CRC):
+            kind = ScanStatus.DATA_CRC if status == _native.GatherStatus.DATA_CRC else ScanStatus.LENGTH_CRC
+            scan = _GatherScan(kind, length, expected, actual)
+            return record_error(scan, name=self.name, record_index=record, offset=offset, present=length)  # type: ignore[arg-type]  # the fields of a ScanResult it reads
+        # The header read a moment ago is no longer there: the file shrank or was rewritten while being read.
+        return CorruptRecordError(
+            f"{self.name!r} changed while it was read: record {record} at byte {offset} no longer holds the "
+            f"{length} data bytes its header claimed a moment before; read the file again once it is no "
+            "longer being written",
+            path=self.name,
+            record_index=record,
+            offset=offset,
+            kind="truncated",
+            expected=length,
+            actual=actual,
+        )
+
+
+class _Walk:
+    """What ``_native.walk_records`` returns, as the known headers of a file give it."""
+
+    __slots__ = ("status", "starts", "lengths", "consumed", "walked")
+
+    def __init__(self, status: ScanStatus, starts: np.ndarray, lengths: np.ndarray, consumed: int, walked: int) -> None:
+        self.status, self.starts, self.lengths, self.consumed, self.walked = status, starts, lengths, consumed, walked
+
+
+class _HeaderCache:
+    """The header offsets and lengths of files strided scanners walked whole, for the process: a later
+    pass over a file (the next epoch, another shard in the same process) reads none of its headers
+    again. Keyed by the file's identity (device, inode, size, modification time); the records read
+    through it are still checked (length field, length CRC, data CRC) as they are read. At most
+    ``max_records`` records' worth (16 bytes each), the least recently used files dropped first."""
+
+    def __init__(self, max_records: int) -> None:
+        self.max_records = max_records
+        self._files: OrderedDict[tuple, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._records = 0
+        self._lock = threading.Lock()
+        if hasattr(os, "register_at_fork"):  # a child forked while another thread held the lock
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple[np.ndarray, np.ndarray] | None:
+        with self._lock:
+            found = self._files.get(key)
+            if found is not None:
+                self._files.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, headers: tuple[np.ndarray, np.ndarray]) -> None:
+        with self._lock:
+            if key in self._files:
+                return
+            self._files[key] = headers
+            self._records += len(headers[0])
+            while self._records > self.max_records and len(self._files) > 1:
+                _, dropped = self._files.popitem(last=False)
+                self._records -= len(dropped[0])
+
+
+_CACHED_RECORDS = 1 << 20  # 16 MiB of offsets and lengths
+_HEADER_CACHE = _HeaderCache(_CACHED_RECORDS)
+
+
+class _GatherScan:
+    """What ``record_error`` reads of a scan, for damage that ``gather_records`` found."""
+
+    __slots__ = ("status", "length", "expected", "actual")
+
+    def __init__(self, status: ScanStatus, length: int, expected: int, actual: int) -> None:
+        self.status, self.length, self.expected, self.actual = status, length, expected, actual
