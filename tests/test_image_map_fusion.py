@@ -310,3 +310,18 @@ def test_elements_of_another_arity_fail_as_the_map_would(records_file):
     assert isinstance(fused, ImageMapBatchDataset)  # traced with one argument
     with pytest.raises(TypeError, match="traced with 1 argument"):
         list(fused)
+
+
+def test_parse_example_of_one_record_as_tensorflow_gives_it_and_fused(records_file):
+    # TensorFlow's parse_example takes a scalar record too (no batch dimension): the tutorials map it.
+    path, _ = records_file
+    record = next(iter(tfrx.TFRecordDataset(path)))
+    one = tf.io.parse_example(tf.constant(record), SPEC)
+    assert one["label"].shape == () and one["label"].numpy() == 0
+    assert tf.io.parse_example(np.array([record, record], dtype=object), SPEC)["label"].shape == (2,)
+
+    def prep(r):
+        x = tf.io.parse_example(r, SPEC)
+        return tf.image.resize(tf.io.decode_jpeg(x["image/encoded"], channels=3), (16, 16)), x["label"]
+
+    _check_fused_equal(tf.data.TFRecordDataset(path).map(prep))
