@@ -325,3 +325,16 @@ def test_parse_example_of_one_record_as_tensorflow_gives_it_and_fused(records_fi
         return tf.image.resize(tf.io.decode_jpeg(x["image/encoded"], channels=3), (16, 16)), x["label"]
 
     _check_fused_equal(tf.data.TFRecordDataset(path).map(prep))
+
+
+def test_explain_suggests_batch_after_an_image_map_without_one(records_file):
+    _, jpegs = records_file
+    ds = Dataset.from_tensor_slices(np.array(jpegs, dtype=object)).map(
+        lambda x: tfrx.image.resize(tfrx.image.decode_jpeg(x, 3), (8, 8))
+    )
+    out = io.StringIO()
+    ds.prefetch(2).explain(file=out)
+    assert "decodes images one element at a time: with batch(n) right after the map" in out.getvalue()
+    out = io.StringIO()
+    Dataset.range(3).map(lambda x: x + 1).explain(file=out)
+    assert "decodes images" not in out.getvalue()

@@ -456,6 +456,8 @@ def fuse_image_maps(top: Any, batch_size: int, drop_remainder: bool, plain: Data
         chain.append(d)
         d = d._inputs[0]
     chain.reverse()
+    for m in chain:
+        m._before_batch = True
     if not any(mentions_images(m._fn) for m in chain):
         return plain
     plan, start, why = trace(chain)
