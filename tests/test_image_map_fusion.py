@@ -98,7 +98,7 @@ def test_decode_and_resize_equals_the_per_image_calls(sizes, target, method, ant
     assert np.array_equal(image, want)
 
 
-def test_decode_and_resize_on_the_corpus_jpegs():
+def test_decode_and_resize_on_corpus_jpegs_or_imagenet_sized_ones():
     import os
     import pathlib
 
