@@ -56,6 +56,7 @@ from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding
 from tfrx.image._boxes import sample_distorted_bounding_box
 from tfrx.image._crop_resize import decode_crop_and_resize
 from tfrx.image._device import decode_jpeg, decode_random_crop_and_resize, device_jpeg_backend, sample_crops
+from tfrx.image._fused import decode_and_resize
 from tfrx.image._jpeg import decode_and_crop_jpeg, encode_jpeg, extract_jpeg_shape
 from tfrx.image._partial import partial_jpeg_backend
 from tfrx.image._png import decode_png, encode_png
@@ -87,6 +88,7 @@ __all__ = [
     "extract_jpeg_shape",
     "decode_crop_and_resize",
     "decode_random_crop_and_resize",
+    "decode_and_resize",
     "sample_distorted_bounding_box",
     "partial_jpeg_backend",
     "convert_image_dtype",
