@@ -1,4 +1,5 @@
-"""glibc malloc settings for batches of large byte strings: opt-in in your process, on in tfrx's own.
+"""glibc malloc settings for batches of large byte strings: set in tfrx's own processes, and in yours once
+a parser makes large ``bytes`` values, unless you chose your own (what glibc's own dynamic thresholds do, sooner).
 
 Parsing image records makes one Python ``bytes`` of ~100 KB per record, and
 readers and shuffles fill fresh buffers of megabytes per batch. glibc's
@@ -9,9 +10,8 @@ fault for every 4 KiB it writes. That cost four to six times the parse itself
 in ``benchmarks/parse.py``'s image workload (see docs/benchmarks.md).
 
 glibc raises both thresholds by itself (up to 32 MiB and 64 MiB) once a large
-mapped block is freed, but a process may never reach that state. The
-allocator belongs to the process, so ``import tfrx`` leaves it alone. The
-settled values are set at once:
+mapped block is freed, but a process may never reach that state. ``import
+tfrx`` leaves the allocator alone; the settled values are set at once:
 
 * in processes tfrx owns: the ``tfrx`` command and tfrx's own worker
   processes (``to_torch(num_workers=k)``), through :func:`tune_owned_process`;
