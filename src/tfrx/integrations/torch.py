@@ -82,7 +82,6 @@ from tfrx.data._dataset import Dataset, DatasetIterator
 from tfrx.data._shard import shard_pipeline
 from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
-from tfrx.data._parse import ParseDataset
 from tfrx.integrations._device_feed import DeviceBytes, DeviceFeeder, PinnedOutputs, backend_for, check_device
 from tfrx.integrations._shm_ring import PackedBatch, attached_mappings, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, auto_workers, for_handoff, handoffs
@@ -146,10 +145,8 @@ def _parse_into(pipeline: Dataset, outputs: Any) -> Dataset:
     """``pipeline`` with each of its parses writing numeric outputs into the arenas ``outputs()`` gives."""
 
     def into(stage: Dataset) -> Dataset:
-        if isinstance(stage, ParseDataset):
-            clone = stage._with_outputs_from(outputs)
-            return stage if clone is None else clone
-        return stage
+        clone = stage._with_outputs_from(outputs)
+        return stage if clone is None else clone
 
     return pipeline._rewrite(into)
 
