@@ -174,12 +174,13 @@ def _check_records(batch, records: list[bytes]) -> list[int]:
 
 def _pipeline(path: str, batch_size: int, shuffle: int | None, parsed: bool, prefetch: int):
     # A small read size: batches bigger than two chunks are read into the reader's pooled buffers.
-    ds = tfrx.TFRecordDataset(path, buffer_size=1024)
+    ds: tfrx.data.Dataset = tfrx.TFRecordDataset(path, buffer_size=1024)
     if shuffle is not None:
         ds = ds.shuffle(shuffle, seed=7)
     ds = ds.batch(batch_size)
-    ds = ds.parse(_SPEC) if parsed else ds._natively_batched()
-    return ds.prefetch(prefetch) if prefetch else ds
+    native = ds.parse(_SPEC) if parsed else ds._natively_batched()
+    assert native is not None
+    return native.prefetch(prefetch) if prefetch else native
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
