@@ -12,7 +12,7 @@ cap. Per latency, contenders on the same file (indexes already built):
   one), (b) downloading the whole file first, then reading it locally (download,
   index and reads timed), (c) ``concurrency=1`` (coalesced ranges one after
   another: one request at a time, as tfrx read before latency-aware reads),
-  (d) ``ds[indices]`` with the defaults (coalesced, up to 32 in flight);
+  (d) ``ds[indices]`` with the defaults (coalesced, up to 64 in flight);
 - a global-shuffle epoch: (a), (b), (c) ``concurrency=1`` and no readahead,
   (d) ``shuffle_global`` with the defaults (windows of 256 fetched together,
   the next while one is read);

@@ -55,8 +55,11 @@ class RecordLocation(NamedTuple):
 # a request costs far more than the bytes between two nearby records.
 COALESCE_GAP = 64 << 10
 # Range requests in flight at once for one batch of remote reads: enough to hide a distant store's
-# latency, few enough not to queue at a server (or be refused by it) when a batch plans many.
-CONCURRENCY = 32
+# latency, few enough not to queue at a server (or be refused by it) when a batch plans many (fsspec's
+# own batches of async requests are 128). At 20 ms a request and no bandwidth cap, alternating rounds of
+# benchmarks/remote_random.py gave a global-shuffle epoch 23x and 25x one request per record with 32,
+# 23x, 32x and 37x with 64.
+CONCURRENCY = 64
 
 
 def _runs(offsets: np.ndarray, sizes: np.ndarray, gap: int = COALESCE_GAP):
