@@ -15,6 +15,7 @@ from data_helpers import write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
 from tfrx.data._parallel_reads import SlotBuffers, read_threads
 from tfrx.data._prefetch import PrefetchIterator
+from tfrx.testing import assert_resumes_exactly
 
 
 def _write(path, records):
@@ -157,3 +158,54 @@ def test_every_mix_of_threads_gives_the_per_record_order(pool, monkeypatch, data
     assert [r for b in batches for r in b] == expected
     if block == 1:
         assert [r for b in TFRecordDataset(files, num_parallel_reads=cycle).record_batches(size) for r in b] == expected
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    cycle=st.integers(1, 4),
+    block=st.integers(1, 4),
+    piece=st.integers(1, 7),
+    parallel=st.sampled_from([None, 2]),
+)
+def test_record_by_record_interleave_of_tfrecord_datasets_reads_batch_native(
+    pool, monkeypatch, data, cycle, block, piece, parallel
+):
+    """files.interleave(TFRecordDataset, ...) element by element takes the path of num_parallel_reads (runs of
+    records read batch-native, then split) and gives the element-by-element interleave's order."""
+    files = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=5))
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", piece)
+    made = []
+    real = parallel_reads.InterleavedBatchIterator.__init__
+
+    def spy(self, *args, **kwargs):
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(parallel_reads.InterleavedBatchIterator, "__init__", spy)
+    expected = list(Dataset.from_tensor_slices(files).interleave(lambda f: TFRecordDataset(f), cycle, block))
+    assert not made  # a lambda is not known to read records: element by element
+    ds = Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle, block, num_parallel_calls=parallel)
+    assert list(ds) == expected
+    assert made
+
+
+def test_record_by_record_interleave_of_tfrecord_datasets_resumes(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel_reads, "_PARALLEL_READ_BATCH", 2)
+    files = write_fake_files(tmp_path, [4, 0, 7, 5, 1])
+    assert_resumes_exactly(
+        lambda: Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=3, block_length=2)
+    )
+
+
+def test_a_sloppy_interleave_of_tfrecord_datasets_stays_element_by_element(tmp_path, monkeypatch):
+    files = write_fake_files(tmp_path, [3, 3])
+    monkeypatch.setattr(
+        parallel_reads.InterleavedBatchIterator, "__init__", lambda *a, **k: pytest.fail("batch-native read")
+    )
+    sloppy = Dataset.from_tensor_slices(files).interleave(
+        TFRecordDataset, cycle_length=2, num_parallel_calls=2, deterministic=False
+    )
+    assert sorted(sloppy) == sorted(f"{f}-{r}".encode() for f in range(2) for r in range(3))
+    by_options = Dataset.from_tensor_slices(files).interleave(TFRecordDataset, cycle_length=2, num_parallel_calls=2)
+    assert len(list(by_options.with_options(deterministic=False))) == 6

@@ -53,6 +53,7 @@ __all__ = [
     "read_threads",
     "SlotBuffers",
     "SLOT_BUFFERS",
+    "SPLIT_BATCH",
 ]
 
 # With num_parallel_reads (and in files.interleave(TFRecordDataset, num_parallel_calls=...)),
@@ -65,7 +66,7 @@ __all__ = [
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
 # Element by element, the interleaved records are gathered this many at a time and split into bytes.
-_SPLIT_BATCH = 256
+SPLIT_BATCH = 256
 # Files read on the consumer's thread are read in chunks of this size while record sizes are unknown; the
 # pieces themselves are read whole into one buffer each (``exact``), sized for the piece.
 _INLINE_CHUNK = 1 << 20
@@ -161,7 +162,7 @@ def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterat
 
 def interleaved_records(files: Dataset, ctx: IterContext, options: dict, cycle_length: int) -> DatasetIterator:
     """The records of ``cycle_length`` files at a time, one by one in tf.data's interleave order."""
-    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, _SPLIT_BATCH, False))
+    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, SPLIT_BATCH, False))
 
 
 class _ReadSlot:
