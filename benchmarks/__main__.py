@@ -1,8 +1,9 @@
-"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,engines,scaleout,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,validate,all,generate} [--size small|full] [--workloads a,b].
+"""python -m benchmarks {read,write,crc,codec,parse,bytes_values,random_access,convert,engines,scaleout,pipeline,overhead,imagenet,remote,ray,workers,tfds,readme,validate,gpu,all,generate} [--size small|full] [--workloads a,b].
 
 ``readme`` prints the README's table, measured in one run (see benchmarks/readme.py); ``scaleout`` is
 Spark, Dask and Ray on one workload (benchmarks/engines_scaleout.py); ``validate`` is TFDV-format
-statistics against TFDV itself when a TFDV interpreter is given (benchmarks/validate.py).
+statistics against TFDV itself when a TFDV interpreter is given (benchmarks/validate.py); ``gpu`` is the
+device feeder and GPU JPEG decode against the CPU paths (benchmarks/gpu.py; its CUDA rows need a GPU).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ TABLES = {
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    p.add_argument("name", choices=[*SUITES, "readme", "validate", "all", "generate"])
+    p.add_argument("name", choices=[*SUITES, "readme", "validate", "gpu", "all", "generate"])
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--workloads", default=",".join(workloads.WORKLOADS), help="comma-separated subset")
     p.add_argument("--repeat", type=int, default=3, help="runs per contender; the fastest counts")
@@ -71,6 +72,12 @@ def main(argv=None) -> int:
         from benchmarks import validate
 
         return validate.main(["--size", args.size, *extra])
+    if args.name == "gpu":  # its own options: --workers (benchmarks/gpu.py); not part of "all"
+        from benchmarks import gpu
+
+        rest = list(sys.argv[1:] if argv is None else argv)
+        rest.remove("gpu")
+        return gpu.main(rest)
     if args.name == "workers" and extra:  # its own options: --workers, --skip, --baseline (benchmarks/workers.py)
         rest = list(sys.argv[1:] if argv is None else argv)
         rest.remove("workers")

@@ -21,6 +21,14 @@ The figure is payload GB per CPU-second (every thread counted), median and
 range over the rounds; wall-clock GB/s beside it.
 
 Run with ``python -m benchmarks bytes_values`` (or ``python -m benchmarks.bytes_values``).
+
+``python -m benchmarks.bytes_values --baseline DIR [--size small|full]
+[--repeat N]`` is an A/B of ``parse only (bytes)`` on the image workload's
+records (~85 KB values, ``benchmarks/workloads.py``) between this checkout's
+``tfrx`` and the one in ``DIR`` (another tree's ``src`` with its built
+extension), each round both in fresh interpreters in alternating order, as a
+user's process runs it (no ``TFRX_MALLOC_TUNING``, unlike the other suites'
+workers): the ratio per round, median and range.
 """
 
 from __future__ import annotations
@@ -179,7 +187,80 @@ def table(results: list[RatesResult]) -> str:
     return "\n".join(lines)
 
 
+_AB_WORKER = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import tfrx
+if not tfrx.__file__.startswith(sys.argv[1]):
+    raise SystemExit(f"imported {tfrx.__file__}, not the tfrx in {sys.argv[1]}")
+spec = {k: tfrx.FixedLenFeature([], tfrx.string if k in ("image/encoded", "image/format") else tfrx.int64)
+        for k in ("image/encoded", "image/format", "image/class/label", "image/height", "image/width")}
+parser = tfrx.ExampleParser(spec)
+batches = list(tfrx.RecordReader(sys.argv[2]).iter_batches(256))
+nbytes = sum(int(b.lengths.sum()) for b in batches)
+for b in batches:
+    parser.parse(b)
+best = float("inf")
+for _ in range(3):
+    t = time.process_time()
+    for b in batches:
+        parser.parse(b)
+    best = min(best, time.process_time() - t)
+print(json.dumps({"gb_per_cpu_s": nbytes / best / 1e9}))
+"""
+
+
+def ab(baseline: str, size: str = "full", rounds: int = 5, log=print) -> list[float]:
+    """Per round, parse-only GB per CPU-second of this checkout's tfrx over the baseline's."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from benchmarks import workloads
+
+    path = str(workloads.ensure("image", size, ""))
+    mine = str(Path(__file__).resolve().parent.parent / "src")
+    env = {k: v for k, v in os.environ.items() if k not in ("TFRX_MALLOC_TUNING", "PYTHONPATH")}
+
+    def one(src: str) -> float:
+        out = subprocess.run(
+            [sys.executable, "-c", _AB_WORKER, src, path], env=env, capture_output=True, text=True, check=True
+        )
+        return float(json.loads(out.stdout.strip().splitlines()[-1])["gb_per_cpu_s"])
+
+    ratios = []
+    for k in range(max(1, rounds)):
+        got = {}
+        for src in (mine, baseline) if k % 2 == 0 else (baseline, mine):
+            got[src] = one(src)
+        ratios.append(got[mine] / got[baseline])
+        log(
+            f"  round {k + 1}: this tree {got[mine]:.2f}, baseline {got[baseline]:.2f} GB per CPU-second, "
+            f"{ratios[-1]:.2f}x (load {os.getloadavg()[0]:.2f})"
+        )
+    log(
+        f"parse only (bytes), image records: this tree / baseline median {statistics.median(ratios):.2f}x, "
+        f"range {min(ratios):.2f}-{max(ratios):.2f}x over {len(ratios)} rounds"
+    )
+    return ratios
+
+
 def main(argv=None) -> int:
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--baseline" in args:
+        import argparse
+
+        p = argparse.ArgumentParser(prog="python -m benchmarks.bytes_values --baseline DIR")
+        p.add_argument("--baseline", required=True, help="another tree's src folder with its built extension")
+        p.add_argument("--size", choices=["small", "full"], default="full")
+        p.add_argument("--repeat", type=int, default=5, help="rounds")
+        a = p.parse_args(args)
+        ab(a.baseline, a.size, a.repeat)
+        return 0
     return suite_main("python -m benchmarks.bytes_values", __doc__, run, argv, render=table)
 
 

@@ -7,8 +7,9 @@ alike. The table shows each side's median rate per CPU-second with its
 range over the rounds, and the median (range) of the per-round ratios:
 the ratio is only as good as its range.
 
-Run: ``python -m benchmarks readme [--size small|full] [--repeat 5]``
-(``--repeat`` is the number of rounds; TensorFlow must be installed).
+Run: ``python -m benchmarks readme [--size small|full] [--repeat 5] [--rows jpeg,mmap]``
+(``--repeat`` is the number of rounds; ``--rows`` keeps the rows whose titles
+contain one of the words; TensorFlow must be installed).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def _fmt(values: list[float], unit: str) -> str:
     return f"{med:,.{digits}f} ({lo:,.{digits}f}-{hi:,.{digits}f})"
 
 
-def run(size: str = "small", repeat: int = 5, log=print) -> str:
+def run(size: str = "small", repeat: int = 5, log=print, rows: list[str] | None = None) -> str:
     from importlib.util import find_spec
 
     if find_spec("tensorflow") is None:
@@ -107,6 +108,8 @@ def run(size: str = "small", repeat: int = 5, log=print) -> str:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     lines = ["| work (per CPU-second) | tfrx | TensorFlow 2.x | ratio |", "|---|---:|---:|---:|"]
     for title, unit, per, (suite, workload, mine, theirs) in ROWS:
+        if rows and not any(r.lower() in title.lower() for r in rows):
+            continue
         rates: dict[str, list[float]] = {mine: [], theirs: []}
         ratios = []
         for k in range(max(1, repeat)):
@@ -134,9 +137,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks readme", description=__doc__.splitlines()[0])
     p.add_argument("--size", choices=["small", "full"], default="small")
     p.add_argument("--repeat", type=int, default=5, help="alternating rounds per row")
+    p.add_argument("--rows", default="", help="comma-separated parts of row titles: only those rows")
     args = p.parse_args(argv)
     print(header(args.size, f", {args.repeat} rounds"))
-    table = run(args.size, args.repeat)
+    table = run(args.size, args.repeat, rows=[r for r in args.rows.split(",") if r])
     print()
     print(table)
     return 0

@@ -206,3 +206,34 @@ def test_a_filter_keeping_most_records_parses_in_one_pass_after_the_first_batch(
     low = ScanStats()  # a selective filter stays two-pass throughout
     scan(files, spec=SPEC, columns=["name"], filter=pc.field("f1") < 50, batch_size=1000, stats=low).read_all()
     assert low.parsed["name"] == _whole(files).filter(pc.field("f1") < 50).num_rows
+
+
+def test_strings_are_binary_columns_of_their_own_equal_to_the_default_parse(tmp_path):
+    """The scan parses strings as views of the records and packs them (no bytes object per value): the columns
+    are the default parse's, binary, in memory of their own even where a record's values lie end to end."""
+    from tfrx.integrations._arrow_convert import _record_batch
+    from tfrx.integrations._arrow_scan import _parser
+
+    rows = [{"s": [b"ab", b"", b"c" * (i % 5)], "t": [b"x%d" % i], "q": [b"\xff" * i], "n": [i]} for i in range(300)]
+    path = str(tmp_path / "s.tfrecord")
+    tfrx.write_records(path, [tfrx.make_example(r).SerializeToString() for r in rows])
+    spec = {
+        "s": tfrx.VarLenFeature(tfrx.string),
+        "t": tfrx.FixedLenFeature([], tfrx.string),
+        "q": tfrx.RaggedFeature(tfrx.string),
+        "n": tfrx.FixedLenFeature([], tfrx.int64),
+    }
+    got = scan(path, spec=spec).read_all()
+    expected = ta.read_tfrecord(path, spec)  # bytes objects, then binary arrays
+    assert got.equals(expected.select(got.column_names))
+    assert got.schema.field("t").type == pa.binary() and got.schema.field("s").type == pa.large_list(pa.binary())
+    # one record: each column's values lie end to end in it, where packing them needs no gather
+    records = tfrx.RecordBatch.from_records([tfrx.make_example(rows[7]).SerializeToString()])
+    parsed = _parser(spec).parse(records)
+    batch = _record_batch(parsed, packed=True)
+    assert batch.to_pylist() == [{"n": 7, "q": [b"\xff" * 7], "s": [b"ab", b"", b"cc"], "t": b"x7"}]
+    record_bytes = np.frombuffer(records.data, np.uint8)
+    for name in ("s", "t", "q"):
+        column = batch.column(name)
+        values = column.flatten() if not pa.types.is_binary(column.type) else column
+        assert not np.may_share_memory(np.frombuffer(values.buffers()[2], np.uint8), record_bytes), name

@@ -59,7 +59,7 @@ def test_on_error_skip_and_warn_read_past_the_damage(capsys, damaged):
     assert [json.loads(line)["i"] for line in out.splitlines()] == [[1], [2], [3], [4]]
 
 
-def test_index_of_a_gzip_file_builds_its_checkpoint_index_and_a_url_advises_the_output_flag(capsys, tmp_path):
+def test_index_of_a_gzip_file_builds_its_checkpoint_index_also_at_a_url(capsys, tmp_path):
     path = tmp_path / "data.tfrecord.gz"
     plain = tmp_path / "plain.tfrecord"
     with tfrx.TFRecordWriter(str(plain)) as w:
@@ -71,8 +71,12 @@ def test_index_of_a_gzip_file_builds_its_checkpoint_index_and_a_url_advises_the_
     fsspec = pytest.importorskip("fsspec")
     fsspec.filesystem("memory").pipe("/cli-errors/data.tfrecord.gz", path.read_bytes())
     status, _, err = _run(capsys, "index", "memory://cli-errors/data.tfrecord.gz")
+    assert status == 0, err
+    assert fsspec.filesystem("memory").exists("/cli-errors/.tfrx/data.tfrecord.gz.tfrxzidx")  # beside the object
+    assert tfrx.RandomAccessDataset("memory://cli-errors/data.tfrecord.gz", index="sidecar")[0] == b"record"
+    status, _, err = _run(capsys, "index", "--output", str(tmp_path / "x.tfrxidx"), str(path))
     assert status == 2
-    assert "at a URL has no checkpoint index" in err
+    assert "cannot describe a compressed stream" in err
     assert "--output-compression none" in err and "reshard --compression" not in err
 
 

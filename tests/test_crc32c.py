@@ -74,10 +74,12 @@ def test_backend_is_named():
 
 
 @pytest.mark.parametrize(
-    "size", [767, 768, 769, 1535, 1536, 24575, 24576, 24577, 49152 + 771, 3 * 8192 * 5 + 3 * 256 * 2 + 13]
+    "size",
+    [191, 192, 193, 383, 384, 583, 767, 768, 769, 768 + 192 + 5, 1535, 1536, 24575, 24576, 24577, 49152 + 771]
+    + [3 * 8192 * 5 + 3 * 256 * 2 + 13, 3 * 8192 + 3 * 256 + 3 * 64 + 7],
 )
 def test_interleaved_streams_at_block_boundaries(size):
-    # The hardware path splits buffers of 3 x 256 B and 3 x 8 KiB into three
+    # The hardware path splits buffers of 3 x 64 B, 3 x 256 B and 3 x 8 KiB into three
     # interleaved streams; every split point and tail must agree with the
     # portable implementation, from every alignment and seed.
     buf = np.random.default_rng(size).integers(0, 256, size=size + 8, dtype=np.uint8).tobytes()

@@ -152,3 +152,64 @@ def test_record_sets_outliving_their_store_still_hold_their_records():
     taken = store.take(np.array([1, 0], np.int64))
     del store
     assert taken.gather().tobytes() == bytes(range(50, 200)) + bytes(range(50))
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+@pytest.mark.parametrize("buffer_size,batch_size", [(1, 1), (7, 3), (50, 16), (300, 64), (5000, 32)])
+def test_the_batch_native_store_holds_no_more_than_the_window(tmp_path, parallel, buffer_size, batch_size):
+    """Memory in proportion to the window: the store never holds more records (or bytes) than ``buffer_size``
+    of them, however large the reader's pieces, and the batches still hold every record once; a batch's
+    records still enter the store together."""
+    import tfrx
+    from tfrx.data import TFRecordDataset
+
+    rng = np.random.default_rng(3)
+    records = [rng.integers(0, 256, int(n), dtype=np.uint8).tobytes() for n in rng.integers(1, 400, 900)]
+    paths = []
+    for k in range(2):
+        paths.append(str(tmp_path / f"part-{k}.tfrecord"))
+        with tfrx.TFRecordWriter(paths[-1]) as w:
+            w.write_many(records[k::2])
+    largest = sorted(len(r) for r in records)[-buffer_size:]
+    ds = TFRecordDataset(paths, num_parallel_reads=parallel).shuffle(buffer_size, seed=4).batch(batch_size)
+    it = iter(ds._natively_batched())
+    reads = []
+    read = it._read_chunk
+    it._read_chunk = lambda wanted: reads.append(wanted) or read(wanted)
+    got = []
+    batches = 0
+    for batch in it:
+        store = it._store
+        assert store.count <= buffer_size and store.nbytes <= sum(largest)
+        got += list(batch)
+        batches += 1
+    assert sorted(got) == sorted(records)
+    # A batch's records enter in a read or two (where a piece ends), not one read per draw.
+    pieces = -(-len(records) // 1024) + 2
+    assert len(reads) <= 2 * batches + 2 * pieces + buffer_size // 1024 + 2, (len(reads), batches)
+
+
+def test_shuffle_reads_its_pieces_in_small_reads_unless_the_user_chose_a_size(tmp_path, monkeypatch):
+    # The batch-native shuffle copies each piece into its store at once, so the reader's buffer is pure
+    # overhead: without a user's buffer_size the pieces are read 1 MiB at a time, with one the user's size holds.
+    import tfrx
+    from tfrx.data import _tfrecord
+
+    path = str(tmp_path / "r.tfrecord")
+    with tfrx.TFRecordWriter(path) as w:
+        w.write_many(tfrx.encode_examples({"x": np.arange(300, dtype=np.int64)}))
+    seen = []
+    real = _tfrecord.FilesIterator
+
+    def spy(files, options, *args, **kwargs):
+        seen.append(options.get("buffer_size"))
+        return real(files, options, *args, **kwargs)
+
+    monkeypatch.setattr(_tfrecord, "FilesIterator", spy)
+    spec = {"x": tfrx.FixedLenFeature([], tfrx.int64)}
+    for buffer_size, expected in ((None, _tfrecord.PIECE_READ_BYTES), (3 << 20, 3 << 20)):
+        seen.clear()
+        ds = tfrx.data.TFRecordDataset(path, buffer_size=buffer_size).shuffle(100, seed=1).batch(32).parse(spec)
+        got = np.concatenate([np.asarray(b["x"]) for b in ds])
+        assert sorted(got.tolist()) == list(range(300))
+        assert seen == [expected]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -283,6 +284,41 @@ def test_polars_predicates_pushed_translated_or_evaluated_by_polars_and_on_lists
     assert tp._translate(cases["polars (floats, NaN ordered last)"], tp.scan_schema(files, spec=SPEC), ["x"]) is None
 
 
+def test_polars_predicates_as_polars_hands_them_to_the_source_become_arrow_expressions(files, monkeypatch):
+    """Polars casts a literal to its column's type before it hands the predicate to an IO source ({"Scalar":
+    {"Int64": 50}}, not the {"Dyn": {"Int": 50}} a user's expression serializes to): those are translated too,
+    and so is is_between, instead of each batch going through a Polars DataFrame."""
+    pl = pytest.importorskip("polars")
+    from tfrx.integrations import polars as tp
+
+    translated = []
+
+    def spy(predicate, schema, names):
+        result = tp_translate(predicate, schema, names)
+        translated.append(result is not None)
+        return result
+
+    tp_translate = tp._translate
+    monkeypatch.setattr(tp, "_translate", spy)
+    whole = pl.from_arrow(tfrx.read_tfrecord(files, SPEC).select(list(SPEC)))
+    for predicate in [
+        pl.col("f1") > 50,
+        pl.col("f1") > pl.lit(50, pl.UInt8),
+        pl.col("f1").is_between(10, 20),
+        pl.col("f1").is_between(10, 20, closed="none") | (pl.col("f2") <= 3.5),
+    ]:
+        translated.clear()
+        got = tp.scan_tfrecord(files, spec=SPEC).filter(predicate).select("name").collect()
+        expected = whole.filter(predicate).select("name")
+        assert expected.height > 0 and got.equals(expected), predicate
+        assert translated == [True], predicate
+    schema = tp.scan_schema(files, spec=SPEC)
+    assert tp._translate(pl.col("f1") > 2**64, schema, ["f1"]) is None
+    nan_below = pl.col("f1") < pl.lit(float("nan"), pl.Float64)  # true for every row in Polars: NaN is ordered last
+    assert tp._translate(nan_below, schema, ["f1"]) is None
+    assert tp.scan_tfrecord(files, spec=SPEC).filter(nan_below).select("name").collect().equals(whole.select("name"))
+
+
 def test_polars_limit_before_a_filter_and_counts(files):
     pl = pytest.importorskip("polars")
     from tfrx.integrations import polars as tp
@@ -381,6 +417,48 @@ def test_daft_sink_writes_committed_shards(files, tmp_path):
     back = tfrx.read_tfrecord(sink.paths, {"name": SPEC["name"], "tags": SPEC["tags"]})
     assert sorted(_plain(back.to_pylist()), key=str) == sorted(_plain(expected.to_pylist()), key=str)
     assert sum(result["records"]) == expected.num_rows
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_daft_splits_large_files_into_record_ranges(files, tmp_path, indexed):
+    """As Spark, Dask and Ray do: a file larger than split_bytes is read by several tasks, one per record range
+    (by the index's record offsets when there is one, else at record boundaries), every record exactly once."""
+    daft = pytest.importorskip("daft")
+    import shutil
+
+    from tfrx.integrations import daft as tdf
+
+    paths = [shutil.copy(p, tmp_path) for p in files]
+    if indexed:
+        for p in paths:
+            tfrx.build_index(p)
+    stats = ScanStats()
+    source = tdf.TFRecordSource(paths, spec=SPEC, stats=stats, split_bytes=64 << 10)
+    assert len(source.ranges) >= 2 * (os.path.getsize(paths[0]) // (64 << 10))
+    assert all(r.exact for r in source.ranges) == indexed
+    got = source.read().select("name", "f1", "tags").to_arrow()
+    expected = tfrx.read_tfrecord(paths, SPEC).select(["name", "f1", "tags"])
+    assert got.to_pylist() == expected.to_pylist()  # in file and record order
+    assert stats.records_read == 2 * N
+    where = source.read().where(daft.col("f1") < 50).select("name").to_arrow()
+    assert where.column("name").to_pylist() == expected.filter(pc.field("f1") < 50).column("name").to_pylist()
+    assert source.read().limit(7).to_arrow().num_rows == 7
+    whole = tdf.TFRecordSource(paths, spec=SPEC)  # 32 MiB: a task per file
+    assert [r.source for r in whole.ranges] == paths and all(r.start == 0 and r.end is None for r in whole.ranges)
+
+
+def test_daft_range_task_names_the_damaged_record(files, tmp_path):
+    pytest.importorskip("daft")
+    from tfrx.integrations import daft as tdf
+
+    path = str(tmp_path / "damaged.tfrecord")
+    data = bytearray(open(files[0], "rb").read())
+    data[len(data) * 3 // 4] ^= 0xFF  # in a record of the file's last quarter: a later range's task
+    open(path, "wb").write(bytes(data))
+    source = tdf.TFRecordSource(path, spec=SPEC, split_bytes=64 << 10)
+    assert len(source.ranges) > 2
+    with pytest.raises(Exception, match=r"damaged\.tfrecord.*record \d+ at byte \d+"):
+        source.read().to_arrow()
 
 
 # ------------------------------------------------------------------ Hugging Face datasets

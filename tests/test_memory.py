@@ -104,3 +104,37 @@ def test_tune_malloc_explicit_values():
     assert memory.tune_malloc(memory.MMAP_THRESHOLD, memory.TRIM_THRESHOLD) is True
     with pytest.raises(ValueError):
         memory.tune_malloc(-1, 0)
+
+
+# Parses batches of 64 image-like records (~85 KB bytes values, 5.4 MB a batch) and counts the minor page
+# faults of the parses after the first, as benchmarks/parse.py's image workload does.
+_PARSE_LARGE = """
+import json, resource
+import numpy as np
+import tfrx
+records = tfrx.encode_examples({"image": [bytes([i]) * 85_000 for i in range(64)], "label": np.arange(64)})
+spec = {"image": tfrx.FixedLenFeature([], tfrx.string), "label": tfrx.FixedLenFeature([], tfrx.int64)}
+parser = tfrx.ExampleParser(spec)
+batch = np.array(records, dtype=object)
+small = parser.parse(batch[:4])  # 340 KB: not yet
+tuned_after_small = tfrx.memory.malloc_tuned()
+out = parser.parse(batch); del out
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    out = parser.parse(batch)
+    assert out["image"][7] == bytes([7]) * 85_000
+    del out
+faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+print(json.dumps({"small": tuned_after_small, "tuned": tfrx.memory.malloc_tuned(), "faults": faults}))
+"""
+
+
+@glibc
+def test_the_first_batch_of_large_bytes_values_settles_malloc():
+    # import tfrx leaves malloc alone (above); a parser that makes a batch of 2 MiB or more of bytes values
+    # settles it, or every batch faults its values' pages in afresh (5-7x the parse's CPU time).
+    got = _run(_PARSE_LARGE)
+    assert got["small"] is False and got["tuned"] is True
+    assert got["faults"] < 20 * 64  # settled: the pages are reused (unsettled: ~21 faults per value)
+    assert _run(_PARSE_LARGE, TFRX_MALLOC_TUNING="0")["tuned"] is False
+    assert _run(_PARSE_LARGE, MALLOC_TRIM_THRESHOLD_="131072")["tuned"] is False

@@ -46,6 +46,17 @@ def test_sparse_to_scipy_and_torch():
     np.testing.assert_array_equal(v.to_torch().to_dense().numpy(), v.to_dense())
 
 
+def test_sparse_to_torch_refuses_out_of_range_indices():
+    # A SparseFeature keeps an index past its size (as TensorFlow does); torch must not get it unchecked.
+    pytest.importorskip("torch")
+    spec = {"s": tfrx.SparseFeature(index_key="i", value_key="v", dtype=tfrx.float32, size=3)}
+    ok = tfrx.encode_examples({"i": [[0, 2]], "v": [[1.0, 2.0]]})
+    bad = tfrx.encode_examples({"i": [[0, 7]], "v": [[1.0, 2.0]]})
+    assert tfrx.parse_example(ok, spec)["s"].to_torch().to_dense().tolist() == [[1.0, 0.0, 2.0]]
+    with pytest.raises(RuntimeError):
+        tfrx.parse_example(bad, spec)["s"].to_torch()
+
+
 def test_ragged_lists_dense_and_splits(tf):
     R = tfrx.RaggedFeature
     spec = {

@@ -67,3 +67,47 @@ def test_options_are_checked(dataset):
         make(concurrency=0)
     with pytest.raises(ValueError, match="coalesce_gap must be an int >= 0"):
         make(coalesce_gap=-1)
+
+
+def test_global_shuffle_fetches_each_window_together(served, dataset, monkeypatch):
+    import tfrx.data._random_access as ra
+
+    server, make = dataset
+    ds = make(coalesce_gap=0, concurrency=8)
+    calls = []
+    real = ra._cat_ranges
+
+    def counted(fs, paths, starts, stops, concurrency):
+        calls.append(len(paths))
+        return real(fs, paths, starts, stops, concurrency)
+
+    monkeypatch.setattr(ra, "_cat_ranges", counted)
+    source = ds.shuffle_global(seed=5, block_size=32)
+    assert source._readahead  # over a URL the next window is fetched while this one is read
+    server.reset()
+    got = list(source)
+    assert sorted(got) == sorted(RECORDS) and got != RECORDS
+    # One cat_ranges per window of 32 positions, each range one request, a window's requests in flight together.
+    assert len(calls) == -(-len(RECORDS) // 32)
+    assert server.requests == sum(calls) <= len(RECORDS)
+    assert server.max_in_flight > 1
+    local = tfrx.RandomAccessDataset(served[1], index=[ds.indexes[0]])
+    assert not local.shuffle_global(seed=1)._readahead
+
+
+def test_readahead_keeps_two_windows_in_flight_and_resumes_exactly(dataset):
+    server, make = dataset
+    ds = make(coalesce_gap=0, concurrency=2)
+    source = ds.shuffle_global(seed=9, block_size=6)
+    server.reset()
+    full = list(source.iterator(epoch=0))
+    # A window's requests are at most 2 at once; more in flight means the next window was fetching too.
+    assert server.max_in_flight > 2
+    for cut in (0, 5, 6, 7, 40, 119):
+        it = source.iterator(epoch=0)
+        head = [next(it) for _ in range(cut)]
+        state = it.get_state()
+        it.close()
+        again = source.iterator(epoch=0)
+        again.set_state(state)
+        assert head + list(again) == full

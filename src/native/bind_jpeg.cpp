@@ -176,7 +176,7 @@ JpegDecoded py_jpeg_crop_resize(nb::handle data, int channels, int64_t image_hei
 // or JPEG_OK.
 JpegDecoded py_jpeg_crop_resize_batch(nb::sequence images, int channels, Int64s heights, Int64s widths, Boxes boxes,
                                       Int64s denoms, Flags flips, FloatBatch out, Stats mean, Stats std_dev,
-                                      int threads) {
+                                      int threads, bool strict) {
   const size_t n = nb::len(images);
   if (heights.shape(0) != n || widths.shape(0) != n || boxes.shape(0) != n || denoms.shape(0) != n ||
       flips.shape(0) != n || out.shape(0) != n)
@@ -202,6 +202,7 @@ JpegDecoded py_jpeg_crop_resize_batch(nb::sequence images, int channels, Int64s 
     job.out = out.data() + i * image_floats;
     job.out_h = out.shape(1);
     job.out_w = out.shape(2);
+    job.strict = strict;
     set_stats(job, mean, std_dev, out.shape(3));
     check(job);
   }
@@ -274,8 +275,10 @@ void bind_jpeg(nb::module_& m) {
         "when given. GIL released.");
   m.def("jpeg_crop_resize_batch", &py_jpeg_crop_resize_batch, "images"_a, "channels"_a, "heights"_a, "widths"_a,
         "boxes"_a, "denoms"_a, "flips"_a, "out"_a, "mean"_a = nb::none(), "std"_a = nb::none(), "threads"_a = 1,
+        "strict"_a = false,
         "jpeg_crop_resize for every image of a batch into out[i] (n, out_h, out_w, channels) on `threads`\n"
-        "threads, GIL released. Returns JPEG_OK or the first failure with its index.");
+        "threads, GIL released. With strict, each file is read to its end and a libjpeg warning (corrupt\n"
+        "data) fails the image. Returns JPEG_OK or the first failure with its index.");
 }
 
 }  // namespace py

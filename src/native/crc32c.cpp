@@ -38,8 +38,12 @@ const Tables& tables() {
 // (one issues per cycle); the partial CRCs are joined by multiplying by
 // x^(8*block) mod P, done with per-byte tables of that linear operator
 // (the "crc32c_shift" technique of Mark Adler's crc32c.c).
+// Three block sizes: 8 KiB for long buffers, 256 B and 64 B for the rest,
+// so that a record of a few hundred bytes (the usual TFRecord Example) is
+// interleaved too: its CRC is checked once per read, in every reader.
 constexpr size_t kLongBlock = 8192;
 constexpr size_t kShortBlock = 256;
+constexpr size_t kTinyBlock = 64;
 
 __attribute__((target("sse4.2"))) uint32_t raw_zeros_sse42(uint32_t reg, size_t nbytes) {
   uint64_t c = reg;
@@ -74,6 +78,10 @@ const ShiftTable& short_shift() {
   static const ShiftTable tbl(kShortBlock);
   return tbl;
 }
+const ShiftTable& tiny_shift() {
+  static const ShiftTable tbl(kTinyBlock);
+  return tbl;
+}
 
 __attribute__((target("sse4.2"))) inline uint64_t crc_words(uint64_t c, const uint8_t* p, size_t n) {
   for (; n >= 8; n -= 8, p += 8) {
@@ -101,28 +109,24 @@ __attribute__((target("sse4.2"))) inline uint64_t crc_three_way(uint64_t c0, con
   return shift.shift(r) ^ static_cast<uint32_t>(c2);
 }
 
+// Every whole run of 3 x kBlock bytes at *p, three streams at a time; *p and *n move past them.
+template <size_t kBlock>
+__attribute__((target("sse4.2"))) inline uint64_t crc_tier(uint64_t c, const uint8_t** p, size_t* n,
+                                                          const ShiftTable& shift) {
+  for (; *n >= 3 * kBlock; *p += 3 * kBlock, *n -= 3 * kBlock) c = crc_three_way<kBlock>(c, *p, shift);
+  return c;
+}
+
 __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(uint32_t crc, const uint8_t* p, size_t n) {
   uint64_t c = ~crc;
   while (n && (reinterpret_cast<uintptr_t>(p) & 7)) {
     c = _mm_crc32_u8(static_cast<uint32_t>(c), *p++);
     --n;
   }
-  if (n >= 3 * kLongBlock) {
-    const ShiftTable& shift = long_shift();
-    do {
-      c = crc_three_way<kLongBlock>(c, p, shift);
-      p += 3 * kLongBlock;
-      n -= 3 * kLongBlock;
-    } while (n >= 3 * kLongBlock);
-  }
-  if (n >= 3 * kShortBlock) {
-    const ShiftTable& shift = short_shift();
-    do {
-      c = crc_three_way<kShortBlock>(c, p, shift);
-      p += 3 * kShortBlock;
-      n -= 3 * kShortBlock;
-    } while (n >= 3 * kShortBlock);
-  }
+  // Each tier's shift table is built on first use only.
+  if (n >= 3 * kLongBlock) c = crc_tier<kLongBlock>(c, &p, &n, long_shift());
+  if (n >= 3 * kShortBlock) c = crc_tier<kShortBlock>(c, &p, &n, short_shift());
+  if (n >= 3 * kTinyBlock) c = crc_tier<kTinyBlock>(c, &p, &n, tiny_shift());
   c = crc_words(c, p, n);
   p += n & ~size_t{7};
   n &= 7;

@@ -124,9 +124,13 @@ JpegOutcome crop_resize(const CropResizeJob& job) {
     rq.crop_x = plan.first_col;
     rq.crop_height = plan.rows;
     rq.crop_width = plan.cols;
-    rq.finish = false;  // the rows below the window are never entropy-decoded
+    rq.finish = job.strict;  // otherwise the rows below the window are never entropy-decoded
     outcome = jpeg_decode(job.data, job.size, rq,
                           [&](size_t h, size_t w, size_t comps) -> uint8_t* { return allocate(h * w * comps); });
+    if (outcome.status == JpegStatus::kOk && job.strict && outcome.warnings > 0) {
+      outcome.status = JpegStatus::kInvalid;
+      outcome.message = "corrupt JPEG data (libjpeg warned while decoding)";
+    }
     if (outcome.status != JpegStatus::kOk) return outcome;
   }
   // The statistics repeated along a row, so that the normalisation runs over plain arrays (vectorised).

@@ -44,6 +44,9 @@ struct CropResizeJob {
   size_t out_h = 0, out_w = 0;
   const float* mean = nullptr;  // per channel: out = (resized - mean) / std, both or neither
   const float* std_dev = nullptr;
+  // Read the file to its end and fail (kInvalid) on any libjpeg warning (corrupt data), as a strict
+  // whole-image decode does (simplejpeg's strict mode, which tfrx.image.decode_jpeg uses).
+  bool strict = false;
 };
 
 // "" when the job can run, else what is wrong with it.

@@ -798,6 +798,23 @@ TFRX_ALWAYS_INLINE bool write_dense_fast(Kind kind, int64_t n, Span f, int64_t r
 
 }  // namespace
 
+// The bytes 0a K key 12 that open a map entry of the usual layout after its
+// 2-byte header, for keys of up to 13 bytes (len 0 for longer ones).
+Parser::KeyTable::EntryPattern Parser::KeyTable::pattern_of(const uint8_t* key, size_t K) {
+  EntryPattern pt;
+  if (K + 3 > 16) return pt;
+  uint8_t bytes[16] = {0}, care[16] = {0};
+  bytes[0] = 0x0a;
+  bytes[1] = static_cast<uint8_t>(K);
+  if (K) std::memcpy(bytes + 2, key, K);
+  bytes[2 + K] = 0x12;
+  std::memset(care, 0xff, K + 3);
+  std::memcpy(pt.word, bytes, 16);
+  std::memcpy(pt.mask, care, 16);
+  pt.len = static_cast<uint32_t>(K + 3);
+  return pt;
+}
+
 inline bool Parser::KeyTable::matches(int32_t i, const uint8_t* p, size_t n) const {
   const Span& key = refs[static_cast<size_t>(i)];
   return key.size == n && same_key(key.data, p, n);
@@ -807,21 +824,8 @@ void Parser::KeyTable::build(const std::vector<const std::string*>& k) {
   keys = k;
   refs.clear();
   for (const std::string* key : keys) refs.push_back(Span{reinterpret_cast<const uint8_t*>(key->data()), key->size()});
-  patterns.assign(keys.size(), EntryPattern{});
-  for (size_t i = 0; i < keys.size(); ++i) {
-    const size_t K = keys[i]->size();
-    if (K + 3 > 16) continue;
-    uint8_t bytes[16] = {0}, care[16] = {0};
-    bytes[0] = 0x0a;
-    bytes[1] = static_cast<uint8_t>(K);
-    std::memcpy(bytes + 2, keys[i]->data(), K);
-    bytes[2 + K] = 0x12;
-    std::memset(care, 0xff, K + 3);
-    EntryPattern& pt = patterns[i];
-    std::memcpy(pt.word, bytes, 16);
-    std::memcpy(pt.mask, care, 16);
-    pt.len = static_cast<uint32_t>(K + 3);
-  }
+  patterns.clear();
+  for (const std::string* key : keys) patterns.push_back(pattern_of(reinterpret_cast<const uint8_t*>(key->data()), key->size()));
   size_t size = 16;
   while (size < 4 * keys.size()) size *= 2;
   slots.assign(size, -1);
@@ -870,6 +874,8 @@ Parser::Parser(std::vector<ColumnSpec> columns, std::vector<SequenceColumnSpec> 
 // read_steps). The steps are inlined into the record loop, as the one
 // function they replace was.
 class Parser::RangeParse {
+  using Pattern = Parser::KeyTable::EntryPattern;
+
  public:
   RangeParse(const Parser& parser, const std::vector<DenseTarget>& dense, std::vector<VarColumn>* var,
              std::vector<VarColumn>* seq_var, Error* error)
@@ -890,6 +896,11 @@ class Parser::RangeParse {
         // (Fixed size: entries past it are looked up every time.)
         guess_(std::max<size_t>(64, 2 * columns_.size()), -1),
         guess_lists_(std::max<size_t>(64, 2 * sequence_columns_.size()), -1),
+        // A key at an entry position that no column wants, as the previous
+        // record had it there: the next record skips that entry after the
+        // same one comparison, without hashing its key.
+        misses_(guess_.size()),
+        misses_lists_(guess_lists_.size()),
         fast_(columns_.size()) {
     for (size_t c = 0; c < columns_.size(); ++c) {
       const ColumnSpec& col = columns_[c];
@@ -914,6 +925,32 @@ class Parser::RangeParse {
   }
 
  private:
+  // From `entry` on, the run of entries whose keys no column wants, as the
+  // previous record had them at the same positions (`misses`), each skipped by
+  // its length after one masked comparison of its key. Returns where the first
+  // other entry starts and sets *entry to its position. Kept apart from the map
+  // walk so that this loop, which a projection of few features spends most of
+  // its time in, keeps its few values in registers.
+  static TFRX_NOINLINE const uint8_t* skip_misses(const uint8_t* p, const uint8_t* e, const int32_t* guesses,
+                                           const Parser::KeyTable::EntryPattern* misses, size_t cap, size_t* entry) {
+    size_t i = *entry;
+    while (i < cap && guesses[i] < 0 && e - p >= 18 && p[0] == 0x0a) {
+      const Parser::KeyTable::EntryPattern& pt = misses[i];
+      const unsigned L = p[1];
+      const unsigned K = pt.len - 3;
+      uint64_t w0, w1;
+      std::memcpy(&w0, p + 2, 8);
+      std::memcpy(&w1, p + 10, 8);
+      if (L >= 0x80 || pt.len == 0 || L + 2 > static_cast<size_t>(e - p) || ((w0 & pt.mask[0]) ^ pt.word[0]) != 0 ||
+          ((w1 & pt.mask[1]) ^ pt.word[1]) != 0 || K + 4 > L || p[5 + K] != L - K - 4)
+        break;
+      p += 2 + L;
+      ++i;
+    }
+    *entry = i;
+    return p;
+  }
+
   // What the walk needs to write a dense feature straight to its row,
   // packed together: the column's spec lives in a larger struct.
   struct FastDense {
@@ -954,8 +991,9 @@ class Parser::RangeParse {
         }
         const uint8_t* const map_end = r.limit(n);
         const Span map{r.p, static_cast<size_t>(map_end - r.p)};
-        bool ok = tag == 0x0a ? scan_map(map, table_, seen_, rec, guess_, true, readable)
-                              : scan_map(map, sequence_table_, seen_lists_, rec, guess_lists_, false, readable);
+        bool ok = tag == 0x0a ? scan_map(map, table_, seen_, rec, guess_, misses_, true, readable)
+                              : scan_map(map, sequence_table_, seen_lists_, rec, guess_lists_, misses_lists_, false,
+                                         readable);
         if (!ok) return fail(rec, record, kMalformed, tag == 0x0a ? bad_column_ : -1, false, 0, 0, -1);
         r.p = map_end;
       } else if (!skip_extraneous(r)) {
@@ -994,11 +1032,12 @@ class Parser::RangeParse {
   // Feature never overrides) and the last one for the others, and every
   // occurrence's first byte must open a list; in a SequenceExample, the last
   // one. Map entries follow TensorFlow's layout rules (read_entry_*).
-  bool scan_map(Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses, bool features,
-                const uint8_t* readable) {
+  bool scan_map(Span msg, const KeyTable& table, Seen& s, int64_t record, std::vector<int32_t>& guesses,
+                std::vector<Pattern>& misses, bool features, const uint8_t* readable) {
     const uint8_t* p = msg.data;
     const uint8_t* const e = msg.data + msg.size;
     int32_t* const gs = guesses.data();
+    Pattern* const ms = misses.data();
     const size_t gcap = guesses.size();
     int64_t* const stamp = s.stamp.data();
     Span* const spans = s.span.data();
@@ -1007,27 +1046,31 @@ class Parser::RangeParse {
     const Parser::KeyTable::EntryPattern* const patterns = table.patterns.data();
     size_t entry = 0;
     while (p < e) {
+      if (entry < gcap && gs[entry] < 0) p = skip_misses(p, e, gs, ms, gcap, &entry);
+      if (p >= e) break;
       Span key, value;
       // The layout every writer emits, all lengths below 128:
       //   0a L | 0a K key | 12 V value      with L = K + V + 4
       const size_t left = static_cast<size_t>(e - p);
       unsigned L, K;
       int32_t first;
-      // The column found at this position in the previous record, when its
-      // key opens this entry: one masked comparison of 16 bytes checks the
-      // key and the headers around it.
-      if (entry < gcap && left >= 18 && (first = gs[entry]) >= 0 && patterns[first].len != 0 && p[0] == 0x0a &&
-          (L = p[1]) < 0x80 && L + 2 <= left) {
-        const Parser::KeyTable::EntryPattern& pt = patterns[first];
+      // The column found at this position in the previous record (or the
+      // key no column wants that was there), when its key opens this entry:
+      // one masked comparison of 16 bytes checks the key and the headers
+      // around it. An unwanted key is then skipped by its length.
+      if (entry < gcap && left >= 18 && p[0] == 0x0a && (L = p[1]) < 0x80 && L + 2 <= left) {
+        first = gs[entry];
+        const Pattern& pt = first >= 0 ? patterns[first] : ms[entry];
         uint64_t w0, w1;
         std::memcpy(&w0, p + 2, 8);
         std::memcpy(&w1, p + 10, 8);
         K = pt.len - 3;
-        if (((w0 & pt.mask[0]) ^ pt.word[0]) == 0 && ((w1 & pt.mask[1]) ^ pt.word[1]) == 0 && K + 4 <= L &&
-            p[5 + K] == L - K - 4) {
-          value = Span{p + 6 + K, L - K - 4};
+        if (pt.len != 0 && ((w0 & pt.mask[0]) ^ pt.word[0]) == 0 && ((w1 & pt.mask[1]) ^ pt.word[1]) == 0 &&
+            K + 4 <= L && p[5 + K] == L - K - 4) {
           p += 2 + L;
           ++entry;
+          if (first < 0) continue;
+          value = Span{p - L + 4 + K, L - K - 4};
           goto found;
         }
       }
@@ -1075,6 +1118,7 @@ class Parser::RangeParse {
         if (first < 0 || !table.matches(first, key.data, key.size)) {
           first = table.find(key.data, key.size);
           gs[entry] = first;
+          if (first < 0) ms[entry] = KeyTable::pattern_of(key.data, key.size);
         }
       } else {
         first = table.find(key.data, key.size);
@@ -1326,6 +1370,8 @@ class Parser::RangeParse {
   Seen seen_lists_;
   std::vector<int32_t> guess_;
   std::vector<int32_t> guess_lists_;
+  std::vector<Pattern> misses_;
+  std::vector<Pattern> misses_lists_;
   std::vector<FastDense> fast_;
   const uint8_t* bad_ = nullptr;  // where the record went wrong, for the error's offset
   size_t done_count_ = 0;         // columns of the current record written during the walk

@@ -198,6 +198,8 @@ class Parser {
       uint32_t len = 0;
     };
     std::vector<EntryPattern> patterns;
+    // The pattern of a key of n bytes (len 0 when it is longer than 13).
+    static EntryPattern pattern_of(const uint8_t* key, size_t n);
     uint64_t mask = 0;
     void build(const std::vector<const std::string*>& keys);
     int32_t find(const uint8_t* p, size_t n) const;

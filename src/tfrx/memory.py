@@ -1,4 +1,5 @@
-"""glibc malloc settings for batches of large byte strings: opt-in in your process, on in tfrx's own.
+"""glibc malloc settings for batches of large byte strings: set in tfrx's own processes, and in yours once
+a parser makes large ``bytes`` values, unless you chose your own (what glibc's own dynamic thresholds do, sooner).
 
 Parsing image records makes one Python ``bytes`` of ~100 KB per record, and
 readers and shuffles fill fresh buffers of megabytes per batch. glibc's
@@ -9,14 +10,18 @@ fault for every 4 KiB it writes. That cost four to six times the parse itself
 in ``benchmarks/parse.py``'s image workload (see docs/benchmarks.md).
 
 glibc raises both thresholds by itself (up to 32 MiB and 64 MiB) once a large
-mapped block is freed, but a process may never reach that state. The
-allocator belongs to the process, so ``import tfrx`` leaves it alone. The
-settled values are set at once:
+mapped block is freed, but a process may never reach that state. ``import
+tfrx`` leaves the allocator alone; the settled values are set at once:
 
 * in processes tfrx owns: the ``tfrx`` command and tfrx's own worker
   processes (``to_torch(num_workers=k)``), through :func:`tune_owned_process`;
 * in yours when you ask: call :func:`tune_malloc`, or set
-  ``TFRX_MALLOC_TUNING=1`` before importing tfrx.
+  ``TFRX_MALLOC_TUNING=1`` before importing tfrx;
+* in yours when a parser first makes a batch of large ``bytes`` values
+  (2 MiB or more of them, as 25 image records do), through
+  :func:`tune_for_large_values`: without it each such batch cost four to
+  seven times the parse's CPU time in page faults (parse-only of ~85 KB
+  image records, the same tree A/B with and without).
 
 Either way they are left alone where the process chose its own settings:
 ``TFRX_MALLOC_TUNING=0`` (or ``off``/``false``/``no``),
@@ -36,7 +41,14 @@ import os
 
 from tfrx import _native
 
-__all__ = ["tune_malloc", "malloc_tuned", "tune_owned_process", "MMAP_THRESHOLD", "TRIM_THRESHOLD"]
+__all__ = [
+    "tune_malloc",
+    "malloc_tuned",
+    "tune_owned_process",
+    "tune_for_large_values",
+    "MMAP_THRESHOLD",
+    "TRIM_THRESHOLD",
+]
 
 #: glibc's own ceiling for its dynamic mmap threshold (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit).
 MMAP_THRESHOLD = 32 << 20
@@ -93,6 +105,20 @@ def tune_owned_process() -> bool:
     if _native.malloc_tunable() and _chosen_elsewhere(os.environ) is None:
         return tune_malloc()
     return False
+
+
+_large_values_seen = False
+
+
+def tune_for_large_values() -> bool:
+    """What the parsers call when they first make a batch of large ``bytes`` values: the thresholds set
+    once, unless the process chose its own settings (as :func:`tune_owned_process`). Returns whether tfrx
+    has set them (now or before)."""
+    global _large_values_seen
+    if not _large_values_seen:
+        _large_values_seen = True
+        tune_owned_process()
+    return _tuned
 
 
 def _tune_if_asked() -> None:

@@ -55,18 +55,15 @@ def run(args) -> int:
         raise CliError("index needs files on disk, not standard input")
     if args.output is not None and len(srcs) != 1:
         raise CliError("--output needs exactly one input file")
-    from tfrx.io._paths import is_url, with_options
+    from tfrx.io._paths import with_options
 
     opts = storage_options(args)
     for source in srcs:
         kwargs = {"format": args.format, "verify": args.verify, "progress": args.progress, "sidecar": True}
         if args.output is not None:
             kwargs["index_path"] = with_options(args.output, opts)
-        elif is_url(source):
-            # Asked for explicitly, so beside the object (the library's default for URLs is a local cache).
-            from tfrx.io._sidecars import sidecar_path
-
-            kwargs["index_path"] = sidecar_path(source, ".tfrxidx" if args.format == "tfrx" else ".idx")
+        # Otherwise beside the file or object (sidecar=True; the library's default is the local cache): a
+        # GZIP/ZLIB one gets its checkpoint index there (.tfrx/<file>.tfrxzidx).
         index = build(source, **kwargs)
         try:
             records = f"\t{len(index)} records"

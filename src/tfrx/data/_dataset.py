@@ -337,6 +337,12 @@ class Dataset:
         """
         return self, False
 
+    def _with_outputs_from(self, take: Any) -> Dataset | None:
+        """This stage writing its numeric outputs into the memory ``take()`` hands out (a reused pinned
+        buffer, a ring slot), or None where the stage makes no arrays of its own (the default): ``parse``
+        overrides it. For a consumer that rewrites a pipeline, without naming the stages' classes."""
+        return None
+
     @classmethod
     def _interleaved_record_batches(
         cls, files: Dataset, cycle_length: int, block_length: int, batch_size: int, drop_remainder: bool

@@ -5,8 +5,10 @@ PCG64 seeded from the user's seed and the epoch), so it is reproducible and
 different each epoch. Shards (DDP ranks, then DataLoader workers) take every
 ``num_shards``-th position of the permutation, which partitions it: each
 record is read exactly once per epoch whatever the counts. Positions are read
-in blocks: each block is one batched, offset-sorted read, optionally on a
-read-ahead thread. The iterator's state is ``{seed, epoch, shards, position}``
+in blocks: each block is one batched, offset-sorted read (over URLs, its
+range requests go out together), optionally read ahead on threads, the next
+``READAHEAD_BLOCKS`` blocks at once (so one block's last requests overlap
+the next one's first). The iterator's state is ``{seed, epoch, shards, position}``
 (no record contents), so restoring it recomputes the same permutation and
 continues at the same position.
 """
@@ -20,7 +22,10 @@ import numpy as np
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext
 from tfrx.data._seeds import fresh_seed, rng_for
 
-__all__ = ["GlobalShuffleDataset", "shard_positions"]
+__all__ = ["GlobalShuffleDataset", "shard_positions", "READAHEAD_BLOCKS"]
+
+#: Blocks read ahead at once with ``readahead``: two keep requests in flight across a block's end.
+READAHEAD_BLOCKS = 2
 
 
 def shard_positions(n: int, shards, equal_shards: str | None = None) -> np.ndarray:
@@ -51,7 +56,7 @@ class _GlobalShuffleIterator(DatasetIterator):
         self._block: list = []
         self._block_start = 0  # position of the block's first element in this shard's sequence
         self._k = 0  # elements of the block returned
-        self._pending: tuple[int, Future] | None = None  # (start, future) of the block read ahead
+        self._pending: list[tuple[int, Future]] = []  # (start, future) of the blocks read ahead, in order
         self._pool: ThreadPoolExecutor | None = None
         self._closed = False
 
@@ -72,8 +77,13 @@ class _GlobalShuffleIterator(DatasetIterator):
 
     def _submit(self, start: int) -> None:
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="tfrx-global-shuffle")
-        self._pending = (start, self._pool.submit(self._read, start))
+            self._pool = ThreadPoolExecutor(READAHEAD_BLOCKS, thread_name_prefix="tfrx-global-shuffle")
+        self._pending.append((start, self._pool.submit(self._read, start)))
+
+    def _drop_pending(self) -> None:
+        for _, fut in self._pending:
+            fut.cancel()
+        self._pending = []
 
     def __next__(self):
         k = self._k
@@ -89,17 +99,18 @@ class _GlobalShuffleIterator(DatasetIterator):
         start = self._block_start + self._k
         if start >= len(order):
             raise StopIteration
-        if self._pending is not None and self._pending[0] == start:
-            block = self._pending[1].result()
+        if self._pending and self._pending[0][0] == start:
+            block = self._pending.pop(0)[1].result()
         else:
-            if self._pending is not None:
-                self._pending[1].cancel()
+            self._drop_pending()
             block = self._read(start)
-        self._pending = None
         self._block, self._block_start, self._k = block, start, 1
-        following = start + len(block)
-        if self._ds._readahead and following < len(order):
-            self._submit(following)
+        if self._ds._readahead:
+            # Blocks are block_size positions each (the last one fewer), so the next starts are known.
+            following = self._pending[-1][0] + self._ds._block_size if self._pending else start + len(block)
+            while len(self._pending) < READAHEAD_BLOCKS and following < len(order):
+                self._submit(following)
+                following += self._ds._block_size
         return block[0]
 
     @property
@@ -119,9 +130,7 @@ class _GlobalShuffleIterator(DatasetIterator):
         shards = [tuple(int(x) for x in s) for s in state.get("shards", [])]
         if shards != [tuple(s) for s in self._ds._shards]:
             raise ValueError(f"state is for shards {shards}, this iterator reads {list(self._ds._shards)}")
-        if self._pending is not None:
-            self._pending[1].cancel()
-            self._pending = None
+        self._drop_pending()
         self._seed = int(state["seed"])
         self._epoch = [int(e) for e in state["epoch"]]
         self._order = None
@@ -133,9 +142,7 @@ class _GlobalShuffleIterator(DatasetIterator):
         self._closed = True
         self._block_start += self._k  # iteration ends here; the state still says where
         self._block, self._k = [], 0
-        if self._pending is not None:
-            self._pending[1].cancel()
-            self._pending = None
+        self._drop_pending()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, resolve_parallelism, transformation
+from tfrx.data._image_map import fuse_image_maps, mentions_images
 from tfrx.data._provenance import annotate
 
 __all__ = ["MapDataset", "call_with_element"]
@@ -265,6 +266,11 @@ class _ParallelMapIterator(DatasetIterator):
 
 
 class MapDataset(Dataset):
+    #: Why this map's image work was not fused with the ``batch`` after it (shown by ``explain()``).
+    _not_fused: str | None = None
+    #: Whether a ``batch`` was made right after this map (or after the maps above it).
+    _before_batch = False
+
     def __init__(
         self, input_dataset: Dataset, fn: Callable, num_parallel_calls: int | None, deterministic: bool | None
     ) -> None:
@@ -297,7 +303,29 @@ class MapDataset(Dataset):
 
     def _describe(self) -> str:
         threads = f", num_parallel_calls={self._threads}" if self._parallel else ""
-        return f"map({_short_name(self._fn)}{threads})"
+        text = f"map({_short_name(self._fn)}{threads})"
+        if self._not_fused:
+            text += (
+                f"; decode + resize not fused with batch: {self._not_fused} (write the map as "
+                "tf.io.parse_single_example, tf.io.decode_jpeg and tf.image.resize on the values, "
+                "other work after batch, to get one native decode + resize per batch)"
+            )
+        elif not self._before_batch and type(self) is MapDataset and mentions_images(self._fn):
+            text += (
+                "; decodes images one element at a time: with batch(n) right after the map, the parse, "
+                "decode and resize run as one native call per batch"
+            )
+        return text
+
+    def batch(
+        self, batch_size: int, drop_remainder: bool = False, num_parallel_calls=None, deterministic=None
+    ) -> Dataset:
+        """``batch``; after maps that parse, decode and resize images, one batched native decode + resize
+        (``data/_image_map.py``): the same batches, bit for bit."""
+        plain = Dataset.batch(self, batch_size, drop_remainder, num_parallel_calls, deterministic)
+        if type(self) is not MapDataset:
+            return plain
+        return fuse_image_maps(self, batch_size, drop_remainder, plain)
 
 
 @transformation

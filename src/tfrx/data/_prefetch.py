@@ -57,7 +57,11 @@ class _Slots:
     """How far the thread may run ahead: at most ``size`` elements produced and not yet taken.
 
     Each side writes its own counter (no lock on the way of an element); the
-    consumer wakes the thread only when it waits for a slot.
+    consumer wakes the thread only when it waits for a slot. The wake is a
+    plain lock released by the consumer and acquired by the waiting thread
+    (a binary semaphore in C): a ``threading.Event`` costs a Python-level
+    condition (a lock made, acquired and released) on both sides of every
+    wake, about as much as the hand-over itself.
     """
 
     def __init__(self, size: int) -> None:
@@ -65,12 +69,21 @@ class _Slots:
         self.produced = 0  # written by the thread only
         self.taken = 0  # written by the consumer only
         self._waiting = False
-        self._wake = threading.Event()
+        self._wake = threading.Lock()  # locked while no wake is pending
+        self._wake.acquire()
 
     def take(self) -> None:
         self.taken += 1
         if self._waiting:
-            self._wake.set()
+            self.wake()
+
+    def wake(self) -> None:
+        """Lets a waiting thread re-check (at most one pending wake; a spare one only costs a re-check)."""
+        self._waiting = False
+        try:
+            self._wake.release()
+        except RuntimeError:  # already released: a wake is pending
+            pass
 
     def full(self) -> bool:
         return self.produced - self.taken >= self.size
@@ -78,12 +91,11 @@ class _Slots:
     def wait(self, stop: threading.Event) -> bool:
         """Until a slot is free (True) or ``stop`` is set (False)."""
         while not stop.is_set():
-            self._waiting = True
-            self._wake.clear()  # (before the check: a take after it sets the event again)
+            self._waiting = True  # (before the check: a take after it releases the lock)
             if not self.full():
                 self._waiting = False
                 return True
-            self._wake.wait(_POLL_S)
+            self._wake.acquire(timeout=_POLL_S)
         return False
 
 
@@ -191,8 +203,9 @@ def _produce(
         q.put(("error", e))
 
 
-def _stop_thread(stop: threading.Event, q: queue.SimpleQueue, thread: threading.Thread) -> None:
+def _stop_thread(stop: threading.Event, q: queue.SimpleQueue, thread: threading.Thread, slots: _Slots) -> None:
     stop.set()
+    slots.wake()  # (a thread waiting for a slot sees ``stop`` now rather than at its next poll)
     try:
         while True:
             q.get_nowait()
@@ -232,7 +245,7 @@ class PrefetchIterator(DatasetIterator):
             daemon=True,
         )
         self._thread.start()
-        self._finalizer = weakref.finalize(self, _stop_thread, self._stop, self._queue, self._thread)
+        self._finalizer = weakref.finalize(self, _stop_thread, self._stop, self._queue, self._thread, self._slots)
 
     def _halt(self) -> None:
         self._chunk, self._next = [], 0
@@ -241,7 +254,7 @@ class PrefetchIterator(DatasetIterator):
                 self._finalizer is not None and self._stop is not None and self._queue is not None
             )  # set with _thread
             self._finalizer.detach()
-            _stop_thread(self._stop, self._queue, self._thread)
+            _stop_thread(self._stop, self._queue, self._thread, self._slots)
             self._thread = self._queue = self._stop = self._finalizer = None
 
     def __next__(self):

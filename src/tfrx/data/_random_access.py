@@ -37,7 +37,7 @@ from tfrx.io._batch import RecordBatch
 from tfrx.io._damage import looks_compressed
 from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io._data_files import expand_paths
-from tfrx.io._paths import is_url
+from tfrx.io._paths import is_url, url_to_fs
 from tfrx.options import renamed_arguments
 
 __all__ = ["RandomAccessDataset"]
@@ -311,9 +311,11 @@ class RandomAccessDataset:
                 if h is None:
                     h = None
                     if is_url(path):
-                        from tfrx.io._paths import url_to_fs
-
-                        h = url_to_fs(path)
+                        checkpoints = getattr(self.indexes[f], "checkpoints", None)
+                        if checkpoints is not None:  # GZIP/ZLIB: fetches only the intervals it inflates
+                            h = CompressedRandomReader(path, checkpoints, concurrency=self.concurrency)
+                        else:
+                            h = url_to_fs(path)
                     else:
                         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
                         try:
@@ -384,25 +386,42 @@ class RandomAccessDataset:
                     read = (f, sorted_idx[lo:hi], self._offsets[sorted_idx[lo:hi]], lengths[group], out_starts[group])
                     h = self._handle(f)
                     if isinstance(h, tuple):
-                        remote.setdefault(id(h[0]), []).append((h, read))
+                        remote.setdefault(id(h[0]), []).append((h[0], h[1], read, None))
+                    elif isinstance(h, CompressedRandomReader) and h.remote:
+                        fs, path = url_to_fs(h.path)
+                        remote.setdefault(id(fs), []).append((fs, path, read, h))
                     else:
                         self._gather(*read, data)
                 lo = hi
             for reads in remote.values():
-                fs = reads[0][0][0]
-                fetched = _fetch_many(
-                    fs,
-                    [(h[1], read[2], read[3] + FRAMING_BYTES) for h, read in reads],
-                    self.coalesce_gap,
-                    self.concurrency,
-                )
-                for (_, read), blobs in zip(reads, fetched):
-                    self._gather(*read, data, blobs)
+                self._gather_remote(reads, data)
         return data, out_starts, lengths
+
+    def _gather_remote(self, reads: list, data: np.ndarray) -> None:
+        """The reads of remote files of one filesystem, their range requests made together: records of plain
+        files, and the compressed bytes of the checkpoint intervals that compressed ones inflate."""
+        plans = []
+        for _, path, read, reader in reads:
+            sizes = read[3] + FRAMING_BYTES
+            if reader is None:
+                plans.append((path, read[2], sizes))
+            else:
+                starts, stops = reader.input_ranges(read[2], sizes)
+                plans.append((path, starts, stops - starts))
+        fetched = _fetch_many(reads[0][0], plans, self.coalesce_gap, self.concurrency)
+        for (_, _, read, reader), plan, (blobs, rel) in zip(reads, plans, fetched):
+            if reader is not None:
+                _, starts, sizes = plan
+                inputs = [
+                    (s, memoryview(b)[r : r + n]) for s, n, b, r in zip(starts.tolist(), sizes.tolist(), blobs, rel)
+                ]
+                blobs, rel = reader.read_records(read[2], read[3], inputs=inputs), [0] * len(read[2])
+            f, idx, offsets, lengths, out_starts = read
+            self._gather(f, idx, offsets, lengths, out_starts, data, (blobs, rel))
 
     def _gather(self, f: int, idx, offsets, lengths, out_starts, data, fetched=None) -> None:
         h = self._handle(f)
-        if isinstance(h, CompressedRandomReader):
+        if isinstance(h, CompressedRandomReader) and fetched is None:
             fetched = (h.read_records(offsets, lengths), [0] * len(offsets))
         if isinstance(h, (int, mmap.mmap)):
             result = _native.gather_records(h, offsets, lengths, out_starts, data, self.verify)
@@ -498,7 +517,7 @@ class RandomAccessDataset:
         *,
         equal_shards: str | None = None,
         block_size: int = 256,
-        readahead: bool = False,
+        readahead: bool | None = None,
     ):
         """An iterable ``tfrx.data`` source over a seeded permutation of all records.
 
@@ -510,22 +529,39 @@ class RandomAccessDataset:
         (``"drop"`` or ``"pad"``) makes the first sharding level (DDP ranks)
         equal in length by dropping the last records of the permutation or
         repeating its first ones. ``block_size`` positions are read per batched
-        read; ``readahead`` reads the next block on a thread (worth it on cold
-        caches and remote files; on a warm page cache the hand-over costs more
-        than it saves).
+        read (a window: over URLs, its records' range requests go out together,
+        coalesced and ``concurrency`` at a time); ``readahead`` reads the next
+        block on a thread (worth it on cold caches and remote files; on a warm
+        page cache the hand-over costs more than it saves; ``None``, the
+        default: when any file is a URL).
         """
         from tfrx.data._global_shuffle import GlobalShuffleDataset
 
         return GlobalShuffleDataset(
-            self, seed=seed, shuffle=True, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+            self,
+            seed=seed,
+            shuffle=True,
+            equal_shards=equal_shards,
+            block_size=block_size,
+            readahead=self._remote() if readahead is None else readahead,
         )
 
-    def as_dataset(self, *, equal_shards: str | None = None, block_size: int = 256, readahead: bool = False):
-        """An iterable ``tfrx.data`` source in file order (sharded on record positions)."""
+    def _remote(self) -> bool:
+        """Whether any file is read over the network (where reading the next block ahead pays)."""
+        return any(is_url(p) for p in self.paths)
+
+    def as_dataset(self, *, equal_shards: str | None = None, block_size: int = 256, readahead: bool | None = None):
+        """An iterable ``tfrx.data`` source in file order (sharded on record positions); ``readahead`` as
+        in :meth:`shuffle_global`."""
         from tfrx.data._global_shuffle import GlobalShuffleDataset
 
         return GlobalShuffleDataset(
-            self, seed=0, shuffle=False, equal_shards=equal_shards, block_size=block_size, readahead=readahead
+            self,
+            seed=0,
+            shuffle=False,
+            equal_shards=equal_shards,
+            block_size=block_size,
+            readahead=self._remote() if readahead is None else readahead,
         )
 
     def iter(

@@ -13,11 +13,12 @@ Each output is ``buffer[int(u * len(buffer))]`` for uniform draws ``u``
 made in blocks of ``_DRAWS_PER_BLOCK``, the slot refilled by swap-with-last.
 The batch-native form (below) makes the same draws on record numbers with
 :class:`ShuffleDraws` (the native ``shuffle_draws``) and keeps the records
-in a native ``RecordStore`` (each copied once as it is read; the reader's
-chunks are not kept), so ``shuffle(m).batch(n).parse(spec)`` never makes a
-Python object per record, hands the parser each batch's records where they
-lie, holds memory in proportion to the buffered records, and gives the same
-order (tested against this loop). The per-element form stays a Python
+in a native ``RecordStore`` (each copied once as the window needs it; a
+reader's chunk is dropped once its last record entered), so
+``shuffle(m).batch(n).parse(spec)`` never makes a Python object per record,
+hands the parser each batch's records where they lie, holds memory in
+proportion to the buffered records, and gives the same order (tested
+against this loop). The per-element form stays a Python
 loop: a native call per element costs twice its time, and drawing in blocks
 would read elements ahead of the buffer, moving upstream side effects
 earlier than tf.data does.
@@ -81,7 +82,9 @@ class ShuffleDraws:
         if out is None:
             out = np.empty(count, np.int64)
         n = 0
-        lack = self.size - self.fill - (self.read_end - self.next_id)
+        # Reads ask for what the rest of the call needs: the buffer filled, then one record per draw after the
+        # first (so a batch's records enter in one read, not one read per draw).
+        lack = self.size - self.fill - (self.read_end - self.next_id) + count - 1
         if lack > 0 and not self.exhausted and self._error is None:  # (what the first native call would ask for)
             self._read(read, lack)
         while True:
@@ -107,7 +110,7 @@ class ShuffleDraws:
                         return out[:n]
                     error, self._error = self._error, None
                     raise error
-                self._read(read, self.size - self.fill)
+                self._read(read, self.size - self.fill + count - n - 1)
             elif status == DrawStatus.NEED_UNIFORMS:
                 self._uniform, self._upos = self._rng.random(_DRAWS_PER_BLOCK), 0
 
@@ -213,8 +216,10 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
     """``shuffle(size).batch(batch_size)`` over record chunks.
 
     Each record read is copied once into the native ``RecordStore`` (its own
-    allocation; the reader's chunk is dropped at once), so the memory held
-    follows the bytes of the records in the buffer. The allocations of
+    allocation) when the window needs it, so the store holds at most
+    ``buffer_size`` records and the memory held follows their bytes; the
+    rest of the reader's piece waits in the reader's buffer, dropped once
+    its last record entered. The allocations of
     records that left are reused for the next ones (up to 8 MiB of them are
     kept, shared by the dataset's passes): malloc and free of a few-KiB
     block per record cost as much as copying it. A batch moves its drawn
@@ -252,20 +257,37 @@ class _ShuffledRecordBatchIterator(DatasetIterator):
         # record number -> record, for the records read and not yet drawn; the allocations of records that
         # left (this pass's or an earlier one's) take the next records
         self._store = _native.RecordStore(self._recycler)
+        self._pending: RecordBatch | None = None  # the rest of the reader's last piece, not yet in the store
+        self._pending_at = 0
 
-    def _read_chunk(self, _wanted: int) -> bool:
-        while True:
-            try:
-                piece = next(self._parent)
-            except StopIteration:
-                return False
-            if len(piece):
-                break
-        if isinstance(piece, MultiBufferRecordBatch):  # a parallel read's records, copied from where they lie
-            self._store.add_spans(piece.buffers, piece.which, piece.spans, piece.lengths)
+    def _read_chunk(self, wanted: int) -> bool:
+        """Copies the next ``wanted`` records (fewer where a piece ends) into the store; False at the end.
+
+        Only what the window lacks enters the store: the rest of the reader's
+        piece waits where it was read (in the reader's current buffer, which
+        the reader holds anyway) for the next call, so the store never holds
+        more than the window's records.
+        """
+        piece, at = self._pending, self._pending_at
+        if piece is None:
+            while True:
+                try:
+                    piece = next(self._parent)
+                except StopIteration:
+                    return False
+                if len(piece):
+                    break
+            at = 0
+        end = min(len(piece), at + max(1, wanted))
+        if end < len(piece):
+            self._pending, self._pending_at = piece, end
         else:
-            self._store.add(piece.data, piece.starts, piece.lengths)
-        self._draws.read_end += len(piece)
+            self._pending = None  # (the reader may reuse its buffer once nothing refers to it)
+        if isinstance(piece, MultiBufferRecordBatch):  # a parallel read's records, copied from where they lie
+            self._store.add_spans(piece.buffers, piece.which[at:end], piece.spans[at:end], piece.lengths[at:end])
+        else:
+            self._store.add(piece.data, piece.starts[at:end], piece.lengths[at:end])
+        self._draws.read_end += end - at
         return True
 
     def _take(self, count: int):

@@ -35,8 +35,15 @@ decoders release the GIL) and comes back stacked when all shapes agree, as a
 list otherwise; ``decode_batch(..., size=(h, w))`` resizes each image in the
 worker and always stacks.
 
-Pillow and simplejpeg are optional (``pip install tfrx[image]``) and imported
-on first use, never by ``import tfrx``.
+``decode_jpeg`` and ``decode_random_crop_and_resize`` take ``device="cuda"``:
+the whole batch decoded on the GPU in one call (nvImageCodec, else
+torchvision's nvJPEG) and cropped, resized, flipped and normalised there in
+batched tensor ops, with the crops and flips of the CPU path for the same
+seed (``sample_crops`` draws them); ``device_jpeg_backend`` names the decoder.
+
+Pillow and simplejpeg are optional (``pip install tfrx[image]``), and so are
+PyTorch, torchvision and nvImageCodec (``pip install tfrx[gpu]``); all are
+imported on first use, never by ``import tfrx``.
 """
 
 from __future__ import annotations
@@ -47,8 +54,10 @@ from tfrx.image._dtype import convert_image_dtype, normalize, per_image_standard
 from tfrx.image._formats import decode_bmp, decode_gif, decode_webp
 from tfrx.image._crop import central_crop, crop_to_bounding_box, pad_to_bounding_box, resize_with_crop_or_pad
 from tfrx.image._boxes import sample_distorted_bounding_box
-from tfrx.image._crop_resize import decode_crop_and_resize, decode_random_crop_and_resize
-from tfrx.image._jpeg import decode_and_crop_jpeg, decode_jpeg, encode_jpeg, extract_jpeg_shape
+from tfrx.image._crop_resize import decode_crop_and_resize
+from tfrx.image._device import decode_jpeg, decode_random_crop_and_resize, device_jpeg_backend, sample_crops
+from tfrx.image._fused import decode_and_resize
+from tfrx.image._jpeg import decode_and_crop_jpeg, encode_jpeg, extract_jpeg_shape
 from tfrx.image._partial import partial_jpeg_backend
 from tfrx.image._png import decode_png, encode_png
 from tfrx.image._random import flip_left_right, flip_up_down, random_crop, random_flip_left_right, random_flip_up_down
@@ -79,6 +88,7 @@ __all__ = [
     "extract_jpeg_shape",
     "decode_crop_and_resize",
     "decode_random_crop_and_resize",
+    "decode_and_resize",
     "sample_distorted_bounding_box",
     "partial_jpeg_backend",
     "convert_image_dtype",
@@ -86,4 +96,6 @@ __all__ = [
     "normalize",
     "rgb_to_grayscale",
     "jpeg_backend",
+    "device_jpeg_backend",
+    "sample_crops",
 ]

@@ -48,6 +48,12 @@ def jpeg_backend() -> str:
 _SINGLE_TYPES = (bytes, bytearray, memoryview)
 
 
+def _traced(value: Any) -> bool:
+    """Whether ``value`` stands for a dataset element while ``tfrx.data`` traces a map function (to fuse its
+    image work with ``batch``): the call is then recorded by ``value.__tfrx_trace__`` instead of run."""
+    return hasattr(type(value), "__tfrx_trace__")
+
+
 def _is_single(contents: Any) -> bool:
     if isinstance(contents, _SINGLE_TYPES):
         return True

@@ -6,52 +6,18 @@ from typing import Any
 
 import numpy as np
 
-from tfrx.errors import DecodeError
 from tfrx.options import renamed_arguments
 from tfrx.image._common import (
-    _as_bytes,
     _batched,
     _check_dtype,
-    _describe,
     _is_single,
     _map,
     _stack_if_same,
-    image_format,
+    _traced,
 )
-from tfrx.image._dtype import convert_image_dtype
-from tfrx.image._formats import _decode_bmp_one, _decode_gif_one, _decode_pil_one
-from tfrx.image._jpeg import _decode_jpeg_one
-from tfrx.image._png import _decode_png_one
+from tfrx.image._any import _decode_image_one
+from tfrx.image._fused import decode_and_resize
 from tfrx.image._resize import _resize_bilinear_into, resize
-
-
-def _decode_image_one(contents: Any, channels: int, dtype: np.dtype, expand_animations: bool) -> np.ndarray:
-    data = _as_bytes(contents)
-    fmt = image_format(data)
-    if fmt == "jpeg":
-        if channels == 4:
-            raise ValueError("decode_image: a JPEG cannot be decoded with channels=4 (use 0, 1 or 3)")
-        img = _decode_jpeg_one(data, channels, 1, True, False, True)
-    elif fmt == "png":
-        # TensorFlow decodes PNGs at 16 bits when the result is not uint8.
-        img = _decode_png_one(data, channels, np.dtype(np.uint8) if dtype == np.uint8 else np.dtype(np.uint16))
-    elif fmt == "gif":
-        if channels not in (0, 3):
-            raise ValueError(f"decode_image: a GIF has 3 channels; channels={channels} is not supported (use 0 or 3)")
-        img = _decode_gif_one(data, expand_animations)
-        if not expand_animations:
-            img = img[0]
-    elif fmt == "bmp":
-        if channels == 1:
-            raise ValueError("decode_image: channels must be 0, 3 or 4 for BMP, got 1")
-        img = _decode_bmp_one(data, channels)
-    elif fmt == "webp":
-        img = _decode_pil_one(data, "WEBP", channels)
-    else:
-        raise DecodeError(f"unknown image format ({_describe(data)}): expected JPEG, PNG, GIF, BMP or WebP magic bytes")
-    if img.dtype != dtype:
-        img = convert_image_dtype(img, dtype)
-    return img
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
@@ -74,6 +40,10 @@ def decode_image(
     if ch not in (0, 1, 3, 4):
         raise ValueError(f"decode_image: channels must be None, 0, 1, 3 or 4, got {channels!r}")
     dt = _check_dtype(dtype, (np.uint8, np.uint16, np.float32), "decode_image")
+    if _traced(contents):
+        return contents.__tfrx_trace__(
+            "decode_image", channels=ch, dtype=dt.name, expand_animations=bool(expand_animations)
+        )
     return _batched(lambda c: _decode_image_one(c, ch, dt, expand_animations), contents, num_parallel_calls)
 
 
@@ -103,7 +73,12 @@ def decode_batch(
         contents = [contents]
     items = list(contents.ravel()) if isinstance(contents, np.ndarray) else list(contents)
 
-    if size is not None and ch in (1, 3, 4) and method == "bilinear" and not antialias and items:
+    if size is not None and ch in (0, 1, 3) and method == "bilinear" and not antialias and items:
+        # JPEGs decoded and resized by one native call (decode_and_resize: the same pixels as below).
+        return decode_and_resize(
+            items, size, channels=ch, format="image", dtype=dt, num_parallel_calls=num_parallel_calls
+        )
+    if size is not None and ch == 4 and method == "bilinear" and not antialias and items:
         # Each worker resizes straight into its row of the batch: no per-image
         # float32 array and no stacking copy.
         h, w = (int(d) for d in size)

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from tfrx.image._common import _traced
+
 _CONVERTIBLE = tuple(
     np.dtype(t)
     for t in (
@@ -48,8 +50,10 @@ def convert_image_dtype(image: Any, dtype: Any, saturate: bool = False) -> np.nd
     by whole powers of two; float -> float only casts. ``saturate=True`` clamps
     before casting where the cast could overflow.
     """
-    img = np.asarray(image)
     dt = np.dtype(dtype)
+    if _traced(image):
+        return image.__tfrx_trace__("convert_image_dtype", dtype=dt.name, saturate=bool(saturate))
+    img = np.asarray(image)
     if img.dtype not in _CONVERTIBLE or dt not in _CONVERTIBLE:
         raise TypeError(f"convert_image_dtype: unsupported dtypes {img.dtype} -> {dt}")
     if img.dtype == dt:

@@ -9,7 +9,7 @@ import numpy as np
 
 from tfrx.errors import DecodeError
 from tfrx.options import renamed_arguments
-from tfrx.image._common import _as_bytes, _batched, _describe, _optional, _pil
+from tfrx.image._common import _as_bytes, _batched, _describe, _optional, _pil, _traced
 from tfrx.image._partial import decode_window, jpeg_header, partial_jpeg_backend
 
 _DCT_METHODS = {"": True, "INTEGER_FAST": True, "INTEGER_ACCURATE": False}
@@ -176,6 +176,15 @@ def decode_jpeg(
     with ``try_recover_truncated=True``, returns what libjpeg recovered.
     """
     fast = _check_decode_args(channels, ratio, dct_method, "decode_jpeg")
+    if _traced(contents):
+        return contents.__tfrx_trace__(
+            "decode_jpeg",
+            channels=channels,
+            ratio=ratio,
+            fancy_upscaling=fancy_upscaling,
+            try_recover_truncated=try_recover_truncated,
+            dct_method=dct_method,
+        )
     return _batched(
         lambda c: _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast),
         contents,

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from tfrx import _native
+from tfrx.image._common import _traced
 
 
 def _scale(in_size: int, out_size: int) -> np.float32:
@@ -298,6 +299,15 @@ def resize(
     """
     if method not in _METHODS:
         raise ValueError(f"resize: method must be one of {', '.join(_METHODS)}, got {method!r}")
+    if _traced(images):
+        th, tw = (int(d) for d in np.asarray(size).reshape(-1))
+        return images.__tfrx_trace__(
+            "resize",
+            size=(th, tw),
+            method=method,
+            preserve_aspect_ratio=bool(preserve_aspect_ratio),
+            antialias=bool(antialias),
+        )
     if isinstance(images, (list, tuple)):
         return np.stack([resize(im, size, method, preserve_aspect_ratio, antialias) for im in images])
     img = np.asarray(images)

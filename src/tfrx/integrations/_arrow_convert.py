@@ -26,6 +26,13 @@ steps of each step's values (``list<list<...>>`` from the nested
 padding is dropped using ``lengths``). The schema's metadata names the
 feature-list columns.
 
+Without a spec, :class:`ExampleBatchBuilder` turns decoded records
+(``tfrx.decode_sequence_example``'s ``(context, feature_lists)``) into
+record batches whose schema grows as features appear: every feature a
+``list<v>`` column, null where a record lacks it, every feature list a
+``list<list<v>>`` column; a record whose kinds contradict earlier ones is
+reported, not guessed at. ``tfrx convert`` to Parquet writes through it.
+
 The way back, :func:`to_examples` / :func:`to_sequence_examples`, turns a
 Table or RecordBatch into serialized ``tf.train.Example`` /
 ``SequenceExample`` records through the native columnar encoder; nulls
@@ -57,6 +64,7 @@ __all__ = [
     "to_sequence_examples",
     "read_tfrecord",
     "iter_record_batches",
+    "ExampleBatchBuilder",
     "FEATURE_LISTS_KEY",
     "RAW_COLUMN",
 ]
@@ -70,10 +78,11 @@ RAW_COLUMN = "record"
 
 
 # ---------------------------------------------------------------- NumPy -> Arrow
-def _flat(values: Any) -> pa.Array:
-    """A primitive Arrow array over ``values`` (1-D view), sharing its buffer."""
+def _flat(values: Any, packed: bool = False) -> pa.Array:
+    """A primitive Arrow array over ``values`` (1-D view), sharing its buffer; a BytesArray as ``binary_view``
+    over its buffer, or with ``packed`` as ``binary`` of its own (:func:`_binary`)."""
     if isinstance(values, BytesArray):
-        return values.to_arrow()
+        return _binary(values) if packed else values.to_arrow()
     if values.dtype == object:
         return pa.array(values.reshape(-1).tolist(), type=pa.binary())
     arrow_type = _NUMERIC.get(values.dtype)
@@ -83,9 +92,23 @@ def _flat(values: Any) -> pa.Array:
     return pa.Array.from_buffers(arrow_type, len(flat), [None, pa.py_buffer(flat)])
 
 
-def _dense(values: Any) -> pa.Array:
+def _binary(values: BytesArray) -> pa.Array:
+    """``binary`` of a BytesArray's values end to end, in memory of its own (one native gather, no object per
+    value): what a parse with the default ``bytes_as`` gives, without making a ``bytes`` object per value."""
+    data, offsets = values.packed()
+    if np.may_share_memory(data, values.data):  # values already end to end in the records: not a view of them
+        data = np.array(data, dtype=np.uint8, copy=True)
+    if int(offsets[-1]) > np.iinfo(np.int32).max:
+        return pa.Array.from_buffers(
+            pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
+    offsets32 = offsets.astype(np.int32)
+    return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, [None, pa.py_buffer(offsets32), pa.py_buffer(data)])
+
+
+def _dense(values: Any, packed: bool = False) -> pa.Array:
     """``(n, d1, ..., dk)`` -> nested fixed-size lists of ``d1 .. dk`` over the flat values."""
-    arr = _flat(values)
+    arr = _flat(values, packed)
     for level in range(values.ndim - 1, 0, -1):
         size = int(values.shape[level])
         if size:
@@ -96,11 +119,11 @@ def _dense(values: Any) -> pa.Array:
     return arr
 
 
-def _ragged(r: RaggedArray) -> pa.Array:
+def _ragged(r: RaggedArray, packed: bool = False) -> pa.Array:
     if isinstance(r.values, RaggedArray):
-        inner = _ragged(r.values)
+        inner = _ragged(r.values, packed)
     else:
-        inner = _dense(r.values if isinstance(r.values, BytesArray) else np.asarray(r.values))
+        inner = _dense(r.values if isinstance(r.values, BytesArray) else np.asarray(r.values), packed)
     splits = np.ascontiguousarray(r.row_splits)
     if splits.dtype == np.int32:  # RaggedFeature's default row_splits_dtype, as TensorFlow's
         offsets = pa.Array.from_buffers(pa.int32(), len(splits), [None, pa.py_buffer(splits)])
@@ -110,7 +133,7 @@ def _ragged(r: RaggedArray) -> pa.Array:
     return pa.LargeListArray.from_arrays(offsets, inner)
 
 
-def _sparse(s: SparseArray) -> pa.Array:
+def _sparse(s: SparseArray, packed: bool = False) -> pa.Array:
     if s.indices.ndim != 2 or s.indices.shape[1] != 2:
         raise ValueError(
             f"only one-dimensional VarLen features (rank-2 SparseArray) convert to Arrow lists; "
@@ -120,22 +143,22 @@ def _sparse(s: SparseArray) -> pa.Array:
     counts = np.bincount(s.indices[:, 0], minlength=rows) if len(s.indices) else np.zeros(rows, np.int64)
     splits = np.zeros(rows + 1, np.int64)
     np.cumsum(counts, out=splits[1:])
-    return _ragged(RaggedArray(s.values, splits))
+    return _ragged(RaggedArray(s.values, splits), packed)
 
 
-def _column(name: str, value: Any) -> pa.Array:
+def _column(name: str, value: Any, packed: bool = False) -> pa.Array:
     if isinstance(value, RaggedArray):
-        return _ragged(value)
+        return _ragged(value, packed)
     if isinstance(value, SparseArray):
-        return _sparse(value)
+        return _sparse(value, packed)
     if isinstance(value, (np.ndarray, BytesArray)):
         if value.ndim == 0:
             raise ValueError(f"feature {name!r} is a scalar, not a batch: parse a batch of records")
-        return _dense(value)
+        return _dense(value, packed)
     raise TypeError(f"feature {name!r}: cannot convert {type(value).__name__} to Arrow")
 
 
-def _steps(values: np.ndarray, lengths: np.ndarray | None) -> pa.Array:
+def _steps(values: np.ndarray, lengths: np.ndarray | None, packed: bool = False) -> pa.Array:
     """A padded ``FixedLenSequenceFeature`` batch ``(n, max_steps, ...)`` as lists of each example's steps."""
     n, width = values.shape[0], values.shape[1]
     if lengths is None:
@@ -146,14 +169,14 @@ def _steps(values: np.ndarray, lengths: np.ndarray | None) -> pa.Array:
     steps = values.reshape((n * width,) + values.shape[2:])
     if int(splits[-1]) != n * width:  # padding to drop: the one copy
         steps = steps[(np.arange(width) < lengths[:, None]).reshape(-1)]
-    return _ragged(RaggedArray(steps, splits))
+    return _ragged(RaggedArray(steps, splits), packed)
 
 
 def _is_sequence(parsed) -> bool:
     return isinstance(parsed, (tuple, list)) and len(parsed) in (2, 3) and all(isinstance(p, Mapping) for p in parsed)
 
 
-def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
+def _sequence_columns(parsed, packed: bool = False) -> tuple[list[str], list[pa.Array], list[str]]:
     context, feature_lists = parsed[0], parsed[1]
     lengths = parsed[2] if len(parsed) == 3 else {}
     both = sorted(set(context) & set(feature_lists))
@@ -163,7 +186,7 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
     columns = []
     for name in names:
         if name in context:
-            columns.append(_column(name, context[name]))
+            columns.append(_column(name, context[name], packed))
             continue
         value = feature_lists[name]
         if isinstance(value, SparseArray) and value.indices.ndim == 2 and value.indices.shape[1] == 3:
@@ -171,9 +194,9 @@ def _sequence_columns(parsed) -> tuple[list[str], list[pa.Array], list[str]]:
         if isinstance(value, (np.ndarray, BytesArray)):
             if value.ndim < 2:
                 raise ValueError(f"feature list {name!r} has shape {value.shape}, expected (examples, steps, ...)")
-            columns.append(_steps(value, lengths.get(name)))  # type: ignore[arg-type]  # BytesArray has ndim, shape and slicing
+            columns.append(_steps(value, lengths.get(name), packed))  # type: ignore[arg-type]  # BytesArray has ndim, shape and slicing
         elif isinstance(value, RaggedArray):
-            columns.append(_ragged(value))
+            columns.append(_ragged(value, packed))
         else:
             raise TypeError(f"feature list {name!r}: cannot convert {type(value).__name__} to Arrow")
     return names, columns, sorted(feature_lists)
@@ -208,13 +231,19 @@ def to_record_batch(parsed) -> pa.RecordBatch:
     (the feature-list columns are then named in the schema metadata under
     ``FEATURE_LISTS_KEY``, which :func:`to_sequence_examples` reads).
     """
+    return _record_batch(parsed, packed=False)
+
+
+def _record_batch(parsed, packed: bool) -> pa.RecordBatch:
+    """:func:`to_record_batch`; with ``packed``, the values of a parse with ``bytes_as="views"`` become ``binary``
+    columns of their own, as the default parse's ``bytes`` objects do, without an object per value."""
     metadata = None
     if _is_sequence(parsed):
-        names, columns, lists = _sequence_columns(parsed)
+        names, columns, lists = _sequence_columns(parsed, packed)
         metadata = {FEATURE_LISTS_KEY: json.dumps(lists).encode()}
     elif isinstance(parsed, Mapping):
         names = sorted(parsed)
-        columns = [_column(n, parsed[n]) for n in names]
+        columns = [_column(n, parsed[n], packed) for n in names]
     else:
         raise TypeError(
             f"expected parse_example's dict or parse_sequence_example's (context, feature_lists, lengths), "
@@ -240,6 +269,150 @@ def to_table(parsed) -> pa.Table:
     if not batches:
         raise ValueError("to_table needs at least one batch (the schema comes from it)")
     return pa.Table.from_batches(batches)
+
+
+# ---------------------------------------------------------------- decoded records -> Arrow, no spec
+_LEAF = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
+
+
+def _value_kind(value: Any) -> str:
+    """The kind of a decoded Feature's values: int64 / float arrays, bytes lists."""
+    if isinstance(value, np.ndarray):
+        return "int64" if value.dtype == np.int64 else "float"
+    return "bytes"
+
+
+def _steps_kind(steps: list) -> str | None:
+    """The kind of a feature list's steps (one kind for all), None when no step has a kind, "mixed" otherwise."""
+    kinds = {_value_kind(s) for s in steps if s is not None}
+    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else None)
+
+
+class ExampleBatchBuilder:
+    """Decoded Examples / SequenceExamples to ``pyarrow.RecordBatch`` es without a spec, the schema growing as
+    features appear.
+
+    Each record is what :func:`tfrx.decode_sequence_example` returns, ``(context, feature_lists)``
+    (``feature_lists`` ``None`` or ``{}`` for an Example; :func:`tfrx.decode_example`'s dict is a context).
+    A feature's kind is the kind of its first value, an empty list's included (TensorFlow's parser refuses a
+    Feature of another kind than the spec's, empty or not); every feature is a ``list<v>`` column (``int64``,
+    ``float``, ``binary``), null in a record without it (a Feature with no kind set is absent, as
+    ``parse_example`` treats it); every feature list a ``list<list<v>>`` column, a step with no kind a null
+    step, named in the schema metadata under ``FEATURE_LISTS_KEY``. Values keep their bits (float32 NaN
+    payloads included). :meth:`check` says why a record does not fit the kinds learned so far (another kind,
+    a name that is a context feature in one record and a feature list in another, steps of several kinds);
+    :meth:`append` refuses such a record. :meth:`flush` returns the rows appended since the last one under
+    :attr:`schema`, the schema of every feature seen so far, columns in name order.
+    """
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, str] = {}  # context feature -> kind
+        self._list_kinds: dict[str, str | None] = {}  # feature list -> kind (None while no step has one)
+        self._rows: list[tuple[Mapping, Mapping]] = []
+
+    def __len__(self) -> int:
+        """The rows appended since the last :meth:`flush`."""
+        return len(self._rows)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """Every feature and feature list seen so far, in name order."""
+        names = sorted([*self._kinds, *self._list_kinds])
+        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(self._list_kinds)).encode()} if self._list_kinds else None
+        return pa.schema([(k, self._column_type(k)) for k in names], metadata=meta)
+
+    def _column_type(self, name: str) -> pa.DataType:
+        if name in self._list_kinds:
+            kind = self._list_kinds[name]
+            return pa.list_(pa.list_(pa.null() if kind is None else _LEAF[kind]))
+        return pa.list_(_LEAF[self._kinds[name]])
+
+    def check(self, context: Mapping, feature_lists: Mapping | None = None) -> str | None:
+        """Why a record does not fit the kinds seen so far (nor itself), or None."""
+        kinds, list_kinds = self._kinds, self._list_kinds
+        for k, v in context.items():
+            if k in list_kinds:
+                return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
+            if k in kinds and _value_kind(v) != kinds[k]:
+                return f"feature {k!r} is {_value_kind(v)}, earlier records have {kinds[k]}"
+        for k, steps in (feature_lists or {}).items():
+            if k in context:
+                return (
+                    f"{k!r} is both a context feature and a feature list; one column cannot hold "
+                    "both (convert to JSON Lines instead)"
+                )
+            if k in kinds:
+                return f"feature list {k!r}: earlier records have a context feature of that name"
+            kind = _steps_kind(steps)
+            if kind == "mixed":
+                return f"feature list {k!r} has steps of different kinds"
+            if kind is not None and list_kinds.get(k) not in (None, kind):
+                return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
+        return None
+
+    def append(self, context: Mapping, feature_lists: Mapping | None = None) -> None:
+        """Adds one record's row, learning the kinds of its features; ValueError saying why when
+        :meth:`check` finds it does not fit."""
+        problem = self.check(context, feature_lists)
+        if problem is not None:
+            raise ValueError(problem)
+        for k, v in context.items():
+            self._kinds.setdefault(k, _value_kind(v))
+        for k, steps in (feature_lists or {}).items():
+            if self._list_kinds.get(k) is None:
+                self._list_kinds[k] = _steps_kind(steps)
+        self._rows.append((context, feature_lists or {}))
+
+    def flush(self) -> pa.RecordBatch:
+        """The rows appended since the last flush, as one record batch under :attr:`schema`."""
+        schema, rows = self.schema, self._rows
+        self._rows = []
+        columns = []
+        for field in schema:
+            name = field.name
+            if name in self._list_kinds:
+                kind = self._list_kinds[name]
+                columns.append(_nested_list_column([r[1].get(name) for r in rows], kind))
+            else:
+                columns.append(_list_column([r[0].get(name) for r in rows], self._kinds[name]))
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _rows(values: list) -> tuple[list, np.ndarray, pa.Array | None]:
+    """The non-null entries of ``values``, the list offsets of all of them, and the null mask (None: no null)."""
+    present = [v for v in values if v is not None]
+    offsets = np.zeros(len(values) + 1, np.int64)
+    if len(present) == len(values):
+        np.cumsum(np.fromiter(map(len, values), np.int64, len(values)), out=offsets[1:])
+        return present, offsets, None
+    nulls = np.fromiter((v is None for v in values), bool, len(values))
+    counts = np.zeros(len(values), np.int64)
+    counts[~nulls] = np.fromiter(map(len, present), np.int64, len(present))
+    np.cumsum(counts, out=offsets[1:])
+    return present, offsets, pa.array(nulls)
+
+
+def _list_column(values: list, kind: str | None) -> pa.Array:
+    """``list<v>`` of decoded values (arrays, lists of bytes, None for a null) over one buffer of the values."""
+    present, offsets, mask = _rows(values)
+    if offsets[-1] > np.iinfo(np.int32).max:
+        raise ValueError(f"{int(offsets[-1])} values in one batch of a list<> column: write smaller batches")
+    leaf = pa.null() if kind is None else _LEAF[kind]
+    if kind is None:
+        flat = pa.nulls(int(offsets[-1]))
+    elif kind == "bytes":
+        flat = pa.array([b for v in present for b in v], pa.binary())
+    else:
+        dtype = np.int64 if kind == "int64" else np.float32
+        flat = pa.array(np.concatenate(present).astype(dtype, copy=False) if present else np.zeros(0, dtype))
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), flat, type=pa.list_(leaf), mask=mask)
+
+
+def _nested_list_column(values: list, kind: str | None) -> pa.Array:
+    """``list<list<v>>`` of decoded feature lists (lists of steps, None for a null row or a kind-less step)."""
+    present, offsets, mask = _rows(values)
+    steps = _list_column([s for v in present for s in v], kind)
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), steps, type=pa.list_(steps.type), mask=mask)
 
 
 # ---------------------------------------------------------------- Arrow -> Examples

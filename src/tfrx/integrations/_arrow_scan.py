@@ -5,7 +5,9 @@ Hugging Face ``datasets``, Spark and Dask read through it
 (``tfrx.integrations.polars`` & co.); it is also usable on its own.
 
 * **Projection**: only the features named in ``columns`` are parsed (the
-  native parser skips the others' values without decoding them).
+  native parser skips the others' values without decoding them). Strings
+  are parsed as views of the records and packed into ``binary`` columns
+  (one native gather, no ``bytes`` object per value).
 * **Filter**: a ``pyarrow.compute.Expression`` over parsed columns, or a
   callable taking a ``pyarrow.Table`` of the columns it names
   (``filter_columns``) and returning a boolean mask (an engine evaluating
@@ -37,9 +39,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, to_record_batch
+from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, _record_batch
 from tfrx.io._batch import RecordBatch
 from tfrx.io._data_files import expand_paths
 from tfrx.io.ranges import RecordRange, plan_ranges, read_range
@@ -101,9 +104,16 @@ def _empty(spec) -> bool:
 def _parser(spec):
     from tfrx.parsing import ExampleParser, SequenceExampleParser
 
+    # Bytes as views of the records, then packed into binary columns (to_record_batch): no Python object per
+    # value, which for string features cost more than the parse itself.
     if isinstance(spec, tuple):
-        return SequenceExampleParser(*spec, num_parallel_calls=1)
-    return ExampleParser(spec, num_parallel_calls=1)
+        return SequenceExampleParser(*spec, num_parallel_calls=1, bytes_as="views")
+    return ExampleParser(spec, num_parallel_calls=1, bytes_as="views")
+
+
+def to_record_batch(parsed) -> pa.RecordBatch:
+    """A parse of :func:`_parser` as the scan's batch (strings as ``binary``)."""
+    return _record_batch(parsed, packed=True)
 
 
 def _empty_batch() -> RecordBatch:
@@ -148,6 +158,14 @@ filter_columns = _filter_columns
 
 
 # ------------------------------------------------------------------ one batch
+def _filtered(table: pa.Table, expression: pc.Expression) -> pa.Table:
+    """``table.filter(expression)`` on this thread: ``Table.filter`` hands a plan to Arrow's thread pool, which
+    for one batch cost more CPU than the filter itself (the scan already runs batches on its own threads)."""
+    source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
+    keep = acero.Declaration("filter", acero.FilterNodeOptions(expression))
+    return acero.Declaration.from_sequence([source, keep]).to_table(use_threads=False)
+
+
 #: When a filter kept more than this share of a batch's records, the next batches parse the other projected
 #: features in the same pass as the filter's and filter afterwards: a second pass over most of the records
 #: (each one walked again to find its features) costs more than parsing them for the dropped few. At or
@@ -166,17 +184,18 @@ class _Plan:
     #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
     kept: float = 0.0
 
-    def _mask(self, table: pa.Table) -> Any:
+    def _keep(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` the filter keeps."""
         if callable(self.filter) and not isinstance(self.filter, pc.Expression):
             mask = self.filter(table.select(_names(self.filter_spec)))
-            return pc.fill_null(mask, False) if mask.null_count else mask
-        return self.filter
+            return table.filter(pc.fill_null(mask, False) if mask.null_count else mask)
+        return _filtered(table, self.filter)
 
     def _one_pass(self, records: RecordBatch) -> pa.RecordBatch | None:
         both = _merged(self.filter_spec, self.rest_spec)
         table = pa.Table.from_batches([to_record_batch(_parser(both).parse(records))])
         self.stats._count(len(records), _names(both), len(records))
-        keep = table.filter(self._mask(table))
+        keep = self._keep(table)
         self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
@@ -195,7 +214,7 @@ class _Plan:
         first = to_record_batch(_parser(self.filter_spec).parse(records))
         self.stats._count(len(records), _names(self.filter_spec), len(records))
         table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        keep = table.filter(self._mask(table))
+        keep = self._keep(table)
         self.kept = keep.num_rows / max(1, len(records))
         if keep.num_rows == 0:
             return None
@@ -286,6 +305,7 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     infer_records: int = 1000,
     storage_options: dict | None = None,
     stats: ScanStats | None = None,
+    ranges: Sequence[RecordRange] | None = None,
 ) -> pa.RecordBatchReader:
     """Scans TFRecord files of Examples or SequenceExamples as a ``pyarrow.RecordBatchReader``.
 
@@ -302,7 +322,9 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     usable cores). ``compression``, ``on_error`` and ``storage_options`` as for
     :class:`tfrx.RecordReader`; damaged records raise
     :class:`tfrx.CorruptRecordError` naming file, record and byte offset.
-    ``stats``: a :class:`ScanStats` to fill.
+    ``stats``: a :class:`ScanStats` to fill. ``ranges``: the record ranges to
+    read (:func:`tfrx.io.plan_ranges` of these files), instead of planning
+    them here: an engine that hands ranges to its own tasks scans one each.
     """
     compression = normalize_compression(compression, allow_auto=True)
     check_on_error(on_error)
@@ -335,7 +357,8 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     schema = _schema_of(plan.spec)
     if plan.spec is not False:
         schema = pa.schema([schema.field(c) for c in plan.columns])
-    ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
+    if ranges is None:
+        ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
     batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit, schema)
     return pa.RecordBatchReader.from_batches(schema, batches)
 
@@ -354,7 +377,7 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
 
 
 def _batches(
-    ranges: list[RecordRange],
+    ranges: Sequence[RecordRange],
     plan: _Plan,
     compression: str,
     on_error: str,

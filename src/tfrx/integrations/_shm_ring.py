@@ -55,7 +55,7 @@ import numpy as np
 from tfrx import _native
 from tfrx.parsing._bytes_array import BytesArray
 
-__all__ = ["PackedBatch", "Prepared", "Ring", "prepare", "unpack", "views_to_objects"]
+__all__ = ["PackedBatch", "Prepared", "Ring", "attached_mappings", "prepare", "unpack", "views_to_objects"]
 
 _ALIGN = 64
 _PAGE = mmap.PAGESIZE
@@ -446,6 +446,12 @@ def _attach(path: str) -> tuple[mmap.mmap, np.ndarray]:
         header[_ATTACHED] = 1
         entry = _attached[path] = (mm, header)
     return entry
+
+
+def attached_mappings() -> dict[str, mmap.mmap]:
+    """The rings this process has mapped and whose workers still use them: ``{path: mapping}`` (a device
+    feeder registers them as pinned memory, so batches go to the device straight from their slots)."""
+    return {path: mm for path, (mm, header) in _attached.items() if not header[_CLOSED]}
 
 
 def _release(header: np.ndarray, slot: int) -> None:

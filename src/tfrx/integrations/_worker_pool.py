@@ -26,6 +26,7 @@ costs more than a short epoch's batches); each epoch is one command.
 from __future__ import annotations
 
 import ctypes
+import math
 import multiprocessing as mp
 import os
 import pickle
@@ -41,10 +42,11 @@ from typing import Any
 from tfrx.data._dataset import Dataset
 from tfrx.data._shard import shard_pipeline
 from tfrx.memory import tune_owned_process
-from tfrx.options import share_cores_with
+from tfrx.options import share_cores_with, usable_cores
 from tfrx.integrations._shm_ring import PackedBatch, Ring, prepare, unpack, views_to_objects
+from tfrx.data._range_shard import range_shard_pipeline
 
-__all__ = ["Slots", "WorkerPool", "for_handoff", "handoffs"]
+__all__ = ["Slots", "WorkerPool", "auto_workers", "for_handoff", "handoffs"]
 
 
 class Slots:
@@ -210,7 +212,7 @@ def _serve(
     share_cores_with(processes)
     slots = Slots()
     try:
-        pipeline, views = for_handoff(shard_pipeline(dataset, levels), slots)
+        pipeline, views = for_handoff(range_shard_pipeline(dataset, levels), slots)
         while True:
             command = channel.command()
             if command == _STOP:  # (a stop for an epoch that ended before it came)
@@ -442,3 +444,90 @@ def _shut_down(workers: list, commands: list, results: list, shared: list) -> No
             worker.join(1.0)
     for connection in commands:
         connection.close()
+
+
+# ------------------------------------------------------------------ how many workers
+
+
+class WorkerCosts:
+    """What :func:`auto_workers` measured: CPU seconds to make a batch in this process, and to hand one over."""
+
+    __slots__ = ("make", "handoff", "batches")
+
+    def __init__(self, make: float, handoff: float, batches: int) -> None:
+        self.make, self.handoff, self.batches = make, handoff, batches
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkerCosts(make={self.make * 1e6:.0f} us, handoff={self.handoff * 1e6:.0f} us, batches={self.batches})"
+        )
+
+
+def measure_costs(
+    dataset: Dataset, levels: list | None = None, *, batches: int = 4, budget: float = 1.0
+) -> WorkerCosts:
+    """CPU time per batch of ``dataset`` (this process's shard; the first batch, which fills buffers, not
+    counted) and of handing such a batch through a shared-memory ring and making it again. Process CPU
+    time: the parser's threads count (nothing else of this process should run meanwhile)."""
+    it = shard_pipeline(dataset, list(levels or [])).iterator(epoch=0)
+    made: list[Any] = []
+    try:
+        first = next(it, None)
+        if first is None:
+            return WorkerCosts(0.0, 0.0, 0)
+        made.append(first)
+        start = time.process_time()
+        deadline = time.monotonic() + budget
+        count = 0
+        while count < batches and time.monotonic() < deadline:
+            element = next(it, None)
+            if element is None:
+                break
+            made.append(element)
+            count += 1
+        make = (time.process_time() - start) / count if count else 0.0
+    finally:
+        it.close()
+    sample = made[-1]
+    prepared = prepare(sample)
+    if prepared is None:  # nothing a ring carries: the element is pickled whole
+        start = time.process_time()
+        pickle.loads(pickle.dumps(sample, pickle.HIGHEST_PROTOCOL))
+        return WorkerCosts(make, time.process_time() - start, count)
+    ring = Ring(2 * prepared.size, 2)
+    try:
+        start = time.process_time()
+        for _ in range(2):
+            packed = ring.put(prepare(sample) or prepared, wait=1.0)
+            if packed is not None:
+                unpack(*packed.__reduce__()[1])  # (made and dropped: the slot is free again)
+        handoff = (time.process_time() - start) / 2
+    finally:
+        ring.close()
+    return WorkerCosts(make, handoff, count)
+
+
+def auto_workers(dataset: Dataset, levels: list | None = None, *, cores: int | None = None) -> int:
+    """The worker count for ``to_torch(num_workers="auto")``: from the usable cores and measured costs.
+
+    Each worker makes batches at ``1 / make`` a second and the main process
+    receives them at ``1 / handoff``; ``ceil(make / handoff)`` workers keep it
+    busy, at most one fewer than the usable cores (the main process needs
+    one). Fewer than 2 means none: the in-process parse already runs its
+    threads on every core, so one worker only moves the same work to another
+    process and adds the handoff (on 2 cores, 1 and 2 workers gave 0.6-0.9x
+    of none in wall clock on BERT-like records, docs/benchmarks.md).
+    """
+    cores = usable_cores() if cores is None else int(cores)
+    if cores <= 1:
+        return 0
+    costs = measure_costs(dataset, levels)
+    return workers_for(costs, cores)
+
+
+def workers_for(costs: WorkerCosts, cores: int) -> int:
+    """The worker count for these measured costs on ``cores`` usable cores (see :func:`auto_workers`)."""
+    if costs.batches == 0 or cores <= 1:
+        return 0
+    count = min(math.ceil(costs.make / max(costs.handoff, 1e-6)), cores - 1)
+    return count if count >= 2 else 0

@@ -2,7 +2,9 @@
 
 * Conversion (:func:`to_record_batch`, :func:`to_table`, :func:`to_examples`,
   :func:`to_sequence_examples`) and the eager/lazy readers
-  (:func:`read_tfrecord`, :func:`iter_record_batches`): see
+  (:func:`read_tfrecord`, :func:`iter_record_batches`), and decoded records
+  to batches without a spec, the schema growing (:class:`ExampleBatchBuilder`,
+  what ``tfrx convert`` writes Parquet with): see
   ``tfrx/integrations/_arrow_convert.py`` for the mapping per feature kind.
 * :func:`scan` / :func:`scan_schema`: a ``pyarrow.RecordBatchReader`` with
   projection, a filter and a limit pushed into the parse, read in parallel in
@@ -15,6 +17,7 @@ pyarrow is imported when this module is: ``pip install 'tfrx[arrow]'``.
 from tfrx.integrations._arrow_convert import (
     FEATURE_LISTS_KEY,
     RAW_COLUMN,
+    ExampleBatchBuilder,
     iter_record_batches,
     read_tfrecord,
     to_examples,
@@ -31,6 +34,7 @@ __all__ = [
     "to_sequence_examples",
     "read_tfrecord",
     "iter_record_batches",
+    "ExampleBatchBuilder",
     "scan",
     "scan_schema",
     "ScanStats",

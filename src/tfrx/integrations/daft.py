@@ -1,6 +1,9 @@
 """Daft: TFRecord files as a ``daft.io.source.DataSource`` and a ``DataSink``, over the Arrow scan.
 
-:class:`TFRecordSource` plans one task per file; each task scans its file
+:class:`TFRecordSource` plans one task per record range
+(:func:`tfrx.io.plan_ranges`, as Spark, Dask and Ray do: a file, or a part
+of an uncompressed file larger than ``split_bytes``, cut by its index's
+record offsets or at record boundaries); each task scans its range
 with :func:`tfrx.integrations._arrow_scan.scan`, given Daft's pushdowns:
 the columns the query reads (only those features are parsed), its filter
 (evaluated by Daft on the features it names, which are parsed first; the
@@ -37,7 +40,9 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 from tfrx.integrations._arrow_scan import ScanStats, resolve_spec, scan, scan_schema
 from tfrx.integrations._arrow_write import write_batches
+from tfrx.integrations._scaleout import plan
 from tfrx.io._data_files import expand_paths
+from tfrx.io.ranges import DEFAULT_MIN_SPLIT_BYTES, RecordRange
 
 __all__ = ["TFRecordSource", "TFRecordSink", "read_tfrecord"]
 
@@ -51,8 +56,8 @@ def _daft_mask(expression: Any):
 
 
 class _Task(DataSourceTask):
-    def __init__(self, path: str, schema: Schema, options: dict) -> None:
-        self.path = path
+    def __init__(self, piece: RecordRange, schema: Schema, options: dict) -> None:
+        self.piece = piece
         self._schema = schema
         self.options = options
 
@@ -63,7 +68,7 @@ class _Task(DataSourceTask):
     async def read(self) -> AsyncIterator[RecordBatch]:
         import asyncio
 
-        batches = iter(scan(self.path, **self.options))
+        batches = iter(scan(self.piece.source, ranges=[self.piece], **self.options))
         end = object()
         while True:
             batch = await asyncio.to_thread(next, batches, end)
@@ -73,7 +78,7 @@ class _Task(DataSourceTask):
 
 
 class TFRecordSource(DataSource):
-    """TFRecord files of Examples or SequenceExamples as a Daft data source (one task per file).
+    """TFRecord files of Examples or SequenceExamples as a Daft data source (one task per record range).
 
     ``paths``: a path, a glob or a list of them. ``spec``: a parse spec or a
     ``(context_features, sequence_features)`` pair; ``None`` infers one from
@@ -81,6 +86,10 @@ class TFRecordSource(DataSource):
     ``storage_options`` as for :class:`tfrx.RecordReader`; damaged records
     raise :class:`tfrx.CorruptRecordError` naming file, record and byte
     offset. ``stats``: a ``ScanStats`` every task adds its counts to.
+    ``split_bytes``: an uncompressed file (or a compressed one with a
+    checkpoint index) larger than this is read by several tasks, one per
+    record range of about this size; ``use_index=False`` cuts at record
+    boundaries even where an index gives exact record offsets.
     """
 
     def __init__(
@@ -93,9 +102,12 @@ class TFRecordSource(DataSource):
         infer_records: int = 1000,
         storage_options: dict | None = None,
         stats: ScanStats | None = None,
+        split_bytes: int = DEFAULT_MIN_SPLIT_BYTES,
+        use_index: bool = True,
     ) -> None:
         options: dict[str, Any] = {"compression": compression, "storage_options": storage_options}
         self.paths = [str(p) for p in expand_paths(paths, storage_options=storage_options)]
+        self.ranges = plan(self.paths, split_bytes=split_bytes, compression=compression or "", use_index=use_index)
         self.spec = resolve_spec(self.paths, spec, infer_records=infer_records, **options)
         self.arrow_schema = scan_schema(self.paths, spec=self.spec, **options)
         self._schema = Schema.from_pyarrow_schema(self.arrow_schema)
@@ -120,8 +132,8 @@ class TFRecordSource(DataSource):
             options["filter"] = _daft_mask(pushdowns.filters)
             options["filter_columns"] = sorted(pushdowns.filter_required_column_names())
         schema = Schema.from_pyarrow_schema(pa.schema([self.arrow_schema.field(c) for c in columns]))
-        for path in self.paths:
-            yield _Task(path, schema, options)
+        for piece in self.ranges:
+            yield _Task(piece, schema, options)
 
 
 def read_tfrecord(paths, **options) -> daft.DataFrame:

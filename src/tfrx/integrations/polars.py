@@ -9,7 +9,9 @@ its filters, and a row limit:
 * a predicate on scalar features (a ``FixedLenFeature`` with shape ``[]``)
   is pushed into the scan: its features are parsed first and the others
   only for the records it keeps. A predicate made of comparisons,
-  ``&``/``|``/``~`` and ``is_null`` of integer features and literals is
+  ``is_between``, ``&``/``|``/``~`` and ``is_null`` of integer features and
+  numeric literals (as Polars hands them over: cast to the column's type, or
+  the column cast to Float64 for a float literal) is
   evaluated as a ``pyarrow.compute`` expression; any other is evaluated by
   Polars itself on each batch of the features it names (same semantics as
   filtering afterwards, NaN ordering included);
@@ -61,6 +63,31 @@ _COMPARISONS = {
 }
 
 
+# The numeric literals of Polars' serialized expressions: as written ("Dyn", an int or float of no fixed type),
+# and after Polars has cast them to the column's type ("Scalar"), which is what an IO source is given.
+_NUMERIC_SCALARS = {f"{sign}{bits}" for sign in ("Int", "UInt") for bits in (8, 16, 32, 64)} | {"Float32", "Float64"}
+_CLOSED = {
+    "Both": (pc.greater_equal, pc.less_equal),
+    "Left": (pc.greater_equal, pc.less),
+    "Right": (pc.greater, pc.less_equal),
+    "None": (pc.greater, pc.less),
+}
+
+
+def _literal(body: dict) -> pc.Expression:
+    ((form, typed),) = body.items()
+    if form not in ("Dyn", "Scalar") or not isinstance(typed, dict) or len(typed) != 1:
+        raise _Untranslatable(str(body))
+    ((lit_kind, value),) = typed.items()
+    numeric = lit_kind in ("Int", "Float") if form == "Dyn" else lit_kind in _NUMERIC_SCALARS
+    # (an int past int64 would compare as another type in Arrow than in Polars; Polars orders NaN above every
+    # number, where Arrow compares it false)
+    in_range = (isinstance(value, float) and value == value) or (isinstance(value, int) and -(2**63) <= value < 2**63)
+    if numeric and in_range and not isinstance(value, bool):
+        return pc.scalar(value)
+    raise _Untranslatable(str(body))
+
+
 def _arrow_expression(node: Any) -> pc.Expression:
     """A Polars expression tree (its JSON form) as a ``pyarrow.compute.Expression``, or ``_Untranslatable``."""
     if not isinstance(node, dict) or len(node) != 1:
@@ -68,10 +95,8 @@ def _arrow_expression(node: Any) -> pc.Expression:
     ((kind, body),) = node.items()
     if kind == "Column" and isinstance(body, str):
         return pc.field(body)
-    if kind == "Literal" and isinstance(body, dict) and set(body) == {"Dyn"}:
-        ((lit_kind, value),) = body["Dyn"].items()
-        if lit_kind in ("Int", "Float") and isinstance(value, int | float) and not isinstance(value, bool):
-            return pc.scalar(value)
+    if kind == "Literal" and isinstance(body, dict) and len(body) == 1:
+        return _literal(body)
     if kind == "BinaryExpr":
         left, right, op = _arrow_expression(body["left"]), _arrow_expression(body["right"]), body["op"]
         if op in _COMPARISONS:
@@ -80,6 +105,19 @@ def _arrow_expression(node: Any) -> pc.Expression:
             return left & right
         if op in ("Or", "LogicalOr"):
             return left | right
+    if kind == "Cast" and body.get("dtype") == {"Literal": "Float64"} and body.get("options") == "NonStrict":
+        # an integer feature compared with a float: Polars compares them as Float64, as this does
+        return _arrow_expression(body["expr"]).cast(pa.float64(), safe=False)
+    if kind == "Function" and len(body.get("input", ())) == 3 and isinstance(body.get("function"), dict):
+        between = body["function"].get("Boolean")
+        if (
+            isinstance(between, dict)
+            and set(between) == {"IsBetween"}
+            and between["IsBetween"].get("closed") in _CLOSED
+        ):
+            value, low, high = (_arrow_expression(node) for node in body["input"])
+            above, below = _CLOSED[between["IsBetween"]["closed"]]
+            return above(value, low) & below(value, high)
     if kind == "Function" and len(body.get("input", ())) == 1:
         operand = _arrow_expression(body["input"][0])
         function = body.get("function")

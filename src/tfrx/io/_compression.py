@@ -439,11 +439,12 @@ class DecompressingReader:
         self._raw.close()
 
 
-def make_compressor(compression: str, level: int | None):
-    """A ``zlib`` compressor with TensorFlow's settings (window 15, memLevel 9)."""
+def make_compressor(compression: str, level: int | None, *, flushable: bool = False):
+    """A ``zlib`` compressor with TensorFlow's settings (window 15, memLevel 9); ``flushable``: one whose
+    ``flush(zlib.Z_SYNC_FLUSH)`` ends at a byte boundary (not TensorFlow's level-0 layout)."""
     if level is None or level == -1:
         level = zlib.Z_DEFAULT_COMPRESSION
-    if level == 0:
+    if level == 0 and not flushable:
         from tfrx.io._stored import StoredDeflater, stored_available
 
         if stored_available():  # TensorFlow's stored-block layout (see tfrx.io._stored)

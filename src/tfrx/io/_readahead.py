@@ -10,6 +10,12 @@ being read). The reader consumes the blocks strictly in order, so records
 come out in the same order and with the same positions as without
 readahead; memory stays within ``window`` blocks.
 
+``window`` blocks are held (in flight or waiting for the reader), at most
+``concurrency`` requests run at once. An object's first block is requested
+together with its size (a HEAD request, free after a glob), not after it:
+it asks for ``block_size`` bytes from the start offset and takes what the
+object holds, so a scan pays one round trip before its first bytes, not two.
+
 A block that fails after the filesystem's own retries raises ``OSError``
 naming the object and the byte offset when the reader reaches it (records
 before it are delivered first); reading it again requests it again.
@@ -25,10 +31,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from tfrx.io._paths import url_to_fs
 
-__all__ = ["RemoteBlocks", "DEFAULT_READAHEAD", "MAX_THREADS"]
+__all__ = ["RemoteBlocks", "DEFAULT_READAHEAD", "DEFAULT_CONCURRENCY", "MAX_THREADS"]
 
 DEFAULT_READAHEAD = 32 << 20
-MAX_THREADS = 8
+# Requests in flight by default: with 4 MiB blocks, 8 cover a 100 MB/s link at 300 ms per request.
+DEFAULT_CONCURRENCY = 8
+MAX_THREADS = 64
 
 
 def _fetch(fs, path: str, start: int, end: int) -> bytes:
@@ -39,6 +47,11 @@ def _fetch(fs, path: str, start: int, end: int) -> bytes:
     if len(data) != end - start:
         raise OSError(f"asked for {end - start} bytes at byte {start}, the store sent {len(data)}")
     return data
+
+
+def _fetch_head(fs, path: str, start: int, end: int) -> bytes:
+    """Up to ``end - start`` bytes at ``start``, before the object's size is known (fewer when it is smaller)."""
+    return fs.cat_file(path, start=start, end=end)
 
 
 def _size(fs, path: str) -> int:
@@ -58,13 +71,24 @@ class RemoteBlocks:
     order: the current object's first, then the next objects'.
     """
 
-    def __init__(self, urls, first: int, first_offset: int, *, block_size: int, window: int) -> None:
+    def __init__(
+        self,
+        urls,
+        first: int,
+        first_offset: int,
+        *,
+        block_size: int,
+        window: int,
+        concurrency: int = DEFAULT_CONCURRENCY,
+    ) -> None:
         self._urls = list(urls)
         self._first = first
         self._first_offset = int(first_offset)
         self._block = max(int(block_size), 1)
         self._window = max(int(window), 1)
-        self._pool = ThreadPoolExecutor(max_workers=min(self._window, MAX_THREADS), thread_name_prefix="tfrx-readahead")
+        threads = max(1, min(self._window, int(concurrency), MAX_THREADS))
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfrx-readahead")
+        self._early: set[int] = set()  # objects whose first block was asked for before their size was known
         self._lock = threading.RLock()  # planning runs on the reader's thread and in size callbacks
         self._futures: dict[tuple[int, int], Future] = {}
         self._size_futures: dict[int, Future] = {}
@@ -90,6 +114,15 @@ class RemoteBlocks:
         fut = self._pool.submit(_fetch, fs, path, start, end)
         self._futures[(k, j)] = fut
         return fut
+
+    def _submit_first(self, k: int) -> None:
+        """Requests object ``k``'s first block while its size is still being looked up."""
+        if (k, 0) in self._futures or len(self._futures) >= self._window:
+            return
+        fs, path = self._locate(k)
+        start = self.base(k)
+        self._futures[(k, 0)] = self._pool.submit(_fetch_head, fs, path, start, start + self._block)
+        self._early.add(k)
 
     def _blocks_of(self, k: int) -> int:
         return max(1, -(-(self._sizes[k] - self.base(k)) // self._block))
@@ -121,6 +154,8 @@ class RemoteBlocks:
             k = self._current
             while len(self._futures) < self._window and k < len(self._urls) and not self._closed:
                 if not self._size_known(k):
+                    if k == self._current and self._next_block == 0:
+                        self._submit_first(k)
                     return
                 first = self._next_block if k == self._current else 0
                 for j in range(first, self._blocks_of(k)):
@@ -140,6 +175,7 @@ class RemoteBlocks:
                 raise ValueError(f"object {k} was already read (reading object {self._current})")
             for key in [key for key in self._futures if key[0] < k]:
                 self._futures.pop(key).cancel()
+                self._early.discard(key[0])
             if k != self._current:
                 self._current, self._next_block = k, 0
         return BlockStream(self, k)
@@ -164,15 +200,21 @@ class RemoteBlocks:
         if self._closed:
             raise ValueError("readahead is closed")
         try:
+            if k not in self._sizes:
+                with self._lock:
+                    self._current = k
+                    self._top_up()  # the first block goes out with the size lookup, not after it
             size = self._wait_size(k)
             with self._lock:
                 self._current, self._next_block = k, j + 1
                 fut = self._futures.pop((k, j), None)
+                early = j == 0 and k in self._early
+                self._early.discard(k)
                 if fut is None or fut.cancelled():
-                    fut = self._submit(k, j)
+                    fut, early = self._submit(k, j), False
                     self._futures.pop((k, j))
                 self._top_up()
-            data = fut.result()
+            data = self._result(fut, k, j, size) if early else fut.result()
         except FileNotFoundError:
             self._next_block = j
             raise FileNotFoundError(f"no such object: {self._urls[k]!r}") from None
@@ -181,6 +223,23 @@ class RemoteBlocks:
             at = self.base(k) + j * self._block
             raise OSError(f"reading {self._urls[k]!r} at byte {at} failed after the filesystem's retries: {e}") from e
         return data, self.base(k) + (j + 1) * self._block >= size
+
+    def _result(self, fut: Future, k: int, j: int, size: int) -> bytes:
+        """A first block asked for before the size was known: checked against the size now known (a
+        request past the end of an empty object fails: asked again exactly)."""
+        start = self.base(k)
+        want = max(min(start + self._block, size) - start, 0)
+        try:
+            data = fut.result()
+        except FileNotFoundError:
+            raise
+        except Exception:
+            if want:
+                raise
+            data = b""
+        if len(data) != want:
+            raise OSError(f"asked for {want} bytes at byte {start}, the store sent {len(data)}")
+        return data
 
     def close(self) -> None:
         with self._lock:

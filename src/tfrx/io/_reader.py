@@ -22,7 +22,7 @@ from tfrx.io._framing import HEADER_BYTES
 from tfrx.io._data_files import expand_paths
 from tfrx.io._paths import Source, is_url, url_to_fs
 from tfrx.io._positions import ReaderStats, RecordPosition
-from tfrx.io._readahead import DEFAULT_READAHEAD, RemoteBlocks
+from tfrx.io._readahead import DEFAULT_CONCURRENCY, DEFAULT_READAHEAD, RemoteBlocks
 from tfrx.io._scanner import FileScanner
 from tfrx.options import check_on_error, normalize_compression
 
@@ -37,6 +37,26 @@ __all__ = [
 ]
 
 DEFAULT_CHUNK_SIZE = 4 << 20
+
+
+class _Forward:
+    """A stream read from byte ``at`` of its object on, as a file that is only ever read forward."""
+
+    def __init__(self, stream, at: int) -> None:
+        self._stream = stream
+        self._at = at
+
+    def seek(self, offset: int) -> None:
+        if offset != self._at:
+            raise ValueError(f"a remote stream read forward from byte {self._at} cannot seek to {offset}")
+
+    def read(self, size: int) -> bytes:
+        data = self._stream.read(size)
+        self._at += len(data)
+        return data
+
+    def close(self) -> None:
+        pass
 
 
 class RecordReader:
@@ -68,12 +88,14 @@ class RecordReader:
     per byte; a file truncated by another process while mapped can crash
     the process with SIGBUS, so it is off by default.
 
-    ``readahead``: for URLs (``s3://``, ``gs://``, ...), how many bytes to
-    fetch ahead of the reader, as concurrent range requests of
-    ``chunk_size`` bytes that run on into the next objects of the list
-    (default 32 MiB, ``0`` reads each object through one fsspec file, one
-    request at a time). Record order and positions are the same either way.
-    It applies when every source is a URL and no ``end_offset`` is given.
+    ``readahead``: for URLs (``s3://``, ``gs://``, ``http(s)://``, ...), how
+    many bytes to fetch ahead of the reader (the memory the readahead may
+    hold), as range requests of ``block_size`` bytes (default
+    ``chunk_size``) that run on into the next objects of the list, at most
+    ``concurrency`` (default 8) in flight (default 32 MiB, ``0`` reads each
+    object through one fsspec file, one request at a time). Record order and
+    positions are the same either way. It applies when every source is a URL
+    and no ``end_offset`` is given.
 
     Given a glob or several paths, the files must make up whole shard sets
     (every ``-NNNNN-of-MMMMM`` shard, nothing left by an interrupted
@@ -110,7 +132,7 @@ class RecordReader:
     it); a ``start`` position carries the right index.
     """
 
-    def __init__(  # noqa: PLR0913  the reader's options, keyword-only
+    def __init__(  # noqa: PLR0913  reading options, stride, and the remote readahead's memory, block size, requests
         self,
         paths: Source | Iterable[Source],
         *,
@@ -126,6 +148,8 @@ class RecordReader:
         storage_options: dict | None = None,
         require_all_shards: bool = True,
         stride: tuple[int, int] | None = None,
+        block_size: int | None = None,
+        concurrency: int | None = None,
         buffers=None,
     ) -> None:
         check_on_error(on_error)
@@ -147,6 +171,11 @@ class RecordReader:
         if readahead is not None and int(readahead) < 0:
             raise ValueError(f"readahead must be >= 0 bytes, got {readahead!r}")
         self.readahead = DEFAULT_READAHEAD if readahead is None else int(readahead)
+        for name, value in (("block_size", block_size), ("concurrency", concurrency)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
+        self.block_size = block_size
+        self.concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         self._use_readahead = remote and end_offset is None and self.readahead > 0
         self._blocks: RemoteBlocks | None = None
         self.stats = ReaderStats()
@@ -230,7 +259,9 @@ class RecordReader:
 
         Resuming inside a file in ``"auto"`` mode reads its first bytes to
         tell whether it is compressed: an uncompressed file is then fetched
-        from ``offset`` on, a compressed one from its start.
+        from ``offset`` on, a compressed one from the checkpoint before
+        ``offset`` when it has a checkpoint index (the stream handed back is
+        then the uncompressed one, compression ``""``), else from its start.
         """
         compression = self.compression
         if offset and self._blocks is not None:
@@ -242,13 +273,44 @@ class RecordReader:
                 assert isinstance(source, str)  # a remote reader's sources are all URLs
                 fs, path = url_to_fs(source)
                 compression = detect_compression(fs.cat_file(path, start=0, end=HEADER_BYTES))
+            chunk = max(self.chunk_size if self.block_size is None else self.block_size, 64)
+            if compression and offset:
+                resumed = self._resume_at_checkpoint(k, offset, chunk)
+                if resumed is not None:
+                    return resumed, ""
             if compression:
                 base = 0
-            chunk = max(self.chunk_size, 64)
-            self._blocks = RemoteBlocks(
-                self._sources, k, base, block_size=chunk, window=max(1, self.readahead // chunk)
-            )
+            self._blocks = self._blocks_from(k, base, chunk)
         return self._blocks.stream(k), compression
+
+    def _blocks_from(self, k: int, base: int, chunk: int) -> RemoteBlocks:
+        return RemoteBlocks(
+            self._sources,
+            k,
+            base,
+            block_size=chunk,
+            window=max(1, self.readahead // chunk),
+            concurrency=self.concurrency,
+        )
+
+    def _resume_at_checkpoint(self, k: int, offset: int, chunk: int):
+        """The uncompressed stream of compressed object ``k`` from ``offset``, inflated from the checkpoint
+        before it with the blocks fetched from there on, when the object has a valid checkpoint index
+        (never built here); else None."""
+        from tfrx.errors import TfrxError
+        from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+
+        source = self._sources[k]
+        assert isinstance(source, str)  # a remote reader's sources are all URLs
+        try:
+            index = load_inflate_index(source, build=False)
+        except (OSError, TfrxError):
+            return None
+        if offset > index.records.file_size:
+            return None  # past the end: the ordinary path says so
+        point = int(np.searchsorted(index.out_offsets, offset, side="right")) - 1
+        self._blocks = self._blocks_from(k, int(index.points["inp"][point]), chunk)
+        return CheckpointStream(source, index, offset, file=_Forward(self._blocks.stream(k), self._blocks.base(k)))
 
     def _drop_pending(self) -> None:
         self._pending = None

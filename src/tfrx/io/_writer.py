@@ -6,6 +6,12 @@ uses zlib with TensorFlow's parameters, so TensorFlow and ``gzip -d`` read it
 reused 1 MiB staging buffer, many per call (``write_many``), so neither the
 Python cost per record nor fresh memory for every write limits the speed;
 a record larger than the buffer goes to the file without being copied.
+
+``checkpoint_index=True`` makes a GZIP/ZLIB writer emit the file's checkpoint
+index (:mod:`tfrx.io.inflate_index`) as it writes, so random access needs no
+pass over the file: about every 1 MiB of records the stream is flushed to a
+byte boundary (``Z_SYNC_FLUSH``, a few bytes each, the dictionary kept), and
+that point, with the 32 KiB of records before it, is a checkpoint.
 """
 
 from __future__ import annotations
@@ -20,7 +26,79 @@ from tfrx.io._compression import make_compressor
 from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io._record_options import TFRecordOptions
 from tfrx.options import normalize_compression
-from tfrx.io._paths import Source, is_url, open_output, source_name
+from tfrx.io._paths import Source, is_url, open_output, source_name, with_options
+
+_WINDOW = 32768
+_FINGERPRINT = 4096
+
+
+class _Checkpoints:
+    """What the checkpoint index of a compressed stream being written needs: flush points, the 32 KiB of
+    output before each, the record offsets, and the compressed bytes' size and first and last 4 KiB."""
+
+    def __init__(self, spacing: int) -> None:
+        self.spacing = spacing
+        self.points: list[tuple[int, int, int]] = [(0, 0, 1 << 16)]  # the member's start
+        self.windows: list[bytes] = [b""]
+        self.out = 0  # uncompressed bytes so far
+        self.inp = 0  # compressed bytes so far
+        self.since = 0  # uncompressed bytes since the last checkpoint
+        self.tail = b""  # the last 32 KiB of uncompressed bytes
+        self.head = b""  # the first 4 KiB of compressed bytes
+        self.ctail = b""  # the last 4 KiB of compressed bytes
+        self.offsets: list[int] = []  # every record's header, in the uncompressed stream
+        self.next_at = 0  # where the next record's header starts
+        self.partial = b""  # the first bytes of its length field, when a piece ended inside it
+
+    def uncompressed(self, data) -> None:
+        """Follows the framing the writer made (length fields only: a record's bytes are never copied)."""
+        n, base = len(data), self.out
+        while True:
+            if self.partial:
+                self.partial += bytes(data[: 8 - len(self.partial)])
+                if len(self.partial) < 8:
+                    break
+                length, self.partial = int.from_bytes(self.partial, "little"), b""
+            else:
+                at = self.next_at - base
+                if at >= n:
+                    break
+                if at + 8 > n:
+                    self.partial = bytes(data[at:])
+                    break
+                length = int.from_bytes(bytes(data[at : at + 8]), "little")
+            self.offsets.append(self.next_at)
+            self.next_at += length + FRAMING_BYTES
+        self.tail = (self.tail + bytes(data[-_WINDOW:]))[-_WINDOW:]
+        self.out += n
+        self.since += n
+
+    def compressed(self, data) -> None:
+        if len(self.head) < _FINGERPRINT:
+            self.head += bytes(data[: _FINGERPRINT - len(self.head)])
+        self.ctail = (self.ctail + bytes(data[-_FINGERPRINT:]))[-_FINGERPRINT:]
+        self.inp += len(data)
+
+    def mark(self) -> None:
+        """A checkpoint where the stream was just flushed to a byte boundary."""
+        self.points.append((self.out, self.inp, 0))
+        self.windows.append(self.tail)
+        self.since = 0
+
+    def index(self, path: str, compression: str, mtime_ns: int):
+        from tfrx import _native
+        from tfrx.io.index import RecordIndex
+        from tfrx.io.inflate_index import _POINT, InflateIndex
+
+        table = np.array(self.points, dtype=np.int64)
+        points = np.zeros(len(table), dtype=_POINT)
+        points["out"], points["inp"], points["meta"] = table[:, 0], table[:, 1], table[:, 2]
+        offsets = np.array(self.offsets, dtype=np.int64)
+        n = min(self.inp, _FINGERPRINT)
+        finger = _native.crc32c(self.ctail[-n:] if self.inp > n else b"", _native.crc32c(self.head[:n]))
+        records = RecordIndex(path, offsets, self.out, mtime_ns=mtime_ns)
+        return InflateIndex(path, compression, points, self.windows, records, self.inp, mtime_ns, finger)
+
 
 __all__ = ["TFRecordWriter", "write_records"]
 
@@ -54,6 +132,15 @@ class TFRecordWriter:
     On object stores (``storage_options`` go to fsspec) the object appears
     only on ``close()``; leaving the ``with`` block by an exception, or
     ``abort()``, discards the upload.
+
+    ``checkpoint_index`` (GZIP/ZLIB output to a path or URL): ``True`` writes
+    the file's checkpoint index (:mod:`tfrx.io.inflate_index`) into the index
+    cache on ``close()``, ``"sidecar"`` beside the file
+    (``.tfrx/<file>.tfrxzidx``), so ``RandomAccessDataset``, the global
+    shuffle, ``tfrx view`` and resuming read any record without a pass over
+    the file. The stream then differs from TensorFlow's (a sync flush about
+    every ``checkpoint_spacing`` bytes of records, 1 MiB by default; a few
+    bytes each) and is still read by any GZIP/ZLIB reader.
     """
 
     def __init__(
@@ -63,9 +150,13 @@ class TFRecordWriter:
         *,
         compression=None,
         storage_options: dict | None = None,
+        checkpoint_index: bool | str = False,
+        checkpoint_spacing: int = 1 << 20,
     ) -> None:
         if options is not None and compression is not None:
             raise ValueError("pass either options or compression, not both")
+        if checkpoint_index not in (False, True, "sidecar"):
+            raise ValueError(f'checkpoint_index must be False, True or "sidecar", got {checkpoint_index!r}')
         if isinstance(options, TFRecordOptions):
             opts = options
         else:
@@ -79,8 +170,24 @@ class TFRecordWriter:
         # The staging buffer is reused, so it may be handed to the file only
         # when the file is known to copy what it is given (our own local file).
         self._stage_reusable = self._owns and not (isinstance(self.name, str) and is_url(self.name))
+        self._checkpoints: _Checkpoints | None = None
+        self._checkpoint_index = checkpoint_index
+        if checkpoint_index:
+            if not opts.compression_type:
+                raise ValueError(
+                    "checkpoint_index needs GZIP or ZLIB output; an uncompressed file has a record index "
+                    "(tfrx.build_index, or ShardedWriter(index=True))"
+                )
+            if not isinstance(self.name, str) or not self._owns:
+                raise ValueError("checkpoint_index needs a path or URL to write to, not a file object")
+            if checkpoint_spacing < _WINDOW:
+                raise ValueError(f"checkpoint_spacing must be at least {_WINDOW} bytes, got {checkpoint_spacing}")
+            self._checkpoints = _Checkpoints(int(checkpoint_spacing))
+            self._target = with_options(self.name, storage_options)
         self._compressor = (
-            make_compressor(opts.compression_type, opts.compression_level) if opts.compression_type else None
+            make_compressor(opts.compression_type, opts.compression_level, flushable=checkpoint_index is not False)
+            if opts.compression_type
+            else None
         )
         self._stage = bytearray(STAGE_BYTES)
         self._stage_view = memoryview(self._stage)
@@ -89,12 +196,31 @@ class TFRecordWriter:
 
     # -------------------------------------------------------------- output
     def _sink(self, data) -> None:
-        if self._compressor is not None:
+        if self._compressor is None:
+            self._file.write(data)
+            return
+        points = self._checkpoints
+        if points is None:
             out = self._compressor.compress(data)
             if out:
                 self._file.write(out)
-        else:
-            self._file.write(data)
+            return
+        view = memoryview(data).cast("B")
+        while len(view):  # cut where the next checkpoint is due, so checkpoints are spacing apart
+            piece, view = view[: points.spacing - points.since], view[points.spacing - points.since :]
+            self._emit(self._compressor.compress(piece))
+            points.uncompressed(piece)
+            if points.since >= points.spacing:
+                import zlib
+
+                self._emit(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+                points.mark()
+
+    def _emit(self, out: bytes) -> None:
+        if out:
+            self._file.write(out)
+            if self._checkpoints is not None:
+                self._checkpoints.compressed(out)
 
     def _flush_stage(self) -> None:
         if self._pos:
@@ -208,9 +334,7 @@ class TFRecordWriter:
         if self._compressor is not None:
             import zlib
 
-            out = self._compressor.flush(zlib.Z_SYNC_FLUSH)
-            if out:
-                self._file.write(out)
+            self._emit(self._compressor.flush(zlib.Z_SYNC_FLUSH))
         self._file.flush()
 
     def close(self) -> None:
@@ -221,11 +345,25 @@ class TFRecordWriter:
         try:
             self._flush_stage()
             if self._compressor is not None:
-                self._file.write(self._compressor.flush())
+                self._emit(self._compressor.flush())
             self._file.flush()
         finally:
             if self._owns:
                 self._file.close()
+        if self._checkpoints is not None:
+            self._keep_checkpoint_index()
+
+    def _keep_checkpoint_index(self) -> None:
+        import os
+
+        from tfrx.io.inflate_index import inflate_index_path, keep_index
+
+        path = self._target
+        remote = is_url(path)
+        index = self._checkpoints.index(  # type: ignore[union-attr]
+            path, self.options.compression_type, 0 if remote else os.stat(path).st_mtime_ns
+        )
+        keep_index(index, path, inflate_index_path(path), sidecar=self._checkpoint_index == "sidecar")
 
     def __enter__(self) -> TFRecordWriter:
         return self

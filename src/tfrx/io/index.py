@@ -109,7 +109,7 @@ class RecordIndex:
     payload length (framing excluded); ``file_size`` the data file's size.
     """
 
-    __slots__ = ("path", "offsets", "lengths", "file_size", "mtime_ns", "fingerprint")
+    __slots__ = ("path", "offsets", "lengths", "file_size", "mtime_ns", "fingerprint", "checkpoints")
 
     def __init__(
         self,
@@ -133,6 +133,8 @@ class RecordIndex:
         self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         self.mtime_ns = int(mtime_ns)
         self.fingerprint = int(fingerprint)
+        # The checkpoint index (tfrx.io.inflate_index.InflateIndex) of a GZIP/ZLIB file this index came from.
+        self.checkpoints: Any = None
 
     def __len__(self) -> int:
         return len(self.offsets)
@@ -357,6 +359,20 @@ def _stat(path: str) -> tuple[int, int]:
 
 
 def _read_range(path: str, start: int, length: int) -> bytes:
+    if is_url(path):  # exactly these bytes, in one request (a file object may fetch a larger block)
+        from tfrx.io._paths import url_to_fs
+
+        fs, p = url_to_fs(path)
+        if length <= 0:
+            return b""
+        try:
+            return fs.cat_file(p, start=start, end=start + length)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            if int(fs.size(p)) <= start:  # a range past the end (an empty object) is refused, not empty
+                return b""
+            raise
     with open_input(path) as f:
         f.seek(start)
         return f.read(length)
@@ -371,9 +387,7 @@ def _fingerprint(path: str, size: int, head: bytes | None = None) -> int:
 
 def _compressed_error(path: str, kind: str) -> CompressedFileError:
     where = (
-        "a compressed file at a URL has no checkpoint index yet (local GZIP/ZLIB files get one)"
-        if is_url(path)
-        else "a record index cannot describe a compressed stream (tfrx.build_index gives compressed files a "
+        "a record index cannot describe a compressed stream (tfrx.build_index gives compressed files a "
         "checkpoint index instead)"
     )
     return CompressedFileError(
@@ -544,9 +558,10 @@ def build_index(
     written (a read-only folder), the index goes to the cache, or stays in
     memory, with a warning; only an explicit ``index_path`` raises. Only
     framing is read: length CRCs are always checked, data CRCs when ``verify``.
-    A local GZIP/ZLIB file gets a checkpoint index instead
-    (:func:`tfrx.io.inflate_index.build_inflate_index`, in the index cache); given
-    ``index_path`` or ``format="dali"``, or remote, it raises :class:`CompressedFileError`.
+    A GZIP/ZLIB file (local or at a URL) gets a checkpoint index instead
+    (:func:`tfrx.io.inflate_index.build_inflate_index`, in the index cache, or beside
+    the file with ``sidecar=True``); given ``index_path`` or ``format="dali"``, it raises
+    :class:`CompressedFileError`.
     ``progress`` reports the scan as :func:`scan_index`'s does; ``storage_options``
     go to the fsspec filesystem of a URL (its index's too).
     """
@@ -557,9 +572,9 @@ def build_index(
     try:
         index = _scan_index(path, verify, progress, "build_index")
     except CompressedFileError:
-        if index_path is not None or format != "tfrx" or is_url(path):
+        if index_path is not None or format != "tfrx":
             raise
-        return _compressed_records(path, cache_dir, rebuild=True, verify=verify)
+        return _compressed_records(path, cache_dir, rebuild=True, verify=verify, sidecar=sidecar)
     if index_path is not None:
         write_index(index, index_path, format=format)
         return index
@@ -570,8 +585,8 @@ def build_index(
     for where in places:
         try:
             write_index(index, where, format=format)
-        except OSError as e:
-            failed.append(f"{where!r} ({e.strerror or e})")
+        except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
+            failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
             continue
         if where is cached:
             _prune_cache(cached, path)
@@ -591,23 +606,23 @@ def build_index(
     return index
 
 
-# The record index of a local GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build,
-# verify)``.
+# The record index of a GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build,
+# verify, sidecar)``.
 # tfrx.io.inflate_index (which builds on this module, so it cannot be imported here) sets it when
 # imported, and tfrx.io imports it.
-compressed_index_loader: Callable[[str, str | None, bool, bool, bool], RecordIndex] | None = None
+compressed_index_loader: Callable[[str, str | None, bool, bool, bool, bool], RecordIndex] | None = None
 
 
 def _compressed_records(
-    path: str, cache_dir: str | None, *, rebuild: bool, build: bool = True, verify: bool = False
+    path: str, cache_dir: str | None, *, rebuild: bool, build: bool = True, verify: bool = False, sidecar: bool = False
 ) -> RecordIndex:
-    """The record index of a local GZIP/ZLIB file: offsets in its uncompressed stream, from its checkpoint
-    index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes): loaded, or built when missing or
-    stale and ``build`` (else ``FileNotFoundError`` / :class:`StaleIndexError`), or built anew when ``rebuild``
-    (data CRCs checked too when ``verify``)."""
+    """The record index of a GZIP/ZLIB file: offsets in its uncompressed stream, from its checkpoint
+    index (:mod:`tfrx.io.inflate_index`, kept beside the record indexes, or beside the file with ``sidecar``):
+    loaded, or built when missing or stale and ``build`` (else ``FileNotFoundError`` /
+    :class:`StaleIndexError`), or built anew when ``rebuild`` (data CRCs checked too when ``verify``)."""
     if compressed_index_loader is None:
         raise _compressed_error(path, "GZIP/ZLIB")
-    return compressed_index_loader(path, cache_dir, rebuild, build, verify)
+    return compressed_index_loader(path, cache_dir, rebuild, build, verify, sidecar)
 
 
 def _sniff_format(blob: bytes) -> str:
@@ -677,11 +692,11 @@ def load_index(
         if sidecar and k == 2:  # asked for beside the data but found in the cache: put a copy there
             try:
                 write_index(index, index_sidecar(path))
-            except OSError:
+            except (OSError, NotImplementedError):
                 pass  # read-only: build_index warned when it cached this one
         return index
-    if invalid is None and not is_url(path) and looks_compressed(_read_range(path, 0, _FINGERPRINT_BYTES)):
-        return _compressed_records(path, cache_dir, rebuild=False, build=build)
+    if invalid is None and looks_compressed(_read_range(path, 0, _FINGERPRINT_BYTES)):
+        return _compressed_records(path, cache_dir, rebuild=False, build=build, sidecar=sidecar)
     if not build:
         if invalid is not None:
             raise invalid
@@ -719,6 +734,13 @@ def load_indexes(paths, *, index=None, cache_dir: str | None = None) -> list[Rec
     files = [os.fsdecode(os.fspath(p)) for p in paths]
     sidecar = isinstance(index, str) and index == "sidecar"
     if index is None or sidecar:
+        if len(files) > 1 and any(is_url(p) for p in files):
+            # Each object's index costs a few round trips (HEAD, the index object, its fingerprint):
+            # look them up concurrently rather than one object after another.
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(16, len(files)), thread_name_prefix="tfrx-index") as pool:
+                return list(pool.map(lambda p: load_index(p, cache_dir=cache_dir, sidecar=sidecar), files))
         return [load_index(p, cache_dir=cache_dir, sidecar=sidecar) for p in files]
     if isinstance(index, str):
         raise ValueError(

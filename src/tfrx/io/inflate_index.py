@@ -8,11 +8,20 @@ offset, and the window) about every ``spacing`` bytes of output (1 MiB by
 default), together with the record index of the uncompressed stream, so
 reading record ``i`` inflates at most one checkpoint interval plus the record.
 
-It is built once in one streaming pass (:func:`build_inflate_index`), and kept
-where tfrx keeps the file's record index (:func:`tfrx.io.index.default_index_path`,
-with the suffix ``.tfrxzidx``), validated on loading against the compressed
-file's size, modification time and first and last 4 KiB; a stale one is
-rebuilt. Every member of a multi-member GZIP file and every stream of
+It is built once in one streaming pass (:func:`build_inflate_index`), or by
+:class:`tfrx.TFRecordWriter` while it writes (``checkpoint_index=True``), and
+kept where tfrx keeps the file's record index
+(:func:`tfrx.io.index.default_index_path`, with the suffix ``.tfrxzidx``; with
+``sidecar=True`` beside the data in ``.tfrx/<file>.tfrxzidx``, which is read
+first whenever it is there), validated on loading against the compressed
+file's size, modification time (an object's ETag or generation, through the
+cache's name) and first and last 4 KiB; a stale one is rebuilt.
+
+Files at URLs (``s3://``, ``gs://``, ``http(s)://``, ...) are indexed by
+streaming the object once through the concurrent readahead; a random read then
+fetches only the compressed bytes of the checkpoint intervals it inflates (one
+range request per interval or run of neighbouring intervals, all of a batch
+together, at most ``concurrency`` in flight). Every member of a multi-member GZIP file and every stream of
 concatenated ZLIB streams is indexed; a member's trailer is checked on the
 indexing pass (inflate from a checkpoint cannot check it: it did not see the
 member's start).
@@ -40,6 +49,7 @@ import struct
 import threading
 import zlib
 from bisect import bisect_right
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +60,8 @@ from tfrx.io._compression import detect_compression
 from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io import index as _record_index
 from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, default_index_path
-from tfrx.io._paths import is_url
+from tfrx.io._paths import is_url, url_to_fs
+from tfrx.io._sidecars import sidecar_path
 
 __all__ = [
     "DEFAULT_SPACING",
@@ -74,12 +85,20 @@ _KINDS = {"GZIP": 1, "ZLIB": 2}
 _NAMES = {v: k for k, v in _KINDS.items()}
 _POINT = np.dtype([("out", "<u8"), ("inp", "<u8"), ("meta", "<u4"), ("wlen", "<u4")])
 _IN_CHUNK = 1 << 20
+# Compressed bytes fetched past the end of an interval: inflate never needs them (a checkpoint is a
+# block boundary), but a few cost nothing on a request that is made anyway.
+_SLACK = 1024
+# Remote range requests in flight at once for one read (RandomAccessDataset passes its own).
+_CONCURRENCY = 32
 _OUT_CHUNK = 1 << 20
 _MAX_OFFSET = 1 << 62
 
 
-def inflate_index_path(path, *, cache_dir: str | None = None) -> str:
-    """Where the checkpoint index of the compressed file ``path`` is kept: beside its record index."""
+def inflate_index_path(path, *, cache_dir: str | None = None, sidecar: bool = False) -> str:
+    """Where the checkpoint index of the compressed file ``path`` is kept: beside its record index in the
+    index cache, or with ``sidecar=True`` beside the file (``.tfrx/<file>.tfrxzidx``)."""
+    if sidecar:
+        return sidecar_path(os.fsdecode(os.fspath(path)), INFLATE_INDEX_SUFFIX)
     return default_index_path(path, cache_dir=cache_dir)[: -len(SUFFIX)] + INFLATE_INDEX_SUFFIX
 
 
@@ -123,6 +142,7 @@ class InflateIndex:
         self.points = points
         self.windows = windows
         self.records: RecordIndex = records
+        records.checkpoints = self  # readers given the record index find the checkpoints through it
         self.file_size = int(file_size)
         self.mtime_ns = int(mtime_ns)
         self.fingerprint = int(fingerprint)
@@ -213,48 +233,145 @@ class InflateIndex:
 
 # ---------------------------------------------------------------- building
 def _stat(path: str) -> tuple[int, int]:
+    """Size and mtime in ns; an object's mtime counts as 0 (its ETag or generation is in the cache's name)."""
+    if is_url(path):
+        fs, p = url_to_fs(path)
+        return int(fs.size(p)), 0
     st = os.stat(path)
     return st.st_size, st.st_mtime_ns
 
 
+def _open_compressed(path: str):
+    """The compressed file for one streaming pass: local, or the object fetched ahead in blocks."""
+    if not is_url(path):
+        return open(path, "rb")
+    from tfrx.io._readahead import RemoteBlocks
+
+    return _Closing(RemoteBlocks([path], 0, 0, block_size=4 << 20, window=8))
+
+
+class _Closing:
+    """A :class:`~tfrx.io._readahead.RemoteBlocks` of one object as a file read once from its start."""
+
+    def __init__(self, blocks) -> None:
+        self._blocks = blocks
+        self._stream = blocks.stream(0)
+
+    def read(self, size: int = -1) -> bytes:
+        return self._stream.read(size)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._blocks.close()
+
+
+class _Rewound:
+    """A stream with its first bytes, already read, put back in front."""
+
+    def __init__(self, head: bytes, f) -> None:
+        self._head = head
+        self._f = f
+
+    def read(self, size: int) -> bytes:
+        if self._head:
+            head, self._head = self._head, b""
+            return head
+        return self._f.read(size)
+
+
+def _read_head(f, n: int = 4096) -> bytes:
+    head = b""
+    while len(head) < n:
+        more = f.read(n - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
 def build_inflate_index(
-    path, *, spacing: int = DEFAULT_SPACING, cache_dir: str | None = None, index_path=None, verify: bool = False
+    path,
+    *,
+    spacing: int = DEFAULT_SPACING,
+    cache_dir: str | None = None,
+    index_path=None,
+    verify: bool = False,
+    sidecar: bool = False,
 ) -> InflateIndex:
-    """Inflates the GZIP or ZLIB TFRecord file ``path`` once, recording a checkpoint about every
-    ``spacing`` output bytes and every record's offset, writes the index (to ``index_path``, else
-    :func:`inflate_index_path`) and returns it.
+    """Inflates the GZIP or ZLIB TFRecord file ``path`` (a path or URL) once, recording a checkpoint about
+    every ``spacing`` output bytes and every record's offset, writes the index (to ``index_path``, else
+    :func:`inflate_index_path`: the index cache, or beside the file with ``sidecar=True``; a location that
+    cannot be written is not an error: the cache is used, or memory, with a warning) and returns it.
 
     Damaged compressed data raises :class:`~tfrx.errors.CorruptRecordError` naming the byte of the file;
-    damaged framing names the record. Uncompressed and remote files raise :class:`CompressedFileError` /
-    ``ValueError``: they have record indexes of their own (:func:`tfrx.build_index`).
+    damaged framing names the record. An uncompressed file raises :class:`CompressedFileError`: it has a
+    record index of its own (:func:`tfrx.build_index`).
     """
     path = os.fsdecode(os.fspath(path))
-    if is_url(path):
-        raise ValueError(f"checkpoint indexes are built for local files only, not {path!r}")
     if spacing < 32768:
         raise ValueError(f"spacing must be at least 32768 bytes, got {spacing}")
     size, mtime = _stat(path)
     # Named before the pass: the cache's name carries the file's version as it was indexed.
-    where = inflate_index_path(path, cache_dir=cache_dir) if index_path is None else os.fsdecode(os.fspath(index_path))
-    with open(path, "rb") as f:
-        head = f.read(4096)
+    cached = inflate_index_path(path, cache_dir=cache_dir)
+    with _open_compressed(path) as f:
+        head = _read_head(f)
         kind = detect_compression(head)
         if not kind:
             raise CompressedFileError(
                 f"{path!r} is not GZIP or ZLIB compressed; index it with tfrx.build_index({path!r})"
             )
-        f.seek(0)
-        index = _build(f, path, kind, spacing, verify)
+        index = _build(_Rewound(head, f), path, kind, spacing, verify)
     index.file_size, index.mtime_ns = size, mtime
     index.fingerprint = _fingerprint(path, size, head)
     index.records.mtime_ns = mtime
-    _write(index, where)
-    if index_path is None:
-        _prune_cache(where, path)  # the checkpoint indexes of earlier versions of the file
+    if index_path is not None:
+        _write(index, os.fsdecode(os.fspath(index_path)))
+    else:
+        keep_index(index, path, cached, sidecar=sidecar)
     return index
 
 
+def keep_index(index: InflateIndex, path: str, cached: str, *, sidecar: bool) -> None:
+    """Writes ``index`` of ``path`` to ``cached`` (its name in the index cache), or beside the file first with
+    ``sidecar``; a location that cannot be written falls back to the next one (the cache, then memory) with a
+    warning."""
+    import warnings
+
+    places = [inflate_index_path(path, sidecar=True), cached] if sidecar else [cached]
+    failed = []
+    for where in places:
+        try:
+            _write(index, where)
+        except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
+            failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
+            continue
+        if where is cached:
+            _prune_cache(cached, path)  # the checkpoint indexes of earlier versions of the file
+        if failed:
+            warnings.warn(
+                f"could not write the checkpoint index of {path!r} beside it: {failed[0]}; it is cached in "
+                f"{where!r} instead",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return
+    warnings.warn(
+        f"could not keep the checkpoint index of {path!r}: {'; '.join(failed)}; it is used from memory and will "
+        f"be built again next time (set TFRX_CACHE_DIR to a writable folder, or pass cache_dir=)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
 def _write(index: InflateIndex, index_path: str) -> None:
+    if is_url(index_path):
+        from tfrx.io._paths import open_output
+
+        with open_output(index_path) as out:
+            out.write(index.to_bytes())
+        return
     folder = os.path.dirname(os.path.abspath(index_path))
     os.makedirs(folder, exist_ok=True)
     tmp = f"{index_path}.tmp{os.getpid()}-{threading.get_ident()}"
@@ -320,58 +437,147 @@ def _build(f, path: str, kind: str, spacing: int, verify: bool) -> InflateIndex:
     return InflateIndex(path, kind, arr, windows, RecordIndex(path, offsets, total_out), total_in)
 
 
-def load_inflate_index(
-    path, *, cache_dir: str | None = None, index_path=None, build: bool = True, spacing: int = DEFAULT_SPACING
-) -> InflateIndex:
-    """The checkpoint index of the compressed file ``path``, validated against the file's size, mtime and
-    first and last 4 KiB. A missing, stale or damaged cached one is rebuilt when ``build`` (else
-    ``FileNotFoundError`` / :class:`StaleIndexError` / :class:`IndexFileError`); an explicit ``index_path``
-    that is stale or damaged raises."""
-    path = os.fsdecode(os.fspath(path))
-    explicit = index_path is not None
-    where = os.fsdecode(os.fspath(index_path)) if explicit else inflate_index_path(path, cache_dir=cache_dir)
-    try:
-        with open(where, "rb") as fh:
-            blob = fh.read()
-    except FileNotFoundError:
-        if explicit or not build:
-            raise FileNotFoundError(
-                f"no checkpoint index for {path!r}; build one with tfrx.io.inflate_index.build_inflate_index"
-            ) from None
-        return build_inflate_index(path, cache_dir=cache_dir, spacing=spacing)
-    try:
-        index = InflateIndex.from_bytes(blob, path=path, index_path=where)
-        size, mtime = _stat(path)
-        if index.file_size != size or index.mtime_ns != mtime or _fingerprint(path, size) != index.fingerprint:
-            raise StaleIndexError(
-                f"checkpoint index {where!r} is stale: {path!r} changed since it was built "
-                f"({index.file_size} bytes, mtime {index.mtime_ns}; now {size} bytes, mtime {mtime})",
-                index_path=where,
-                path=path,
-            )
-    except IndexFileError:
-        if explicit or not build:
+def _read_blob(where: str) -> bytes:
+    """The bytes of an index file or object; ``FileNotFoundError`` when there is none."""
+    if is_url(where):
+        fs, p = url_to_fs(where)
+        try:
+            return fs.cat_file(p)
+        except FileNotFoundError:
             raise
-        return build_inflate_index(path, cache_dir=cache_dir, spacing=spacing)
+        except OSError as e:
+            if "404" in str(e) or "Not Found" in str(e):
+                raise FileNotFoundError(where) from e
+            raise
+    with open(where, "rb") as fh:
+        return fh.read()
+
+
+def _checked(blob: bytes, path: str, where: str) -> InflateIndex:
+    """The index in ``blob``, validated against the file (size, mtime, first and last 4 KiB)."""
+    index = InflateIndex.from_bytes(blob, path=path, index_path=where)
+    size, mtime = _stat(path)
+    # An object's mtime is not known (0): its version is in the cached index's name, and a sidecar written
+    # beside a local file keeps the local mtime when copied to a store; size and fingerprint decide there.
+    moved = mtime != index.mtime_ns and not is_url(path)
+    if index.file_size != size or moved or _fingerprint(path, size) != index.fingerprint:
+        raise StaleIndexError(
+            f"checkpoint index {where!r} is stale: {path!r} changed since it was built "
+            f"({index.file_size} bytes, mtime {index.mtime_ns}; now {size} bytes, mtime {mtime})",
+            index_path=where,
+            path=path,
+        )
     return index
 
 
+def load_inflate_index(
+    path,
+    *,
+    cache_dir: str | None = None,
+    index_path=None,
+    build: bool = True,
+    spacing: int = DEFAULT_SPACING,
+    sidecar: bool = False,
+) -> InflateIndex:
+    """The checkpoint index of the compressed file ``path`` (a path or URL), validated against the file's
+    size, mtime (an object's: through the cache's name) and first and last 4 KiB.
+
+    Reads ``index_path`` when given (stale or damaged: raises), else the first valid one of the index beside
+    the file (``.tfrx/<file>.tfrxzidx``; not looked for when an explicit ``cache_dir`` is given, unless
+    ``sidecar``) and the cached one. When none is valid it is built when ``build`` (into the cache, or beside
+    the file with ``sidecar=True``), else ``FileNotFoundError`` / :class:`StaleIndexError` /
+    :class:`IndexFileError` is raised."""
+    path = os.fsdecode(os.fspath(path))
+    if index_path is not None:
+        where = os.fsdecode(os.fspath(index_path))
+        try:
+            blob = _read_blob(where)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"no checkpoint index {where!r} for {path!r}; build one with "
+                f"tfrx.io.inflate_index.build_inflate_index({path!r})"
+            ) from None
+        return _checked(blob, path, where)
+    places = [inflate_index_path(path, sidecar=True)] if cache_dir is None or sidecar else []
+    invalid: IndexFileError | None = None
+    for k in range(len(places) + 1):
+        if k == len(places):
+            places.append(inflate_index_path(path, cache_dir=cache_dir))  # names the file's version: only when needed
+        where = places[k]
+        try:
+            index = _checked(_read_blob(where), path, where)
+        except FileNotFoundError:
+            continue
+        except IndexFileError as e:
+            invalid = invalid or e
+            continue
+        if sidecar and k == 1:  # asked for beside the data, found in the cache: put a copy there
+            try:
+                _write(index, places[0])
+            except (OSError, NotImplementedError):
+                pass  # read-only: built where it could be
+        return index
+    if not build:
+        if invalid is not None:
+            raise invalid
+        raise FileNotFoundError(
+            f"no checkpoint index for {path!r}; build one with tfrx.io.inflate_index.build_inflate_index({path!r})"
+        )
+    return build_inflate_index(path, cache_dir=cache_dir, spacing=spacing, sidecar=sidecar)
+
+
 # ---------------------------------------------------------------- reading
+class _Spans:
+    """Fetched pieces ``(start, bytes)`` of a remote compressed file, read as the file itself is."""
+
+    def __init__(self, path: str, spans) -> None:
+        self._path = path
+        self._spans = sorted(spans, key=lambda sp: sp[0])
+        self._starts = [sp[0] for sp in self._spans]
+        self._at = 0
+
+    def seek(self, at: int) -> None:
+        self._at = at
+
+    def read(self, n: int) -> bytes:
+        k = bisect_right(self._starts, self._at) - 1
+        if k >= 0:
+            start, data = self._spans[k]
+            if self._at < start + len(data):
+                return bytes(data[self._at - start : self._at - start + n])
+        raise RuntimeError(f"compressed bytes of {self._path!r} at byte {self._at} were not fetched")
+
+
 class CompressedRandomReader:
     """Reads byte ranges of the uncompressed stream of a GZIP/ZLIB file through its :class:`InflateIndex`.
 
     Each read restarts inflate at the last checkpoint at or before it, or carries on from the previous
     read when that is nearer (ranges read in ascending order share their inflate). ``inflated_bytes``
     counts every byte inflated, to show what random access costs. Thread-safe (one read at a time).
+
+    ``path`` may be a URL: reads then fetch only the compressed bytes of the checkpoint intervals they
+    inflate (:meth:`input_ranges`), all ranges of one :meth:`read_many` in one concurrent ``cat_ranges``
+    (``fetched_bytes`` counts them); ``read_many(..., inputs=)`` takes ranges fetched by the caller.
     """
 
-    def __init__(self, path, index: InflateIndex | None = None, *, cache_dir: str | None = None, file=None) -> None:
+    def __init__(
+        self,
+        path,
+        index: InflateIndex | None = None,
+        *,
+        cache_dir: str | None = None,
+        file=None,
+        concurrency: int = _CONCURRENCY,
+    ) -> None:
         self.path = os.fsdecode(os.fspath(path))
         self.index = index if index is not None else load_inflate_index(self.path, cache_dir=cache_dir)
         self._outs = self.index.out_offsets.tolist()
+        self.remote = file is None and is_url(self.path)
+        self.concurrency = concurrency
+        self.fetched_bytes = 0
         # ``file``: the compressed file already open (seekable), left open by close()
-        self._file = open(self.path, "rb") if file is None else file
-        self._owns = file is None
+        self._file: Any = None if self.remote else open(self.path, "rb") if file is None else file
+        self._owns = file is None and not self.remote
         self._lock = threading.Lock()
         self._inf = _native.CheckpointInflater(self.index.compression == "GZIP")
         self._pos = -1  # output offset the live inflater stands at; -1: none
@@ -382,7 +588,7 @@ class CompressedRandomReader:
 
     def close(self) -> None:
         """Closes the file (unless it was given open)."""
-        if self._owns:
+        if self._owns and self._file is not None:
             self._file.close()
 
     def __enter__(self) -> CompressedRandomReader:
@@ -425,37 +631,99 @@ class CompressedRandomReader:
                 self.inflated_bytes += step.produced
         return b"".join(got)
 
-    def read(self, offset: int, size: int) -> bytes:
-        """``size`` bytes of the uncompressed stream from ``offset``."""
+    def _check(self, offset: int, size: int) -> None:
         if offset < 0 or size < 0 or offset + size > self.index.records.file_size:
             raise ValueError(
                 f"range {offset}+{size} lies outside the {self.index.records.file_size} uncompressed bytes of "
                 f"{self.path!r}"
             )
-        with self._lock:
-            k = bisect_right(self._outs, offset) - 1
-            # Carry on from the previous read when it stands in this interval, before the offset.
-            if not (0 <= self._pos <= offset and self._pos >= self._outs[k]):
-                self._restart(k)
-            try:
-                self._inflate(offset - self._pos, False)
-                return self._inflate(size, True)
-            except BaseException:
-                self._pos = -1
-                raise
 
-    def read_many(self, offsets, sizes) -> list[bytes]:
-        """The ranges ``sizes[j]`` bytes at ``offsets[j]``, in the order given (inflated in ascending order)."""
+    def _read(self, offset: int, size: int) -> bytes:
+        k = bisect_right(self._outs, offset) - 1
+        # Carry on from the previous read when it stands in this interval, before the offset.
+        if not (0 <= self._pos <= offset and self._pos >= self._outs[k]):
+            self._restart(k)
+        try:
+            self._inflate(offset - self._pos, False)
+            return self._inflate(size, True)
+        except BaseException:
+            self._pos = -1
+            raise
+
+    def read(self, offset: int, size: int) -> bytes:
+        """``size`` bytes of the uncompressed stream from ``offset``."""
+        self._check(offset, size)
+        if self.remote:
+            return self.read_many([offset], [size])[0]
+        with self._lock:
+            return self._read(offset, size)
+
+    def input_ranges(self, offsets, sizes) -> tuple[np.ndarray, np.ndarray]:
+        """The compressed byte ranges ``(starts, stops)`` that reading ``sizes[j]`` bytes at ``offsets[j]``
+        inflates: from the checkpoint at or before each range to the first one at or after its end (the end
+        of the file after the last), neighbouring ones merged; ascending."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        ends = offsets + np.asarray(sizes, dtype=np.int64)
+        if not len(offsets):
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        outs = self.index.points["out"].astype(np.int64)
+        ins = self.index.points["inp"].astype(np.int64)
+        first = np.searchsorted(outs, offsets, side="right") - 1
+        last = np.searchsorted(outs, ends, side="left")
+        starts = ins[np.maximum(first, 0)]
+        stops = np.where(last < len(ins), ins[np.minimum(last, len(ins) - 1)] + _SLACK, self.index.file_size)
+        stops = np.minimum(stops, self.index.file_size)
+        order = np.argsort(starts, kind="stable")
+        starts, stops = starts[order], stops[order]
+        reach = np.maximum.accumulate(stops)
+        breaks = np.flatnonzero(starts[1:] > reach[:-1]) + 1
+        lo = np.concatenate([[0], breaks]).astype(np.int64)
+        hi = np.concatenate([breaks, [len(starts)]]).astype(np.int64) - 1
+        return starts[lo], reach[hi]
+
+    def _fetch(self, starts: np.ndarray, stops: np.ndarray) -> list:
+        fs, p = url_to_fs(self.path)
+        n = len(starts)
+        if getattr(fs, "async_impl", False):
+            blobs = fs.cat_ranges([p] * n, starts.tolist(), stops.tolist(), batch_size=self.concurrency)
+        else:
+            blobs = fs.cat_ranges([p] * n, starts.tolist(), stops.tolist())
+        for blob, a, b in zip(blobs, starts.tolist(), stops.tolist()):
+            if isinstance(blob, BaseException):
+                raise OSError(f"reading {self.path!r} at byte {a}: {blob}") from blob
+            if len(blob) != b - a:
+                raise OSError(f"reading {self.path!r}: asked for {b - a} bytes at byte {a}, the store sent {len(blob)}")
+        return list(zip(starts.tolist(), blobs))
+
+    def read_many(self, offsets, sizes, *, inputs=None) -> list[bytes]:
+        """The ranges ``sizes[j]`` bytes at ``offsets[j]``, in the order given (inflated in ascending order).
+
+        ``inputs``: for a remote file, ``(start, bytes)`` pieces of it covering :meth:`input_ranges`
+        (fetched here when not given)."""
         offsets = np.asarray(offsets, dtype=np.int64)
         sizes = np.asarray(sizes, dtype=np.int64)
+        for offset, size in zip(offsets.tolist(), sizes.tolist()):
+            self._check(offset, size)
         out: list[bytes] = [b""] * len(offsets)
-        for j in np.argsort(offsets, kind="stable").tolist():
-            out[j] = self.read(int(offsets[j]), int(sizes[j]))
+        if not self.remote:
+            inputs = None
+        elif inputs is None:
+            inputs = self._fetch(*self.input_ranges(offsets, sizes))
+        with self._lock:
+            if inputs is not None:
+                self.fetched_bytes += sum(len(data) for _, data in inputs)
+                self._file, self._pos = _Spans(self.path, inputs), -1
+            try:
+                for j in np.argsort(offsets, kind="stable").tolist():
+                    out[j] = self._read(int(offsets[j]), int(sizes[j]))
+            finally:
+                if inputs is not None:
+                    self._file, self._pos = None, -1  # the pieces go; the next read starts at a checkpoint
         return out
 
-    def read_records(self, offsets, lengths) -> list[bytes]:
+    def read_records(self, offsets, lengths, *, inputs=None) -> list[bytes]:
         """Framed records (header, payload and data CRC) at ``offsets`` with payload ``lengths``."""
-        return self.read_many(offsets, np.asarray(lengths, dtype=np.int64) + FRAMING_BYTES)
+        return self.read_many(offsets, np.asarray(lengths, dtype=np.int64) + FRAMING_BYTES, inputs=inputs)
 
 
 class CheckpointStream:
@@ -494,10 +762,14 @@ class CheckpointStream:
         self.reader.close()
 
 
-def _compressed_records(path: str, cache_dir: str | None, rebuild: bool, build: bool, verify: bool) -> RecordIndex:
+def _compressed_records(
+    path: str, cache_dir: str | None, rebuild: bool, build: bool, verify: bool, sidecar: bool = False
+) -> RecordIndex:
     if rebuild:
-        return build_inflate_index(path, cache_dir=cache_dir, verify=verify).records
-    return load_inflate_index(path, cache_dir=cache_dir, build=build).records
+        index = build_inflate_index(path, cache_dir=cache_dir, verify=verify, sidecar=sidecar)
+    else:
+        index = load_inflate_index(path, cache_dir=cache_dir, build=build, sidecar=sidecar)
+    return index.records
 
 
 # tfrx.io.index's load_index / build_index hand local GZIP/ZLIB files over to this module.

@@ -13,9 +13,10 @@ cuts an uncompressed file larger than its share into several:
   holds the records whose header starts before its end position.
 
 Compressed files (GZIP, ZLIB) are one range each, unless they have a
-checkpoint index (:mod:`tfrx.io.inflate_index`, made by :func:`tfrx.build_index`):
-then they are cut by records too, and a range's reading inflates from the
-checkpoint before it. :func:`read_range` reads one range's records as
+checkpoint index (:mod:`tfrx.io.inflate_index`, made by :func:`tfrx.build_index`
+or by the writer): then they are cut by records too, and a range's reading
+inflates from the checkpoint before it (at a URL, fetching only the
+compressed bytes of its intervals). :func:`read_range` reads one range's records as
 :class:`~tfrx.io.RecordBatch` es with both CRCs checked.
 """
 
@@ -90,8 +91,13 @@ def _compression_of(source, compression: str) -> str:
     """The compression of one file: the given one, or detected from its first bytes."""
     if compression != "auto":
         return compression
-    with open_input(source) as f:
-        head = f.read(4096)
+    if isinstance(source, str) and is_url(source):
+        from tfrx.io.index import _read_range
+
+        head = _read_range(source, 0, 4096)  # these bytes only (a file object may fetch a whole block)
+    else:
+        with open_input(source) as f:
+            head = f.read(4096)
     return looks_compressed(head)  # the readers' rule: a damaged plain header that only looks compressed is plain
 
 
@@ -145,8 +151,8 @@ def _index_of(source):
 
 
 def _checkpoints_of(source):
-    """The checkpoint index of a local GZIP/ZLIB file when one exists (never built here)."""
-    if not isinstance(source, str) or is_url(source):
+    """The checkpoint index of a GZIP/ZLIB file or object when one exists (never built here)."""
+    if not isinstance(source, str):
         return None
     try:
         return load_inflate_index(source, build=False)

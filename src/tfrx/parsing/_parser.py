@@ -19,6 +19,7 @@ import numpy as np
 from tfrx import _native
 from tfrx._native import ColumnSpec, FeatureKind, ParseErrorCode, ParseFailure, ParseResult, SequenceColumnSpec
 from tfrx import dtypes as _dt
+from tfrx import memory as _memory
 from tfrx.errors import DecodeError, ParseError, SpecError
 from tfrx.io._batch import RecordBatch, _GatheredOnUse
 from tfrx.options import renamed_arguments, resolve_parallelism
@@ -53,6 +54,28 @@ _KIND_NAMES = {
     FeatureKind.FLOAT: "float_list",
     FeatureKind.INT64: "int64_list",
 }
+
+
+# A batch of large bytes values this big made with glibc's default malloc thresholds faults every page of its
+# values in afresh (the freed batch before it was handed back to the kernel): the first one settles them
+# (tfrx.memory.tune_for_large_values).
+_LARGE_VALUES_BYTES = 2 << 20
+_malloc_settled = False
+
+
+def _settle_malloc(serialized: Any) -> None:
+    """Settles glibc's malloc thresholds when ``serialized`` is the first batch of 2 MiB or more of records."""
+    lengths = getattr(serialized, "lengths", None)
+    if lengths is not None:
+        total = int(np.sum(lengths))
+    elif isinstance(serialized, (list, tuple, np.ndarray)) and len(serialized) >= 8:
+        total = sum(len(r) for r in serialized if isinstance(r, (bytes, bytearray, memoryview)))
+    else:
+        return
+    if total >= _LARGE_VALUES_BYTES:
+        global _malloc_settled
+        _malloc_settled = True
+        _memory.tune_for_large_values()
 
 
 def _threads(num_parallel_calls: Any) -> int:
@@ -655,6 +678,10 @@ class ExampleParser:
         self._plan = _ExamplePlan(self.features, context=False)
         self._core = _native.ParserCore(self._plan.cols.native, [], False)
         self._single_core: Any = None
+        # Whether a parse makes bytes objects (a string feature, not as views): see _settle_malloc.
+        self._makes_bytes = not self._views and any(
+            getattr(getattr(f, "dtype", None), "name", None) == "string" for f in self.features.values()
+        )
         _threads(num_parallel_calls)  # checked now, resolved per call (the usable cores may change)
         self.num_parallel_calls = num_parallel_calls
 
@@ -669,6 +696,8 @@ class ExampleParser:
         return self._parse(self._core, serialized, _threads(n))
 
     def _parse(self, core: Any, serialized: Any, threads: int) -> dict:
+        if self._makes_bytes and not _malloc_settled:
+            _settle_malloc(serialized)
         result, batch = _records_call(core, serialized, threads, self._views)
         if result.error is not None:
             _raise_error(result.error, self._plan.cols.keys, [], self.features, {}, serialized)
@@ -869,6 +898,10 @@ def parse_example(
 
 def parse_single_example(serialized: Any, features: Mapping) -> dict:
     """``tf.io.parse_single_example``: one serialized Example -> dict of arrays."""
+    if hasattr(type(serialized), "__tfrx_trace__"):
+        # A placeholder of tfrx.data tracing a map function (to fuse the parse with batch): recorded, not run.
+        ExampleParser(features)  # the spec's errors now, as in the call it stands for
+        return serialized.__tfrx_trace__("parse_single_example", features=features)
     return ExampleParser(features).parse_single(serialized)
 
 

@@ -94,6 +94,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None) ->
 def cast(x: Any, dtype: Any, name: str | None = None) -> np.ndarray:
     """``tf.cast``: floats to integers truncate toward zero, as TensorFlow's."""
     target = _np(dtype)
+    if hasattr(type(x), "__tfrx_trace__"):  # tfrx.data tracing a map function: recorded, not run
+        return x.__tfrx_trace__("cast", dtype=target.name)
     arr = _infer(x)
     if target == np.bool_:
         return arr != 0

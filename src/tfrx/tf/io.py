@@ -9,6 +9,10 @@ NumPy arrays with ``.numpy()`` (``VarLenFeature`` as :class:`tfrx.SparseArray`,
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from tfrx import codec as _codec
 from tfrx import image as _image
 from tfrx import parsing as _parsing
@@ -25,6 +29,17 @@ from tfrx.parsing import (
 )
 from tfrx.tf._tensor import returns_tensors
 
+
+def _parse_example(serialized: Any, features: Any, example_names: Any = None, name: Any = None, **kwargs: Any) -> Any:
+    """``tf.io.parse_example``: a batch of records, or one record (a scalar), whose features then have no
+    batch dimension, as TensorFlow gives them (the tutorials map it over single records)."""
+    del example_names, name
+    single = isinstance(serialized, bytes) or (isinstance(serialized, np.ndarray) and serialized.ndim == 0)
+    if single or hasattr(type(serialized), "__tfrx_trace__"):  # (a placeholder of tfrx.data tracing a map)
+        return _parsing.parse_single_example(serialized, features)
+    return _parsing.parse_example(serialized, features, **kwargs)
+
+
 decode_raw = returns_tensors(_codec.decode_raw)
 parse_tensor = returns_tensors(_tensor_proto.parse_tensor)
 serialize_tensor = returns_tensors(_tensor_proto.serialize_tensor)
@@ -38,7 +53,7 @@ decode_png = returns_tensors(_image.decode_png)
 encode_jpeg = returns_tensors(_image.encode_jpeg)
 encode_png = returns_tensors(_image.encode_png)
 read_file = returns_tensors(_gfile.read_file)
-parse_example = returns_tensors(_parsing.parse_example)
+parse_example = returns_tensors(_parse_example)
 parse_sequence_example = returns_tensors(_parsing.parse_sequence_example)
 parse_single_example = returns_tensors(_parsing.parse_single_example)
 parse_single_sequence_example = returns_tensors(_parsing.parse_single_sequence_example)

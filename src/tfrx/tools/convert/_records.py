@@ -32,8 +32,9 @@ def _where(batch, i: int) -> str:
     return f"{batch.path or '<stream>'}: record {batch.first_index + i}{offset}"
 
 
-def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_empty: bool = False):
+def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_empty: bool = False, where=False):
     """``(context, feature_lists)`` of each record; ``feature_lists`` is None for a record to write as an Example.
+    With ``where=True``, ``(context, feature_lists, where)``: ``where`` names the file, record and byte offset.
 
     The first records of each file are checked in full (:func:`tfrx.codec._sniff.payload_kind`);
     every record's top level is checked too, so a payload that is not an
@@ -62,7 +63,8 @@ def _decoded_rows(paths, compression, on_error, errors, progress, desc, *, keep_
                 except TfrxError as e:
                     errors(f"{_where(batch, i)}: not a tf.train.Example or SequenceExample: {e}")
                     continue
-                yield context, (lists if kind == SEQUENCE_EXAMPLE else None)
+                row = context, (lists if kind == SEQUENCE_EXAMPLE else None)
+                yield (*row, _where(batch, i)) if where else row
                 continue
             errors(
                 f"{_where(batch, i)}: not a tf.train.Example or SequenceExample (the records of this file look "

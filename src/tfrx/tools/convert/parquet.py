@@ -365,22 +365,6 @@ def _arrow_cell(value, kind: str):
     return out if isinstance(value, list) else out[0]
 
 
-def _value_kind(v) -> str:
-    if isinstance(v, np.ndarray):
-        return "int64" if v.dtype == np.int64 else "float"
-    return "bytes"
-
-
-def _steps_kind(steps) -> str | None:
-    """The kind of a feature list's steps (one kind for all), None when no step has a kind, "mixed" otherwise."""
-    kinds = {_value_kind(s) for s in steps if s is not None}
-    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else None)
-
-
-def _step_list(steps) -> list:
-    return [None if s is None else (s.tolist() if isinstance(s, np.ndarray) else s) for s in steps]
-
-
 def tfrecord_to_parquet(
     paths,
     output: str | os.PathLike,
@@ -419,21 +403,21 @@ def tfrecord_to_parquet(
             summary, _write_raw_parquet(paths, output, compression, batch_rows, on_error, errors, progress), output, t0
         )
     out = _ParquetParts(output, batch_rows)
+    rows = out.rows
     n = 0
     try:
-        rows = []
-        for context, lists in _decoded_rows(paths, compression, on_error, errors, progress, "parquet"):
-            bad = out.conflict(context, lists)
-            if bad:
-                errors(f"record {n + summary.skipped}: {bad}")
+        for context, lists, where in _decoded_rows(
+            paths, compression, on_error, errors, progress, "parquet", where=True
+        ):
+            try:
+                rows.append(context, lists)
+            except ValueError as bad:  # the record does not fit the kinds of the earlier ones
+                errors(f"{where}: {bad}")
                 continue
-            out.learn(context, lists)
-            rows.append({**context, **(lists or {})})
             n += 1
             if len(rows) >= batch_rows:
-                out.flush(rows)
-                rows = []
-        out.flush(rows)
+                out.flush()
+        out.flush()
         out.finish()
     except BaseException:
         out.abandon()
@@ -472,95 +456,44 @@ def _write_raw_parquet(paths, output: str, compression, batch_rows: int, on_erro
 
 
 class _ParquetParts:
-    """The Parquet output of :func:`tfrecord_to_parquet`: the kinds seen so far, and the parts written.
+    """The Parquet output of :func:`tfrecord_to_parquet`: the rows (an :class:`~tfrx.integrations.arrow.ExampleBatchBuilder`,
+    which knows the kinds seen so far), and the parts written.
 
     Parts are written under one schema each: the first is the output's temporary file; a feature first seen
     later starts a new part with the grown schema, and :meth:`finish` rewrites them as one file.
     """
 
     def __init__(self, output: str, batch_rows: int) -> None:
-        pa = _pyarrow()
-        self.pa = pa
+        from tfrx.integrations.arrow import ExampleBatchBuilder
+
+        self.pa = _pyarrow()
         self.output = output
         self.tmp = output + ".tmp"
         self.batch_rows = batch_rows
-        self.leaf = {"int64": pa.int64(), "float": pa.float32(), "bytes": pa.binary()}
-        # name -> kind of a context feature; name -> kind (None while no step has one) of a feature list
-        self.kinds: dict[str, str] = {}
-        self.list_kinds: dict[str, str | None] = {}
+        self.rows = ExampleBatchBuilder()
         self.parts: list[str] = []
         self.writer: Any = None
         self.written: Any = None  # the schema of the current part
 
-    def column_type(self, name):
-        pa = self.pa
-        if name in self.list_kinds:
-            kind = self.list_kinds[name]
-            return pa.list_(pa.list_(pa.null() if kind is None else self.leaf[kind]))
-        return pa.list_(self.leaf[self.kinds[name]])
-
     def schema(self):
-        from tfrx.integrations.arrow import FEATURE_LISTS_KEY
+        return self.rows.schema
 
-        names = sorted([*self.kinds, *self.list_kinds])
-        meta = {FEATURE_LISTS_KEY: json.dumps(sorted(self.list_kinds)).encode()} if self.list_kinds else None
-        return self.pa.schema([(k, self.column_type(k)) for k in names], metadata=meta)
-
-    def conflict(self, context, lists) -> str | None:
-        """Why a record does not fit the kinds seen so far, or None."""
-        kinds, list_kinds = self.kinds, self.list_kinds
-        for k, v in context.items():
-            if k in list_kinds:
-                return f"feature {k!r} is a context feature, earlier records have a feature list of that name"
-            if k in kinds and _value_kind(v) != kinds[k]:
-                return f"feature {k!r} is {_value_kind(v)}, earlier records have {kinds[k]}"
-        for k, steps in (lists or {}).items():
-            if k in context:
-                return (
-                    f"{k!r} is both a context feature and a feature list; one Parquet column cannot hold "
-                    "both (convert to JSON Lines instead)"
-                )
-            if k in kinds:
-                return f"feature list {k!r}: earlier records have a context feature of that name"
-            kind = _steps_kind(steps)
-            if kind == "mixed":
-                return f"feature list {k!r} has steps of different kinds"
-            if kind is not None and list_kinds.get(k) not in (None, kind):
-                return f"feature list {k!r} is {kind}, earlier records have {list_kinds[k]}"
-        return None
-
-    def learn(self, context, lists) -> None:
-        """Notes the kinds of a record that fits (:meth:`conflict` found nothing)."""
-        for k, v in context.items():
-            self.kinds.setdefault(k, _value_kind(v))
-        for k, steps in (lists or {}).items():
-            if self.list_kinds.get(k) is None:
-                self.list_kinds[k] = _steps_kind(steps)
-
-    def flush(self, rows) -> None:
-        """Writes ``rows`` under the current schema, starting a new part when the schema grew."""
+    def flush(self) -> None:
+        """Writes the rows appended since the last flush under the current schema, starting a new part when the
+        schema grew."""
         import pyarrow.parquet as pq
 
-        pa = self.pa
-        if not rows:
+        if not len(self.rows):
             return
-        current = self.schema()
-        if self.writer is not None and not current.equals(self.written, check_metadata=True):
+        batch = self.rows.flush()
+        if self.writer is not None and not batch.schema.equals(self.written, check_metadata=True):
             self.writer.close()
             self.writer = None
         if self.writer is None:
             self.parts.append(self.tmp if not self.parts else f"{self.output}.part{len(self.parts)}.tmp")
-            self.writer = pq.ParquetWriter(self.parts[-1], current)
-            self.written = current
-        arrays = []
-        for f in current:
-            col = [r.get(f.name) for r in rows]
-            if f.name in self.list_kinds:
-                values = [None if v is None else _step_list(v) for v in col]
-            else:
-                values = [None if v is None else (v.tolist() if isinstance(v, np.ndarray) else v) for v in col]
-            arrays.append(pa.array(values, type=f.type))
-        self.writer.write_table(pa.Table.from_arrays(arrays, schema=current))
+            self.writer = pq.ParquetWriter(self.parts[-1], batch.schema)
+            self.written = batch.schema
+        self.writer.write_batch(batch)
 
     def finish(self) -> None:
         """Closes the last part, merges the parts when there are several, and moves the result to the output."""
