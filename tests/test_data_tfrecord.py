@@ -215,11 +215,14 @@ def test_real_files_shard_and_take_match_tf(tf, tmp_path):
     assert ours == theirs
 
 
-def test_abandoned_parallel_reads_stop_their_threads(tmp_path, fake_reader):
+def test_abandoned_parallel_reads_stop_their_threads(tmp_path, fake_reader, monkeypatch):
     import gc
     import threading
     import time
 
+    import tfrx.data._parallel_reads as parallel_reads
+
+    monkeypatch.setattr(parallel_reads, "read_threads", lambda cycle_length: cycle_length)  # as on many cores
     files = write_fake_files(tmp_path, [5000, 5000, 5000])
     baseline = threading.active_count()
     it = iter(TFRecordDataset(files, num_parallel_reads=3))

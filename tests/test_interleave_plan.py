@@ -129,7 +129,13 @@ def test_batch_native_interleave_gives_the_per_record_order(pool, monkeypatch, d
         .take(len(files))
         .interleave(TFRecordDataset, cycle_length=cycle, block_length=block)
     )
-    expected = list(per_record)
+    # Element by element (a lambda is not known to read records, so it is not read batch-native).
+    expected = list(
+        Dataset.from_tensor_slices(files or [""])
+        .take(len(files))
+        .interleave(lambda f: TFRecordDataset(f), cycle_length=cycle, block_length=block)
+    )
+    assert list(per_record) == expected  # files.interleave(TFRecordDataset) record by record: batch-native, split
     native = per_record.batch(size)._natively_batched()
     assert native is not None
     batches = list(native)

@@ -50,6 +50,7 @@ def open_reader(
     record: int = 0,
     storage_options: dict | None = None,
     stride: tuple[int, int] | None = None,
+    buffers=None,
 ) -> RecordReader:
     """A :class:`tfrx.RecordReader` of ``path`` (a file or a list read one after another), positioned
     at the record ``record`` of the first file, whose header is at byte ``offset``."""
@@ -60,6 +61,8 @@ def open_reader(
         kwargs["chunk_size"] = buffer_size
     if stride is not None and stride[0] > 1:
         kwargs["stride"] = stride
+    if buffers is not None:
+        kwargs["buffers"] = buffers
     start = RecordPosition(0, offset, record) if offset or record else None
     # The files were listed (and checked to be whole shard sets) by the dataset; this may be a worker's part.
     return RecordReader(path, start=start, require_all_shards=False, **kwargs)
@@ -80,13 +83,27 @@ def _provenance(file_state: dict | None) -> Provenance | None:
 
 
 class FileIterator(DatasetIterator):
-    """The records (``batch_size=None``) or record batches of one file; state is the reader position."""
+    """The records (``batch_size=None``) or record batches of one file; state is the reader position.
 
-    def __init__(self, path: str, options: dict, batch_size: int | None, max_bytes: int | None = None) -> None:
+    ``exact`` and ``buffers``: see ``RecordReader.read_batch`` and ``RecordReader``.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        options: dict,
+        batch_size: int | None,
+        max_bytes: int | None = None,
+        *,
+        exact: bool = False,
+        buffers=None,
+    ) -> None:
         self._path = path
         self._options = options
         self._batch_size = batch_size
         self._max_bytes = max_bytes
+        self._exact = exact
+        self._buffers = buffers
         self._reader: RecordReader | None = None
         self._ended = False
         self._position = RecordPosition()
@@ -96,11 +113,13 @@ class FileIterator(DatasetIterator):
             if self._ended:
                 raise StopIteration
             pos = self._position
-            self._reader = open_reader(self._path, offset=pos.offset, record=pos.record_index, **self._options)
+            self._reader = open_reader(
+                self._path, offset=pos.offset, record=pos.record_index, buffers=self._buffers, **self._options
+            )
         if self._batch_size is None:
             item = next(self._reader, None)
         else:
-            item = self._reader.read_batch(self._batch_size, self._max_bytes)
+            item = self._reader.read_batch(self._batch_size, self._max_bytes, exact=self._exact)
         if item is None:
             self.close()
             self._ended = True

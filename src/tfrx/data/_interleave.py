@@ -12,6 +12,12 @@ files are read at once; the order stays the deterministic one. With
 slot whose turn it is has nothing ready, the next slot that has an element
 ready takes its turn instead, so one slow file does not stall the others.
 
+``files.interleave(TFRecordDataset, ...)`` (the class itself as ``map_func``,
+in the deterministic order) reads the way ``TFRecordDataset(files,
+num_parallel_reads=k)`` does, whether batched or not: the records of runs
+of turns read batch-native (``parallel_reads.py``, its read threads sized
+by the usable cores) and split into ``bytes``.
+
 The turn order is :class:`tfrx.data._interleave_plan.InterleavePlanner`'s,
 the same planner that ``TFRecordDataset(files, num_parallel_reads=k)``
 reads its files with (``parallel_reads.py``); here it hands out one element
@@ -37,8 +43,10 @@ from tfrx.data._dataset import (
 )
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._map import call_with_element
+from tfrx.data._parallel_reads import SPLIT_BATCH
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.data._provenance import annotate
+from tfrx.data._unbatch import split_records
 from tfrx.options import resolve_parallelism
 
 __all__ = ["InterleaveDataset"]
@@ -184,6 +192,12 @@ class InterleaveDataset(Dataset):
         self._deterministic = deterministic
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
+        # files.interleave(TFRecordDataset, ...) element by element: the batch-native reads (the path of
+        # TFRecordDataset(files, num_parallel_reads=k)) split into records, in the same order.
+        deterministic = self._deterministic if self._deterministic is not None else ctx.deterministic
+        native = None if self._parallel and deterministic is False else self._record_batches(SPLIT_BATCH, False)
+        if native is not None:
+            return split_records(native._iterator(ctx))
         return _InterleaveIterator(self, ctx)
 
     def cardinality(self) -> int:

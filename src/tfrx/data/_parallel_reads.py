@@ -1,22 +1,43 @@
 """Reading ``cycle_length`` files at once in tf.data's interleave order, as record batches.
 
 ``TFRecordDataset(files, num_parallel_reads=n)`` (and with ``batch(b).parse``,
-``shuffle(m).batch(b).parse``) reads through :class:`InterleavedBatchIterator`:
-each open file is read ahead on its own thread (:class:`tfrx.data._files.FileIterator`
-in a prefetch), and each batch is planned with NumPy over whole rounds of
-the open files. A batch's records stay in the pieces the files' readers
-read them into (``MultiBufferRecordBatch``): the parser reads them there,
-and they are gathered end to end only for a consumer that asks for
-``data``. The turns are those of
-``interleave(cycle_length=n, block_length=1)``, from the same planner
-(``interleave_plan.py``).
+``shuffle(m).batch(b).parse``) and ``files.interleave(TFRecordDataset,
+cycle_length=n)`` followed by ``batch`` read through
+:class:`InterleavedBatchIterator`: each batch is planned with NumPy over
+whole rounds of the open files, and its records stay in the pieces the
+files' readers read them into (``MultiBufferRecordBatch``): the parser reads
+them there, and they are gathered end to end only for a consumer that asks
+for ``data``. The turns are those of ``interleave(cycle_length=n,
+block_length=b)``, from the same planner (``interleave_plan.py``).
+
+Where the files are read is sized by the usable cores
+(:func:`read_threads`), not by the number of open files. A local file's
+read is a copy out of the page cache: done on a background thread it cost
+1.3-1.8x the CPU of the same read on the consumer's thread (the records
+then reach the parser from another core's cache, and each piece is a
+thread hand-off), so it pays only where cores are left over. With fewer
+cores than that, local files are read on the consumer's thread, piece by
+piece as the turns reach them (the kernel's readahead still reads the
+files ahead of it), into buffers of a small pool of this module
+(:data:`SLOT_BUFFERS`) that are reused once the batches viewing them are
+gone: fresh buffers from malloc on the consumer's thread share its heap with
+the parser's outputs, which then took a page fault per 4 KiB (image records,
+~10,000 faults a pass). Remote files (URLs) are always read on threads:
+they wait on the network, not on a core.
 """
 
 from __future__ import annotations
 
+import ctypes
+import mmap
+import os
+import threading
+import weakref
+from typing import Any
+
 import numpy as np
 
-from tfrx.data._dataset import Dataset, DatasetIterator, IterContext
+from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, usable_cores
 from tfrx.data._files import FileIterator, FilesIterator, as_path
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._prefetch import PrefetchIterator
@@ -24,7 +45,16 @@ from tfrx.data._unbatch import split_records
 from tfrx.io._batch import MultiBufferRecordBatch, RecordBatch
 from tfrx.io._paths import is_url
 
-__all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interleaved_records", "read_ahead"]
+__all__ = [
+    "InterleavedBatchIterator",
+    "InterleavedRecordBatchDataset",
+    "interleaved_records",
+    "read_ahead",
+    "read_threads",
+    "SlotBuffers",
+    "SLOT_BUFFERS",
+    "SPLIT_BATCH",
+]
 
 # With num_parallel_reads (and in files.interleave(TFRecordDataset, num_parallel_calls=...)),
 # each open file is read on its own thread in pieces of up to this many records (and about
@@ -36,7 +66,90 @@ __all__ = ["InterleavedBatchIterator", "InterleavedRecordBatchDataset", "interle
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
 # Element by element, the interleaved records are gathered this many at a time and split into bytes.
-_SPLIT_BATCH = 256
+SPLIT_BATCH = 256
+# Files read on the consumer's thread are read in chunks of this size while record sizes are unknown; the
+# pieces themselves are read whole into one buffer each (``exact``), sized for the piece.
+_INLINE_CHUNK = 1 << 20
+
+
+def read_threads(cycle_length: int) -> int:
+    """How many of ``cycle_length`` open local files are read on background threads: none on two
+    usable cores or fewer (the consumer and the parser's threads fill them), else up to half the
+    usable cores; the others are read on the consumer's thread."""
+    cores = usable_cores()
+    return 0 if cores <= 2 else min(cycle_length, cores // 2)
+
+
+class SlotBuffers:
+    """Read buffers of the files read on the consumer's thread, reused once nothing views them.
+
+    ``take(nbytes, fresh)`` (what ``RecordReader(buffers=...)`` asks) gives
+    the smallest free block that fits, else maps a new one of ``fresh``
+    bytes. The blocks are anonymous mappings of their own, outside malloc's
+    heaps, and are kept mapped while free (up to ``max_bytes`` of them), so
+    reading into them takes no page fault once they are warm and leaves the
+    heap to the parser's outputs. A block goes back once the last array,
+    batch or view made from it is gone: it is handed out through a ``ctypes``
+    exporter whose weak reference's callback returns it, so no reference
+    count is read and data handed out is never overwritten.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.mapped = 0  # blocks mapped afresh (reuse keeps this low)
+        self._lock = threading.Lock()
+        self._free: list[tuple[np.ndarray, Any]] = []
+        self._free_bytes = 0
+        self._out: dict[int, tuple[weakref.ref, np.ndarray, Any]] = {}
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._after_fork)
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._free, self._free_bytes = [], 0
+
+    @property
+    def free_bytes(self) -> int:
+        """Bytes of the blocks waiting for reuse."""
+        return self._free_bytes
+
+    def take(self, nbytes: int, fresh: int | None = None) -> np.ndarray:
+        """A writable ``uint8`` array of at least ``nbytes`` bytes that nothing else refers to."""
+        found: tuple[np.ndarray, Any] | None = None
+        with self._lock:
+            fits = [i for i, (b, _) in enumerate(self._free) if b.shape[0] >= nbytes]
+            if fits:
+                found = self._free.pop(min(fits, key=lambda i: self._free[i][0].shape[0]))
+                self._free_bytes -= found[0].shape[0]
+        if found is None:
+            size = max(nbytes, fresh or 0, 1)
+            mapping = mmap.mmap(-1, size)
+            if hasattr(mmap, "MADV_HUGEPAGE"):  # fewer TLB misses on reads of the block
+                mapping.madvise(mmap.MADV_HUGEPAGE)
+            found = (np.frombuffer(mapping, np.uint8), ctypes.c_uint8 * size)
+            self.mapped += 1
+        block, array_type = found
+        exporter = array_type.from_buffer(block)  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
+        ref = weakref.ref(exporter, self._give_back)
+        self._out[id(ref)] = (ref, block, array_type)
+        return np.frombuffer(exporter, np.uint8)  # type: ignore[arg-type]  # a ctypes array exports a buffer
+
+    # Never waits for the lock: the callback runs wherever the last reference goes, which may be inside
+    # ``take`` on the same thread (a garbage collection); a busy pool lets the block go.
+    def _give_back(self, ref: weakref.ref) -> None:
+        _, block, array_type = self._out.pop(id(ref))
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if self._free_bytes + block.shape[0] <= self.max_bytes:
+                self._free.append((block, array_type))
+                self._free_bytes += block.shape[0]
+        finally:
+            self._lock.release()
+
+
+#: The buffers every parallel read of the process reads its local files into on the consumer's thread.
+SLOT_BUFFERS = SlotBuffers()
 
 
 def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterator:
@@ -49,15 +162,16 @@ def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterat
 
 def interleaved_records(files: Dataset, ctx: IterContext, options: dict, cycle_length: int) -> DatasetIterator:
     """The records of ``cycle_length`` files at a time, one by one in tf.data's interleave order."""
-    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, _SPLIT_BATCH, False))
+    return split_records(InterleavedBatchIterator(files, ctx, options, cycle_length, SPLIT_BATCH, False))
 
 
 class _ReadSlot:
-    """One open file of a parallel read: its reader (on a background thread) and the piece being taken from."""
+    """One open file of a parallel read: its reader (on a background thread or this one) and the piece
+    being taken from."""
 
     __slots__ = ("input_state", "reader", "before", "piece", "offset", "eof")
 
-    def __init__(self, input_state, reader: PrefetchIterator) -> None:
+    def __init__(self, input_state, reader: DatasetIterator) -> None:
         self.input_state = input_state  # the file names' state before this file was taken
         self.reader = reader
         self.before: dict | None = None  # the reader's state before ``piece`` was read
@@ -89,7 +203,9 @@ class _ReadSlot:
         return len(self.piece) - self.offset
 
     def ready(self) -> bool:
-        return self.piece is not None and self.offset < len(self.piece) or self.reader.ready()
+        if self.piece is not None and self.offset < len(self.piece):
+            return True
+        return self.reader.ready() if isinstance(self.reader, PrefetchIterator) else True  # read here: no wait
 
     def close(self) -> None:
         self.reader.close()
@@ -102,8 +218,9 @@ class InterleavedBatchIterator(DatasetIterator):
     record, planned by :class:`tfrx.data._interleave_plan.InterleavePlanner`
     (the planner ``Dataset.interleave`` uses too): the open files take turns,
     an empty slot is filled with the next file before it is read, and a file
-    that ends empties its slot and passes the turn. Each file is read ahead on
-    its own thread in pieces of ``_PARALLEL_READ_BATCH`` records; the planner
+    that ends empties its slot and passes the turn. Each file is read in
+    pieces of ``_PARALLEL_READ_BATCH`` records, ahead on a background thread or
+    on the consumer's thread as the turns reach it (:func:`read_threads`); the planner
     hands out whole runs of records per file (many rounds of turns at once
     while no file opens or ends), and a batch is a
     :class:`tfrx.io._batch.MultiBufferRecordBatch` of those runs: the records
@@ -146,9 +263,23 @@ class InterleavedBatchIterator(DatasetIterator):
     def _children(self):
         return (self._files, *(s.reader for s in self._plan.slots if s is not None), *(r for _, r in self._ahead))
 
-    def _reader(self, name) -> PrefetchIterator:
+    def _reader(self, name) -> DatasetIterator:
+        """The reader of one file: on a background thread for URLs and while fewer than
+        :func:`read_threads` slots have one, else on the consumer's thread."""
+        path = as_path(name)
+        if not is_url(path):
+            threaded = sum(isinstance(s.reader, PrefetchIterator) for s in self._plan.slots if s is not None)
+            if threaded >= read_threads(len(self._plan.slots)):
+                options = (
+                    self._options
+                    if self._options.get("buffer_size")
+                    else {**self._options, "buffer_size": _INLINE_CHUNK}
+                )
+                return FileIterator(
+                    path, options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES, exact=True, buffers=SLOT_BUFFERS
+                )
         return PrefetchIterator(
-            FileIterator(as_path(name), self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read"
+            FileIterator(path, self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read"
         )
 
     def _open(self, name, input_state) -> _ReadSlot:
@@ -175,7 +306,8 @@ class InterleavedBatchIterator(DatasetIterator):
             except StopIteration:
                 break
             reader = self._reader(name)
-            reader.start()
+            if isinstance(reader, PrefetchIterator):
+                reader.start()
             self._ahead.append((before, reader))
             if not is_url(as_path(name)):
                 break

@@ -103,6 +103,13 @@ class RecordReader:
     ``require_all_shards=False`` reads whatever is there. tfrx's own files
     (``.tfrx/``, indexes, manifests) are dropped from globs.
 
+    ``buffers``: where the reader takes the buffers it reads into, an
+    object whose ``take(nbytes, fresh)`` returns a writable ``uint8`` array
+    of at least ``nbytes`` bytes that nothing else refers to (``fresh``: the
+    size to make when none is free); the default takes fresh memory, and
+    buffers for whole batches from a pool of the process. Batches view these
+    buffers, so the pool must not hand one out again while a view is alive.
+
     ``stride=(n, i)`` reads only the records ``i, i + n, i + 2n, ...`` of
     the files read one after another (counted across the files, from
     ``start`` when given), as ``tf.data``'s ``shard(n, i)`` keeps them.
@@ -143,8 +150,10 @@ class RecordReader:
         stride: tuple[int, int] | None = None,
         block_size: int | None = None,
         concurrency: int | None = None,
+        buffers=None,
     ) -> None:
         check_on_error(on_error)
+        self._buffers = buffers
         self._stride, self._first_skip = _check_stride(stride)
         self._skip = self._first_skip  # records to drop before the next one kept, between files
         self._sources = expand_paths(paths, storage_options=storage_options, require_all_shards=require_all_shards)
@@ -335,6 +344,7 @@ class RecordReader:
                 record_bytes=self._record_bytes,
                 stride=self._stride,
                 skip=self._skip,
+                buffers=self._buffers,
             )
             self.stats.files += 1
         return self._scanner

@@ -78,8 +78,10 @@ class FileScanner:
         record_bytes: int = 0,
         stride: int = 1,
         skip: int = 0,
+        buffers=None,
     ) -> None:
         self.name = source_name(source)
+        self._buffers = buffers  # where read buffers come from (``take(nbytes, fresh)``), else malloc / the pool
         self._stride = stride
         self.skip = skip  # records to drop before the next one kept (strided scans)
         self._hopping = False  # reading only the headers of dropped records (``_next_hop_batch``)
@@ -193,7 +195,9 @@ class FileScanner:
         target = have + extra
         # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
         size = max(target + target // 8, 2 * self._chunk)
-        if target > 2 * self._chunk:
+        if self._buffers is not None:
+            new = self._buffers.take(target, size)  # the caller's reusable buffers (parallel reads)
+        elif target > 2 * self._chunk:
             new = READ_BUFFERS.take(target, size)  # whole batches: too large for malloc to keep when freed
         else:
             # Fresh memory is nobody else's; malloc hands back the buffer freed a chunk ago, with its
@@ -370,7 +374,10 @@ class FileScanner:
             return True
         short = scan.status in (ScanStatus.NEED_MORE, ScanStatus.END) and not self._eof
         if short and kept < max_records and (max_bytes < 0 or int(scan.lengths.sum()) < max_bytes):
-            rest = (max_records - kept) * self._record_bytes * self._stride + 2 * self._largest
+            rest = (max_records - kept) * self._record_bytes * self._stride
+            if max_bytes >= 0:  # no further than the payload bytes the batch may still take
+                rest = min(rest, (max_bytes - int(scan.lengths.sum()) + FRAMING_BYTES * kept) * self._stride)
+            rest += 2 * self._largest
             self._fill(max(int(scan.need), rest), in_place=True)
             return True
         return False
