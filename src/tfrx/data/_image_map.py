@@ -203,10 +203,10 @@ def _describe_node(node: Any) -> str:
 class FusionPlan:
     """What a traced chain of maps computes, per batch."""
 
-    def __init__(self, output: Any, names: list[str], threads: int) -> None:
+    def __init__(self, output: Any, names: list[str], num_parallel_calls: int) -> None:
         self.output = output
         self.names = names
-        self.threads = threads
+        self.num_parallel_calls = num_parallel_calls
         self.spec: dict | None = None
         self.tuple_root = 0  # the number of components of a tuple element, 0 for another element
         leaves: list = []
@@ -325,7 +325,7 @@ class FusionPlan:
             antialias=node.args["antialias"],
             preserve_aspect_ratio=node.args["preserve_aspect_ratio"],
             format=fmt,
-            num_parallel_calls=self.threads,
+            num_parallel_calls=self.num_parallel_calls,
             **extra,
         )
 
@@ -432,7 +432,7 @@ class ImageMapBatchDataset(Dataset):
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
         if ctx.max_threads is not None:
-            self._fusion.threads = max(1, min(self._fusion.threads, ctx.max_threads))
+            self._fusion.num_parallel_calls = max(1, min(self._fusion.num_parallel_calls, ctx.max_threads))
         return self._fused()._iterator(ctx)
 
     def cardinality(self) -> int:
