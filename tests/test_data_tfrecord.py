@@ -223,7 +223,12 @@ def test_abandoned_parallel_reads_stop_their_threads(tmp_path, fake_reader, monk
     import tfrx.data._parallel_reads as parallel_reads
 
     monkeypatch.setattr(parallel_reads, "read_threads", lambda cycle_length: cycle_length)  # as on many cores
-    files = write_fake_files(tmp_path, [5000, 5000, 5000])
+    # Files far bigger than what the threads read ahead, so they are still running when abandoned.
+    files = []
+    for f in range(3):
+        files.append(str(tmp_path / f"big-{f}.tfrecord"))
+        with tfrx.TFRecordWriter(files[-1]) as w:
+            w.write_many([b"%d-%d" % (f, r) + bytes(4096) for r in range(3000)])
     baseline = threading.active_count()
     it = iter(TFRecordDataset(files, num_parallel_reads=3))
     for _ in range(10):
