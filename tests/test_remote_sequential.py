@@ -79,3 +79,28 @@ def test_options_are_checked(served):
         tfrx.RecordReader(server.url("a.tfrecord"), concurrency=0)
     with pytest.raises(ValueError, match="block_size must be a positive int"):
         tfrx.RecordReader(server.url("a.tfrecord"), block_size=-5)
+
+
+@pytest.mark.parametrize("name", ["a.tfrecord", "a.tfrecord.gz"])
+@pytest.mark.parametrize("batched", [False, True])
+def test_tfrecord_dataset_passes_the_readahead_options_to_its_readers(served, name, batched):
+    server, folder = served
+    size = (folder / name).stat().st_size
+    url = server.url(name)
+    block, concurrency = (32 << 10, 2) if batched else (64 << 10, 3)
+    server.reset()
+    ds = tfrx.data.TFRecordDataset(url, block_size=block, readahead=1 << 20, concurrency=concurrency)
+    if batched:
+        got = [r for b in ds.batch(64)._natively_batched() for r in b.to_list()]
+    else:
+        got = list(ds)
+    assert got == RECORDS
+    assert server.requests == -(-size // block)  # the dataset's block size, not the reader's default
+    assert 1 < server.max_in_flight <= concurrency
+
+
+def test_tfrecord_dataset_checks_the_readahead_options(served):
+    server, _ = served
+    for name, value in (("concurrency", 0), ("block_size", -1), ("readahead", 1.5)):
+        with pytest.raises(ValueError, match=name):
+            tfrx.data.TFRecordDataset(server.url("a.tfrecord"), **{name: value})

@@ -51,6 +51,9 @@ def open_reader(
     storage_options: dict | None = None,
     stride: tuple[int, int] | None = None,
     buffers=None,
+    readahead: int | None = None,
+    block_size: int | None = None,
+    concurrency: int | None = None,
 ) -> RecordReader:
     """A :class:`tfrx.RecordReader` of ``path`` (a file or a list read one after another), positioned
     at the record ``record`` of the first file, whose header is at byte ``offset``."""
@@ -63,6 +66,9 @@ def open_reader(
         kwargs["stride"] = stride
     if buffers is not None:
         kwargs["buffers"] = buffers
+    for name, value in (("readahead", readahead), ("block_size", block_size), ("concurrency", concurrency)):
+        if value is not None:
+            kwargs[name] = value
     start = RecordPosition(0, offset, record) if offset or record else None
     # The files were listed (and checked to be whole shard sets) by the dataset; this may be a worker's part.
     return RecordReader(path, start=start, require_all_shards=False, **kwargs)

@@ -70,6 +70,9 @@ def _reader_options(options: dict) -> dict:
         kwargs["storage_options"] = options["storage_options"]
     if options.get("buffer_size"):
         kwargs["chunk_size"] = options["buffer_size"]
+    for name in ("readahead", "block_size", "concurrency"):
+        if options.get(name) is not None:
+            kwargs[name] = options[name]
     return kwargs
 
 

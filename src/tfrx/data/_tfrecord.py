@@ -51,8 +51,11 @@ def reader_options(
     buffer_size: int | None = None,
     on_error: str = "raise",
     storage_options: dict | None = None,
+    remote: dict | None = None,
 ) -> dict:
-    """The reader options of ``TFRecordDataset(files, compression_type, buffer_size, on_error=...)``, checked."""
+    """The reader options of ``TFRecordDataset(files, compression_type, buffer_size, on_error=...)``, checked;
+    ``remote``: the URL read-ahead options set (``readahead``, ``block_size``, ``concurrency``), passed on
+    to each :class:`tfrx.RecordReader`."""
     compression = normalize_compression(compression_type, allow_auto=True, name="compression_type")
     check_on_error(on_error)
     options: dict = {
@@ -62,6 +65,11 @@ def reader_options(
     }
     if storage_options:
         options["storage_options"] = storage_options
+    for name, value in (remote or {}).items():
+        if value is not None:
+            if not isinstance(value, int) or value < 0 or (value == 0 and name != "readahead"):
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            options[name] = value
     return options
 
 
@@ -151,7 +159,9 @@ class TFRecordDataset(Dataset):
     ``None``), ``"GZIP"`` or ``"ZLIB"``. ``buffer_size``: the reader's read size in
     bytes. ``num_parallel_reads``: how many files to read at once
     (``tfrx.AUTOTUNE`` for the usable cores). ``storage_options`` go to the
-    fsspec filesystem of URLs (``s3://``, ``gs://``, ...).
+    fsspec filesystem of URLs (``s3://``, ``gs://``, ...); ``readahead``,
+    ``block_size`` and ``concurrency`` are the read-ahead of URLs, as
+    :class:`tfrx.RecordReader` takes them (docs/remote.md).
 
     A glob or list of ``-NNNNN-of-MMMMM`` shards must hold the whole set
     (else :class:`tfrx.IncompleteShardSetError` names the missing shards);
@@ -171,13 +181,17 @@ class TFRecordDataset(Dataset):
         on_error: str = "raise",
         storage_options: dict | None = None,
         require_all_shards: bool = True,
+        readahead: int | None = None,
+        block_size: int | None = None,
+        concurrency: int | None = None,
     ) -> None:
         super().__init__()
         if compression != "auto":  # the name the rest of tfrx uses; TensorFlow's is compression_type
             if compression_type != "auto":
                 raise TypeError("pass compression_type or compression, not both")
             compression_type = normalize_compression(compression, allow_auto=True, name="compression")
-        self._options = reader_options(compression_type, buffer_size, on_error, storage_options)
+        remote = {"readahead": readahead, "block_size": block_size, "concurrency": concurrency}
+        self._options = reader_options(compression_type, buffer_size, on_error, storage_options, remote)
         if isinstance(filenames, Dataset):
             self._files = filenames
         else:
