@@ -234,6 +234,46 @@ def decode_crop_and_resize(
     return out[0] if single else out
 
 
+def _draw_crops(  # noqa: PLR0913  sample_distorted_bounding_box's arguments
+    items: list[Any],
+    bounding_boxes: Any,
+    min_object_covered: Any,
+    area: Any,
+    aspect: Any,
+    max_attempts: Any,
+    random_flip: bool,
+    seed: int | None,
+    what: str,
+) -> tuple[list[_Header], list[Box], list[bool]]:
+    """Each image's header, crop (``sample_distorted_bounding_box``) and flip, drawn in order from
+    ``seed``'s sequence: the one sampler of the CPU path and the device path, so both draw the same."""
+    per_image_boxes = [None] * len(items) if bounding_boxes is None else list(bounding_boxes)
+    if len(per_image_boxes) != len(items):
+        raise ValueError(f"{what}: {len(per_image_boxes)} lists of bounding boxes for {len(items)} images")
+    rng = _rng(seed or None)
+    headers: list[_Header] = []
+    boxes: list[Box] = []
+    flips: list[bool] = []
+    for c, image_boxes in zip(items, per_image_boxes):
+        header = _Header(_as_bytes(c))
+        pixel_boxes = _pixel_boxes(image_boxes, header.height, header.width)
+        boxes.append(
+            _sample_box(
+                header.height,
+                header.width,
+                pixel_boxes,
+                float(min_object_covered),
+                area,
+                aspect,
+                int(max_attempts),
+                rng,
+            )
+        )
+        flips.append(bool(random_flip) and bool(rng.random() < 0.5))
+        headers.append(header)
+    return headers, boxes, flips
+
+
 def decode_random_crop_and_resize(  # noqa: PLR0913  sample_distorted_bounding_box's and decode_jpeg's arguments, fused
     contents: Any,
     size: Any,
@@ -268,29 +308,10 @@ def decode_random_crop_and_resize(  # noqa: PLR0913  sample_distorted_bounding_b
     channels = _check_channels(channels, what)
     area, aspect = _check_ranges(area_range, aspect_ratio_range, max_attempts)
     items, single = _items(contents)
-    per_image_boxes = [None] * len(items) if bounding_boxes is None else list(bounding_boxes)
-    if len(per_image_boxes) != len(items):
-        raise ValueError(f"{what}: {len(per_image_boxes)} lists of bounding boxes for {len(items)} images")
-    rng = _rng(seed or None)
-    headers, boxes, flips = [], [], []
     stats = _stats(mean, std, channels, what)
-    for c, image_boxes in zip(items, per_image_boxes):
-        header = _Header(_as_bytes(c))
-        pixel_boxes = _pixel_boxes(image_boxes, header.height, header.width)
-        boxes.append(
-            _sample_box(
-                header.height,
-                header.width,
-                pixel_boxes,
-                float(min_object_covered),
-                area,
-                aspect,
-                int(max_attempts),
-                rng,
-            )
-        )
-        flips.append(bool(random_flip) and bool(rng.random() < 0.5))
-        headers.append(header)
+    headers, boxes, flips = _draw_crops(
+        items, bounding_boxes, min_object_covered, area, aspect, max_attempts, random_flip, seed, what
+    )
     out = _output(len(items), out_h, out_w, channels)
     _run(items, boxes, headers, flips, out, channels, dct_scaling, stats, num_parallel_calls, what)
     return out[0] if single else out

@@ -30,12 +30,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tfrx.image._boxes import Box, _check_ranges, _pixel_boxes, _sample_box
+from tfrx.image._boxes import _check_ranges
 from tfrx.image._common import _as_bytes, _optional
-from tfrx.image._crop_resize import _check_channels, _check_size, _Header, _items, _stats
+from tfrx.image._crop_resize import _check_channels, _check_size, _draw_crops, _items, _stats
 from tfrx.image._crop_resize import decode_random_crop_and_resize as _cpu_decode_random_crop_and_resize
 from tfrx.image._jpeg import decode_jpeg as _cpu_decode_jpeg
-from tfrx.image._random import _rng
 
 __all__ = [
     "CropSample",
@@ -209,35 +208,14 @@ def sample_crops(  # noqa: PLR0913  sample_distorted_bounding_box's arguments
     what = "decode_random_crop_and_resize"
     area, aspect = _check_ranges(area_range, aspect_ratio_range, max_attempts)
     items, _ = _items(contents)
-    per_image_boxes = [None] * len(items) if bounding_boxes is None else list(bounding_boxes)
-    if len(per_image_boxes) != len(items):
-        raise ValueError(f"{what}: {len(per_image_boxes)} lists of bounding boxes for {len(items)} images")
-    rng = _rng(seed or None)
-    boxes: list[Box] = []
-    flips, heights, widths = [], [], []
-    for c, image_boxes in zip(items, per_image_boxes):
-        header = _Header(_as_bytes(c))
-        pixel_boxes = _pixel_boxes(image_boxes, header.height, header.width)
-        boxes.append(
-            _sample_box(
-                header.height,
-                header.width,
-                pixel_boxes,
-                float(min_object_covered),
-                area,
-                aspect,
-                int(max_attempts),
-                rng,
-            )
-        )
-        flips.append(bool(random_flip) and bool(rng.random() < 0.5))
-        heights.append(header.height)
-        widths.append(header.width)
+    headers, boxes, flips = _draw_crops(
+        items, bounding_boxes, min_object_covered, area, aspect, max_attempts, random_flip, seed, what
+    )
     return CropSample(
         np.array(boxes, np.int64).reshape(-1, 4),
         np.array(flips, bool),
-        np.array(heights, np.int64),
-        np.array(widths, np.int64),
+        np.array([h.height for h in headers], np.int64),
+        np.array([h.width for h in headers], np.int64),
     )
 
 
