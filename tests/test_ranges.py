@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tfrx
-from tfrx.io.ranges import RecordRange, group_ranges, plan_ranges, read_range, record_boundary
+from tfrx.io.ranges import RecordRange, group_ranges, plan_ranges, read_range, record_boundary, record_bounds
 
 
 def _write(path, sizes, compression=None) -> str:
@@ -42,6 +42,20 @@ def test_record_boundary_finds_every_header(big):
         assert record_boundary(path, offsets[k - 1] + 1, size) == o
     assert record_boundary(path, offsets[-1] + 1, size) == size
     assert record_boundary(path, 0, size) == 0
+
+
+def test_record_bounds_moves_byte_ranges_to_record_boundaries(big):
+    path, _ = big
+    offsets = tfrx.build_index(path, index_path=path + ".idx-bounds").offsets.tolist()
+    size = os.path.getsize(path)
+    # an exact range is read as it is, even between record boundaries
+    assert record_bounds(RecordRange(path, 5, 17, exact=True)) == (5, 17)
+    # a byte range's ends move to the next header; the open end stays open
+    assert record_bounds(RecordRange(path, offsets[3] - 1, offsets[9] + 1, exact=False)) == (offsets[3], offsets[10])
+    assert record_bounds(RecordRange(path, offsets[3] + 1, None, exact=False)) == (offsets[4], None)
+    assert record_bounds(RecordRange(path, 0, size, exact=False)) == (0, size)
+    # no header starts inside the range: nothing to read
+    assert record_bounds(RecordRange(path, offsets[3] + 1, offsets[4] - 1, exact=False)) is None
 
 
 @pytest.mark.parametrize("num_ranges", [1, 2, 7, 64])

@@ -34,7 +34,7 @@ from tfrx.data._sources import ListFilesDataset
 from tfrx.data._tfrecord import RecordBatchDataset
 from tfrx.io._positions import RecordPosition
 from tfrx.io._reader import RecordReader
-from tfrx.io.ranges import RecordRange, file_size, plan_ranges, record_boundary
+from tfrx.io.ranges import RecordRange, plan_ranges, record_bounds
 
 __all__ = ["MIN_SPLIT_BYTES", "RangeRecordsDataset", "range_shard_pipeline", "shard_ranges"]
 
@@ -141,16 +141,11 @@ class _RangeReader:
     def _open(self) -> RecordReader | None:
         while self.range < len(self._ranges):
             piece = self._ranges[self.range]
-            start, end = piece.start, piece.end
-            if not piece.exact:  # byte positions: moved to the record boundary at or after each
-                size = file_size(piece.source)
-                if size is None:
-                    raise ValueError(f"a byte range needs a file of known size: {piece.source!r}")
-                start = record_boundary(piece.source, start, size)
-                end = record_boundary(piece.source, end, size) if end is not None else None
-                if end is not None and start >= end:
-                    self.range += 1
-                    continue
+            bounds = record_bounds(piece)  # byte positions are moved to the record boundary at or after each
+            if bounds is None:
+                self.range += 1
+                continue
+            start, end = bounds
             at = self._start or RecordPosition(0, start, piece.first_index)
             self._reader = RecordReader(
                 piece.source, start=at if at.offset or at.record_index else None, end_offset=end, **self._options

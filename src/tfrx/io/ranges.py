@@ -50,6 +50,7 @@ __all__ = [
     "plan_ranges",
     "read_range",
     "record_boundary",
+    "record_bounds",
 ]
 
 #: Bytes a file must hold per extra range before it is split (a task costs milliseconds to schedule).
@@ -138,6 +139,26 @@ def record_boundary(source, position: int, size: int) -> int:
                 k = _native.find_header(window, k + 1)
             base += _WINDOW
     return size
+
+
+def record_bounds(piece: RecordRange) -> tuple[int, int | None] | None:
+    """The record offsets ``(start, end)`` a range reads (``end=None``: to the end of the file).
+
+    An exact range's own; a byte range's moved to the record boundary at or
+    after each (:func:`record_boundary`), or ``None`` when no record starts in
+    it. Raises ValueError for a byte range of a file whose size cannot be told.
+    """
+    start, end = piece.start, piece.end
+    if piece.exact:
+        return start, end
+    size = file_size(piece.source)
+    if size is None:
+        raise ValueError(f"a byte range needs a file of known size: {piece.source!r}")
+    start = record_boundary(piece.source, start, size)
+    end = record_boundary(piece.source, end, size) if end is not None else None
+    if end is not None and start >= end:
+        return None
+    return start, end
 
 
 def _index_of(source):
@@ -275,14 +296,10 @@ def read_range(
     if part and _compression_of(piece.source, compression) and _checkpoints_of(piece.source):
         yield from _read_compressed_range(piece, batch_size)
         return
-    if not piece.exact:
-        size = file_size(piece.source)
-        if size is None:
-            raise ValueError(f"a byte range needs a file of known size: {piece.source!r}")
-        start = record_boundary(piece.source, start, size)
-        end = record_boundary(piece.source, end, size) if end is not None else None
-        if end is not None and start >= end:
-            return
+    bounds = record_bounds(piece)
+    if bounds is None:
+        return
+    start, end = bounds
     kwargs: dict = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
     with RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs) as reader:
         try:
