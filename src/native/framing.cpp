@@ -27,82 +27,6 @@ inline void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 inline uint32_t masked(const uint8_t* p, size_t n) { return crc32c_mask(crc32c(p, n)); }
 
-}  // namespace
-
-void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out) {
-  size_t pos = 0;
-  int64_t payload = 0;
-  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
-  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;  // records to drop before the next one kept
-  for (;;) {
-    const size_t remaining = n - pos;
-    if (remaining == 0) {
-      out->status = ScanStatus::kEnd;
-      break;
-    }
-    const int64_t count = static_cast<int64_t>(out->starts.size());
-    if ((limits.max_records >= 0 && count >= limits.max_records) ||
-        (limits.stop_offset >= 0 && static_cast<int64_t>(pos) >= limits.stop_offset)) {
-      out->status = ScanStatus::kLimit;
-      break;
-    }
-    if (remaining < kHeaderBytes) {
-      out->status = ScanStatus::kNeedMore;
-      out->need = kHeaderBytes - remaining;
-      break;
-    }
-    const uint8_t* h = buf + pos;
-    const uint64_t len = load_u64(h);
-    out->length = len;
-    // The length CRC is always checked: a bad length must never drive a read or an allocation.
-    const uint32_t stored_len_crc = load_u32(h + 8);
-    const uint32_t len_crc = masked(h, 8);
-    if (stored_len_crc != len_crc) {
-      out->status = ScanStatus::kLengthCrc;
-      out->expected = stored_len_crc;
-      out->actual = len_crc;
-      break;
-    }
-    const uint64_t body = remaining - kHeaderBytes;  // bytes after the header
-    if (len > body || body - len < kFooterBytes) {
-      out->status = ScanStatus::kNeedMore;
-      // len + 4 cannot overflow into a small number: compare before adding.
-      out->need = len > UINT64_MAX - kFooterBytes - 1 ? UINT64_MAX : len + kFooterBytes - body;
-      break;
-    }
-    const bool keep = to_skip == 0;
-    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
-      out->status = ScanStatus::kLimit;
-      break;
-    }
-    const uint8_t* data = h + kHeaderBytes;
-    if (verify && keep) {  // a dropped record's payload is stepped over unread
-      const uint32_t stored = load_u32(data + len);
-      const uint32_t crc = masked(data, len);
-      if (stored != crc) {
-        out->status = ScanStatus::kDataCrc;
-        out->expected = stored;
-        out->actual = crc;
-        break;
-      }
-    }
-    if (keep) {
-      out->starts.push_back(static_cast<int64_t>(pos + kHeaderBytes));
-      out->lengths.push_back(static_cast<int64_t>(len));
-      payload += static_cast<int64_t>(len);
-      to_skip = stride - 1;
-    } else {
-      --to_skip;
-    }
-    ++out->walked;
-    pos += kFramingBytes + len;
-  }
-  out->offset = pos;
-  out->consumed = pos;
-}
-
-namespace {
-
 // max_records kept, or the stop offset reached by the header at `pos` (relative to the scan's start).
 bool at_limit(const ScanLimits& limits, int64_t count, int64_t pos) {
   return (limits.max_records >= 0 && count >= limits.max_records) ||
@@ -137,6 +61,7 @@ int64_t read_header(int fd, int64_t pos, uint8_t* h, int* error) {
 bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {
   const uint64_t len = load_u64(h);
   out->length = len;
+  // The length CRC is always checked: a bad length must never drive a read or an allocation.
   const uint32_t stored_len_crc = load_u32(h + 8);
   const uint32_t len_crc = masked(h, 8);
   if (stored_len_crc != len_crc) {
@@ -145,9 +70,10 @@ bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {
     out->actual = len_crc;
     return false;
   }
-  const uint64_t body = present - kHeaderBytes;
+  const uint64_t body = present - kHeaderBytes;  // bytes after the header
   if (len > body || body - len < kFooterBytes) {
     out->status = ScanStatus::kNeedMore;
+    // len + 4 cannot overflow into a small number: compare before adding.
     out->need = len > UINT64_MAX - kFooterBytes - 1 ? UINT64_MAX : len + kFooterBytes - body;
     return false;
   }
@@ -155,6 +81,61 @@ bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {
 }
 
 }  // namespace
+
+void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out) {
+  size_t pos = 0;
+  int64_t payload = 0;
+  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
+  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;  // records to drop before the next one kept
+  for (;;) {
+    const size_t remaining = n - pos;
+    if (remaining == 0) {
+      out->status = ScanStatus::kEnd;
+      break;
+    }
+    const int64_t count = static_cast<int64_t>(out->starts.size());
+    if (at_limit(limits, count, static_cast<int64_t>(pos))) {
+      out->status = ScanStatus::kLimit;
+      break;
+    }
+    if (remaining < kHeaderBytes) {
+      out->status = ScanStatus::kNeedMore;
+      out->need = kHeaderBytes - remaining;
+      break;
+    }
+    const uint8_t* h = buf + pos;
+    if (!whole_record(h, remaining, out)) break;
+    const uint64_t len = out->length;
+    const bool keep = to_skip == 0;
+    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
+      out->status = ScanStatus::kLimit;
+      break;
+    }
+    const uint8_t* data = h + kHeaderBytes;
+    if (verify && keep) {  // a dropped record's payload is stepped over unread
+      const uint32_t stored = load_u32(data + len);
+      const uint32_t crc = masked(data, len);
+      if (stored != crc) {
+        out->status = ScanStatus::kDataCrc;
+        out->expected = stored;
+        out->actual = crc;
+        break;
+      }
+    }
+    if (keep) {
+      out->starts.push_back(static_cast<int64_t>(pos + kHeaderBytes));
+      out->lengths.push_back(static_cast<int64_t>(len));
+      payload += static_cast<int64_t>(len);
+      to_skip = stride - 1;
+    } else {
+      --to_skip;
+    }
+    ++out->walked;
+    pos += kFramingBytes + len;
+  }
+  out->offset = pos;
+  out->consumed = pos;
+}
 
 void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits, ScanResult* out, int* error) {
   *error = 0;
