@@ -18,7 +18,7 @@ from tfrx import _native
 from tfrx.errors import TfrxError
 from tfrx.io._compression import DecompressingReader, detect_compression, shows_compressed_stream
 from tfrx.io._framing import HEADER_BYTES
-from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+from tfrx.io.inflate_index import CheckpointStream, _read_head, load_inflate_index
 from tfrx.io._paths import is_url, local_size, open_input
 
 __all__ = ["OpenedStream", "open_stream", "map_file", "readinto"]
@@ -61,16 +61,6 @@ class _Prefixed:
             self._head = self._head[n:]
             return n
         return readinto(self._raw, view)
-
-
-def _read_up_to(raw, n: int) -> bytes:
-    head = b""
-    while len(head) < n:
-        more = raw.read(n - len(head))
-        if not more:
-            break
-        head += more
-    return head
 
 
 def _plain_after_all(head: bytes, compression: str) -> bool:
@@ -161,10 +151,10 @@ def open_stream(
             start = 0
     head = b""
     if compression == "auto":
-        head = _read_up_to(raw, HEADER_BYTES)
+        head = _read_head(raw, HEADER_BYTES)
         compression = detect_compression(head)
         if compression:
-            head += _read_up_to(raw, _SNIFF - len(head))
+            head += _read_head(raw, _SNIFF - len(head))
             if _plain_after_all(head, compression):
                 compression = ""
     if compression:

@@ -282,6 +282,7 @@ class _Rewound:
 
 
 def _read_head(f, n: int = 4096) -> bytes:
+    """Up to ``n`` bytes from the start of ``f``, reading on through short reads (fewer only at its end)."""
     head = b""
     while len(head) < n:
         more = f.read(n - len(head))
