@@ -51,6 +51,21 @@ class OpenedFiles:
         monkeypatch.setattr(files_mod, "open_reader", spy)
 
 
+def sized_files(directory, sizes_per_file):
+    """Files whose records are ``b"<file>-<record>-"`` padded to the given sizes; (paths, all records)."""
+    import tfrx
+
+    paths, records = [], []
+    for f, sizes in enumerate(sizes_per_file):
+        recs = [f"{f}-{r}-".encode().ljust(n, b"x") for r, n in enumerate(sizes)]
+        p = str(directory / f"s-{f}.tfrecord")
+        with tfrx.TFRecordWriter(p) as w:
+            w.write_many(recs)
+        paths.append(p)
+        records += recs
+    return paths, records
+
+
 def interrupted_and_resumed(make_loader, taken: int):
     """A loader stopped after ``taken`` elements and one resumed from the state it saved there.
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 import tfrx
 import tfrx.data._shard as shard_module
-from data_helpers import to_py, write_fake_files
+from data_helpers import sized_files, to_py, write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
 from tfrx.data._shard import shard_pipeline
 from tfrx.io._batch import MultiBufferRecordBatch, ScatteredRecordBatch
@@ -146,19 +146,6 @@ import os  # noqa: E402
 import tfrx.io._scanner as scanner_module  # noqa: E402
 
 
-def _sized_files(directory, sizes_per_file):
-    """Files whose records are ``b"<file>-<record>-"`` padded to the given sizes; (paths, all records)."""
-    paths, records = [], []
-    for f, sizes in enumerate(sizes_per_file):
-        recs = [f"{f}-{r}-".encode().ljust(n, b"x") for r, n in enumerate(sizes)]
-        p = str(directory / f"s-{f}.tfrecord")
-        with tfrx.TFRecordWriter(p) as w:
-            w.write_many(recs)
-        paths.append(p)
-        records += recs
-    return paths, records
-
-
 @settings(max_examples=40, deadline=None)
 @given(
     files=st.lists(st.lists(st.integers(0, 300), max_size=12), min_size=1, max_size=4),
@@ -173,7 +160,7 @@ def test_a_strided_shard_reads_the_per_record_shards_records(
     tmp_path_factory, files, levels, data, batch, drop, hop, cached
 ):
     shards = [(n, data.draw(st.integers(0, n - 1))) for n in levels]
-    paths, records = _sized_files(tmp_path_factory.mktemp("strided"), files)
+    paths, records = sized_files(tmp_path_factory.mktemp("strided"), files)
     want = records
     for n, i in shards:
         want = want[i::n]
@@ -215,7 +202,7 @@ def _read_bytes() -> int:
 @pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="counts the bytes read through /proc/self/io")
 @pytest.mark.parametrize("cached", [False, True])
 def test_a_shard_of_large_records_reads_only_its_own_records(tmp_path, cached):
-    paths, records = _sized_files(tmp_path, [[64 << 10] * 40])
+    paths, records = sized_files(tmp_path, [[64 << 10] * 40])
     size = os.path.getsize(paths[0])
     with mock.patch.object(scanner_module, "_CACHED_RECORDS", 1 << 20 if cached else 0):
         list(TFRecordDataset(paths).shard(4, 0).batch(8))  # warm up: imports, and the headers when cached
@@ -233,7 +220,7 @@ def test_damage_in_a_record_another_shard_keeps(tmp_path, size):
     """TensorFlow reads and checks every record in every shard; a strided shard steps over the records it
     drops on their lengths: a damaged payload raises only in the shard that keeps it, a damaged length
     in every shard (nothing after it can be found without it)."""
-    paths, records = _sized_files(tmp_path, [[size] * 12])
+    paths, records = sized_files(tmp_path, [[size] * 12])
     data = bytearray(open(paths[0], "rb").read())
     start = 5 * (size + 16)  # record 5's header
     data[start + 12 + size // 2] ^= 0x40
@@ -259,14 +246,14 @@ def test_damage_in_a_record_another_shard_keeps(tmp_path, size):
 
 @pytest.mark.parametrize("size", [40, 20_000])
 def test_a_strided_shard_resumes_exactly(tmp_path, size):
-    paths, _ = _sized_files(tmp_path, [[size] * 7, [], [size] * 9, [size] * 4])
+    paths, _ = sized_files(tmp_path, [[size] * 7, [], [size] * 9, [size] * 4])
     assert_resumes_exactly(lambda: TFRecordDataset(paths).shard(3, 1).batch(2).parse(RawParser()))
     assert_resumes_exactly(lambda: TFRecordDataset(paths).shard(2, 1).shard(2, 0))
     assert_resumes_exactly(lambda: TFRecordDataset(paths).shard(3, 2).shuffle(4, seed=1).batch(2).parse(RawParser()))
 
 
 def test_a_truncated_file_raises_in_a_shard_that_hops(tmp_path):
-    paths, records = _sized_files(tmp_path, [[20_000] * 9])
+    paths, records = sized_files(tmp_path, [[20_000] * 9])
     data = open(paths[0], "rb").read()
     cut = str(tmp_path / "cut.tfrecord")
     open(cut, "wb").write(data[: len(data) - 100])
@@ -281,10 +268,10 @@ def test_a_truncated_file_raises_in_a_shard_that_hops(tmp_path):
 def test_known_headers_of_a_file_rewritten_unnoticed_fail_loudly(tmp_path):
     """The headers kept for a file are keyed by its size and modification time; a file rewritten in place
     with both kept (as nothing normal does) is still checked record by record: an error, never wrong data."""
-    paths, records = _sized_files(tmp_path, [[20_000] * 8])
+    paths, records = sized_files(tmp_path, [[20_000] * 8])
     assert list(TFRecordDataset(paths).shard(2, 1)) == records[1::2]  # its headers walked and kept
     (tmp_path / "other").mkdir()
-    other, _ = _sized_files(tmp_path / "other", [[30_000, 10_000] * 4])
+    other, _ = sized_files(tmp_path / "other", [[30_000, 10_000] * 4])
     st = os.stat(paths[0])
     with open(paths[0], "r+b") as f:
         f.write(open(other[0], "rb").read())

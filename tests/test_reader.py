@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tfrx
+from data_helpers import sized_files
 from tfrx.io import detect_compression
 from tfrx.io._compression import decompressor_backend
 
@@ -407,22 +408,9 @@ def test_position_survives_close(tmp_path):
 # ---------------------------------------------------------------- stride=(n, i): what shard(n, i) reads
 
 
-def _sized_files(tmp_path, sizes_per_file):
-    """Files whose records are ``b"<file>-<record>-"`` padded to the given sizes."""
-    paths, records = [], []
-    for f, sizes in enumerate(sizes_per_file):
-        recs = [f"{f}-{r}-".encode().ljust(n, b"x") for r, n in enumerate(sizes)]
-        p = str(tmp_path / f"s-{f}.tfrecord")
-        with tfrx.TFRecordWriter(p) as w:
-            w.write_many(recs)
-        paths.append(p)
-        records += recs
-    return paths, records
-
-
 @pytest.mark.parametrize("size", [40, 20_000])  # buffered scans, and headers alone read
 def test_a_strided_reader_keeps_every_nth_record_across_files(tmp_path, size):
-    paths, records = _sized_files(tmp_path, [[size] * 7, [], [size] * 5, [size + 1] * 9])
+    paths, records = sized_files(tmp_path, [[size] * 7, [], [size] * 5, [size + 1] * 9])
     for n, i in [(1, 0), (2, 1), (3, 0), (3, 2), (5, 4), (30, 7)]:
         with tfrx.RecordReader(paths, stride=(n, i)) as r:
             assert list(r) == records[i::n]
@@ -438,7 +426,7 @@ def test_a_strided_reader_keeps_every_nth_record_across_files(tmp_path, size):
 
 @pytest.mark.parametrize("size", [40, 20_000])
 def test_a_strided_reader_resumes_from_its_position_and_stride(tmp_path, size):
-    paths, records = _sized_files(tmp_path, [[size] * 6, [size] * 5])
+    paths, records = sized_files(tmp_path, [[size] * 6, [size] * 5])
     want = records[1::3]
     for taken in range(len(want) + 1):
         with tfrx.RecordReader(paths, stride=(3, 1)) as r:
