@@ -83,6 +83,26 @@ def ensure(size: str):
     return path
 
 
+def _spec(tf):
+    """The two features every contender parses, in ``tf.io`` terms (``tfrx.tf`` or TensorFlow)."""
+    return {
+        "image/encoded": tf.io.FixedLenFeature([], tf.string),
+        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+
+def _images_of(ds):
+    """The timed pass of every contender: iterate ``ds`` of (images, labels) batches, return the images seen."""
+
+    def run():
+        n = 0
+        for images, _ in ds:
+            n += int(images.shape[0])
+        return n
+
+    return run
+
+
 def tfrx_pipeline(path):
     import tfrx
     import tfrx.image
@@ -100,23 +120,14 @@ def tfrx_pipeline(path):
 
     ds = tfrx.TFRecordDataset(str(path)).batch(BATCH).parse(spec).map(preprocess).prefetch(2)
 
-    def run():
-        n = 0
-        for images, _ in ds:
-            n += len(images)
-        return n
-
-    return run
+    return _images_of(ds)
 
 
 def tf_pipeline(path):
     import tensorflow as tf
 
     tf.config.set_visible_devices([], "GPU")
-    spec = {
-        "image/encoded": tf.io.FixedLenFeature([], tf.string),
-        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
-    }
+    spec = _spec(tf)
     mean = tf.constant(MEAN, tf.float32)
     std = tf.constant(STD, tf.float32)
     whole = tf.constant([0.0, 0.0, 1.0, 1.0], tf.float32, shape=[1, 1, 4])
@@ -137,21 +148,12 @@ def tf_pipeline(path):
     ds = tf.data.TFRecordDataset(str(path)).map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).batch(BATCH)
     ds = ds.prefetch(tf.data.AUTOTUNE)
 
-    def run():
-        n = 0
-        for images, _ in ds:
-            n += int(images.shape[0])
-        return n
-
-    return run
+    return _images_of(ds)
 
 
 def tutorial_pipeline(tf, path):
     """The tutorials' map (parse_single_example + decode_jpeg + resize), then batch: the same code for both."""
-    spec = {
-        "image/encoded": tf.io.FixedLenFeature([], tf.string),
-        "image/class/label": tf.io.FixedLenFeature([], tf.int64),
-    }
+    spec = _spec(tf)
 
     def prep(record):
         x = tf.io.parse_single_example(record, spec)
@@ -162,13 +164,7 @@ def tutorial_pipeline(tf, path):
     ds = tf.data.TFRecordDataset(str(path)).map(prep, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(BATCH).prefetch(tf.data.AUTOTUNE)
 
-    def run():
-        n = 0
-        for images, _ in ds:
-            n += int(images.shape[0])
-        return n
-
-    return run
+    return _images_of(ds)
 
 
 def tfrx_tutorial(path):
