@@ -41,7 +41,6 @@ __all__ = [
     "decode_jpeg",
     "decode_jpeg_on",
     "decode_random_crop_and_resize",
-    "decode_random_crop_and_resize_on",
     "device_jpeg_backend",
     "sample_crops",
 ]
@@ -269,52 +268,6 @@ def crop_resize_batch(
     return out
 
 
-def decode_random_crop_and_resize_on(  # noqa: PLR0913  sample_distorted_bounding_box's and decode_jpeg's arguments
-    contents: Any,
-    size: Any,
-    *,
-    device: Any,
-    bounding_boxes: Any = None,
-    min_object_covered: float = 0.1,
-    aspect_ratio_range: Any = (0.75, 1.33),
-    area_range: Any = (0.05, 1.0),
-    max_attempts: int = 100,
-    random_flip: bool = True,
-    seed: int | None = None,
-    channels: int = 3,
-    mean: Any = None,
-    std: Any = None,
-    layout: str = "NHWC",
-) -> Any:
-    """``decode_random_crop_and_resize`` on ``device``: float32 (n, h, w, c) (or (n, c, h, w) with
-    ``layout="NCHW"``), the crops and flips of :func:`sample_crops`."""
-    what = "decode_random_crop_and_resize"
-    out_h, out_w = _check_size(size, what)
-    channels = _check_channels(channels, what)
-    if layout not in ("NHWC", "NCHW"):
-        raise ValueError(f"{what}: layout must be 'NHWC' or 'NCHW', got {layout!r}")
-    dev = _device(device)
-    items, single = _items(contents)
-    stats = _stats(mean, std, channels, what)
-    sample = sample_crops(
-        items,
-        bounding_boxes=bounding_boxes,
-        min_object_covered=min_object_covered,
-        aspect_ratio_range=aspect_ratio_range,
-        area_range=area_range,
-        max_attempts=max_attempts,
-        random_flip=random_flip,
-        seed=seed,
-    )
-    if not items:
-        torch = _torch()
-        shape = (0, out_h, out_w, channels) if layout == "NHWC" else (0, channels, out_h, out_w)
-        return torch.empty(shape, dtype=torch.float32, device=dev)
-    images = _decode([_as_bytes(c) for c in items], channels, dev)
-    out = crop_resize_batch(images, sample, (out_h, out_w), stats[0], stats[1], layout)
-    return out[0] if single else out
-
-
 # ------------------------------------------------------------------ the public functions: the CPU path unless a device
 
 
@@ -419,10 +372,16 @@ def decode_random_crop_and_resize(  # noqa: PLR0913  sample_distorted_bounding_b
             std=std,
             num_parallel_calls=num_parallel_calls,
         )
-    return decode_random_crop_and_resize_on(
-        contents,
-        size,
-        device=device,
+    what = "decode_random_crop_and_resize"
+    out_h, out_w = _check_size(size, what)
+    channels = _check_channels(channels, what)
+    if layout not in ("NHWC", "NCHW"):
+        raise ValueError(f"{what}: layout must be 'NHWC' or 'NCHW', got {layout!r}")
+    dev = _device(device)
+    items, single = _items(contents)
+    stats = _stats(mean, std, channels, what)
+    sample = sample_crops(
+        items,
         bounding_boxes=bounding_boxes,
         min_object_covered=min_object_covered,
         aspect_ratio_range=aspect_ratio_range,
@@ -430,8 +389,11 @@ def decode_random_crop_and_resize(  # noqa: PLR0913  sample_distorted_bounding_b
         max_attempts=max_attempts,
         random_flip=random_flip,
         seed=seed,
-        channels=channels,
-        mean=mean,
-        std=std,
-        layout=layout,
     )
+    if not items:
+        torch = _torch()
+        shape = (0, out_h, out_w, channels) if layout == "NHWC" else (0, channels, out_h, out_w)
+        return torch.empty(shape, dtype=torch.float32, device=dev)
+    images = _decode([_as_bytes(c) for c in items], channels, dev)
+    out = crop_resize_batch(images, sample, (out_h, out_w), stats[0], stats[1], layout)
+    return out[0] if single else out
