@@ -323,6 +323,9 @@ def test_image_decoders_old_thread_keyword():
     assert out.shape == (2, 2, 2, 3)
     with _deprecated(r"decode_batch\(num_threads=...\)"):
         assert image.decode_batch([png], num_threads=1).shape == (1, 2, 2, 3)
+    jpeg = image.encode_jpeg(np.zeros((8, 8, 3), np.uint8))
+    with _deprecated(r"decode_jpeg\(num_threads=...\)"):  # the public decode_jpeg, which dispatches on device=
+        assert image.decode_jpeg([jpeg, jpeg], num_threads=2).shape == (2, 8, 8, 3)
 
 
 def test_example_to_dict_is_a_deprecated_decode_example():

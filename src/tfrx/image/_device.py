@@ -35,6 +35,7 @@ from tfrx.image._common import _as_bytes, _optional
 from tfrx.image._crop_resize import _check_channels, _check_size, _draw_crops, _items, _stats
 from tfrx.image._crop_resize import decode_random_crop_and_resize as _cpu_decode_random_crop_and_resize
 from tfrx.image._jpeg import decode_jpeg as _cpu_decode_jpeg
+from tfrx.options import renamed_arguments
 
 __all__ = [
     "CropSample",
@@ -271,6 +272,7 @@ def crop_resize_batch(
 # ------------------------------------------------------------------ the public functions: the CPU path unless a device
 
 
+@renamed_arguments(num_threads="num_parallel_calls")  # the old keyword, as on the CPU decode_jpeg it hands over to
 def decode_jpeg(
     contents: Any,
     channels: int = 0,
