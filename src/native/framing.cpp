@@ -80,13 +80,45 @@ bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {
   return true;
 }
 
+// Which records a scan keeps (every stride-th, after the skip) and the payload kept so far: the buffer scan's and
+// the file walk's bookkeeping, one copy.
+class Kept {
+ public:
+  explicit Kept(const ScanLimits& limits)
+      : stride_(limits.stride > 1 ? limits.stride : 1),
+        to_skip_(limits.skip > 0 ? limits.skip % stride_ : 0) {}  // records to drop before the next one kept
+
+  bool next_kept() const { return to_skip_ == 0; }
+
+  // Keeping the next record (`len` bytes, `count` kept so far) would pass max_bytes; the first kept never does.
+  bool over_bytes(const ScanLimits& limits, int64_t count, uint64_t len) const {
+    return next_kept() && limits.max_bytes >= 0 && count > 0 && payload_ + static_cast<int64_t>(len) > limits.max_bytes;
+  }
+
+  // Steps over the next record: kept (its `start` and length recorded) or dropped.
+  void step(int64_t start, uint64_t len, ScanResult* out) {
+    if (next_kept()) {
+      out->starts.push_back(start);
+      out->lengths.push_back(static_cast<int64_t>(len));
+      payload_ += static_cast<int64_t>(len);
+      to_skip_ = stride_ - 1;
+    } else {
+      --to_skip_;
+    }
+    ++out->walked;
+  }
+
+ private:
+  int64_t stride_;
+  int64_t to_skip_;
+  int64_t payload_ = 0;
+};
+
 }  // namespace
 
 void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out) {
   size_t pos = 0;
-  int64_t payload = 0;
-  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
-  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;  // records to drop before the next one kept
+  Kept kept(limits);
   for (;;) {
     const size_t remaining = n - pos;
     if (remaining == 0) {
@@ -106,13 +138,12 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
     const uint8_t* h = buf + pos;
     if (!whole_record(h, remaining, out)) break;
     const uint64_t len = out->length;
-    const bool keep = to_skip == 0;
-    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
+    if (kept.over_bytes(limits, count, len)) {
       out->status = ScanStatus::kLimit;
       break;
     }
     const uint8_t* data = h + kHeaderBytes;
-    if (verify && keep) {  // a dropped record's payload is stepped over unread
+    if (verify && kept.next_kept()) {  // a dropped record's payload is stepped over unread
       const uint32_t stored = load_u32(data + len);
       const uint32_t crc = masked(data, len);
       if (stored != crc) {
@@ -122,15 +153,7 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
         break;
       }
     }
-    if (keep) {
-      out->starts.push_back(static_cast<int64_t>(pos + kHeaderBytes));
-      out->lengths.push_back(static_cast<int64_t>(len));
-      payload += static_cast<int64_t>(len);
-      to_skip = stride - 1;
-    } else {
-      --to_skip;
-    }
-    ++out->walked;
+    kept.step(static_cast<int64_t>(pos + kHeaderBytes), len, out);
     pos += kFramingBytes + len;
   }
   out->offset = pos;
@@ -140,9 +163,7 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
 void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits, ScanResult* out, int* error) {
   *error = 0;
   int64_t pos = offset;
-  int64_t payload = 0;
-  const int64_t stride = limits.stride > 1 ? limits.stride : 1;
-  int64_t to_skip = limits.skip > 0 ? limits.skip % stride : 0;
+  Kept kept(limits);
   uint8_t h[kHeaderBytes];
   for (;;) {
     if (pos >= end) {
@@ -163,20 +184,11 @@ void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits,
     }
     if (!whole_record(h, static_cast<uint64_t>(end - pos), out)) break;
     const uint64_t len = out->length;
-    const bool keep = to_skip == 0;
-    if (keep && limits.max_bytes >= 0 && count > 0 && payload + static_cast<int64_t>(len) > limits.max_bytes) {
+    if (kept.over_bytes(limits, count, len)) {
       out->status = ScanStatus::kLimit;
       break;
     }
-    if (keep) {
-      out->starts.push_back(pos);
-      out->lengths.push_back(static_cast<int64_t>(len));
-      payload += static_cast<int64_t>(len);
-      to_skip = stride - 1;
-    } else {
-      --to_skip;
-    }
-    ++out->walked;
+    kept.step(pos, len, out);
     pos += static_cast<int64_t>(kFramingBytes + len);
   }
   out->offset = static_cast<size_t>(pos - offset);
