@@ -44,6 +44,15 @@ def test_encode_png_equals_tensorflow(tf, image, level):
     assert timg.encode_png(image, level) == tf.io.encode_png(image, compression=level).numpy()
 
 
+@pytest.mark.parametrize("shape", [(1, 2, 1), (1, 7, 3), (5, 1, 1), (6, 1, 4), (1, 1, 2)])
+def test_encode_png_of_one_row_or_column_equals_tensorflow(tf, shape):
+    # libpng keeps a one-row image off the filters that read the row above, a one-column one off those
+    # that read the pixel to the left; the pixels are chosen so that Average would win otherwise.
+    image = (np.arange(int(np.prod(shape)), dtype=np.int64)[::-1] % 7 + 1).astype(np.uint8).reshape(shape)
+    for level in (-1, 0, 9):
+        assert timg.encode_png(image, level) == tf.io.encode_png(image, compression=level).numpy()
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     image=st.tuples(st.integers(1, 40), st.integers(1, 40), st.sampled_from([1, 3])).flatmap(

@@ -362,6 +362,12 @@ def encode_png(image: np.ndarray, compression: int = -1) -> bytes:
     candidates = _filter_candidates(rows, bpp)
     signed = candidates.astype(np.int16)
     cost = np.where(signed < 128, signed, 256 - signed).sum(axis=2, dtype=np.int64)
+    # libpng's png_write_start_row drops the filters that read a row above (Up, Average, Paeth) from a
+    # one-row image, and those that read a pixel to the left (Sub, Average, Paeth) from a one-column one.
+    if h == 1:
+        cost[:, [2, 3, 4]] = np.iinfo(np.int64).max
+    if w == 1:
+        cost[:, [1, 3, 4]] = np.iinfo(np.int64).max
     choice = np.argmin(cost, axis=1)  # the first of equal sums, as libpng keeps the earlier filter
     filtered = np.concatenate([choice.astype(np.uint8)[:, None], candidates[np.arange(h), choice]], axis=1)
     size = filtered.size
