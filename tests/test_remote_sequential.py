@@ -83,9 +83,11 @@ def test_options_are_checked(served):
 
 @pytest.mark.parametrize("name", ["a.tfrecord", "a.tfrecord.gz"])
 @pytest.mark.parametrize("batched", [False, True])
-def test_tfrecord_dataset_passes_the_readahead_options_to_its_readers(served, name, batched):
-    server, folder = served
+def test_tfrecord_dataset_passes_the_readahead_options_to_its_readers(served, name, batched, request):
+    _, folder = served
     size = (folder / name).stat().st_size
+    server = RangeServer(str(folder), delay=0.05)  # its own: no request of another test still in flight
+    request.addfinalizer(server.close)
     url = server.url(name)
     block, concurrency = (32 << 10, 2) if batched else (64 << 10, 3)
     server.reset()
