@@ -258,9 +258,26 @@ def test_killed_writer_leaves_no_complete_looking_shard(tmp_path):
         assert recs == [b"record %05d" % i for i in range(100 * k, 100 * k + 100)]
 
 
-def test_index_needs_uncompressed_shards(tmp_path):
-    with pytest.raises(ValueError, match="uncompressed"):
-        ShardedWriter(tmp_path / "n", compression="gzip", index=True)
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_index_of_compressed_shards_is_their_checkpoint_index(tmp_path, compression):
+    # A GZIP/ZLIB shard cannot have a record index; index=True gives each its checkpoint index beside it,
+    # so a shard has random access (one interval inflated per record) and splits into record ranges.
+    from tfrx.io.inflate_index import inflate_index_path, load_inflate_index
+
+    records = [b"record %05d " % i + bytes(i % 97) for i in range(3000)]
+    with ShardedWriter(tmp_path / "n", num_shards=2, compression=compression, index=True) as w:
+        w.write_many(records)
+    assert len(w.paths) == 2
+    got = []
+    for path in w.paths:
+        assert os.path.exists(inflate_index_path(path, sidecar=True))
+        index = load_inflate_index(path, build=False, sidecar=True)  # found, not built again
+        assert index.file_size == os.path.getsize(path)
+        ds = tfrx.RandomAccessDataset(path)
+        n = len(ds)
+        assert [ds[i] for i in (n - 1, 0, n // 2)] == [list(tfrx.read_records(path))[i] for i in (n - 1, 0, n // 2)]
+        got += list(tfrx.read_records(path))
+    assert sorted(got) == sorted(records)  # (every record in exactly one shard)
 
 
 def test_lazy_tool_names():

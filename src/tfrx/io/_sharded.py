@@ -102,7 +102,10 @@ class ShardedWriter:
     in one request each.
 
     ``index=True`` writes an index sidecar for each shard
-    (``.tfrx/<shard>.tfrxidx``) with :func:`tfrx.build_index`. ``compression``: ``None``, ``"gzip"`` or ``"zlib"``.
+    (``.tfrx/<shard>.tfrxidx``) with :func:`tfrx.build_index`; for GZIP/ZLIB shards, the checkpoint
+    index (``.tfrx/<shard>.tfrxzidx``, :func:`tfrx.io.inflate_index.build_inflate_index`: one inflate
+    pass over each finished shard), so they have random access and split into record ranges too.
+    ``compression``: ``None``, ``"gzip"`` or ``"zlib"``.
     """
 
     def __init__(
@@ -155,8 +158,6 @@ class ShardedWriter:
         self.want_manifest = bool(manifest)
         self.sync = bool(sync)
         if self.want_index:
-            if self.compression:
-                raise ValueError("index=True needs uncompressed shards: an index cannot point into a compressed stream")
             from tfrx.io.index import build_index
 
             self._build_index = build_index
@@ -302,7 +303,12 @@ class ShardedWriter:
         if self.want_index:
 
             def build(path: str) -> None:
-                self._build_index(path, index_path=index_sidecar(path))
+                if self.compression:  # a compressed stream's index: inflate checkpoints, beside the shard
+                    from tfrx.io.inflate_index import build_inflate_index
+
+                    build_inflate_index(path, sidecar=True)
+                else:
+                    self._build_index(path, index_path=index_sidecar(path))
 
         self._closed = True
         self.paths, self.manifest = commit_shards(
