@@ -149,51 +149,31 @@ def record_error(
     """
     status, length, expected, actual = scan.status, scan.length, scan.expected, scan.actual
     where = f"in {name!r}, record {record_index} at byte {offset}"
+    message = None
     if compressed:
-        kind = compressed
-        return CorruptRecordError(
-            f'{name!r} looks {kind}-compressed but is read as uncompressed (compression ""): its first '
-            f"bytes are a {kind} header, not a TFRecord length (length CRC expected {_hex(expected)}, got "
-            f'{_hex(actual)}); read it with compression="{kind}" (compression_type="{kind}" for '
-            f"TFRecordDataset, --compression {kind.lower()} on the command line), or leave the compression "
-            f"out to detect it",
-            path=name,
-            record_index=record_index,
-            offset=offset,
-            kind="compressed",
-            expected=expected,
-            actual=actual,
+        kind = "compressed"
+        message = (
+            f'{name!r} looks {compressed}-compressed but is read as uncompressed (compression ""): its first '
+            f"bytes are a {compressed} header, not a TFRecord length (length CRC expected {_hex(expected)}, got "
+            f'{_hex(actual)}); read it with compression="{compressed}" (compression_type="{compressed}" for '
+            f"TFRecordDataset, --compression {compressed.lower()} on the command line), or leave the compression "
+            f"out to detect it"
         )
-    if status == ScanStatus.LENGTH_CRC and no_header_in:
-        return CorruptRecordError(
-            _not_tfrecord(name, expected, actual, no_header_in, present, head, hint),
-            path=name,
-            record_index=record_index,
-            offset=offset,
-            kind="length_crc",
-            expected=expected,
-            actual=actual,
-        )
-    if status == ScanStatus.LENGTH_CRC:
-        return CorruptRecordError(
-            f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {hint}",
-            path=name,
-            record_index=record_index,
-            offset=offset,
-            kind="length_crc",
-            expected=expected,
-            actual=actual,
-        )
-    if status == ScanStatus.DATA_CRC:
-        return CorruptRecordError(
+    elif status == ScanStatus.LENGTH_CRC:
+        kind = "length_crc"
+        if no_header_in:
+            message = _not_tfrecord(name, expected, actual, no_header_in, present, head, hint)
+        else:
+            message = f"length CRC mismatch {where} (expected {_hex(expected)}, got {_hex(actual)}); {hint}"
+    elif status == ScanStatus.DATA_CRC:
+        kind = "data_crc"
+        message = (
             f"data CRC mismatch {where} (data of {length} bytes at byte {offset + HEADER_BYTES}; "
-            f"expected {_hex(expected)}, got {_hex(actual)}); {hint}",
-            path=name,
-            record_index=record_index,
-            offset=offset,
-            kind="data_crc",
-            expected=expected,
-            actual=actual,
+            f"expected {_hex(expected)}, got {_hex(actual)}); {hint}"
+        )
+    if message is not None:
+        return CorruptRecordError(
+            message, path=name, record_index=record_index, offset=offset, kind=kind, expected=expected, actual=actual
         )
     if present < HEADER_BYTES:
         detail = f"the file ends {present} bytes into the 12-byte header"
