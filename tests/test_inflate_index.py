@@ -216,13 +216,15 @@ def test_plan_ranges_splits_an_indexed_compressed_file(tmp_path):
     assert [r.first_index for r in ranges] == [0] + list(np.cumsum([r.rows for r in ranges[:-1]]))
 
 
-def test_reader_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatch):
+@pytest.fixture
+def checkpoint_streams(tmp_path, monkeypatch):
+    """A GZIP file of RECORDS with its checkpoint index, and the list of every CheckpointStream opened."""
     from tfrx.io import inflate_index
 
     path = str(tmp_path / "resume.tfrecord.gz")
     tfrx.write_records(path, RECORDS, compression="GZIP")
     index = tfrx.build_index(path)
-    streams = []
+    streams: list = []
     real = inflate_index.CheckpointStream.__init__
 
     def keep(self, *args, **kwargs):
@@ -230,6 +232,11 @@ def test_reader_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatc
         streams.append(self)
 
     monkeypatch.setattr(inflate_index.CheckpointStream, "__init__", keep)
+    return path, index, streams
+
+
+def test_reader_resumes_a_compressed_file_at_its_checkpoint(checkpoint_streams):
+    path, index, streams = checkpoint_streams
     with tfrx.RecordReader(path) as reader:
         for _ in range(1400):
             next(reader)
@@ -243,20 +250,8 @@ def test_reader_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatc
     assert streams[0].reader.inflated_bytes <= bound < index.file_size
 
 
-def test_dataset_state_resumes_a_compressed_file_at_its_checkpoint(tmp_path, monkeypatch):
-    from tfrx.io import inflate_index
-
-    path = str(tmp_path / "state.tfrecord.gz")
-    tfrx.write_records(path, RECORDS, compression="GZIP")
-    index = tfrx.build_index(path)
-    streams = []
-    real = inflate_index.CheckpointStream.__init__
-
-    def keep(self, *args, **kwargs):
-        real(self, *args, **kwargs)
-        streams.append(self)
-
-    monkeypatch.setattr(inflate_index.CheckpointStream, "__init__", keep)
+def test_dataset_state_resumes_a_compressed_file_at_its_checkpoint(checkpoint_streams):
+    path, index, streams = checkpoint_streams
     ds = tfrx.TFRecordDataset(path)
     it = iter(ds)
     for _ in range(1300):
