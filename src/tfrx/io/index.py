@@ -349,6 +349,7 @@ def _exists(path: str) -> bool:
 
 
 def _stat(path: str) -> tuple[int, int]:
+    """Size and mtime in ns; an object's mtime counts as 0 (its ETag or generation is in the cache's name)."""
     if is_url(path):
         from tfrx.io._paths import url_to_fs
 

@@ -59,7 +59,7 @@ from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError,
 from tfrx.io._compression import detect_compression
 from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io import index as _record_index
-from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, default_index_path
+from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, _stat, default_index_path
 from tfrx.io._paths import is_url, url_to_fs
 from tfrx.io._sidecars import sidecar_path
 
@@ -232,15 +232,6 @@ class InflateIndex:
 
 
 # ---------------------------------------------------------------- building
-def _stat(path: str) -> tuple[int, int]:
-    """Size and mtime in ns; an object's mtime counts as 0 (its ETag or generation is in the cache's name)."""
-    if is_url(path):
-        fs, p = url_to_fs(path)
-        return int(fs.size(p)), 0
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
-
-
 def _open_compressed(path: str):
     """The compressed file for one streaming pass: local, or the object fetched ahead in blocks."""
     if not is_url(path):
