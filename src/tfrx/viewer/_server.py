@@ -381,17 +381,7 @@ class ViewerServer(ThreadingHTTPServer):
                 "progress": job.progress,
                 "size": job.size,
                 "message": _progress_text(job),
-                "shards": [
-                    {
-                        "path": s.path,
-                        "compression": s.compression or "none",
-                        "size": s.size,
-                        "count": s.count,
-                        "error": s.error,
-                        "damaged": len(s.damage),
-                    }
-                    for s in self.source.shards
-                ],
+                "shards": _shards_info(self.source.shards),
             }
         self.require_ready()
         src = self.source
@@ -404,17 +394,7 @@ class ViewerServer(ThreadingHTTPServer):
             "status": "ready",
             "records": True,
             "overview": self._overview_info(),
-            "shards": [
-                {
-                    "path": s.path,
-                    "compression": s.compression or "none",
-                    "size": s.size,
-                    "count": s.count,
-                    "error": s.error,
-                    "damaged": len(s.damage),
-                }
-                for s in src.shards
-            ],
+            "shards": _shards_info(src.shards),
             "total": total,
             "stats_records": self.stats_records,
             "payload": schema["payload"],
@@ -1254,3 +1234,18 @@ def _terminal_progress(server: ViewerServer) -> None:
             bar.update(max(0, job.progress - bar.n))
             time.sleep(0.2)
         bar.update(max(0, job.progress - bar.n))
+
+
+def _shards_info(shards) -> list[dict]:
+    """What the status answer says of each shard: path, compression, size, count, error, damaged records."""
+    return [
+        {
+            "path": s.path,
+            "compression": s.compression or "none",
+            "size": s.size,
+            "count": s.count,
+            "error": s.error,
+            "damaged": len(s.damage),
+        }
+        for s in shards
+    ]
