@@ -58,7 +58,7 @@ def _torch() -> Any:
 
 def _nvimgcodec() -> Any:
     try:
-        from nvidia import nvimgcodec  # type: ignore[import-not-found,unused-ignore]
+        from nvidia import nvimgcodec
     except ImportError:
         return None
     return nvimgcodec
@@ -66,7 +66,7 @@ def _nvimgcodec() -> Any:
 
 def _torchvision_io() -> Any:
     try:
-        import torchvision.io as io  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        import torchvision.io as io
 
         io.decode_jpeg  # noqa: B018  (present since torchvision 0.8; its batched form since 0.19)
     except Exception:  # noqa: BLE001  (a torchvision whose extension does not load is as good as none)
