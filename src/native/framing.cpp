@@ -27,6 +27,28 @@ inline void store_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 inline uint32_t masked(const uint8_t* p, size_t n) { return crc32c_mask(crc32c(p, n)); }
 
+// A strided scan reads the headers of all records but the payloads of every stride-th only, so the hardware
+// prefetcher, which follows a sequential read of the whole buffer, does not run ahead of it: each header and
+// each kept payload then waits on memory line by line (5x the cost of a sequential scan, for a buffer that is
+// not in cache). The scan asks for the buffer's lines itself, kAheadBytes ahead of the record it reads.
+constexpr size_t kAheadBytes = 4096;
+
+struct ReadAhead {
+  const uint8_t* buf;
+  size_t asked = 0;  // lines before this offset have been asked for
+
+  void reach(size_t pos, size_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+    const size_t target = pos + kAheadBytes < n ? pos + kAheadBytes : n;
+    if (asked < pos) asked = pos;
+    for (; asked < target; asked += 64) __builtin_prefetch(buf + asked);
+#else
+    (void)pos;
+    (void)n;
+#endif
+  }
+};
+
 // max_records kept, or the stop offset reached by the header at `pos` (relative to the scan's start).
 bool at_limit(const ScanLimits& limits, int64_t count, int64_t pos) {
   return (limits.max_records >= 0 && count >= limits.max_records) ||
@@ -118,6 +140,7 @@ class Kept {
 
 void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& limits, ScanResult* out) {
   size_t pos = 0;
+  ReadAhead ahead{buf};
   Kept kept(limits);
   for (;;) {
     const size_t remaining = n - pos;
@@ -136,6 +159,7 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
       break;
     }
     const uint8_t* h = buf + pos;
+    if (limits.stride > 1) ahead.reach(pos, n);
     if (!whole_record(h, remaining, out)) break;
     const uint64_t len = out->length;
     if (kept.over_bytes(limits, count, len)) {
