@@ -3,6 +3,8 @@
 # `make test-fast` all but the tests marked slow; `make lint` runs ruff (lint and format check), mypy and the layer check (docs/development.md).
 PYTHON ?= python3
 BUILD ?= build/dev
+# RelWithDebInfo keeps the symbols (nanobind strips a Release build), for `perf report` on the native core.
+BUILD_TYPE ?= Release
 JOBS ?= 2
 
 .PHONY: dev test test-fast lint lint-native clean build-deps
@@ -21,7 +23,7 @@ build-deps:
 		exit 1; }; done
 
 dev: build-deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) -DTFRX_SANITIZE="$(TFRX_SANITIZE)" >/dev/null
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPython_EXECUTABLE=$$(command -v $(PYTHON)) -DTFRX_SANITIZE="$(TFRX_SANITIZE)" >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 	@# Copy, then rename over the old file: a process that has the old extension loaded keeps its mapping.
 	for f in $(BUILD)/_native*.so; do cp $$f src/tfrx/.$$(basename $$f).new && mv -f src/tfrx/.$$(basename $$f).new src/tfrx/$$(basename $$f); done
