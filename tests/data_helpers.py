@@ -34,6 +34,27 @@ def write_fake_files(tmp_path, sizes, prefix="part"):
     return paths
 
 
+def id_files(tmp_path, per_file=(40, 40, 40), prefix="ids"):
+    """Files of Examples numbered by file (``id`` = 1000 * file + record): ``x`` five float32 copies of the
+    id, ``s`` a string list of ``id % 3`` values, ``name`` a string; returns their paths."""
+    import tfrx
+
+    paths = []
+    for f, count in enumerate(per_file):
+        p = str(tmp_path / f"{prefix}-{f}.tfrecord")
+        ids = np.arange(f * 1000, f * 1000 + count)
+        cols = {
+            "x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32),
+            "id": ids,
+            "s": [[b"v%d" % i] * (i % 3) for i in ids],
+            "name": [b"n%d" % i for i in ids],
+        }
+        with tfrx.TFRecordWriter(p) as w:
+            w.write_many(tfrx.encode_examples(cols))
+        paths.append(p)
+    return paths
+
+
 class OpenedFiles:
     """Records the files every ``tfrx.RecordReader`` made by the pipeline opens (through ``open_reader``)."""
 

@@ -20,6 +20,7 @@ import tfrx
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
+from data_helpers import id_files  # noqa: E402
 from tfrx.data import TFRecordDataset  # noqa: E402
 from tfrx.options import usable_cores  # noqa: E402
 from tfrx.integrations import _device_feed  # noqa: E402
@@ -33,22 +34,6 @@ SPEC = {
     "name": tfrx.FixedLenFeature([], tfrx.string),
 }
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
-
-
-def _files(tmp_path, per_file=(40, 40, 40)):
-    paths = []
-    for f, count in enumerate(per_file):
-        p = str(tmp_path / f"dev-{f}.tfrecord")
-        ids = np.arange(f * 1000, f * 1000 + count)
-        cols = {
-            "x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32),
-            "id": ids,
-            "name": [b"n%d" % i for i in ids],
-        }
-        with tfrx.TFRecordWriter(p) as w:
-            w.write_many(tfrx.encode_examples(cols))
-        paths.append(p)
-    return paths
 
 
 def _pipeline(paths, batch=7):
@@ -68,7 +53,7 @@ def _same(got, want):
 
 
 def test_no_device_and_cpu_keep_todays_batches(tmp_path):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     want = list(_pipeline(paths).to_torch())
     for device in (None, "cpu", torch.device("cpu")):
         tds = _pipeline(paths).to_torch(device=device)
@@ -78,7 +63,7 @@ def test_no_device_and_cpu_keep_todays_batches(tmp_path):
 
 @pytest.mark.parametrize("order", ["fifo", "random"])
 def test_batches_arrive_whole_one_copy_each_bytes_on_host(tmp_path, order):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     want = list(_pipeline(paths).to_torch())
     backend = StandInBackend(order=order, seed=1)
     tds = _pipeline(paths).to_torch(device=backend, device_prefetch=3)
@@ -93,7 +78,7 @@ def test_batches_arrive_whole_one_copy_each_bytes_on_host(tmp_path, order):
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_bytes_on_the_device_when_asked(tmp_path, workers):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     extra = {"num_workers": workers, "multiprocessing_context": "fork"} if workers else {}
     want = list(_pipeline(paths).to_torch(**extra))
     tds = _pipeline(paths).to_torch(device=StandInBackend(order="random"), bytes_on_device=True, **extra)
@@ -113,7 +98,7 @@ def test_bytes_on_the_device_when_asked(tmp_path, workers):
 def test_parse_into_pinned_buffers_never_reused_before_the_copy(tmp_path, lazy):
     # A prefetch thread parses ahead into the pinned buffers while copies complete late (lazy: only
     # when someone waits), in a random order: a buffer rewritten before its copy read it shows here.
-    paths = _files(tmp_path, per_file=(90, 70, 80))
+    paths = id_files(tmp_path, (90, 70, 80))
     want = list(_pipeline(paths, batch=5).to_torch())
     backend = StandInBackend(order="random", seed=3)
     if lazy:
@@ -125,7 +110,7 @@ def test_parse_into_pinned_buffers_never_reused_before_the_copy(tmp_path, lazy):
 
 
 def test_prefetches_k_batches_ahead(tmp_path):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     total = len(list(_pipeline(paths)))
     for k in (1, 2, 4):
         backend = StandInBackend()
@@ -186,7 +171,7 @@ def test_a_batch_is_handed_over_only_after_the_consumer_waits_for_its_copy():
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_resume_from_state_dict(tmp_path, workers):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     extra = {"num_workers": workers, "multiprocessing_context": "fork"} if workers else {}
     want = list(_pipeline(paths).to_torch(**extra))
     for stop in (0, 1, 5, len(want) - 1):
@@ -203,7 +188,7 @@ def test_resume_from_state_dict(tmp_path, workers):
 
 
 def test_own_workers_copy_from_their_slots_registered_as_pinned(tmp_path):
-    paths = _files(tmp_path, per_file=(60, 60))
+    paths = id_files(tmp_path, (60, 60))
     want = list(_pipeline(paths).to_torch(num_workers=2, multiprocessing_context="fork"))
     backend = StandInBackend(order="random", seed=5)
     tds = _pipeline(paths).to_torch(
@@ -216,13 +201,13 @@ def test_own_workers_copy_from_their_slots_registered_as_pinned(tmp_path):
 
 
 def test_device_in_dataloader_workers_is_refused(tmp_path):
-    loader = DataLoader(_pipeline(_files(tmp_path)).to_torch(device="cuda"), batch_size=None, num_workers=1)
+    loader = DataLoader(_pipeline(id_files(tmp_path)).to_torch(device="cuda"), batch_size=None, num_workers=1)
     with pytest.raises(ValueError, match="num_workers=0"):
         next(iter(loader))
 
 
 def test_bad_device_and_prefetch_are_refused(tmp_path):
-    ds = _pipeline(_files(tmp_path))
+    ds = _pipeline(id_files(tmp_path))
     with pytest.raises(ValueError, match="device must be"):
         ds.to_torch(device="tpu")
     with pytest.raises(ValueError, match="device_prefetch"):
@@ -233,13 +218,13 @@ def test_bad_device_and_prefetch_are_refused(tmp_path):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error of a machine without CUDA")
 def test_cuda_without_a_gpu_says_so(tmp_path):
-    tds = _pipeline(_files(tmp_path)).to_torch(device="cuda")
+    tds = _pipeline(id_files(tmp_path)).to_torch(device="cuda")
     with pytest.raises(RuntimeError, match="torch.cuda.is_available"):
         next(iter(tds))
 
 
 def test_no_cuda_at_import_or_construction(tmp_path):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     code = (
         "import torch, tfrx, tfrx.integrations.torch, tfrx.integrations._device_feed\n"
         f"tds = tfrx.TFRecordDataset({paths!r}).batch(4).to_torch(device='cuda')\n"
@@ -261,7 +246,7 @@ def test_auto_worker_count_from_costs():
 
 
 def test_auto_workers_resolve_and_resume(tmp_path):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     want = list(_pipeline(paths).to_torch())
     tds = _pipeline(paths).to_torch(num_workers="auto", multiprocessing_context="fork")
     got = list(tds)
@@ -283,7 +268,7 @@ def test_auto_workers_resolve_and_resume(tmp_path):
 @cuda
 @pytest.mark.parametrize("workers", [0, 2])
 def test_cuda_batches_land_on_the_gpu(tmp_path, workers):
-    paths = _files(tmp_path)
+    paths = id_files(tmp_path)
     extra = {"num_workers": workers, "multiprocessing_context": "fork"} if workers else {}
     want = list(_pipeline(paths).to_torch(**extra))
     tds = _pipeline(paths).to_torch(device="cuda", **extra)

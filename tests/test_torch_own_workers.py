@@ -16,25 +16,8 @@ import tfrx
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
-from data_helpers import interrupted_and_resumed  # noqa: E402
+from data_helpers import id_files, interrupted_and_resumed  # noqa: E402
 from tfrx.data import TFRecordDataset  # noqa: E402
-
-
-def _files(tmp_path, per_file=(40, 40, 40)):
-    paths = []
-    for f, count in enumerate(per_file):
-        p = str(tmp_path / f"own-{f}.tfrecord")
-        ids = np.arange(f * 1000, f * 1000 + count)
-        cols = {
-            "x": np.repeat(ids[:, None], 5, axis=1).astype(np.float32),
-            "id": ids,
-            "s": [[b"v%d" % i] * (i % 3) for i in ids],
-            "name": [b"n%d" % i for i in ids],
-        }
-        with tfrx.TFRecordWriter(p) as w:
-            w.write_many(tfrx.encode_examples(cols))
-        paths.append(p)
-    return paths
 
 
 SPEC = {
@@ -65,7 +48,7 @@ def _check(batch):
 @pytest.mark.parametrize("num_workers", [1, 2, 3])
 def test_same_batches_in_the_same_order_as_dataloader_workers(tmp_path, num_workers):
     # Files of different lengths: a worker runs out before the others, and the turn skips it, as in PyTorch.
-    paths = _files(tmp_path, (40, 75, 12, 33))
+    paths = id_files(tmp_path, (40, 75, 12, 33))
     ds = _pipeline(paths)
     reference = list(
         DataLoader(ds.to_torch(), batch_size=None, num_workers=num_workers, multiprocessing_context="fork", timeout=60)
@@ -94,7 +77,7 @@ def test_same_batches_in_the_same_order_as_dataloader_workers(tmp_path, num_work
 
 
 def test_ranks_split_first_then_the_workers(tmp_path):
-    paths = _files(tmp_path, (20, 20, 20, 20, 20))
+    paths = id_files(tmp_path, (20, 20, 20, 20, 20))
     ds = TFRecordDataset(paths).batch(3).parse(SPEC)
     seen = []
     for rank in range(2):
@@ -112,7 +95,7 @@ def test_ranks_split_first_then_the_workers(tmp_path):
 
 def test_breaking_off_stops_the_epoch_and_frees_every_slot(tmp_path):
     before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
-    paths = _files(tmp_path, (200, 200))
+    paths = id_files(tmp_path, (200, 200))
     own = _pipeline(paths, batch=8).to_torch(num_workers=2, shared_memory_slots=3)
     try:
         for _ in range(3):  # break off early, several times: the workers stop and their slots come back
@@ -140,7 +123,7 @@ def test_breaking_off_stops_the_epoch_and_frees_every_slot(tmp_path):
 
 def test_stateful_dataloader_resumes_exactly(tmp_path):
     stateful = pytest.importorskip("torchdata.stateful_dataloader")
-    paths = _files(tmp_path, (40, 55, 20))
+    paths = id_files(tmp_path, (40, 55, 20))
     ds = _pipeline(paths)
 
     def loader():
@@ -160,7 +143,7 @@ def test_stateful_dataloader_resumes_exactly(tmp_path):
 
 
 def test_a_workers_error_reaches_the_main_process_naming_file_and_offset(tmp_path):
-    paths = _files(tmp_path, (30, 30))
+    paths = id_files(tmp_path, (30, 30))
     with open(paths[1], "r+b") as f:  # damage a record's data in the second file
         f.seek(200)
         byte = f.read(1)
@@ -181,7 +164,7 @@ def test_a_workers_error_reaches_the_main_process_naming_file_and_offset(tmp_pat
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
-    paths = _files(tmp_path, (200, 200))
+    paths = id_files(tmp_path, (200, 200))
     own = _pipeline(paths, batch=4).to_torch(num_workers=2, prefetch_factor=1)
     try:
         it = iter(own)
@@ -195,7 +178,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
 
 
 def test_arguments_are_checked(tmp_path):
-    ds = _pipeline(_files(tmp_path, (5,)))
+    ds = _pipeline(id_files(tmp_path, (5,)))
     with pytest.raises(ValueError, match="shared_memory"):
         ds.to_torch(num_workers=2, shared_memory=False)
     for bad in (-1, 1.5, True):
@@ -213,7 +196,7 @@ def test_arguments_are_checked(tmp_path):
 
 @pytest.mark.slow
 def test_spawned_workers(tmp_path):
-    paths = _files(tmp_path, (30, 45))
+    paths = id_files(tmp_path, (30, 45))
     ds = _pipeline(paths)
     own = ds.to_torch(num_workers=2, multiprocessing_context="spawn")
     reference = DataLoader(ds.to_torch(), batch_size=None, num_workers=2, multiprocessing_context="fork", timeout=60)
@@ -228,7 +211,7 @@ def test_spawned_workers(tmp_path):
 
 def test_workers_end_with_the_main_process(tmp_path):
     # A script that leaves its workers running mid-epoch and exits without closing anything.
-    paths = _files(tmp_path, (300, 300))
+    paths = id_files(tmp_path, (300, 300))
     script = textwrap.dedent(
         f"""
         import tfrx
