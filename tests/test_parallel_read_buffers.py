@@ -13,7 +13,8 @@ import tfrx
 import tfrx.data._parallel_reads as parallel_reads
 from data_helpers import write_fake_files
 from tfrx.data import Dataset, TFRecordDataset
-from tfrx.data._parallel_reads import SlotBuffers, read_threads
+from tfrx.data._parallel_reads import read_threads
+from tfrx.io._buffer_pool import BufferPool
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.testing import assert_resumes_exactly
 
@@ -76,25 +77,25 @@ def test_an_exact_batch_reads_no_further_than_its_byte_limit(tmp_path, max_bytes
 
 
 def test_slot_buffers_come_back_only_after_what_holds_them_is_gone():
-    pool = SlotBuffers(max_bytes=1 << 20)
+    pool = BufferPool(max_bytes=1 << 20, mapped=True)
     a = pool.take(1000, 4096)
     a[:] = 7
     view = tfrx.RecordBatch(a[100:200], [0], [10])
     del a
     gc.collect()
     b = pool.take(1000)
-    assert pool.mapped == 2  # the first block is still viewed by the batch
+    assert pool.allocations == 2  # the first block is still viewed by the batch
     assert (np.asarray(view.data) == 7).all()
     b[:] = 1
     del view, b
     gc.collect()
     assert pool.free_bytes >= 4096
     c = pool.take(2000)  # the smallest free block that fits, reused
-    assert pool.mapped == 2 and c.shape[0] >= 2000
+    assert pool.allocations == 2 and c.shape[0] >= 2000
 
 
 def test_slot_buffers_keep_at_most_max_bytes_free():
-    pool = SlotBuffers(max_bytes=10_000)
+    pool = BufferPool(max_bytes=10_000, mapped=True)
     held = [pool.take(4000) for _ in range(4)]
     del held
     gc.collect()

@@ -28,13 +28,6 @@ they wait on the network, not on a core.
 
 from __future__ import annotations
 
-import ctypes
-import mmap
-import os
-import threading
-import weakref
-from typing import Any
-
 import numpy as np
 
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, usable_cores
@@ -43,6 +36,7 @@ from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.data._unbatch import split_records
 from tfrx.io._batch import MultiBufferRecordBatch, RecordBatch
+from tfrx.io._buffer_pool import BufferPool
 from tfrx.io._paths import is_url
 
 __all__ = [
@@ -51,7 +45,6 @@ __all__ = [
     "interleaved_records",
     "read_ahead",
     "read_threads",
-    "SlotBuffers",
     "SLOT_BUFFERS",
     "SPLIT_BATCH",
 ]
@@ -80,76 +73,10 @@ def read_threads(cycle_length: int) -> int:
     return 0 if cores <= 2 else min(cycle_length, cores // 2)
 
 
-class SlotBuffers:
-    """Read buffers of the files read on the consumer's thread, reused once nothing views them.
-
-    ``take(nbytes, fresh)`` (what ``RecordReader(buffers=...)`` asks) gives
-    the smallest free block that fits, else maps a new one of ``fresh``
-    bytes. The blocks are anonymous mappings of their own, outside malloc's
-    heaps, and are kept mapped while free (up to ``max_bytes`` of them), so
-    reading into them takes no page fault once they are warm and leaves the
-    heap to the parser's outputs. A block goes back once the last array,
-    batch or view made from it is gone: it is handed out through a ``ctypes``
-    exporter whose weak reference's callback returns it, so no reference
-    count is read and data handed out is never overwritten.
-    """
-
-    def __init__(self, max_bytes: int = 64 << 20) -> None:
-        self.max_bytes = max_bytes
-        self.mapped = 0  # blocks mapped afresh (reuse keeps this low)
-        self._lock = threading.Lock()
-        self._free: list[tuple[np.ndarray, Any]] = []
-        self._free_bytes = 0
-        self._out: dict[int, tuple[weakref.ref, np.ndarray, Any]] = {}
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=self._after_fork)
-
-    def _after_fork(self) -> None:
-        self._lock = threading.Lock()
-        self._free, self._free_bytes = [], 0
-
-    @property
-    def free_bytes(self) -> int:
-        """Bytes of the blocks waiting for reuse."""
-        return self._free_bytes
-
-    def take(self, nbytes: int, fresh: int | None = None) -> np.ndarray:
-        """A writable ``uint8`` array of at least ``nbytes`` bytes that nothing else refers to."""
-        found: tuple[np.ndarray, Any] | None = None
-        with self._lock:
-            fits = [i for i, (b, _) in enumerate(self._free) if b.shape[0] >= nbytes]
-            if fits:
-                found = self._free.pop(min(fits, key=lambda i: self._free[i][0].shape[0]))
-                self._free_bytes -= found[0].shape[0]
-        if found is None:
-            size = max(nbytes, fresh or 0, 1)
-            mapping = mmap.mmap(-1, size)
-            if hasattr(mmap, "MADV_HUGEPAGE"):  # fewer TLB misses on reads of the block
-                mapping.madvise(mmap.MADV_HUGEPAGE)
-            found = (np.frombuffer(mapping, np.uint8), ctypes.c_uint8 * size)
-            self.mapped += 1
-        block, array_type = found
-        exporter = array_type.from_buffer(block)  # type: ignore[arg-type]  # numpy stubs: __buffer__ on 3.12+ only
-        ref = weakref.ref(exporter, self._give_back)
-        self._out[id(ref)] = (ref, block, array_type)
-        return np.frombuffer(exporter, np.uint8)  # type: ignore[arg-type]  # a ctypes array exports a buffer
-
-    # Never waits for the lock: the callback runs wherever the last reference goes, which may be inside
-    # ``take`` on the same thread (a garbage collection); a busy pool lets the block go.
-    def _give_back(self, ref: weakref.ref) -> None:
-        _, block, array_type = self._out.pop(id(ref))
-        if not self._lock.acquire(blocking=False):
-            return
-        try:
-            if self._free_bytes + block.shape[0] <= self.max_bytes:
-                self._free.append((block, array_type))
-                self._free_bytes += block.shape[0]
-        finally:
-            self._lock.release()
-
-
-#: The buffers every parallel read of the process reads its local files into on the consumer's thread.
-SLOT_BUFFERS = SlotBuffers()
+#: The buffers every parallel read of the process reads its local files into on the consumer's thread:
+#: anonymous mappings of their own, outside malloc's heaps, kept mapped while free (up to 64 MiB of them), so
+#: reading into them takes no page fault once they are warm and leaves the heap to the parser's outputs.
+SLOT_BUFFERS = BufferPool(mapped=True)
 
 
 def read_ahead(files: Dataset, ctx: IterContext, options: dict) -> DatasetIterator:

@@ -32,8 +32,8 @@ import numpy as np
 __all__ = ["BufferPool", "READ_BUFFERS"]
 
 
-def _fresh_block(nbytes: int) -> np.ndarray:
-    """A new block: from malloc on the main thread, else an anonymous mapping of its own.
+def _fresh_block(nbytes: int, mapped: bool = False) -> np.ndarray:
+    """A new block: an anonymous mapping of its own when ``mapped`` or off the main thread, else from malloc.
 
     A thread other than the main one allocates from an arena of its own,
     whose heaps are at most 64 MiB. A pool keeps its blocks for the process's
@@ -45,7 +45,7 @@ def _fresh_block(nbytes: int) -> np.ndarray:
     heap has no such limit, and reads from it were ~7% faster than from a
     mapping of its own.
     """
-    if threading.current_thread() is threading.main_thread():
+    if not mapped and threading.current_thread() is threading.main_thread():
         return np.empty(nbytes, np.uint8)
     block = mmap.mmap(-1, nbytes)
     if hasattr(mmap, "MADV_HUGEPAGE"):  # as a heap would get: fewer TLB misses on reads of the block
@@ -55,11 +55,13 @@ def _fresh_block(nbytes: int) -> np.ndarray:
 
 class BufferPool:
     """Blocks of ``uint8`` memory, at most ``max_bytes`` of them (and at most ``max_blocks`` blocks,
-    where given) kept while unused."""
+    where given) kept while unused; with ``mapped``, every block an anonymous mapping of its own, outside
+    malloc's heaps (see :func:`_fresh_block`)."""
 
-    def __init__(self, max_bytes: int = 64 << 20, max_blocks: int | None = None) -> None:
+    def __init__(self, max_bytes: int = 64 << 20, max_blocks: int | None = None, mapped: bool = False) -> None:
         self.max_bytes = max_bytes
         self.max_blocks = max_blocks
+        self.mapped = mapped
         self._lock = threading.Lock()
         self._free: list[tuple[np.ndarray, Any]] = []  # (block, the ctypes array type of its size)
         self._free_bytes = 0
@@ -86,7 +88,7 @@ class BufferPool:
         """
         found = self._reuse(nbytes)
         if found is None:
-            block = _fresh_block(max(nbytes, fresh or 0, 1))
+            block = _fresh_block(max(nbytes, fresh or 0, 1), self.mapped)
             found = (block, ctypes.c_uint8 * block.shape[0])
             self.allocations += 1
         block, array_type = found
