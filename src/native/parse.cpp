@@ -1054,23 +1054,22 @@ class Parser::RangeParse {
       const size_t left = static_cast<size_t>(e - p);
       unsigned L, K;
       int32_t first;
-      // The column found at this position in the previous record (or the
-      // key no column wants that was there), when its key opens this entry:
-      // one masked comparison of 16 bytes checks the key and the headers
-      // around it. An unwanted key is then skipped by its length.
-      if (entry < gcap && left >= 18 && p[0] == 0x0a && (L = p[1]) < 0x80 && L + 2 <= left) {
-        first = gs[entry];
-        const Pattern& pt = first >= 0 ? patterns[first] : ms[entry];
+      // The column found at this position in the previous record, when its
+      // key opens this entry: one masked comparison of 16 bytes checks the
+      // key and the headers around it. (An entry whose key no column wants
+      // was tried the same way against the key there before, in skip_misses.)
+      if (entry < gcap && left >= 18 && (first = gs[entry]) >= 0 && patterns[first].len != 0 && p[0] == 0x0a &&
+          (L = p[1]) < 0x80 && L + 2 <= left) {
+        const Pattern& pt = patterns[first];
         uint64_t w0, w1;
         std::memcpy(&w0, p + 2, 8);
         std::memcpy(&w1, p + 10, 8);
         K = pt.len - 3;
-        if (pt.len != 0 && ((w0 & pt.mask[0]) ^ pt.word[0]) == 0 && ((w1 & pt.mask[1]) ^ pt.word[1]) == 0 &&
-            K + 4 <= L && p[5 + K] == L - K - 4) {
+        if (((w0 & pt.mask[0]) ^ pt.word[0]) == 0 && ((w1 & pt.mask[1]) ^ pt.word[1]) == 0 && K + 4 <= L &&
+            p[5 + K] == L - K - 4) {
+          value = Span{p + 6 + K, L - K - 4};
           p += 2 + L;
           ++entry;
-          if (first < 0) continue;
-          value = Span{p - L + 4 + K, L - K - 4};
           goto found;
         }
       }
