@@ -195,20 +195,23 @@ class FileScanner:
         target = have + extra
         # Room for two chunks, or for a whole batch (``exact``) and a little more: sizes vary a little.
         size = max(target + target // 8, 2 * self._chunk)
-        if self._buffers is not None:
-            new = self._buffers.take(target, size)  # the caller's reusable buffers (parallel reads)
-        elif target > 2 * self._chunk:
-            new = READ_BUFFERS.take(target, size)  # whole batches: too large for malloc to keep when freed
-        else:
-            # Fresh memory is nobody else's; malloc hands back the buffer freed a chunk ago, with its
-            # pages mapped (tfrx/memory.py), more cheaply than the pool's exporter is made.
-            new = np.empty(size, np.uint8)
+        new = self._take(target, size)
         new[:have] = self._buf[self._lo : self._hi]
         self._base += self._lo
         self._buf = new
         self._lo = 0
         self._hi = have
         return self._read(new, have, extra)
+
+    def _take(self, nbytes: int, size: int) -> np.ndarray:
+        """A buffer for ``nbytes`` bytes that nothing else refers to (``size`` bytes when made afresh)."""
+        if self._buffers is not None:
+            return self._buffers.take(nbytes, size)  # the caller's reusable buffers (parallel reads)
+        if nbytes > 2 * self._chunk:
+            return READ_BUFFERS.take(nbytes, size)  # whole batches: too large for malloc to keep when freed
+        # Fresh memory is nobody else's; malloc hands back the buffer freed a chunk ago, with its pages
+        # mapped (tfrx/memory.py), more cheaply than the pool's exporter is made.
+        return np.empty(size, np.uint8)
 
     def _read(self, buf: np.ndarray, at: int, extra: int) -> bool:
         """Reads up to ``extra`` bytes into ``buf[at:]`` (``buf`` is ``self._buf``, ``at`` its end)."""
@@ -583,7 +586,7 @@ class FileScanner:
         starts = np.zeros(len(lengths), np.int64)
         np.cumsum(lengths[:-1], out=starts[1:])
         total = int(starts[-1] + lengths[-1])
-        out = READ_BUFFERS.take(total) if total > 2 * self._chunk else np.empty(total, np.uint8)
+        out = self._take(total, total)
         result = _native.gather_records(fd, offsets, lengths, starts, out, self._verify)
         if result.status != _native.GatherStatus.OK:
             k = int(result.index)
