@@ -215,6 +215,18 @@ def test_a_shard_of_large_records_reads_only_its_own_records(tmp_path, cached):
             assert size / 4 <= read < size * 0.26, (read, size)
 
 
+def test_only_a_scan_of_the_whole_file_walks_all_its_headers_into_the_cache(tmp_path):
+    paths, records = sized_files(tmp_path, [[20_000] * 40])
+    start = tfrx.RecordPosition(0, 20 * (20_000 + 16), 20)  # record 20: the scan reads the second half only
+    with mock.patch.object(scanner_module, "_HEADER_CACHE", scanner_module._HeaderCache(1 << 20)) as cache:
+        with tfrx.RecordReader(paths[0], stride=(4, 1), start=start) as r:
+            assert [bytes(x) for b in r.iter_batches() for x in b] == records[20:][1::4]
+        assert cache._records == 0  # its own headers walked, not the first half's
+        with tfrx.RecordReader(paths[0], stride=(4, 1)) as r:
+            assert [bytes(x) for b in r.iter_batches() for x in b] == records[1::4]
+        assert cache._records == 40
+
+
 @pytest.mark.parametrize("size", [40, 20_000])
 def test_damage_in_a_record_another_shard_keeps(tmp_path, size):
     """TensorFlow reads and checks every record in every shard; a strided shard steps over the records it

@@ -88,6 +88,9 @@ class FileScanner:
         self._file_end = -1  # stream offset of the end of a local uncompressed file, where one can hop
         # The file's header offsets and lengths (``_file_headers``); False: not known, None: not looked up.
         self._headers: tuple[np.ndarray, np.ndarray] | bool | None = None
+        # Whether this scan reads the whole file, when walking every header of it once costs no more than the
+        # strided walks would (a part of it looks up the headers other scans walked, and walks its own part).
+        self._whole_file = start_offset == 0 and end_offset is None
         self._verify = verify
         self._on_error = on_error
         self._chunk = max(int(chunk_size), 64)
@@ -543,14 +546,15 @@ class FileScanner:
 
     def _file_headers(self, fd: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The header offsets and lengths of every record of the file: from the process's cache, else
-        walked once (all headers, as the strided walks would read them) and kept there; None for a file
-        too large to keep or damaged (the strided walk then reports the damage where it lies)."""
+        walked once (all headers, as the strided walks of a whole-file scan would read them) and kept
+        there; None for a file too large to keep or damaged (the strided walk then reports the damage
+        where it lies), and for a scan of a part of the file that no other scan walked."""
         if self._headers is None:
             st = os.fstat(fd)
             key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             self._headers = _HEADER_CACHE.get(key) or False
             small = st.st_size // max(self._record_bytes, 1) < _CACHED_RECORDS
-            if not self._headers and st.st_size == self._file_end and small:
+            if not self._headers and self._whole_file and st.st_size == self._file_end and small:
                 walk = _native.walk_records(fd, 0, st.st_size)
                 if walk.status == ScanStatus.END:
                     self._headers = (walk.starts, walk.lengths)
