@@ -582,10 +582,20 @@ def build_index(
     suffix = SUFFIX if format == "tfrx" else ".idx"
     cached = os.path.join(index_cache_dir() if cache_dir is None else cache_dir, _cached_name(path, version, suffix))
     places = [sidecar_path(path, suffix), cached] if sidecar else [cached]
+    _keep_first_writable(lambda where: write_index(index, where, format=format), places, cached, path, "index")
+    return index
+
+
+def _keep_first_writable(write, places: list[str], cached: str, path: str, what: str, stacklevel: int = 3) -> None:
+    """Writes an index of ``path`` (``write(where)``) to the first of ``places`` that takes it: beside the
+    file, then ``cached`` (its name in the index cache, whose copies of earlier versions of the file are
+    then removed); a place that cannot be written falls back to the next with a warning, and none to
+    memory (the index is built again next time). ``what`` names the index in the warnings, which point
+    ``stacklevel`` frames up."""
     failed = []
     for where in places:
         try:
-            write_index(index, where, format=format)
+            write(where)
         except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
             failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
             continue
@@ -593,18 +603,17 @@ def build_index(
             _prune_cache(cached, path)
         if failed:
             warnings.warn(
-                f"could not write the index of {path!r} beside it: {failed[0]}; it is cached in {where!r} instead",
+                f"could not write the {what} of {path!r} beside it: {failed[0]}; it is cached in {where!r} instead",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=stacklevel,
             )
-        return index
+        return
     warnings.warn(
-        f"could not keep the index of {path!r}: {'; '.join(failed)}; it is used from memory and will be built "
+        f"could not keep the {what} of {path!r}: {'; '.join(failed)}; it is used from memory and will be built "
         f"again next time (set TFRX_CACHE_DIR to a writable folder, or pass cache_dir=)",
         RuntimeWarning,
-        stacklevel=2,
+        stacklevel=stacklevel,
     )
-    return index
 
 
 # The record index of a GZIP/ZLIB file, from its checkpoint index: ``(path, cache_dir, rebuild, build,

@@ -59,7 +59,15 @@ from tfrx.errors import CompressedFileError, CorruptRecordError, IndexFileError,
 from tfrx.io._compression import detect_compression
 from tfrx.io._framing import FRAMING_BYTES
 from tfrx.io import index as _record_index
-from tfrx.io.index import SUFFIX, RecordIndex, _fingerprint, _prune_cache, _scan_buffer, _stat, default_index_path
+from tfrx.io.index import (
+    SUFFIX,
+    RecordIndex,
+    _fingerprint,
+    _scan_buffer,
+    _stat,
+    default_index_path,
+    _keep_first_writable,
+)
 from tfrx.io._paths import is_url, url_to_fs
 from tfrx.io._sidecars import sidecar_path
 
@@ -329,32 +337,8 @@ def keep_index(index: InflateIndex, path: str, cached: str, *, sidecar: bool) ->
     """Writes ``index`` of ``path`` to ``cached`` (its name in the index cache), or beside the file first with
     ``sidecar``; a location that cannot be written falls back to the next one (the cache, then memory) with a
     warning."""
-    import warnings
-
     places = [inflate_index_path(path, sidecar=True), cached] if sidecar else [cached]
-    failed = []
-    for where in places:
-        try:
-            _write(index, where)
-        except (OSError, NotImplementedError) as e:  # NotImplementedError: a read-only filesystem (http)
-            failed.append(f"{where!r} ({getattr(e, 'strerror', None) or e or type(e).__name__})")
-            continue
-        if where is cached:
-            _prune_cache(cached, path)  # the checkpoint indexes of earlier versions of the file
-        if failed:
-            warnings.warn(
-                f"could not write the checkpoint index of {path!r} beside it: {failed[0]}; it is cached in "
-                f"{where!r} instead",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return
-    warnings.warn(
-        f"could not keep the checkpoint index of {path!r}: {'; '.join(failed)}; it is used from memory and will "
-        f"be built again next time (set TFRX_CACHE_DIR to a writable folder, or pass cache_dir=)",
-        RuntimeWarning,
-        stacklevel=3,
-    )
+    _keep_first_writable(lambda where: _write(index, where), places, cached, path, "checkpoint index", stacklevel=4)
 
 
 def _write(index: InflateIndex, index_path: str) -> None:
