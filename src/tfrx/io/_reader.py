@@ -297,14 +297,13 @@ class RecordReader:
         """The uncompressed stream of compressed object ``k`` from ``offset``, inflated from the checkpoint
         before it with the blocks fetched from there on, when the object has a valid checkpoint index
         (never built here); else None."""
-        from tfrx.errors import TfrxError
-        from tfrx.io.inflate_index import CheckpointStream, load_inflate_index
+        from tfrx.io._streams import existing_checkpoint_index
+        from tfrx.io.inflate_index import CheckpointStream
 
         source = self._sources[k]
         assert isinstance(source, str)  # a remote reader's sources are all URLs
-        try:
-            index = load_inflate_index(source, build=False)
-        except (OSError, TfrxError):
+        index = existing_checkpoint_index(source)
+        if index is None:
             return None
         if offset > index.records.file_size:
             return None  # past the end: the ordinary path says so

@@ -100,11 +100,18 @@ def _resume_at_checkpoint(source, raw, compression: str, start_offset: int, owns
     when the file has a valid checkpoint index (never built here); else None."""
     if not (start_offset and owns and isinstance(source, (str, os.PathLike))) or is_url(os.fspath(source)):
         return None
-    try:
-        index = load_inflate_index(os.fsdecode(os.fspath(source)), build=False)
-    except (OSError, TfrxError):
+    index = existing_checkpoint_index(os.fsdecode(os.fspath(source)))
+    if index is None:
         return None
     return OpenedStream(CheckpointStream(source, index, start_offset, file=raw), compression, None)
+
+
+def existing_checkpoint_index(path: str):
+    """The valid checkpoint index of the compressed file or object ``path`` (never built here), or None."""
+    try:
+        return load_inflate_index(path, build=False)
+    except (OSError, TfrxError):
+        return None
 
 
 def _inflating_stream(
