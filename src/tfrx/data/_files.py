@@ -48,15 +48,16 @@ def open_reader(
     on_error: str,
     offset: int = 0,
     record: int = 0,
+    end_offset: int | None = None,
     storage_options: dict | None = None,
     stride: tuple[int, int] | None = None,
     buffers=None,
-    readahead: int | None = None,
-    block_size: int | None = None,
-    concurrency: int | None = None,
+    **remote: int | None,
 ) -> RecordReader:
     """A :class:`tfrx.RecordReader` of ``path`` (a file or a list read one after another), positioned
-    at the record ``record`` of the first file, whose header is at byte ``offset``."""
+    at the record ``record`` of the first file, whose header is at byte ``offset``, and stopping at byte
+    ``end_offset`` where given. ``remote``: the reader's ``readahead``, ``block_size`` and ``concurrency``,
+    passed on where not None."""
     kwargs: dict = {"compression": compression, "on_error": on_error}
     if storage_options:
         kwargs["storage_options"] = storage_options
@@ -66,9 +67,9 @@ def open_reader(
         kwargs["stride"] = stride
     if buffers is not None:
         kwargs["buffers"] = buffers
-    for name, value in (("readahead", readahead), ("block_size", block_size), ("concurrency", concurrency)):
-        if value is not None:
-            kwargs[name] = value
+    if end_offset is not None:
+        kwargs["end_offset"] = end_offset
+    kwargs.update((name, value) for name, value in remote.items() if value is not None)
     start = RecordPosition(0, offset, record) if offset or record else None
     # The files were listed (and checked to be whole shard sets) by the dataset; this may be a worker's part.
     return RecordReader(path, start=start, require_all_shards=False, **kwargs)

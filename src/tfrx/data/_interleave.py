@@ -43,10 +43,9 @@ from tfrx.data._dataset import (
 )
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._map import call_with_element
-from tfrx.data._parallel_reads import SPLIT_BATCH
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.data._provenance import annotate
-from tfrx.data._unbatch import split_records
+from tfrx.data._unbatch import SPLIT_BATCH, split_records
 from tfrx.options import resolve_parallelism
 
 __all__ = ["InterleaveDataset"]

@@ -34,7 +34,7 @@ from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, usable_cor
 from tfrx.data._files import FileIterator, FilesIterator, as_path
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._prefetch import PrefetchIterator
-from tfrx.data._unbatch import split_records
+from tfrx.data._unbatch import SPLIT_BATCH, split_records
 from tfrx.io._batch import MultiBufferRecordBatch, RecordBatch
 from tfrx.io._buffer_pool import BufferPool
 from tfrx.io._paths import is_url
@@ -46,7 +46,6 @@ __all__ = [
     "read_ahead",
     "read_threads",
     "SLOT_BUFFERS",
-    "SPLIT_BATCH",
 ]
 
 # With num_parallel_reads (and in files.interleave(TFRecordDataset, num_parallel_calls=...)),
@@ -58,8 +57,6 @@ __all__ = [
 # 4,096, against 0.026 s for one reader over both files).
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
-# Element by element, the interleaved records are gathered this many at a time and split into bytes.
-SPLIT_BATCH = 256
 # Files read on the consumer's thread are read in chunks of this size while record sizes are unknown; the
 # pieces themselves are read whole into one buffer each (``exact``), sized for the piece.
 _INLINE_CHUNK = 1 << 20

@@ -26,8 +26,9 @@ from typing import Any
 
 from tfrx.data._tfrecord import TFRecordDataset
 from tfrx.data._dataset import UNKNOWN_CARDINALITY, Dataset, DatasetIterator, IterContext
-from tfrx.data._files import as_path
+from tfrx.data._files import as_path, open_reader
 from tfrx.data._rebatch import record_rebatcher
+from tfrx.data._unbatch import SPLIT_BATCH, split_records
 from tfrx.data._shard import shard_pipeline
 from tfrx.data._shuffle import ShuffledRecordBatchDataset
 from tfrx.data._sources import ListFilesDataset
@@ -62,18 +63,6 @@ def shard_ranges(ranges: list[RecordRange], num_shards: int) -> list[list[Record
         groups[min(num_shards - 1, int(middle * num_shards / total))].append(r)
         done += size
     return groups
-
-
-def _reader_options(options: dict) -> dict:
-    kwargs: dict = {"compression": options["compression"], "on_error": options["on_error"]}
-    if options.get("storage_options"):
-        kwargs["storage_options"] = options["storage_options"]
-    if options.get("buffer_size"):
-        kwargs["chunk_size"] = options["buffer_size"]
-    for name in ("readahead", "block_size", "concurrency"):
-        if options.get(name) is not None:
-            kwargs[name] = options[name]
-    return kwargs
 
 
 def _range_source(stage: TFRecordDataset, num_shards: int, index: int) -> RangeRecordsDataset | None:
@@ -132,8 +121,7 @@ class _RangeReader:
 
     def __init__(self, ranges: list[RecordRange], options: dict) -> None:
         self._ranges = ranges
-        self._options = _reader_options(options)
-        self._compression = options["compression"]
+        self._options = options
         self.range = 0
         self._start: RecordPosition | None = None  # where to open range `range` (None: its beginning)
         self._reader: RecordReader | None = None
@@ -147,8 +135,8 @@ class _RangeReader:
                 continue
             start, end = bounds
             at = self._start or RecordPosition(0, start, piece.first_index)
-            self._reader = RecordReader(
-                piece.source, start=at if at.offset or at.record_index else None, end_offset=end, **self._options
+            self._reader = open_reader(
+                piece.source, offset=at.offset, record=at.record_index, end_offset=end, **self._options
             )
             return self._reader
         return None
@@ -180,41 +168,6 @@ class _RangeReader:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
-
-
-class _RangeRecordsIterator(DatasetIterator):
-    """The ranges' records one by one (``bytes``)."""
-
-    def __init__(self, ranges: list[RecordRange], options: dict) -> None:
-        self._cursor = _RangeReader(ranges, options)
-        self._records: list[bytes] = []
-        self._i = 0
-        self._before: dict | None = None  # the cursor's state before the batch in _records
-
-    def __next__(self) -> bytes:
-        while self._i >= len(self._records):
-            self._before = self._cursor.state()
-            batch = self._cursor.read(None, None, False)
-            if batch is None:
-                self._records, self._i = [], 0
-                raise StopIteration
-            self._records, self._i = batch.to_list(), 0
-        self._i += 1
-        return self._records[self._i - 1]
-
-    def get_state(self) -> dict:
-        if self._i < len(self._records):
-            return {"batch": self._before, "skip": self._i}
-        return {"batch": self._cursor.state(), "skip": 0}
-
-    def set_state(self, state: dict) -> None:
-        self._cursor.seek(state["batch"])
-        self._records, self._i = [], 0
-        for _ in range(int(state["skip"])):
-            next(self)
-
-    def close(self) -> None:
-        self._cursor.close()
 
 
 class _RangePiecesIterator(DatasetIterator):
@@ -255,7 +208,7 @@ class RangeRecordsDataset(Dataset):
         self._options = options
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        return _RangeRecordsIterator(self.ranges, self._options)
+        return split_records(_RangePiecesIterator(self.ranges, self._options, SPLIT_BATCH, None))
 
     def _record_batches(self, batch_size: int, drop_remainder: bool) -> Dataset:
         return _RangeBatchesDataset(self, batch_size, drop_remainder, None)

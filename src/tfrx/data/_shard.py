@@ -31,7 +31,7 @@ from __future__ import annotations
 from tfrx.data._batch import batch_cardinality
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, transformation
 from tfrx.data._rebatch import record_rebatcher
-from tfrx.data._unbatch import split_records
+from tfrx.data._unbatch import SPLIT_BATCH, split_records
 from tfrx.io._batch import MultiBufferRecordBatch
 
 __all__ = ["ShardDataset"]
@@ -39,8 +39,6 @@ __all__ = ["ShardDataset"]
 # The record pieces a batch-native shard(n, i).batch(b) reads: n * b records (one batch of the
 # shard's) of at most this many payload bytes.
 _PIECE_BYTES = 4 << 20
-# A record-by-record shard over a strided reader takes its records in pieces of this many.
-_SPLIT_RECORDS = 256
 
 
 class _ShardIterator(DatasetIterator):
@@ -147,7 +145,7 @@ class ShardDataset(Dataset):
         self._index = index
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        strided = self._strided_record_pieces(1, 0, _SPLIT_RECORDS, _PIECE_BYTES)
+        strided = self._strided_record_pieces(1, 0, SPLIT_BATCH, _PIECE_BYTES)
         if strided is not None:  # read by a strided reader, split into records
             return split_records(strided._iterator(ctx))
         return _ShardIterator(self._inputs[0]._iterator(ctx), self._num_shards, self._index)

@@ -18,7 +18,7 @@ from tfrx.data._dataset import (
 from tfrx.data._structure import leading_dim, slice_structure
 from tfrx.io._batch import RecordBatch
 
-__all__ = ["UnbatchDataset", "UnbatchIterator", "split_records"]
+__all__ = ["SPLIT_BATCH", "UnbatchDataset", "UnbatchIterator", "split_records"]
 
 
 class _Slices:
@@ -74,6 +74,11 @@ class UnbatchIterator(DatasetIterator):
             self._current = self._split(next(self._parent))
             self._size = len(self._current)
             self._offset = int(state["offset"])
+
+
+#: How many records the record-by-record paths over batch-native readers read at a time, to split them
+#: into ``bytes`` (:func:`split_records`).
+SPLIT_BATCH = 256
 
 
 def split_records(batches: DatasetIterator) -> UnbatchIterator:
