@@ -69,7 +69,10 @@ def _settle_malloc(serialized: Any) -> None:
     if lengths is not None:
         total = int(np.sum(lengths))
     elif isinstance(serialized, (list, tuple, np.ndarray)) and len(serialized) >= 8:
-        total = sum(len(r) for r in serialized if isinstance(r, (bytes, bytearray, memoryview)))
+        # Estimated from the first 8 records: this runs for every batch until one is large, so no loop
+        # over all of them (a batch of large values is large in its first records too).
+        sample = [len(r) for r in serialized[:8] if isinstance(r, (bytes, bytearray, memoryview))]
+        total = sum(sample) * len(serialized) // 8
     else:
         return
     if total >= _LARGE_VALUES_BYTES:
