@@ -391,7 +391,7 @@ class RandomAccessDataset:
                     if isinstance(h, tuple):
                         remote.setdefault(id(h[0]), []).append((h[0], h[1], read, None))
                     elif isinstance(h, CompressedRandomReader) and h.remote:
-                        fs, path = url_to_fs(h.path)
+                        fs, path = h.filesystem
                         remote.setdefault(id(fs), []).append((fs, path, read, h))
                     else:
                         self._gather(*read, data)

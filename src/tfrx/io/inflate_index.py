@@ -44,6 +44,7 @@ File format (little-endian)::
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 import threading
@@ -657,8 +658,13 @@ class CompressedRandomReader:
         hi = np.concatenate([breaks, [len(starts)]]).astype(np.int64) - 1
         return starts[lo], reach[hi]
 
+    @functools.cached_property
+    def filesystem(self) -> tuple[Any, str]:
+        """``(fsspec filesystem, path in it)`` of a remote file (looked up once)."""
+        return url_to_fs(self.path)
+
     def _fetch(self, starts: np.ndarray, stops: np.ndarray) -> list:
-        fs, p = url_to_fs(self.path)
+        fs, p = self.filesystem
         n = len(starts)
         if getattr(fs, "async_impl", False):
             blobs = fs.cat_ranges([p] * n, starts.tolist(), stops.tolist(), batch_size=self.concurrency)
