@@ -194,6 +194,7 @@ def test_shuffle_reads_its_pieces_in_small_reads_unless_the_user_chose_a_size(tm
     # overhead: without a user's buffer_size the pieces are read 1 MiB at a time, with one the user's size holds.
     import tfrx
     from tfrx.data import _tfrecord
+    from tfrx.data._files import PIECE_READ_BYTES
 
     path = str(tmp_path / "r.tfrecord")
     with tfrx.TFRecordWriter(path) as w:
@@ -207,7 +208,7 @@ def test_shuffle_reads_its_pieces_in_small_reads_unless_the_user_chose_a_size(tm
 
     monkeypatch.setattr(_tfrecord, "FilesIterator", spy)
     spec = {"x": tfrx.FixedLenFeature([], tfrx.int64)}
-    for buffer_size, expected in ((None, _tfrecord.PIECE_READ_BYTES), (3 << 20, 3 << 20)):
+    for buffer_size, expected in ((None, PIECE_READ_BYTES), (3 << 20, 3 << 20)):
         seen.clear()
         ds = tfrx.data.TFRecordDataset(path, buffer_size=buffer_size).shuffle(100, seed=1).batch(32).parse(spec)
         got = np.concatenate([np.asarray(b["x"]) for b in ds])

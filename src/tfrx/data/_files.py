@@ -32,12 +32,26 @@ from tfrx.data._provenance import Provenance
 from tfrx.io._paths import is_url
 from tfrx.io._reader import RecordPosition, RecordReader
 
-__all__ = ["open_reader", "as_path", "FileIterator", "FilesIterator"]
+__all__ = ["open_reader", "as_path", "piece_options", "FileIterator", "FilesIterator", "PIECE_READ_BYTES"]
 
 # Files read by one reader at a time. Remote ones (URLs) gain most: the readahead fetches the
 # next files' first blocks while the current one is read (each file opened on its own waits a
 # round trip or two). A window never mixes local files and URLs.
 _WINDOW = 16
+
+
+#: The read size of a stream read in pieces when the user set no ``buffer_size``: a shuffle's chunks, which
+#: are copied into the shuffle's store at once, so a smaller read holds less memory for no loss of speed
+#: (1 MiB against the reader's 4 MiB: 54.8 -> 40.1 MiB added by ``shuffle(10000)`` on BERT-like records,
+#: records per CPU-second unchanged within noise); and the files parallel reads read on the consumer's
+#: thread while their record sizes are unknown (the pieces themselves are then read whole, each into one
+#: buffer sized for it).
+PIECE_READ_BYTES = 1 << 20
+
+
+def piece_options(options: dict) -> dict:
+    """``options`` with ``buffer_size`` :data:`PIECE_READ_BYTES` when the user set none."""
+    return options if options.get("buffer_size") else {**options, "buffer_size": PIECE_READ_BYTES}
 
 
 def open_reader(

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from tfrx.data._dataset import Dataset, DatasetIterator, IterContext, usable_cores
-from tfrx.data._files import FileIterator, FilesIterator, as_path
+from tfrx.data._files import FileIterator, FilesIterator, as_path, piece_options
 from tfrx.data._interleave_plan import InterleavePlanner, input_at
 from tfrx.data._prefetch import PrefetchIterator
 from tfrx.data._unbatch import SPLIT_BATCH, split_records
@@ -57,9 +57,6 @@ __all__ = [
 # 4,096, against 0.026 s for one reader over both files).
 _PARALLEL_READ_BATCH = 4096
 _PARALLEL_READ_BYTES = 4 << 20
-# Files read on the consumer's thread are read in chunks of this size while record sizes are unknown; the
-# pieces themselves are read whole into one buffer each (``exact``), sized for the piece.
-_INLINE_CHUNK = 1 << 20
 
 
 def read_threads(cycle_length: int) -> int:
@@ -194,13 +191,13 @@ class InterleavedBatchIterator(DatasetIterator):
         if not is_url(path):
             threaded = sum(isinstance(s.reader, PrefetchIterator) for s in self._plan.slots if s is not None)
             if threaded >= read_threads(len(self._plan.slots)):
-                options = (
-                    self._options
-                    if self._options.get("buffer_size")
-                    else {**self._options, "buffer_size": _INLINE_CHUNK}
-                )
                 return FileIterator(
-                    path, options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES, exact=True, buffers=SLOT_BUFFERS
+                    path,
+                    piece_options(self._options),
+                    _PARALLEL_READ_BATCH,
+                    _PARALLEL_READ_BYTES,
+                    exact=True,
+                    buffers=SLOT_BUFFERS,
                 )
         return PrefetchIterator(
             FileIterator(path, self._options, _PARALLEL_READ_BATCH, _PARALLEL_READ_BYTES), 2, name="tfrx-read"

@@ -31,7 +31,7 @@ from tfrx.data._dataset import (
     IterContext,
     resolve_parallelism,
 )
-from tfrx.data._files import FilesIterator, as_path
+from tfrx.data._files import FilesIterator, as_path, piece_options
 from tfrx.data._parallel_reads import (
     InterleavedBatchIterator,
     InterleavedRecordBatchDataset,
@@ -71,18 +71,6 @@ def reader_options(
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
             options[name] = value
     return options
-
-
-#: The read size of a stream read in pieces (a shuffle's chunks) when the user set no ``buffer_size``: the
-#: pieces are copied into the shuffle's store at once, so a smaller read holds less memory for no loss of
-#: speed (1 MiB against the reader's 4 MiB: 54.8 -> 40.1 MiB added by ``shuffle(10000)`` on BERT-like
-#: records, records per CPU-second unchanged within noise).
-PIECE_READ_BYTES = 1 << 20
-
-
-def _piece_options(options: dict) -> dict:
-    """``options`` with ``buffer_size`` :data:`PIECE_READ_BYTES` when the user set none."""
-    return options if options.get("buffer_size") else {**options, "buffer_size": PIECE_READ_BYTES}
 
 
 class RecordBatchDataset(Dataset):
@@ -224,7 +212,7 @@ class TFRecordDataset(Dataset):
         if n == 1:
             files = self._files._iterator(ctx)
             if max_bytes is not None:  # pieces of a stream (a shuffle's chunks), as the reader's chunks hold them
-                return FilesIterator(files, _piece_options(self._options), batch_size, max_bytes)
+                return FilesIterator(files, piece_options(self._options), batch_size, max_bytes)
             pieces = FilesIterator(files, self._options, batch_size, exact=True)
             return record_rebatcher(pieces, batch_size, drop_remainder)
         return InterleavedBatchIterator(self._files, ctx, self._options, n, batch_size, drop_remainder)
