@@ -29,6 +29,7 @@ constants, which NumPy does element by element), and the decode + resize by
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -417,23 +418,25 @@ def _short(fn: Callable) -> str:
 class ImageMapBatchDataset(Dataset):
     """``batch`` over image maps, fused: ``input.batch(n)[.parse(spec)]`` and the plan per batch."""
 
-    def __init__(self, plain: Dataset, base: Dataset, plan: FusionPlan, batch_size: int, drop_remainder: bool) -> None:
+    def __init__(self, base: Dataset, plan: FusionPlan, batch_size: int, drop_remainder: bool) -> None:
         super().__init__(base)
-        self._plain = plain
         self._fusion = plan
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
 
-    def _fused(self) -> Dataset:
+    def _fused(self, plan: FusionPlan | None = None) -> Dataset:
+        plan = self._fusion if plan is None else plan
         batches = self._inputs[0].batch(self.batch_size, self.drop_remainder)
-        if self._fusion.spec is not None:
-            batches = batches.parse(self._fusion.spec)
-        return batches.map(self._fusion)
+        if plan.spec is not None:
+            batches = batches.parse(plan.spec)
+        return batches.map(plan)
 
     def _iterator(self, ctx: IterContext) -> DatasetIterator:
-        if ctx.max_threads is not None:
-            self._fusion.num_parallel_calls = max(1, min(self._fusion.num_parallel_calls, ctx.max_threads))
-        return self._fused()._iterator(ctx)
+        plan = self._fusion
+        if ctx.max_threads is not None:  # this iteration's limit, on a copy: the dataset is shared
+            plan = copy.copy(plan)
+            plan.num_parallel_calls = max(1, min(plan.num_parallel_calls, ctx.max_threads))
+        return self._fused(plan)._iterator(ctx)
 
     def cardinality(self) -> int:
         return self._fused().cardinality()
@@ -464,4 +467,4 @@ def fuse_image_maps(top: Any, batch_size: int, drop_remainder: bool, plain: Data
     if plan is None:
         top._not_fused = why
         return plain
-    return ImageMapBatchDataset(plain, chain[start]._inputs[0], plan, batch_size, drop_remainder)
+    return ImageMapBatchDataset(chain[start]._inputs[0], plan, batch_size, drop_remainder)
