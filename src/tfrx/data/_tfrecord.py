@@ -41,6 +41,7 @@ from tfrx.data._parallel_reads import (
 from tfrx.data._rebatch import record_rebatcher
 from tfrx.data._shard import ShardDataset
 from tfrx.data._sources import ListFilesDataset, expand_file_pattern
+from tfrx.io._reader import check_remote_options
 from tfrx.options import check_on_error, normalize_compression
 
 __all__ = ["TFRecordDataset", "RecordBatchDataset", "reader_options"]
@@ -65,11 +66,8 @@ def reader_options(
     }
     if storage_options:
         options["storage_options"] = storage_options
-    for name, value in (remote or {}).items():
-        if value is not None:
-            if not isinstance(value, int) or value < 0 or (value == 0 and name != "readahead"):
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-            options[name] = value
+    check_remote_options(**(remote or {}))
+    options.update((name, value) for name, value in (remote or {}).items() if value is not None)
     return options
 
 

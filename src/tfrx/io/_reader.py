@@ -10,6 +10,7 @@ framing scanner, damage), and keeps the position a reading can resume from
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,15 @@ class _Forward:
 
     def close(self) -> None:
         pass
+
+
+def check_remote_options(**values: Any) -> None:
+    """Checks the remote read options given (None: the default): ``readahead`` an int >= 0 bytes,
+    ``block_size`` and ``concurrency`` ints >= 1."""
+    for name, value in values.items():
+        least, what = (0, ">= 0 (bytes, an int)") if name == "readahead" else (1, "a positive int")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise ValueError(f"{name} must be {what} or None, got {value!r}")
 
 
 class RecordReader:
@@ -168,12 +178,8 @@ class RecordReader:
             raise ValueError("pass either start or start_offset, not both")
         self._end_offset = end_offset
         remote = bool(self._sources) and all(isinstance(s, str) and is_url(s) for s in self._sources)
-        if readahead is not None and int(readahead) < 0:
-            raise ValueError(f"readahead must be >= 0 bytes, got {readahead!r}")
+        check_remote_options(readahead=readahead, block_size=block_size, concurrency=concurrency)
         self.readahead = DEFAULT_READAHEAD if readahead is None else int(readahead)
-        for name, value in (("block_size", block_size), ("concurrency", concurrency)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive int or None, got {value!r}")
         self.block_size = block_size
         self.concurrency = DEFAULT_CONCURRENCY if concurrency is None else concurrency
         self._use_readahead = remote and end_offset is None and self.readahead > 0
