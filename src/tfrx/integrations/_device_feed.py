@@ -273,7 +273,8 @@ class StandInBackend:
 def backend_for(device: Any, *, check_only: bool = False) -> Any:
     """The backend for ``device``: None for no device or the CPU (batches stay as they are), a
     :class:`DeviceBackend` as given, else :class:`CudaBackend` (made, and CUDA initialised, now).
-    ``check_only``: whether there would be a backend, touching no device."""
+    ``check_only``: whether there would be a backend, touching no device (a bad ``device`` raises
+    either way)."""
     if device is None:
         return None if not check_only else False
     if not isinstance(device, (str, int)) and hasattr(device, "hand_over"):
@@ -284,15 +285,6 @@ def backend_for(device: Any, *, check_only: bool = False) -> Any:
     if kind != "cuda":
         raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N' (or a DeviceBackend), got {device!r}")
     return CudaBackend(device) if not check_only else True
-
-
-def check_device(device: Any) -> None:
-    """Checks ``device``'s form without touching the device (no CUDA initialised)."""
-    if device is None or (not isinstance(device, (str, int)) and hasattr(device, "hand_over")):
-        return
-    kind = str(device).split(":")[0]
-    if kind not in ("cpu", "cuda"):
-        raise ValueError(f"device must be None, 'cpu', 'cuda' or 'cuda:N' (or a DeviceBackend), got {device!r}")
 
 
 # ------------------------------------------------------------------ the feeder

@@ -82,7 +82,7 @@ from tfrx.data._dataset import Dataset, DatasetIterator
 from tfrx.data._shard import shard_pipeline
 from tfrx.data._structure import map_structure
 from tfrx.options import share_cores_with
-from tfrx.integrations._device_feed import DeviceBytes, DeviceFeeder, PinnedOutputs, backend_for, check_device
+from tfrx.integrations._device_feed import DeviceBytes, DeviceFeeder, PinnedOutputs, backend_for
 from tfrx.integrations._shm_ring import PackedBatch, attached_mappings, unpack
 from tfrx.integrations._worker_pool import Slots, WorkerPool, auto_workers, for_handoff, handoffs
 
@@ -200,7 +200,7 @@ class TorchIterableDataset(IterableDataset):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 extra = ' or "auto"' if name == "num_workers" else ""
                 raise ValueError(f"{name} must be an int >= {least}{extra}, got {value!r}")
-        check_device(device)
+        backend_for(device, check_only=True)  # its form checked now, no device touched
         if num_workers and not shared_memory:
             raise ValueError("num_workers hands batches over through shared memory: it needs shared_memory=True")
         super().__init__()
@@ -283,11 +283,7 @@ class TorchIterableDataset(IterableDataset):
             pipeline, views = for_handoff(self.pipeline(), slots)
         else:
             pipeline, views = self.pipeline(), False
-        it = pipeline.iterator(epoch=self.epoch)
-        if self._resume is not None:
-            it.set_state(self._resume)
-            self._resume = None
-        self._iterator = it
+        it = self._started(pipeline)
         try:
             if slots is not None:
                 for element in handoffs(it, views, slots, self.shared_memory_slots):
@@ -297,6 +293,15 @@ class TorchIterableDataset(IterableDataset):
                     yield to_tensors(element)
         finally:
             it.close()
+
+    def _started(self, pipeline: Any) -> Any:
+        """The epoch's iterator of ``pipeline``, at the state ``load_state_dict`` gave, if any (used up)."""
+        it = pipeline.iterator(epoch=self.epoch)
+        if self._resume is not None:
+            it.set_state(self._resume)
+            self._resume = None
+        self._iterator = it
+        return it
 
     def _to_device(self, backend: Any):
         """The epoch's batches fed to ``backend``'s device (see the module's notes on ``device``)."""
@@ -316,11 +321,7 @@ class TorchIterableDataset(IterableDataset):
     def _in_process_pairs(self, feeder: DeviceFeeder):
         """(batch, iterator state after it) in this process, its parses writing into the feeder's pinned buffers."""
         outputs = PinnedOutputs(feeder, count=self.device_prefetch + 6)  # (+ the prefetch stages' batches)
-        it = _parse_into(self.pipeline(), outputs).iterator(epoch=self.epoch)
-        if self._resume is not None:
-            it.set_state(self._resume)
-            self._resume = None
-        self._iterator = it
+        it = self._started(_parse_into(self.pipeline(), outputs))
         self._delivered = it.get_state()
         try:
             for element in it:
