@@ -25,6 +25,7 @@ machines without a GPU. Each dependency is optional (``pip install
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any, NamedTuple
 
@@ -56,6 +57,7 @@ def _torch() -> Any:
     return torch
 
 
+@functools.cache  # (looked up once: a failed import is retried on every call otherwise)
 def _nvimgcodec() -> Any:
     try:
         from nvidia import nvimgcodec
@@ -64,6 +66,7 @@ def _nvimgcodec() -> Any:
     return nvimgcodec
 
 
+@functools.cache
 def _torchvision_io() -> Any:
     try:
         import torchvision.io as io

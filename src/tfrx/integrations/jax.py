@@ -88,25 +88,20 @@ class DevicePutIterator(DatasetIterator):
                 x = np.asarray(x)
             if isinstance(x, np.ndarray) and x.dtype.kind in _NUMERIC:
                 arrays.append(x)
-                targets.append(self._target_for(x, len(arrays) - 1))
+                if self._split:
+                    targets.append(self._target_for(x, len(arrays) - 1))
                 return len(arrays) - 1
             return _Host(x)
 
         skeleton = map_structure(take, element)
         if not arrays:
             return element
-        # One call for the whole batch.
-        if self._target is None:
-            placed = self._jax.device_put(arrays)
-        elif not self._split:
-            placed = self._jax.device_put(arrays, self._target)
-        else:
-            placed = self._jax.device_put(arrays, targets)
+        # One call for the whole batch (a target of None: jax's default device).
+        placed = self._jax.device_put(arrays, targets if self._split else self._target)
         return map_structure(lambda i: i.value if type(i) is _Host else placed[i], skeleton)
 
     def _target_for(self, x: np.ndarray, index: int) -> Any:
-        if not self._split:
-            return self._target
+        """Where array ``index`` of a batch split over the devices goes (a scalar: replicated)."""
         if x.ndim == 0:
             if self._replicated is None:
                 from jax.sharding import NamedSharding, PartitionSpec
