@@ -155,12 +155,11 @@ def _with_kernel(items: list[Any], one: Any, channels: int, size: tuple[int, int
         part = np.empty((len(native), size[0], size[1], c), np.float32)
         _run_kernel([datas[i] for i in native], native, shapes[native], part, c, threads, one)
         out[native] = part
-        for i in range(n):
-            if not kinds[i]:
-                image = _with_index(one, datas[i], i)
-                if image.shape != out.shape[1:] or image.dtype != out.dtype:
-                    return _stacked(_map(one, items, threads), size, channels)
-                out[i] = image
+        others = [i for i in range(n) if not kinds[i]]  # the rest on the same threads, named by their index
+        for i, image in zip(others, _map(lambda i: _with_index(one, datas[i], i), others, threads)):
+            if image.shape != out.shape[1:] or image.dtype != out.dtype:
+                return _stacked(_map(one, items, threads), size, channels)
+            out[i] = image
     return out
 
 
