@@ -46,6 +46,7 @@ import numpy as np
 
 from tfrx import _native
 from tfrx.data._structure import map_structure
+from tfrx.integrations._shm_ring import ALIGN, NUMERIC, gather_pieces
 
 __all__ = [
     "CudaBackend",
@@ -56,11 +57,6 @@ __all__ = [
     "StandInBackend",
     "backend_for",
 ]
-
-_ALIGN = 64
-_NUMERIC = frozenset("biufc")
-_PADDING = np.zeros(_ALIGN, np.uint8)
-_STREAM_BYTES = 1 << 20  # staging copies this large use non-temporal stores (the DMA engine reads them, not a core)
 
 
 class DeviceBackend(Protocol):
@@ -441,9 +437,9 @@ class DeviceFeeder:
         arrays: list[np.ndarray] = []
 
         def take(x: Any) -> Any:
-            if isinstance(x, np.generic) and x.dtype.kind in _NUMERIC:
+            if isinstance(x, np.generic) and x.dtype.kind in NUMERIC:
                 x = np.asarray(x)
-            if type(x) is np.ndarray and x.dtype.kind in _NUMERIC and x.dtype.byteorder in "=|":
+            if type(x) is np.ndarray and x.dtype.kind in NUMERIC and x.dtype.byteorder in "=|":
                 arrays.append(x)
                 return _Placeholder(len(arrays) - 1)
             if self.bytes_on_device and type(x) is np.ndarray and x.dtype.kind == "O":
@@ -481,15 +477,11 @@ class DeviceFeeder:
             self.direct += 1
         else:
             flight.staging = slot = self._free_staging()
-            datas: list = [_PADDING]
-            spans: list[int] = []
+            pieces: list[tuple[np.ndarray, int]] = []
             cursor = 0
             for x in arrays:
-                at = (cursor + _ALIGN - 1) // _ALIGN * _ALIGN
-                if at > cursor:
-                    spans += (0, 0, at - cursor)
-                datas.append(x if x.flags.c_contiguous else np.ascontiguousarray(x))
-                spans += (len(datas) - 1, 0, x.nbytes)
+                at = (cursor + ALIGN - 1) // ALIGN * ALIGN
+                pieces.append((x if x.flags.c_contiguous else np.ascontiguousarray(x), at))
                 flight.places.append((at, x.dtype, x.shape))
                 cursor = at + x.nbytes
             if slot.array is None or slot.array.nbytes < cursor:
@@ -497,10 +489,7 @@ class DeviceFeeder:
                     max(cursor, 2 * (0 if slot.array is None else slot.array.nbytes))
                 )
             if cursor:
-                table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
-                _native.gather_spans(
-                    datas, table[0], table[1], table[2], slot.array[:cursor], stream=cursor >= _STREAM_BYTES
-                )
+                gather_pieces(pieces, slot.array[:cursor])
             flight.buffer, flight.event = self.backend.copy(slot.host, 0, cursor)
             slot.event = flight.event
             self.staged += 1

@@ -55,18 +55,47 @@ import numpy as np
 from tfrx import _native
 from tfrx.parsing._bytes_array import BytesArray
 
-__all__ = ["PackedBatch", "Prepared", "Ring", "attached_mappings", "prepare", "unpack", "views_to_objects"]
+__all__ = [
+    "ALIGN",
+    "NUMERIC",
+    "PackedBatch",
+    "Prepared",
+    "Ring",
+    "attached_mappings",
+    "gather_pieces",
+    "prepare",
+    "unpack",
+    "views_to_objects",
+]
 
-_ALIGN = 64
+ALIGN = 64  # where each array starts in a slot (and in the device feeder's staging)
 _PAGE = mmap.PAGESIZE
 _HEADER = 4096  # int32 words: [attached, closed, state of slot 0, state of slot 1, ...]
 _ATTACHED, _CLOSED, _SLOT0 = 0, 1, 2
 _MAX_SLOTS = _HEADER // 4 - _SLOT0
-_NUMERIC = frozenset("biufc")
-_PADDING = np.zeros(_ALIGN, np.uint8)  # the bytes between two arrays' aligned places
+NUMERIC = frozenset("biufc")  # the dtype kinds copied as raw bytes
+_PADDING = np.zeros(ALIGN, np.uint8)  # the bytes between two arrays' aligned places
 # Batches this large are copied into the slot with non-temporal stores: the main process reads
 # them later from another core, so filling this core's cache with them only evicts the pipeline.
 _STREAM_BYTES = 1 << 20
+
+
+def gather_pieces(pieces: list[tuple[np.ndarray, int]], dst: np.ndarray) -> None:
+    """Copies each C-contiguous array of ``pieces`` (``(array, at)``, at ascending places that do not
+    overlap) to ``dst[at:]``, and zeros between them, in one native call (non-temporal stores for a
+    large batch: its reader is another core, or a device's copy engine)."""
+    datas: list = [_PADDING]
+    spans: list[int] = []  # (source, start, length) triples
+    cursor = 0
+    for x, at in pieces:
+        if at > cursor:
+            spans += (0, 0, at - cursor)
+        datas.append(x)
+        spans += (len(datas) - 1, 0, x.nbytes)
+        cursor = at + x.nbytes
+    if spans:
+        table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
+        _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
 
 
 def _shm_dir() -> str:
@@ -131,7 +160,7 @@ class _SlotPickler(pickle.Pickler):
     def _place(self, x: np.ndarray) -> int:
         at = self.end
         self.pieces.append((x if x.flags.c_contiguous else np.ascontiguousarray(x), at))
-        self.end = (at + x.nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+        self.end = (at + x.nbytes + ALIGN - 1) // ALIGN * ALIGN
         return at
 
     def _column(self, values: np.ndarray, offsets: np.ndarray, shape: tuple) -> tuple:
@@ -141,7 +170,7 @@ class _SlotPickler(pickle.Pickler):
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is np.ndarray:
             kind = obj.dtype.kind
-            if kind in _NUMERIC and obj.dtype.byteorder in "=|":
+            if kind in NUMERIC and obj.dtype.byteorder in "=|":
                 if self._ring is not None and obj.flags.c_contiguous:
                     at = self._in_slot(obj)
                     if at is not None:
@@ -229,7 +258,7 @@ def prepare(element: Any, *, views_as_objects: bool = False, ring: Ring | None =
     start = 0
     if pickler.slot is not None:
         assert ring is not None
-        start = _round_up(ring._arena_end(pickler.slot), _ALIGN)
+        start = _round_up(ring._arena_end(pickler.slot), ALIGN)
     return Prepared(out.getvalue(), pickler.pieces, pickler.end, pickler.columns, pickler.spans, pickler.slot, start)
 
 
@@ -339,19 +368,10 @@ class Ring:
         assert self._mm is not None and self._state is not None  # _maybe_unlink checked it is open
         base = _HEADER + slot * self.slot_bytes
         start = prepared.start
-        datas: list = [_PADDING]
-        spans: list[int] = []  # (source, start, length) triples
-        cursor = 0
-        for x, at in prepared.pieces:
-            if at > cursor:
-                spans += (0, 0, at - cursor)
-            datas.append(x)
-            spans += (len(datas) - 1, 0, x.nbytes)
-            cursor = at + x.nbytes
-        if spans:
-            table = np.array(spans, np.int64).reshape(-1, 3).T.copy()
-            dst = np.frombuffer(self._mm, np.uint8, count=max(cursor, 1), offset=base + start)
-            _native.gather_spans(datas, table[0], table[1], table[2], dst, stream=cursor >= _STREAM_BYTES)
+        if prepared.pieces:
+            x, at = prepared.pieces[-1]
+            dst = np.frombuffer(self._mm, np.uint8, count=max(at + x.nbytes, 1), offset=base + start)
+            gather_pieces(prepared.pieces, dst)
             del dst  # (an export of the mapping, which close() needs gone)
         columns: list[int] = []
         if prepared.columns:
