@@ -133,6 +133,22 @@ def test_decode_and_resize_mixes_formats_and_reports_the_bad_image():
         tfrx.image.decode_and_resize([items[0], items[2], damaged], (16, 16), channels=3)
 
 
+@pytest.mark.parametrize("channels,dtype", [(3, np.uint16), (4, np.uint8), (1, np.float32)])
+def test_images_the_kernel_does_not_take_are_resized_into_their_rows_as_per_image(channels, dtype):
+    from PIL import Image
+
+    items = []
+    for k, (h, w) in enumerate([(20, 30), (33, 17), (8, 9)]):
+        buf = io.BytesIO()
+        pixels = np.random.default_rng(k).integers(0, 256, (h, w, 4), np.uint8)
+        Image.fromarray(pixels, "RGBA").save(buf, format="PNG")
+        items.append(buf.getvalue())
+    want = np.stack([tfrx.image.resize(tfrx.image.decode_image(c, channels, dtype=dtype), (16, 12)) for c in items])
+    got = tfrx.image.decode_and_resize(items, (16, 12), channels=channels, format="image", dtype=dtype)
+    assert got.dtype == np.float32 and np.array_equal(got, want)
+    assert np.array_equal(tfrx.image.decode_batch(items, channels, size=(16, 12), dtype=dtype), want)
+
+
 def test_decode_and_resize_gray_and_colour_with_channels_0_do_not_stack():
     items = [_jpeg(30, 40, 1), _jpeg(30, 40, 3)]
     with pytest.raises(ValueError, match="cannot stack"):

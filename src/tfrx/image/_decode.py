@@ -17,7 +17,7 @@ from tfrx.image._common import (
 )
 from tfrx.image._any import _decode_image_one
 from tfrx.image._fused import decode_and_resize
-from tfrx.image._resize import _resize_bilinear_into, resize
+from tfrx.image._resize import resize
 
 
 @renamed_arguments(num_threads="num_parallel_calls")
@@ -73,25 +73,12 @@ def decode_batch(
         contents = [contents]
     items = list(contents.ravel()) if isinstance(contents, np.ndarray) else list(contents)
 
-    if size is not None and ch in (0, 1, 3) and method == "bilinear" and not antialias and items:
-        # JPEGs decoded and resized by one native call (decode_and_resize: the same pixels as below).
+    if size is not None and method == "bilinear" and not antialias and items:
+        # decode_and_resize: JPEGs decoded and resized by one native call, other images resized straight
+        # into their rows of the batch (the same pixels as below).
         return decode_and_resize(
             items, size, channels=ch, format="image", dtype=dt, num_parallel_calls=num_parallel_calls
         )
-    if size is not None and ch == 4 and method == "bilinear" and not antialias and items:
-        # Each worker resizes straight into its row of the batch: no per-image
-        # float32 array and no stacking copy.
-        h, w = (int(d) for d in size)
-        if h < 1 or w < 1:
-            raise ValueError(f"decode_batch: size must be two positive ints, got {size!r}")
-        batch = np.empty((len(items), h, w, ch), np.float32)
-
-        def work_into(item: tuple[int, Any]) -> None:
-            i, c = item
-            _resize_bilinear_into(_decode_image_one(c, ch, dt, expand_animations=False), batch[i : i + 1])
-
-        _map(work_into, list(enumerate(items)), num_parallel_calls)
-        return batch
 
     def work(c: Any) -> np.ndarray:
         img = _decode_image_one(c, ch, dt, expand_animations=False)

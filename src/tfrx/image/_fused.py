@@ -25,7 +25,7 @@ from tfrx.image._crop_resize import _output
 from tfrx.image._any import _decode_image_one
 from tfrx.image._jpeg import _check_decode_args, _decode_jpeg_one
 from tfrx.image._partial import partial_jpeg_backend
-from tfrx.image._resize import _METHODS, resize
+from tfrx.image._resize import _METHODS, _resize_bilinear_into, resize
 from tfrx.options import resolve_parallelism
 
 __all__ = ["decode_and_resize"]
@@ -95,12 +95,13 @@ def decode_and_resize(  # noqa: PLR0913  decode_jpeg's and resize's arguments, f
     if out_h < 1 or out_w < 1:
         raise ValueError(f"decode_and_resize: size must be two positive ints, got {size!r}")
 
-    def one(c: Any) -> np.ndarray:
+    def decode(c: Any) -> np.ndarray:
         if format == "jpeg":
-            image = _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast)
-        else:
-            image = _decode_image_one(c, channels, dt, expand_animations=False)
-        return resize(image, (out_h, out_w), method, preserve_aspect_ratio, antialias)
+            return _decode_jpeg_one(c, channels, ratio, fancy_upscaling, try_recover_truncated, fast)
+        return _decode_image_one(c, channels, dt, expand_animations=False)
+
+    def one(c: Any) -> np.ndarray:
+        return resize(decode(c), (out_h, out_w), method, preserve_aspect_ratio, antialias)
 
     if _is_single(contents):
         return one(contents)
@@ -112,9 +113,18 @@ def decode_and_resize(  # noqa: PLR0913  decode_jpeg's and resize's arguments, f
         and not preserve_aspect_ratio
         and _kernel_possible(format, ratio, fancy_upscaling, try_recover_truncated, fast, dt)
     )
-    if not items or not kernel:
-        return _stacked(_map(one, items, threads), (out_h, out_w), channels)
-    return _with_kernel(items, one, channels, (out_h, out_w), threads)
+    if items and kernel:
+        return _with_kernel(items, one, channels, (out_h, out_w), threads)
+    if items and channels and method == "bilinear" and not antialias and not preserve_aspect_ratio:
+        # Each image resized straight into its row of the batch: no float32 array per image, no stacking copy.
+        rows = np.empty((len(items), out_h, out_w, channels), np.float32)
+
+        def into_row(i: int) -> None:
+            _resize_bilinear_into(decode(items[i]), rows[i : i + 1])
+
+        _map(lambda i: _with_index(into_row, i, i), list(range(len(items))), threads)
+        return rows
+    return _stacked(_map(one, items, threads), (out_h, out_w), channels)
 
 
 def _stacked(images: list[np.ndarray], size: tuple[int, int], channels: int) -> np.ndarray:
