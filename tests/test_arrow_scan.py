@@ -208,6 +208,58 @@ def test_a_filter_keeping_most_records_parses_in_one_pass_after_the_first_batch(
     assert low.parsed["name"] == _whole(files).filter(pc.field("f1") < 50).num_rows
 
 
+def test_a_filter_takes_rows_of_every_kind_of_column_before_packing_and_equals_filtering_afterwards(tmp_path):
+    """The kept rows of dense features (scalars, shaped, strings) are taken before their values are packed; the
+    others (VarLen, Ragged) are converted whole, then taken: in one pass and in two, the rows are the same."""
+    rng = np.random.default_rng(5)
+    n = 2500
+    lengths = rng.integers(0, 4, n)
+    columns = {
+        "k": np.arange(n, dtype=np.int64) % 100,
+        "pair": rng.integers(0, 9, (n, 2)),
+        "word": [b"w%d" % i * (i % 3) for i in range(n)],
+        "words": rng.integers(0, 5, (n, 2)).astype(str).astype(object).astype(bytes),
+        "tags": tfrx.Ragged(rng.random(int(lengths.sum())).astype(np.float32), row_lengths=lengths),
+        "more": tfrx.Ragged(np.arange(int(lengths.sum()), dtype=np.int64), row_lengths=lengths[::-1]),
+    }
+    path = str(tmp_path / "mixed.tfrecord")
+    tfrx.write_records(path, tfrx.encode_examples(columns))
+    spec = {
+        "k": tfrx.FixedLenFeature([], tfrx.int64),
+        "pair": tfrx.FixedLenFeature([2], tfrx.int64),
+        "word": tfrx.FixedLenFeature([], tfrx.string),
+        "words": tfrx.FixedLenFeature([2], tfrx.string),
+        "tags": tfrx.VarLenFeature(tfrx.float32),
+        "ragged": tfrx.RaggedFeature(tfrx.int64, value_key="more"),
+    }
+    whole = _whole([path], spec)
+    out = ["word", "pair", "tags", "words", "ragged", "k"]
+    for expr in (pc.field("k") < 20, pc.field("k") >= 20):  # two passes, then one after the first batch
+        got = scan([path], spec=spec, columns=out, filter=expr, batch_size=700).read_all()
+        expected = whole.filter(expr).select(out)
+        assert 0 < got.num_rows < n and got.equals(expected), expr
+
+
+def test_a_filter_of_literals_keeps_every_row_or_none_and_a_mask_of_the_wrong_length_is_an_error(files):
+    assert scan(files, spec=SPEC, columns=["f1"], filter=pc.scalar(True)).read_all().num_rows == 3 * N
+    assert scan(files, spec=SPEC, columns=["f1"], filter=pc.scalar(False)).read_all().num_rows == 0
+    with pytest.raises(ValueError, match="one boolean per row"):
+        scan(files, spec=SPEC, filter=lambda t: pa.array([True]), filter_columns=["f1"]).read_all()
+
+
+def test_the_scan_reads_into_the_pool_of_the_process(files, monkeypatch):
+    """Each range's chunks are read into buffers of the process's pool, so that a scan's threads do not fault
+    fresh pages in for every chunk (the batch is parsed into columns of its own before the next is read)."""
+    from tfrx.io._buffer_pool import READ_BUFFERS
+
+    taken = []
+    take = READ_BUFFERS.take
+    monkeypatch.setattr(READ_BUFFERS, "take", lambda *a, **k: taken.append(a) or take(*a, **k))
+    got = scan(files, spec=SPEC, columns=["name"], filter=pc.field("f1") < 500).read_all()
+    assert got.equals(_whole(files).filter(pc.field("f1") < 500).select(["name"]))
+    assert len(taken) >= len(files)
+
+
 def test_strings_are_binary_columns_of_their_own_equal_to_the_default_parse(tmp_path):
     """The scan parses strings as views of the records and packs them (no bytes object per value): the columns
     are the default parse's, binary, in memory of their own even where a record's values lie end to end."""

@@ -42,10 +42,12 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from tfrx.integrations._arrow_convert import RAW_COLUMN, _inferred, _record_batch
+from tfrx.integrations._arrow_convert import RAW_COLUMN, _column, _inferred, _record_batch
 from tfrx.io._batch import RecordBatch
+from tfrx.io._buffer_pool import READ_BUFFERS
 from tfrx.io._data_files import expand_paths
 from tfrx.io.ranges import RecordRange, plan_ranges, read_range
+from tfrx.parsing._bytes_array import BytesArray
 from tfrx.io._reader import RecordReader
 from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
 
@@ -158,12 +160,48 @@ filter_columns = _filter_columns
 
 
 # ------------------------------------------------------------------ one batch
-def _filtered(table: pa.Table, expression: pc.Expression) -> pa.Table:
-    """``table.filter(expression)`` on this thread: ``Table.filter`` hands a plan to Arrow's thread pool, which
-    for one batch cost more CPU than the filter itself (the scan already runs batches on its own threads)."""
+def _mask(table: pa.Table, expression: pc.Expression) -> pa.ChunkedArray:
+    """``expression`` evaluated over ``table`` on this thread: ``Table.filter`` hands a plan to Arrow's thread
+    pool, which for one batch cost more CPU than the filter itself (the scan already runs batches on its own
+    threads)."""
     source = acero.Declaration("table_source", acero.TableSourceNodeOptions(table))
-    keep = acero.Declaration("filter", acero.FilterNodeOptions(expression))
-    return acero.Declaration.from_sequence([source, keep]).to_table(use_threads=False)
+    project = acero.Declaration("project", acero.ProjectNodeOptions([expression], ["keep"]))
+    return acero.Declaration.from_sequence([source, project]).to_table(use_threads=False).column(0)
+
+
+def _kept_rows(mask: Any, rows: int) -> np.ndarray:
+    """The indexes of the rows a boolean mask keeps (a null keeps none; a scalar keeps all rows or none)."""
+    if isinstance(mask, pa.Scalar):
+        mask = np.full(rows, mask.is_valid and mask.as_py() is True)
+    elif isinstance(mask, (pa.Array, pa.ChunkedArray)):
+        if mask.null_count:
+            mask = pc.fill_null(mask, False)
+        mask = mask.to_numpy(zero_copy_only=False)
+    mask = np.asarray(mask)
+    if mask.shape != (rows,) or mask.dtype != np.bool_:
+        raise ValueError(f"the filter must give one boolean per row ({rows}); it gave {mask.dtype} {mask.shape}")
+    return np.flatnonzero(mask)
+
+
+def _columns_of(parsed: Any, names: Sequence[str], rows: np.ndarray | None = None) -> dict[str, pa.Array]:
+    """The parsed features ``names`` as Arrow columns (strings as ``binary``), of the records ``rows`` only
+    when given. The rows of dense features are taken before their values are packed, so that strings of
+    dropped records are never copied; the others are converted whole, then taken."""
+    if not isinstance(parsed, Mapping):  # a SequenceExample parse: converted whole
+        batch = to_record_batch(parsed)
+        if rows is not None:
+            batch = batch.take(pa.array(rows))
+        return {name: batch.column(name) for name in names}
+    out = {}
+    for name in names:
+        value = parsed[name]
+        if rows is None:
+            out[name] = _column(name, value, packed=True)
+        elif isinstance(value, (np.ndarray, BytesArray)):
+            out[name] = _column(name, value[rows], packed=True)
+        else:
+            out[name] = _column(name, value, packed=True).take(pa.array(rows))
+    return out
 
 
 #: When a filter kept more than this share of a batch's records, the next batches parse the other projected
@@ -183,49 +221,51 @@ class _Plan:
     stats: ScanStats
     #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
     kept: float = 0.0
+    #: each scan thread's parsers, by role (a parser keeps sizes of its last batch: one per thread)
+    _parsers: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
-    def _keep(self, table: pa.Table) -> pa.Table:
-        """The rows of ``table`` the filter keeps."""
+    def _parse(self, role: str, spec: Any, records: RecordBatch) -> Any:
+        parsers = self._parsers.__dict__
+        if role not in parsers:
+            parsers[role] = _parser(spec)
+        return parsers[role].parse(records)
+
+    def _rows(self, parsed: Any, records: int) -> np.ndarray:
+        """The indexes of the records the filter keeps, evaluated over the features it names."""
+        names = _names(self.filter_spec)
+        if names:
+            table = pa.table(_columns_of(parsed, names))
+        else:  # a filter of literals alone: a table of no columns, one row per record
+            table = pa.table({"rows": pa.nulls(records)}).select([])
         if callable(self.filter) and not isinstance(self.filter, pc.Expression):
-            mask = self.filter(table.select(_names(self.filter_spec)))
-            return table.filter(pc.fill_null(mask, False) if mask.null_count else mask)
-        return _filtered(table, self.filter)
-
-    def _one_pass(self, records: RecordBatch) -> pa.RecordBatch | None:
-        both = _merged(self.filter_spec, self.rest_spec)
-        table = pa.Table.from_batches([to_record_batch(_parser(both).parse(records))])
-        self.stats._count(len(records), _names(both), len(records))
-        keep = self._keep(table)
-        self.kept = keep.num_rows / max(1, len(records))
-        if keep.num_rows == 0:
-            return None
-        return pa.record_batch([keep.column(c).combine_chunks() for c in self.columns], names=self.columns)
+            return _kept_rows(self.filter(table), records)
+        return _kept_rows(_mask(table, self.filter), records)
 
     def batch(self, records: RecordBatch) -> pa.RecordBatch | None:
         if self.spec is False:
             self.stats._count(len(records), (), 0)
             return pa.record_batch([pa.array(records.to_list(), pa.binary())], names=[RAW_COLUMN])
         if self.filter is None:
-            out = to_record_batch(_parser(self.spec).parse(records))
+            out = to_record_batch(self._parse("all", self.spec, records))
             self.stats._count(len(records), _names(self.spec), len(records))
             return out.select(self.columns)  # the parser's order is not always the spec's
-        if self.kept > ONE_PASS_ABOVE and not _empty(self.rest_spec):
-            return self._one_pass(records)
-        first = to_record_batch(_parser(self.filter_spec).parse(records))
-        self.stats._count(len(records), _names(self.filter_spec), len(records))
-        table = pa.Table.from_batches([first]).append_column("__row", pa.array(np.arange(len(records))))
-        keep = self._keep(table)
-        self.kept = keep.num_rows / max(1, len(records))
-        if keep.num_rows == 0:
+        one_pass = self.kept > ONE_PASS_ABOVE or _empty(self.rest_spec) or _empty(self.filter_spec)
+        first_spec = _merged(self.filter_spec, self.rest_spec) if one_pass else self.filter_spec
+        parsed = self._parse("both" if one_pass else "filter", first_spec, records)
+        self.stats._count(len(records), _names(first_spec), len(records))
+        rows = self._rows(parsed, len(records))
+        self.kept = len(rows) / max(1, len(records))
+        if not len(rows):
             return None
-        rows = keep.column("__row").to_numpy()
-        columns = {name: keep.column(name).combine_chunks() for name in _names(self.filter_spec)}
-        if not _empty(self.rest_spec):
+        if one_pass:
+            columns = _columns_of(parsed, self.columns, rows)
+        else:
+            needed = set(_names(self.filter_spec))
+            columns = _columns_of(parsed, [c for c in self.columns if c in needed], rows)
             selected = RecordBatch(records.data, records.starts[rows], records.lengths[rows], path=records.path)
-            rest = to_record_batch(_parser(self.rest_spec).parse(selected))
+            rest = self._parse("rest", self.rest_spec, selected)
             self.stats._count(0, _names(self.rest_spec), len(rows))
-            for name in rest.schema.names:
-                columns[name] = rest.column(name)
+            columns.update(_columns_of(rest, _names(self.rest_spec)))
         return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
 
 
@@ -365,7 +405,11 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
 
 def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batch_size: int, stop: threading.Event):
     out = []
-    for records in read_range(piece, compression=compression, on_error=on_error, batch_size=batch_size):
+    # Each batch is parsed into columns of their own before the next is read: the process's pool lends the read
+    # buffers, so chunks land in memory already mapped (fresh memory on these threads costs a page fault per
+    # 4 KiB, and zeroing).
+    chunks = read_range(piece, compression=compression, on_error=on_error, batch_size=batch_size, buffers=READ_BUFFERS)
+    for records in chunks:
         if stop.is_set():
             break
         if not len(records):

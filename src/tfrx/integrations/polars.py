@@ -12,7 +12,7 @@ its filters, and a row limit:
   ``is_between``, ``&``/``|``/``~`` and ``is_null`` of integer features and
   numeric literals (as Polars hands them over: cast to the column's type, or
   the column cast to Float64 for a float literal) is
-  evaluated as a ``pyarrow.compute`` expression; any other is evaluated by
+  evaluated with ``pyarrow.compute`` on each batch's arrays; any other is evaluated by
   Polars itself on each batch of the features it names (same semantics as
   filtering afterwards, NaN ordering included);
 * a predicate naming a list feature (VarLen, Ragged, a feature list, a
@@ -30,8 +30,9 @@ Polars is imported when this module is: ``pip install 'tfrx[polars]'``.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 try:
@@ -74,7 +75,7 @@ _CLOSED = {
 }
 
 
-def _literal(body: dict) -> pc.Expression:
+def _literal(body: dict) -> pa.Scalar:
     ((form, typed),) = body.items()
     if form not in ("Dyn", "Scalar") or not isinstance(typed, dict) or len(typed) != 1:
         raise _Untranslatable(str(body))
@@ -84,30 +85,40 @@ def _literal(body: dict) -> pc.Expression:
     # number, where Arrow compares it false)
     in_range = (isinstance(value, float) and value == value) or (isinstance(value, int) and -(2**63) <= value < 2**63)
     if numeric and in_range and not isinstance(value, bool):
-        return pc.scalar(value)
+        return pa.scalar(value)
     raise _Untranslatable(str(body))
 
 
-def _arrow_expression(node: Any) -> pc.Expression:
-    """A Polars expression tree (its JSON form) as a ``pyarrow.compute.Expression``, or ``_Untranslatable``."""
+#: A translated predicate: a function of the batch's table (the columns the predicate names) giving an Arrow
+#: boolean array, or a scalar for a predicate of literals alone.
+_Evaluator = Callable[[pa.Table], Any]
+
+
+def _arrow_expression(node: Any) -> _Evaluator:
+    """A Polars expression tree (its JSON form) as ``pyarrow.compute`` calls on a batch, or ``_Untranslatable``.
+
+    The calls are the kernels a ``pyarrow.compute.Expression`` of the same
+    tree runs (``&`` and ``|`` are Kleene's, as in Polars), called on the
+    batch's arrays: an Expression needs an Acero plan per batch, which cost
+    more CPU than parsing the batch's features.
+    """
     if not isinstance(node, dict) or len(node) != 1:
         raise _Untranslatable(str(node))
     ((kind, body),) = node.items()
     if kind == "Column" and isinstance(body, str):
-        return pc.field(body)
+        return lambda table: table.column(body)
     if kind == "Literal" and isinstance(body, dict) and len(body) == 1:
-        return _literal(body)
+        value = _literal(body)
+        return lambda _table: value
     if kind == "BinaryExpr":
         left, right, op = _arrow_expression(body["left"]), _arrow_expression(body["right"]), body["op"]
-        if op in _COMPARISONS:
-            return _COMPARISONS[op](left, right)
-        if op in ("And", "LogicalAnd"):
-            return left & right
-        if op in ("Or", "LogicalOr"):
-            return left | right
+        call = _COMPARISONS.get(op) or _LOGICAL.get(op)
+        if call is not None:
+            return lambda table: call(left(table), right(table))
     if kind == "Cast" and body.get("dtype") == {"Literal": "Float64"} and body.get("options") == "NonStrict":
         # an integer feature compared with a float: Polars compares them as Float64, as this does
-        return _arrow_expression(body["expr"]).cast(pa.float64(), safe=False)
+        operand = _arrow_expression(body["expr"])
+        return lambda table: pc.cast(operand(table), pa.float64(), safe=False)
     if kind == "Function" and len(body.get("input", ())) == 3 and isinstance(body.get("function"), dict):
         between = body["function"].get("Boolean")
         if (
@@ -117,25 +128,27 @@ def _arrow_expression(node: Any) -> pc.Expression:
         ):
             value, low, high = (_arrow_expression(node) for node in body["input"])
             above, below = _CLOSED[between["IsBetween"]["closed"]]
-            return above(value, low) & below(value, high)
+            return lambda table: pc.and_kleene(above(value(table), low(table)), below(value(table), high(table)))
     if kind == "Function" and len(body.get("input", ())) == 1:
         operand = _arrow_expression(body["input"][0])
-        function = body.get("function")
-        if function == {"Boolean": "IsNull"}:
-            return operand.is_null()
-        if function == {"Boolean": "IsNotNull"}:
-            return operand.is_valid()
-        if function == {"Boolean": "Not"}:
-            return ~operand
+        unary = _UNARY.get(json.dumps(body.get("function"), sort_keys=True))
+        if unary is not None:
+            return lambda table: unary(operand(table))
     raise _Untranslatable(kind)
 
 
-def _translate(predicate: pl.Expr, schema: pa.Schema, names: Sequence[str]) -> pc.Expression | None:
-    """The predicate as an Arrow expression when it names only integer features and translates exactly."""
+_LOGICAL = {"And": pc.and_kleene, "LogicalAnd": pc.and_kleene, "Or": pc.or_kleene, "LogicalOr": pc.or_kleene}
+_UNARY = {
+    json.dumps({"Boolean": "IsNull"}): pc.is_null,
+    json.dumps({"Boolean": "IsNotNull"}): pc.is_valid,
+    json.dumps({"Boolean": "Not"}): pc.invert,
+}
+
+
+def _translate(predicate: pl.Expr, schema: pa.Schema, names: Sequence[str]) -> _Evaluator | None:
+    """The predicate as ``pyarrow.compute`` calls when it names only integer features and translates exactly."""
     if not all(pa.types.is_integer(schema.field(n).type) for n in names):
         return None  # floats: Polars orders NaN above every number, Arrow compares it false
-    import json
-
     try:
         return _arrow_expression(json.loads(predicate.meta.serialize(format="json")))
     except (_Untranslatable, KeyError, TypeError, ValueError):
@@ -210,18 +223,8 @@ def scan_tfrecord(
         wanted = columns + [n for n in names if n not in columns]
         pushed = n_rows is None and all(_is_scalar(schema.field(n).type) for n in names)
         if pushed:
-            expression = _translate(predicate, schema, names)
-            if expression is not None:
-                reader = scan(source, columns=columns, filter=expression, **scan_options, **size)
-            else:
-                reader = scan(
-                    source,
-                    columns=columns,
-                    filter=_polars_mask(predicate),
-                    filter_columns=names,
-                    **scan_options,
-                    **size,
-                )
+            mask = _translate(predicate, schema, names) or _polars_mask(predicate)
+            reader = scan(source, columns=columns, filter=mask, filter_columns=names, **scan_options, **size)
             for batch in reader:
                 yield pl.from_arrow(batch)  # type: ignore[misc]
             return

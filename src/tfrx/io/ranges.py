@@ -283,9 +283,18 @@ def group_ranges(ranges: list[RecordRange], num_groups: int) -> list[list[Record
 
 
 def read_range(
-    piece: RecordRange, *, compression: str = "auto", on_error: str = "raise", batch_size: int = 1024
+    piece: RecordRange,
+    *,
+    compression: str = "auto",
+    on_error: str = "raise",
+    batch_size: int = 1024,
+    buffers: Any = None,
 ) -> Iterator[RecordBatch]:
     """The records of one range, in batches of at most ``batch_size``, both CRCs checked.
+
+    ``buffers``: where the reader takes its read buffers, as for
+    :class:`tfrx.RecordReader` (a caller that is done with each batch before
+    the next passes a pool, so every chunk is read into memory already mapped).
 
     Records of a byte range are numbered from the range's first record, and a
     :class:`~tfrx.CorruptRecordError` raised in one says so (an index gives
@@ -301,6 +310,7 @@ def read_range(
         return
     start, end = bounds
     kwargs: dict = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
+    kwargs["buffers"] = buffers
     with RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs) as reader:
         try:
             yield from reader.iter_batches(max_records=batch_size)
