@@ -30,6 +30,7 @@ TARGETS = {
     "decode": "fuzz_decode",
     "parse": "fuzz_parse",
     "parse_sequence": "fuzz_parse_sequence",
+    "parse_file": "fuzz_parse_file",
     "index": "fuzz_index",
 }
 _STATS = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+)")

@@ -12,7 +12,7 @@ pytest.importorskip("atheris")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUN = os.path.join(ROOT, "fuzz", "run.py")
-TARGETS = ["reader", "decode", "parse", "parse_sequence", "index"]
+TARGETS = ["reader", "decode", "parse", "parse_sequence", "parse_file", "index"]
 SECONDS = int(os.environ.get("TFRX_FUZZ_SECONDS", "3"))
 
 

@@ -114,6 +114,29 @@ def test_damage_in_a_byte_range_names_where_the_range_starts(big, tmp_path):
     assert e.value.offset == int(index.offsets[1200])
 
 
+def test_resume_reads_on_from_a_record_of_the_range_and_numbers_records_from_the_range(big, tmp_path):
+    """read_range(resume=(offset, k)) starts at the range's k-th record, whose header is at offset (a caller
+    that read the first k records another way); batches tell where the next record starts (end_offset)."""
+    path, sizes = big
+    index = tfrx.build_index(path, index_path=str(tmp_path / "r.idx"))
+    whole = tfrx.RecordReader(path).read_all()
+    piece = RecordRange(path, int(index.offsets[300]), int(index.offsets[900]), first_index=300)
+    got = [r for b in read_range(piece, resume=(int(index.offsets[500]), 200)) for r in b.to_list()]
+    assert got == whole[500:900]
+    first = next(read_range(piece, batch_size=7, resume=(int(index.offsets[500]), 200)))
+    assert first.first_index == 500 and first.end_offset() == int(index.offsets[507])
+    data = bytearray(open(path, "rb").read())
+    data[int(index.offsets[700]) + 14] ^= 0xFF
+    damaged = tmp_path / "damaged.tfrecord"
+    damaged.write_bytes(bytes(data))
+    byte_range = RecordRange(str(damaged), int(index.offsets[300]) + 5, None, exact=False)
+    with pytest.raises(tfrx.CorruptRecordError, match="where this range starts") as e:
+        for _ in read_range(byte_range, resume=(int(index.offsets[500]), 199)):
+            pass
+    assert e.value.offset == int(index.offsets[700]) and e.value.record_index == 399  # counted from record 301
+    assert tfrx.RecordBatch(np.zeros(0, np.uint8), [], []).end_offset() is None
+
+
 @settings(max_examples=25, deadline=None)
 @given(sizes=st.lists(st.integers(0, 400), min_size=1, max_size=60), num_ranges=st.integers(1, 9))
 def test_any_cut_delivers_each_record_exactly_once(tmp_path_factory, sizes, num_ranges):

@@ -13,6 +13,21 @@ using namespace nb::literals;
 namespace tfrx {
 namespace py {
 
+namespace {
+
+void bind_file_parse(nb::module_& m) {
+  nb::class_<FileParse>(m, "FileParse", "What ParserCore.parse_file read and parsed.")
+      .def_ro("result", &FileParse::result, "the columns (empty unless status is 0)")
+      .def_ro("records", &FileParse::records, "records parsed (0 unless status is 0)")
+      .def_ro("next_offset", &FileParse::next_offset, "the file offset of the next record's header")
+      .def_ro("status", &FileParse::status,
+              "0: read and parsed; 1: damaged or cut short framing; 2: a record does not parse (result.error);\n"
+              "3: a read failed (io_error). Other than 0, the columns are empty: read the range another way.")
+      .def_ro("io_error", &FileParse::io_error, "errno of the failed read");
+}
+
+}  // namespace
+
 void bind_parser(nb::module_& m) {
   using tfrx::parse::Error;
   using tfrx::parse::ErrorCode;
@@ -86,6 +101,8 @@ void bind_parser(nb::module_& m) {
               "per sequence column: a SequenceColumn (values, step_splits, record_splits)")
       .def_ro("error", &ParseResult::error, "the first bad record, or None (then the columns are empty)");
 
+  bind_file_parse(m);
+
   nb::class_<ParserObject>(m, "ParserCore", "Spec-driven Example/SequenceExample parser (driven by tfrx.parsing).")
       .def(nb::init<const std::vector<const ColumnSpec*>&, std::vector<SequenceColumnSpec>, bool>(), "columns"_a,
            "sequence_columns"_a, "sequence"_a)
@@ -97,7 +114,11 @@ void bind_parser(nb::module_& m) {
            "Parses the records of a RecordSet where they are (GIL released).")
       .def("parse_spans", &ParserObject::parse_spans, "buffers"_a, "which"_a, "starts"_a, "lengths"_a, "threads"_a,
            nb::kw_only(), "views"_a = false,
-           "Parses records buffers[which[i]][starts[i]:starts[i]+lengths[i]] where they lie (GIL released).");
+           "Parses records buffers[which[i]][starts[i]:starts[i]+lengths[i]] where they lie (GIL released).")
+      .def("parse_file", &ParserObject::parse_file, "fd"_a, "offset"_a, "end"_a, "max_records"_a, "piece"_a,
+           "Reads the uncompressed TFRecord file `fd` from the header at byte `offset` up to byte `end`, at most\n"
+           "`max_records` records, in pieces of `piece` bytes into one reused buffer, checks both CRCs and parses\n"
+           "each piece while it is in cache (Examples; bytes values as ByteSpans of their own). GIL released.");
 
   nb::class_<OutputArena>(m, "OutputArena", nb::is_weak_referenceable(),
                           "A writable buffer that the parse calls on this thread take their numeric outputs from\n"

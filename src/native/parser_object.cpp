@@ -122,6 +122,7 @@ ParserObject::ParserObject(const std::vector<const ColumnSpec*>& columns,
   }
   skip_.assign(cols.size() + sequence_columns.size(), 0);
   hints_.assign(cols.size() + sequence_columns.size(), SizeHint{});
+  sequence_ = sequence;
   parser_ = std::make_unique<tfrx::parse::Parser>(std::move(cols), std::move(sequence_columns), sequence);
 }
 

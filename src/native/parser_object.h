@@ -56,6 +56,18 @@ struct ParseResult {
   std::optional<tfrx::parse::Error> error;
 };
 
+// What parse_file read: the columns of `records` records, and the offset of the next record's header.
+// A status other than kFileOk leaves the columns empty: the caller reads the range again another way,
+// which names the damage (file, record, byte offset) or the parse error.
+enum FileStatus : int { kFileOk = 0, kFileDamaged = 1, kFileParseError = 2, kFileReadError = 3 };
+struct FileParse {
+  ParseResult result;
+  int64_t records = 0;
+  int64_t next_offset = 0;
+  int status = kFileOk;
+  int io_error = 0;  // kFileReadError: errno of the failed read
+};
+
 class ParserObject {
  public:
   ParserObject(const std::vector<const ColumnSpec*>& columns,
@@ -77,6 +89,14 @@ class ParserObject {
                           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> starts,
                           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
 
+  // The records of an uncompressed TFRecord file from the header at byte `offset` up to byte `end`, at
+  // most `max_records` of them: read with positioned reads of `fd` in pieces of `piece` bytes into one
+  // buffer that is reused, both CRCs checked, each piece parsed while it is in cache, bytes values
+  // copied out (as ByteSpans over buffers of their own) before the next piece is read. Examples only
+  // (GIL released). The buffer grows past `piece` only for a record longer than it, never beyond the
+  // bytes the file holds.
+  FileParse parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece);
+
  private:
   using Span = tfrx::parse::Span;
   // Where the records live: one buffer (parse_buffer) or none (parse_list).
@@ -91,6 +111,11 @@ class ParserObject {
   };
 
   ParseResult run(const std::vector<Span>& records, int threads, bool views, const Input& input);
+  // parse_file's steps (parser_file.cpp): one piece's records parsed into the columns being filled.
+  struct FileColumns;
+  bool parse_piece(const std::vector<Span>& records, FileColumns* out, tfrx::parse::Error* error);
+  nb::list file_result(FileColumns* columns, int64_t records);
+  void read_file(int fd, int64_t offset, int64_t end, int64_t max_records, FileColumns* columns, FileParse* out);
   // One bytes column of n values, span(i) giving value i (a null-data span
   // of size j standing for defaults[j]).
   template <typename SpanAt>
@@ -106,6 +131,8 @@ class ParserObject {
   std::vector<std::vector<std::string>> default_bytes_;
   ShortBytesCache cache_;
   std::vector<uint32_t> skip_;  // per column, then per sequence column: batches left without the cache
+  bool sequence_ = false;
+  std::vector<uint8_t> file_buffer_;  // parse_file's pieces
 };
 
 // COO indices for a SparseArray from row splits (a parse result's, or a

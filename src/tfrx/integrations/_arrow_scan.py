@@ -29,6 +29,7 @@ so that a caller (or a test) can see that projection and filters parse less.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import deque
@@ -46,7 +47,7 @@ from tfrx.integrations._arrow_convert import RAW_COLUMN, _column, _inferred, _re
 from tfrx.io._batch import RecordBatch
 from tfrx.io._buffer_pool import READ_BUFFERS
 from tfrx.io._data_files import expand_paths
-from tfrx.io.ranges import RecordRange, plan_ranges, read_range
+from tfrx.io.ranges import RecordRange, local_plain_file, plan_ranges, read_range, record_bounds
 from tfrx.parsing._bytes_array import BytesArray
 from tfrx.io._reader import RecordReader
 from tfrx.options import check_on_error, normalize_compression, resolve_parallelism
@@ -224,11 +225,40 @@ class _Plan:
     #: each scan thread's parsers, by role (a parser keeps sizes of its last batch: one per thread)
     _parsers: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
-    def _parse(self, role: str, spec: Any, records: RecordBatch) -> Any:
+    def _parser_for(self, role: str, spec: Any) -> Any:
         parsers = self._parsers.__dict__
         if role not in parsers:
             parsers[role] = _parser(spec)
-        return parsers[role].parse(records)
+        return parsers[role]
+
+    def _parse(self, role: str, spec: Any, records: RecordBatch) -> Any:
+        return self._parser_for(role, spec).parse(records)
+
+    def one_pass(self) -> bool:
+        """Whether the next batch parses the filter's features and the others in one pass (see ONE_PASS_ABOVE)."""
+        return self.kept > ONE_PASS_ABOVE or _empty(self.rest_spec) or _empty(self.filter_spec)
+
+    def parse_file(
+        self, fd: int, offset: int, end: int, max_records: int
+    ) -> tuple[pa.RecordBatch | None, int, int] | None:
+        """One pass over up to ``max_records`` records of a local uncompressed file from byte ``offset``: read,
+        checked and parsed piece by piece in one native call (:data:`PIECE_BYTES` at a time), then filtered.
+        ``(batch or None when no row is kept, records, next offset)``, or ``None`` when the records there are
+        damaged or do not parse (the reader then reads them and says what is wrong and where)."""
+        role, spec = ("all", self.spec) if self.filter is None else ("both", _merged(self.filter_spec, self.rest_spec))
+        done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES)
+        if done is None:
+            return None
+        parsed, n, next_offset = done
+        self.stats._count(n, _names(spec), n)
+        rows = None
+        if self.filter is not None:
+            rows = self._rows(parsed, n)
+            self.kept = len(rows) / max(1, n)
+            if not len(rows):
+                return None, n, next_offset
+        columns = _columns_of(parsed, self.columns, rows)
+        return pa.record_batch([columns[c] for c in self.columns], names=self.columns), n, next_offset
 
     def _rows(self, parsed: Any, records: int) -> np.ndarray:
         """The indexes of the records the filter keeps, evaluated over the features it names."""
@@ -249,7 +279,7 @@ class _Plan:
             out = to_record_batch(self._parse("all", self.spec, records))
             self.stats._count(len(records), _names(self.spec), len(records))
             return out.select(self.columns)  # the parser's order is not always the spec's
-        one_pass = self.kept > ONE_PASS_ABOVE or _empty(self.rest_spec) or _empty(self.filter_spec)
+        one_pass = self.one_pass()
         first_spec = _merged(self.filter_spec, self.rest_spec) if one_pass else self.filter_spec
         parsed = self._parse("both" if one_pass else "filter", first_spec, records)
         self.stats._count(len(records), _names(first_spec), len(records))
@@ -403,12 +433,75 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
     return pa.RecordBatchReader.from_batches(schema, batches)
 
 
+#: Bytes read, checked and parsed at a time when the scan reads a local uncompressed file itself
+#: (``_Plan.parse_file``): few enough that the CRC check and the parse find them in cache after the read.
+PIECE_BYTES = 512 << 10
+
+
 def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batch_size: int, stop: threading.Event):
+    """The parsed batches of one range.
+
+    A local uncompressed file of Examples is read by offsets: batches the
+    plan parses in one pass are read, checked and parsed piece by piece in
+    one native call; a batch for a filter that keeps few records (or none
+    measured yet) goes through the reader, to be parsed in two passes. Any
+    other range, or damage found on the way, is read by the reader alone.
+    """
+    path = None
+    if on_error == "raise" and isinstance(plan.spec, Mapping) and plan.spec:
+        path = local_plain_file(piece, compression)
+    bounds = record_bounds(piece) if path is not None else None
+    if path is None or bounds is None:
+        return _read_batches(piece, plan, compression, on_error, batch_size, stop)
+    offset, end = bounds
+    end = os.path.getsize(path) if end is None else end
+    index = 0  # of the range's records, those before offset
+    out: list[pa.RecordBatch] = []
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        while offset < end and not stop.is_set():
+            if plan.filter is not None and not plan.one_pass():
+                chunks = read_range(
+                    piece, compression="", batch_size=batch_size, buffers=READ_BUFFERS, resume=(offset, index)
+                )
+                try:
+                    records = next(chunks, None)
+                finally:
+                    chunks.close()
+                following = None if records is None else records.end_offset()
+                if records is None or following is None:
+                    break
+                batch, n, next_offset = plan.batch(records), len(records), following
+            else:
+                done = plan.parse_file(fd, offset, end, batch_size)
+                if done is None:  # damage, a record that does not parse, or a failed read
+                    out.extend(_read_batches(piece, plan, compression, on_error, batch_size, stop, (offset, index)))
+                    break
+                batch, n, next_offset = done
+            if batch is not None and batch.num_rows:
+                out.append(batch)
+            offset, index = next_offset, index + n
+    finally:
+        os.close(fd)
+    return out
+
+
+def _read_batches(
+    piece: RecordRange,
+    plan: _Plan,
+    compression: str,
+    on_error: str,
+    batch_size: int,
+    stop: threading.Event,
+    resume: tuple[int, int] | None = None,
+) -> list[pa.RecordBatch]:
     out = []
     # Each batch is parsed into columns of their own before the next is read: the process's pool lends the read
     # buffers, so chunks land in memory already mapped (fresh memory on these threads costs a page fault per
     # 4 KiB, and zeroing).
-    chunks = read_range(piece, compression=compression, on_error=on_error, batch_size=batch_size, buffers=READ_BUFFERS)
+    chunks = read_range(
+        piece, compression=compression, on_error=on_error, batch_size=batch_size, buffers=READ_BUFFERS, resume=resume
+    )
     for records in chunks:
         if stop.is_set():
             break

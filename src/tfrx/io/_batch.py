@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tfrx.io._framing import FRAMING_BYTES
+
 __all__ = ["MultiBufferRecordBatch", "RecordBatch", "ScatteredRecordBatch"]
 
 
@@ -67,6 +69,13 @@ class RecordBatch(Sequence):
     def record_index(self, i: int) -> int:
         """The index in its file (``path``) of the batch's record ``i``."""
         return self.first_index + i * self.index_step
+
+    def end_offset(self) -> int | None:
+        """The byte offset in the file just past the last record's framing: where the record after the batch
+        starts (``None`` for an empty batch, or without ``file_offsets``)."""
+        if self.file_offsets is None or not len(self):
+            return None
+        return int(self.file_offsets[-1]) + FRAMING_BYTES + int(self.lengths[-1])
 
     @classmethod
     def from_records(cls, records: Sequence[bytes]) -> RecordBatch:

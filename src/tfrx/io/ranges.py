@@ -23,7 +23,8 @@ compressed bytes of its intervals). :func:`read_range` reads one range's records
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "RecordRange",
     "file_size",
     "group_ranges",
+    "local_plain_file",
     "plan_ranges",
     "read_range",
     "record_boundary",
@@ -159,6 +161,19 @@ def record_bounds(piece: RecordRange) -> tuple[int, int | None] | None:
     if end is not None and start >= end:
         return None
     return start, end
+
+
+def local_plain_file(piece: RecordRange, compression: str = "auto") -> str | None:
+    """The path of the file a range reads when it is a local, uncompressed one (else ``None``): such a range
+    can be read by offsets of its own (:meth:`tfrx.ExampleParser` cores' ``parse_file``, ``read_range``'s
+    ``resume``)."""
+    source = piece.source
+    if not isinstance(source, (str, os.PathLike)):
+        return None
+    path = os.fspath(source)
+    if not isinstance(path, str) or is_url(path) or local_size(path) is None:
+        return None
+    return None if _compression_of(path, compression) else path
 
 
 def _index_of(source):
@@ -289,12 +304,16 @@ def read_range(
     on_error: str = "raise",
     batch_size: int = 1024,
     buffers: Any = None,
-) -> Iterator[RecordBatch]:
+    resume: tuple[int, int] | None = None,
+) -> Generator[RecordBatch, None, None]:
     """The records of one range, in batches of at most ``batch_size``, both CRCs checked.
 
     ``buffers``: where the reader takes its read buffers, as for
     :class:`tfrx.RecordReader` (a caller that is done with each batch before
     the next passes a pool, so every chunk is read into memory already mapped).
+    ``resume=(offset, index)``: start at the record whose header is at byte
+    ``offset`` of the file, the ``index``-th of the range (a caller that read
+    the records before it another way); uncompressed files only.
 
     Records of a byte range are numbered from the range's first record, and a
     :class:`~tfrx.CorruptRecordError` raised in one says so (an index gives
@@ -309,7 +328,8 @@ def read_range(
     if bounds is None:
         return
     start, end = bounds
-    kwargs: dict = {"start": RecordPosition(0, start, piece.first_index)} if start else {}
+    at, first = (start, 0) if resume is None else resume
+    kwargs: dict = {"start": RecordPosition(0, at, piece.first_index + first)} if at else {}
     kwargs["buffers"] = buffers
     with RecordReader(piece.source, compression=compression, on_error=on_error, end_offset=end, **kwargs) as reader:
         try:
