@@ -947,8 +947,26 @@ class Parser::RangeParse {
       p += 2 + L;
       ++i;
     }
+    // The map's last entries, too short for the 16-byte loads (a record's last feature is often an int64
+    // like "label": 16 bytes in all), compared byte by byte instead of being looked up again.
+    while (i < cap && guesses[i] < 0 && e - p >= 2 && e - p < 18 && tail_miss(p, e, misses[i])) {
+      p += 2 + p[1];
+      ++i;
+    }
     *entry = i;
     return p;
+  }
+
+  // Whether the entry at p, ending before e, is of the usual layout with the key of `pt` (a whole entry:
+  // its pattern's bytes lie inside it).
+  static TFRX_NOINLINE bool tail_miss(const uint8_t* p, const uint8_t* e, const Parser::KeyTable::EntryPattern& pt) {
+    const unsigned L = p[1];
+    if (p[0] != 0x0a || L >= 0x80 || pt.len == 0 || L + 2 > static_cast<size_t>(e - p)) return false;
+    const unsigned K = pt.len - 3;
+    if (K + 4 > L || p[5 + K] != L - K - 4) return false;
+    uint8_t pattern[16];
+    std::memcpy(pattern, pt.word, 16);
+    return same_key(p + 2, pattern, pt.len);
   }
 
   // What the walk needs to write a dense feature straight to its row,
