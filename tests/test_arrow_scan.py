@@ -289,3 +289,18 @@ def test_strings_are_binary_columns_of_their_own_equal_to_the_default_parse(tmp_
         column = batch.column(name)
         values = column.flatten() if not pa.types.is_binary(column.type) else column
         assert not np.may_share_memory(np.frombuffer(values.buffers()[2], np.uint8), record_bytes), name
+
+
+def test_packed_strings_share_a_buffer_holding_only_them_and_copy_out_of_records():
+    """A binary column over values that fill their buffer (parse_file packed them) shares it; values lying end
+    to end inside a larger buffer (records) are copied, so the column does not keep the records alive."""
+    from tfrx.integrations._arrow_convert import _binary
+
+    own = np.frombuffer(b"abcdef", np.uint8)
+    column = _binary(tfrx.BytesArray(own, [0, 2], [2, 4]))
+    assert column.to_pylist() == [b"ab", b"cdef"]
+    assert column.buffers()[2].address == own.ctypes.data
+    records = np.frombuffer(b"xxabcdefxx", np.uint8)
+    column = _binary(tfrx.BytesArray(records, [2, 4], [2, 4]))
+    assert column.to_pylist() == [b"ab", b"cdef"]
+    assert column.buffers()[2].address != records.ctypes.data + 2

@@ -96,7 +96,9 @@ def _binary(values: BytesArray) -> pa.Array:
     """``binary`` of a BytesArray's values end to end, in memory of its own (one native gather, no object per
     value): what a parse with the default ``bytes_as`` gives, without making a ``bytes`` object per value."""
     data, offsets = values.packed()
-    if np.may_share_memory(data, values.data):  # values already end to end in the records: not a view of them
+    # Values already end to end in the records: copied, not a view that would keep the records alive. Values
+    # that are their buffer's whole content (a parse that packed them already) are shared as they are.
+    if np.may_share_memory(data, values.data) and data.shape[0] != values.data.shape[0]:
         data = np.array(data, dtype=np.uint8, copy=True)
     if int(offsets[-1]) > np.iinfo(np.int32).max:
         return pa.Array.from_buffers(
