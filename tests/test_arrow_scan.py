@@ -304,3 +304,18 @@ def test_packed_strings_share_a_buffer_holding_only_them_and_copy_out_of_records
     column = _binary(tfrx.BytesArray(records, [2, 4], [2, 4]))
     assert column.to_pylist() == [b"ab", b"cdef"]
     assert column.buffers()[2].address != records.ctypes.data + 2
+
+
+def test_a_selective_filter_parses_other_numbers_in_the_same_pass_and_strings_for_kept_records_only(files):
+    """Decoding a few more numbers of the dropped records costs less than walking the kept ones a second time;
+    strings (which may be large) are still parsed for the kept records only when the filter is selective."""
+    expr = pc.field("f1") < 50  # keeps about 5%
+    whole = _whole(files).filter(expr)
+    numbers = ScanStats()
+    got = scan(files, spec=SPEC, columns=["f3", "f4"], filter=expr, batch_size=1000, stats=numbers).read_all()
+    assert got.equals(whole.select(["f3", "f4"])) and whole.num_rows < 0.1 * 3 * N
+    assert numbers.parsed["f3"] == 3 * N  # one pass
+    strings = ScanStats()
+    got = scan(files, spec=SPEC, columns=["name", "f4"], filter=expr, batch_size=1000, stats=strings).read_all()
+    assert got.equals(whole.select(["name", "f4"]))
+    assert strings.parsed["name"] == whole.num_rows  # two passes

@@ -14,8 +14,13 @@ Hugging Face ``datasets``, Spark and Dask read through it
   its own predicate language). Each batch parses the features the filter
   names first, keeps the records it selects, and parses the other
   projected features for those records only; once a batch's filter kept
-  more than half of its records (:data:`ONE_PASS_ABOVE`), the next batches
-  parse them all in one pass and filter afterwards, which is cheaper then.
+  more than half of its records (:data:`ONE_PASS_ABOVE`), or when the other
+  features are all numbers, batches parse them all in one pass and filter
+  afterwards, which is cheaper then.
+* **Local files**: an uncompressed file on a local disk is read by offsets,
+  each batch parsed in one pass read, checked and parsed 512 KiB at a time
+  in one native call (``ParserCore.parse_file``), the piece still in cache;
+  damage found there is read again by the reader, which names it.
 * **Limit**: reading stops once ``limit`` rows have been produced.
 * **Parallelism in bounded memory**: the files are cut into record ranges
   (:func:`tfrx.io.ranges.plan_ranges`: whole files, or parts of a large
@@ -208,8 +213,13 @@ def _columns_of(parsed: Any, names: Sequence[str], rows: np.ndarray | None = Non
 #: When a filter kept more than this share of a batch's records, the next batches parse the other projected
 #: features in the same pass as the filter's and filter afterwards: a second pass over most of the records
 #: (each one walked again to find its features) costs more than parsing them for the dropped few. At or
-#: below it, the other features are parsed for the kept records only. Either way the rows are the same.
+#: below it, other features holding strings are parsed for the kept records only (numbers always in one
+#: pass). Either way the rows are the same.
 ONE_PASS_ABOVE = 0.5
+
+
+def _holds_bytes(feature: Any) -> bool:
+    return getattr(getattr(feature, "dtype", None), "name", "string") == "string"
 
 
 @dataclass
@@ -235,8 +245,12 @@ class _Plan:
         return self._parser_for(role, spec).parse(records)
 
     def one_pass(self) -> bool:
-        """Whether the next batch parses the filter's features and the others in one pass (see ONE_PASS_ABOVE)."""
-        return self.kept > ONE_PASS_ABOVE or _empty(self.rest_spec) or _empty(self.filter_spec)
+        """Whether the next batch parses the filter's features and the others in one pass (see ONE_PASS_ABOVE):
+        always when the others are numbers, which cost little more to decode for the dropped records than
+        the second walk over the kept ones would."""
+        if _empty(self.rest_spec) or _empty(self.filter_spec) or self.kept > ONE_PASS_ABOVE:
+            return True
+        return isinstance(self.rest_spec, Mapping) and not any(_holds_bytes(f) for f in self.rest_spec.values())
 
     def parse_file(
         self, fd: int, offset: int, end: int, max_records: int
