@@ -11,6 +11,31 @@
 #endif
 
 namespace tfrx {
+
+int64_t read_at(int fd, uint8_t* out, size_t n, int64_t pos, int* error) {
+#ifdef TFRX_HAVE_PREAD
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t k = pread(fd, out + got, n - got, static_cast<off_t>(pos) + static_cast<off_t>(got));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      *error = errno;
+      return -1;
+    }
+    if (k == 0) break;
+    got += static_cast<size_t>(k);
+  }
+  return static_cast<int64_t>(got);
+#else
+  (void)fd;
+  (void)out;
+  (void)n;
+  (void)pos;
+  *error = ENOSYS;
+  return -1;
+#endif
+}
+
 namespace {
 
 inline uint64_t load_u64(const uint8_t* p) {
@@ -56,28 +81,7 @@ bool at_limit(const ScanLimits& limits, int64_t count, int64_t pos) {
 }
 
 // Reads the 12-byte header at `pos`; the bytes read (fewer at the end of the file), or -1 with `error` set.
-int64_t read_header(int fd, int64_t pos, uint8_t* h, int* error) {
-#ifdef TFRX_HAVE_PREAD
-  size_t got = 0;
-  while (got < kHeaderBytes) {
-    const ssize_t k = pread(fd, h + got, kHeaderBytes - got, static_cast<off_t>(pos) + static_cast<off_t>(got));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      *error = errno;
-      return -1;
-    }
-    if (k == 0) break;
-    got += static_cast<size_t>(k);
-  }
-  return static_cast<int64_t>(got);
-#else
-  (void)fd;
-  (void)pos;
-  (void)h;
-  *error = ENOSYS;
-  return -1;
-#endif
-}
+int64_t read_header(int fd, int64_t pos, uint8_t* h, int* error) { return read_at(fd, h, kHeaderBytes, pos, error); }
 
 // The record at `pos` (header `h`, `present` bytes of the file from `pos` on) is complete; else `out` says why.
 bool whole_record(const uint8_t* h, uint64_t present, ScanResult* out) {

@@ -56,6 +56,10 @@ void scan_records(const uint8_t* buf, size_t n, bool verify, const ScanLimits& l
 // record there runs past `end` (`need` bytes missing). `error`: errno of a failed read (0: none).
 void walk_records(int fd, int64_t offset, int64_t end, const ScanLimits& limits, ScanResult* out, int* error);
 
+// Up to n bytes of the open file fd from byte pos (positioned reads, retried when interrupted): the bytes
+// read, fewer only at the end of the file, or -1 with *error set to errno (ENOSYS without pread).
+int64_t read_at(int fd, uint8_t* out, size_t n, int64_t pos, int* error);
+
 // First offset >= from where a 12-byte header with a valid length CRC and a
 // length below 2^48 starts, or -1 when none starts before n - 11. Used to
 // resynchronise after damage, so it must be fast on long damaged regions.

@@ -947,9 +947,17 @@ class Parser::RangeParse {
       p += 2 + L;
       ++i;
     }
-    // The map's last entries, too short for the 16-byte loads (a record's last feature is often an int64
-    // like "label": 16 bytes in all), compared byte by byte instead of being looked up again.
-    while (i < cap && guesses[i] < 0 && e - p >= 2 && e - p < 18 && tail_miss(p, e, misses[i])) {
+    *entry = i;
+    return e - p < 18 ? skip_tail_misses(p, e, guesses, misses, cap, entry) : p;
+  }
+
+  // The map's last entries, too short for skip_misses' 16-byte loads (a record's last feature is often an
+  // int64 like "label": 16 bytes in all), compared byte by byte instead of being looked up again.
+  static TFRX_NOINLINE const uint8_t* skip_tail_misses(const uint8_t* p, const uint8_t* e, const int32_t* guesses,
+                                                       const Parser::KeyTable::EntryPattern* misses, size_t cap,
+                                                       size_t* entry) {
+    size_t i = *entry;
+    while (i < cap && guesses[i] < 0 && e - p >= 2 && tail_miss(p, e, misses[i])) {
       p += 2 + p[1];
       ++i;
     }
@@ -959,7 +967,7 @@ class Parser::RangeParse {
 
   // Whether the entry at p, ending before e, is of the usual layout with the key of `pt` (a whole entry:
   // its pattern's bytes lie inside it).
-  static TFRX_NOINLINE bool tail_miss(const uint8_t* p, const uint8_t* e, const Parser::KeyTable::EntryPattern& pt) {
+  static bool tail_miss(const uint8_t* p, const uint8_t* e, const Parser::KeyTable::EntryPattern& pt) {
     const unsigned L = p[1];
     if (p[0] != 0x0a || L >= 0x80 || pt.len == 0 || L + 2 > static_cast<size_t>(e - p)) return false;
     const unsigned K = pt.len - 3;

@@ -5,7 +5,6 @@
 // buffer. Here each piece (a few hundred KiB) is read into one reused buffer, checked and parsed while it
 // is in cache, and bytes values are copied into the output before the next piece overwrites them.
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,11 +12,6 @@
 #include "framing.h"
 #include "output_buffers.h"
 #include "parser_object.h"
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#define TFRX_HAVE_PREAD 1
-#endif
 
 namespace tfrx {
 namespace py {
@@ -33,31 +27,6 @@ using tfrx::parse::Kind;
 using tfrx::parse::PodBuffer;
 using tfrx::parse::Span;
 using tfrx::parse::VarColumn;
-
-// Up to n bytes of fd at pos (fewer only at the end of the file), or -1 with *error set.
-int64_t read_at(int fd, uint8_t* out, size_t n, int64_t pos, int* error) {
-#ifdef TFRX_HAVE_PREAD
-  size_t got = 0;
-  while (got < n) {
-    const ssize_t k = pread(fd, out + got, n - got, static_cast<off_t>(pos) + static_cast<off_t>(got));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      *error = errno;
-      return -1;
-    }
-    if (k == 0) break;
-    got += static_cast<size_t>(k);
-  }
-  return static_cast<int64_t>(got);
-#else
-  (void)fd;
-  (void)out;
-  (void)n;
-  (void)pos;
-  *error = ENOSYS;
-  return -1;
-#endif
-}
 
 // The bytes values of one column, end to end in memory of their own.
 struct CopiedBytes {
