@@ -81,11 +81,11 @@ def _same(got: dict, expected: dict) -> None:
         assert np.asarray(a).tolist() == np.asarray(b).tolist(), key
 
 
-def _in_calls(parser, path, max_records, piece) -> tuple[list[dict], list[int]]:
+def _in_calls(parser, path, max_records, piece, max_bytes=0) -> tuple[list[dict], list[int]]:
     """The file in calls of at most max_records records, each starting where the last one stopped."""
     size, offset, parts, counts = os.path.getsize(path), 0, [], []
     while offset < size:
-        done = parser._parse_file(*_fd_args(path, offset, size), max_records, piece)
+        done = parser._parse_file(*_fd_args(path, offset, size), max_records, piece, max_bytes)
         assert done is not None
         parsed, n, offset = done
         parts.append(parsed)
@@ -241,3 +241,28 @@ def test_the_scan_reads_a_local_file_by_offsets_and_equals_the_reader_path(tmp_p
     tfrx.write_records(compressed, records, compression="gzip")
     calls.clear()
     assert scan([compressed], spec=SPEC, columns=["id"]).read_all().num_rows == 3000 and not calls
+
+
+def test_max_bytes_ends_a_call_once_the_records_payloads_reach_it(tmp_path):
+    records = _records(200, seed=3, long_every=10)
+    path = _write(tmp_path / "a.tfrecord", records)
+    parser = tfrx.ExampleParser(SPEC, num_parallel_calls=1, bytes_as="views")
+    parts, counts = _in_calls(parser, path, 1 << 30, 4096, max_bytes=5000)
+    assert sum(counts) == 200 and len(parts) >= 20
+    at = 0
+    for part, count in zip(parts, counts):
+        payload = sum(len(r) for r in records[at : at + count])
+        assert payload - len(records[at + count - 1]) < 5000  # stopped at the first record that reached it
+        _same(part, parser.parse(records[at : at + count]))
+        at += count
+
+
+def test_a_scan_of_large_records_keeps_its_batches_to_batch_bytes(tmp_path, monkeypatch):
+    from tfrx.integrations import _arrow_scan
+
+    records = _records(300, seed=4, long_every=1)  # every record about 3 KB
+    path = _write(tmp_path / "big.tfrecord", records)
+    monkeypatch.setattr(_arrow_scan, "BATCH_BYTES", 20_000)
+    batches = list(scan([path], spec=SPEC, columns=["name", "id"]))
+    assert len(batches) >= 300 * 3000 // 20_000 and max(b.num_rows for b in batches) <= 8
+    assert pa.Table.from_batches(batches).equals(tfrx.read_tfrecord([path], SPEC).select(["name", "id"]))

@@ -116,8 +116,9 @@ void bind_parser(nb::module_& m) {
            nb::kw_only(), "views"_a = false,
            "Parses records buffers[which[i]][starts[i]:starts[i]+lengths[i]] where they lie (GIL released).")
       .def("parse_file", &ParserObject::parse_file, "fd"_a, "offset"_a, "end"_a, "max_records"_a, "piece"_a,
+           "max_bytes"_a = 0,
            "Reads the uncompressed TFRecord file `fd` from the header at byte `offset` up to byte `end`, at most\n"
-           "`max_records` records, in pieces of `piece` bytes into one reused buffer, checks both CRCs and parses\n"
+           "`max_records` records (max_bytes > 0: stopping once their payloads reach it), in pieces of `piece` bytes into one reused buffer, checks both CRCs and parses\n"
            "each piece while it is in cache (Examples; bytes values as ByteSpans of their own). GIL released.");
 
   nb::class_<OutputArena>(m, "OutputArena", nb::is_weak_referenceable(),

@@ -206,12 +206,13 @@ nb::list ParserObject::file_result(FileColumns* columns, int64_t records) {
   return out;
 }
 
-void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_records, FileColumns* columns,
-                             FileParse* out) {
+void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t max_bytes,
+                             FileColumns* columns, FileParse* out) {
   Pieces pieces(&file_buffer_, fd, offset, end);
   std::vector<Span> records;
   Error error;
-  while (out->records < max_records) {
+  int64_t payload = 0;  // bytes of the records parsed so far
+  while (out->records < max_records && (max_bytes <= 0 || payload < max_bytes)) {
     if (!pieces.fill(&out->io_error)) {
       out->status = kFileReadError;
       break;
@@ -219,6 +220,7 @@ void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_re
     if (pieces.size() == 0) break;
     ScanLimits limits;
     limits.max_records = max_records - out->records;
+    if (max_bytes > 0) limits.max_bytes = max_bytes - payload;
     ScanResult scan;
     scan_records(pieces.data(), pieces.size(), true, limits, &scan);
     records.resize(scan.starts.size());
@@ -231,6 +233,7 @@ void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_re
       break;
     }
     out->records += static_cast<int64_t>(records.size());
+    for (const Span& r : records) payload += static_cast<int64_t>(r.size);
     const bool whole = scan.status == ScanStatus::kEnd || scan.status == ScanStatus::kLimit;
     pieces.consume(scan.consumed, whole);  // (kLimit: the bytes after the last record are read again next call)
     if (scan.status == ScanStatus::kLimit || (whole && pieces.done())) break;
@@ -243,7 +246,8 @@ void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_re
   out->next_offset = pieces.pos();
 }
 
-FileParse ParserObject::parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece) {
+FileParse ParserObject::parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece,
+                                   int64_t max_bytes) {
   if (sequence_) throw nb::value_error("parse_file: Examples only");
   if (offset < 0 || end < offset || max_records <= 0 || piece < static_cast<int64_t>(kFramingBytes))
     throw nb::value_error("parse_file: needs 0 <= offset <= end, max_records > 0 and piece >= 16");
@@ -254,7 +258,7 @@ FileParse ParserObject::parse_file(int fd, int64_t offset, int64_t end, int64_t 
     nb::gil_scoped_release release;
     std::vector<uint8_t>& buf = file_buffer_;
     if (buf.size() < static_cast<size_t>(piece)) buf.resize(static_cast<size_t>(piece));
-    read_file(fd, offset, end, max_records, &columns, &out);
+    read_file(fd, offset, end, max_records, max_bytes, &columns, &out);
     if (buf.size() > 2 * static_cast<size_t>(piece)) {  // grown for a long record: not kept for the next call
       buf.resize(static_cast<size_t>(piece));
       buf.shrink_to_fit();

@@ -90,12 +90,12 @@ class ParserObject {
                           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
 
   // The records of an uncompressed TFRecord file from the header at byte `offset` up to byte `end`, at
-  // most `max_records` of them: read with positioned reads of `fd` in pieces of `piece` bytes into one
+  // most `max_records` of them (and, `max_bytes` > 0, no more once their payloads reach `max_bytes`): read with positioned reads of `fd` in pieces of `piece` bytes into one
   // buffer that is reused, both CRCs checked, each piece parsed while it is in cache, bytes values
   // copied out (as ByteSpans over buffers of their own) before the next piece is read. Examples only
   // (GIL released). The buffer grows past `piece` only for a record longer than it, never beyond the
   // bytes the file holds.
-  FileParse parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece);
+  FileParse parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece, int64_t max_bytes);
 
  private:
   using Span = tfrx::parse::Span;
@@ -115,7 +115,8 @@ class ParserObject {
   struct FileColumns;
   bool parse_piece(const std::vector<Span>& records, FileColumns* out, tfrx::parse::Error* error);
   nb::list file_result(FileColumns* columns, int64_t records);
-  void read_file(int fd, int64_t offset, int64_t end, int64_t max_records, FileColumns* columns, FileParse* out);
+  void read_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t max_bytes, FileColumns* columns,
+                 FileParse* out);
   // One bytes column of n values, span(i) giving value i (a null-data span
   // of size j standing for defaults[j]).
   template <typename SpanAt>

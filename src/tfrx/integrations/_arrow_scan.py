@@ -260,7 +260,7 @@ class _Plan:
         ``(batch or None when no row is kept, records, next offset)``, or ``None`` when the records there are
         damaged or do not parse (the reader then reads them and says what is wrong and where)."""
         role, spec = ("all", self.spec) if self.filter is None else ("both", _merged(self.filter_spec, self.rest_spec))
-        done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES)
+        done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES, BATCH_BYTES)
         if done is None:
             return None
         parsed, n, next_offset = done
@@ -450,6 +450,9 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
 #: Bytes read, checked and parsed at a time when the scan reads a local uncompressed file itself
 #: (``_Plan.parse_file``): few enough that the CRC check and the parse find them in cache after the read.
 PIECE_BYTES = 512 << 10
+#: And at most this many bytes of records in one batch (large records: a batch of ``batch_size`` images
+#: would be gigabytes).
+BATCH_BYTES = 64 << 20
 
 
 def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batch_size: int, stop: threading.Event):
@@ -471,22 +474,24 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
     end = os.path.getsize(path) if end is None else end
     index = 0  # of the range's records, those before offset
     out: list[pa.RecordBatch] = []
+    chunks = None  # the reader of batches parsed in two passes, while there are such batches in a row
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         while offset < end and not stop.is_set():
             if plan.filter is not None and not plan.one_pass():
-                chunks = read_range(
-                    piece, compression="", batch_size=batch_size, buffers=READ_BUFFERS, resume=(offset, index)
-                )
-                try:
-                    records = next(chunks, None)
-                finally:
-                    chunks.close()
+                if chunks is None:
+                    chunks = read_range(
+                        piece, compression="", batch_size=batch_size, buffers=READ_BUFFERS, resume=(offset, index)
+                    )
+                records = next(chunks, None)
                 following = None if records is None else records.end_offset()
                 if records is None or following is None:
                     break
                 batch, n, next_offset = plan.batch(records), len(records), following
             else:
+                if chunks is not None:
+                    chunks.close()
+                    chunks = None
                 done = plan.parse_file(fd, offset, end, batch_size)
                 if done is None:  # damage, a record that does not parse, or a failed read
                     out.extend(_read_batches(piece, plan, compression, on_error, batch_size, stop, (offset, index)))
@@ -496,6 +501,8 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
                 out.append(batch)
             offset, index = next_offset, index + n
     finally:
+        if chunks is not None:
+            chunks.close()
         os.close(fd)
     return out
 

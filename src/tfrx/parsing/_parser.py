@@ -708,13 +708,16 @@ class ExampleParser:
 
     __call__ = parse
 
-    def _parse_file(self, fd: int, offset: int, end: int, max_records: int, piece: int) -> tuple[dict, int, int] | None:
+    def _parse_file(
+        self, fd: int, offset: int, end: int, max_records: int, piece: int, max_bytes: int = 0
+    ) -> tuple[dict, int, int] | None:
         """Up to ``max_records`` records of the uncompressed TFRecord file ``fd`` from the header at byte
-        ``offset`` (before byte ``end``), read, checked and parsed piece by piece (``piece`` bytes at a time)
-        in one native call: ``(features, records, next offset)``, strings as :class:`BytesArray` of their
-        own. ``None`` when the records there are damaged, cut short or do not parse, or a read failed: the
-        caller reads them with a :class:`RecordReader` instead, which names what is wrong and where."""
-        out = self._core.parse_file(fd, offset, end, max_records, piece)
+        ``offset`` (before byte ``end``; ``max_bytes`` > 0: no more once their payloads reach it), read,
+        checked and parsed piece by piece (``piece`` bytes at a time) in one native call: ``(features,
+        records, next offset)``, strings as :class:`BytesArray` of their own. ``None`` when the records
+        there are damaged, cut short or do not parse, or a read failed: the caller reads them with a
+        :class:`RecordReader` instead, which names what is wrong and where."""
+        out = self._core.parse_file(fd, offset, end, max_records, piece, max_bytes)
         if out.status:
             return None
         return self._plan.build(out.result.columns, out.records), out.records, out.next_offset
