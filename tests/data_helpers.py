@@ -102,3 +102,13 @@ def interrupted_and_resumed(make_loader, taken: int):
     resumed = make_loader()
     resumed.load_state_dict(state)
     return first, rest, list(resumed)
+
+
+def working_threads() -> int:
+    """Threads alive other than the pipeline's idle ones, which wait for the next iterator to run on them
+    (``tfrx.data._prefetch._THREADS``): what an abandoned iterator's threads must come back to."""
+    import threading
+
+    from tfrx.data._prefetch import _THREADS
+
+    return threading.active_count() - len(_THREADS._idle)

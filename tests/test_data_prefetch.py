@@ -251,3 +251,41 @@ def test_a_waiting_thread_is_woken_by_each_take_and_by_stop(monkeypatch):
     assert done.wait(40), "a wake was lost: the prefetch thread slept through a free slot"
     assert got == list(range(2000))
     assert stopped == [True]  # (woken by the stop, not by its next poll)
+
+
+def test_a_new_iterator_runs_on_the_thread_an_ended_one_left_idle():
+    """Every epoch's iterator would otherwise start a thread (and fault its memory in again): an ended
+    iterator's thread waits for the next one, which holds nothing of the previous iterator."""
+    import gc
+    import weakref
+
+    import tfrx.data._prefetch as prefetch
+
+    seen = []
+    ds = Dataset.range(50).map(lambda x: seen.append(threading.get_ident()) or x).prefetch(2)
+    first = iter(ds)
+    assert int(next(first)) == 0
+    job = first._thread
+    assert job.is_alive()
+    assert [int(x) for x in first] == list(range(1, 50))
+    ref = weakref.ref(first)
+    del first
+    gc.collect()
+    assert ref() is None  # the idle thread keeps no reference to the ended iterator
+    assert not job.is_alive()
+    assert [int(x) for x in ds] == list(range(50))
+    assert len(set(seen)) == 1 and seen[0] != threading.get_ident()
+    started = []
+    real_start = threading.Thread.start
+
+    def counting_start(self):
+        started.append(self.name)
+        return real_start(self)
+
+    threading.Thread.start = counting_start
+    try:
+        for _ in range(5):
+            assert len(list(ds)) == 50
+    finally:
+        threading.Thread.start = real_start
+    assert started == [] and len(prefetch._THREADS._idle) >= 1

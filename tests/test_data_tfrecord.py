@@ -217,7 +217,6 @@ def test_real_files_shard_and_take_match_tf(tf, tmp_path):
 
 def test_abandoned_parallel_reads_stop_their_threads(tmp_path, fake_reader, monkeypatch):
     import gc
-    import threading
     import time
 
     import tfrx.data._parallel_reads as parallel_reads
@@ -229,17 +228,19 @@ def test_abandoned_parallel_reads_stop_their_threads(tmp_path, fake_reader, monk
         files.append(str(tmp_path / f"big-{f}.tfrecord"))
         with tfrx.TFRecordWriter(files[-1]) as w:
             w.write_many([b"%d-%d" % (f, r) + bytes(4096) for r in range(3000)])
-    baseline = threading.active_count()
+    from data_helpers import working_threads as working
+
+    baseline = working()
     it = iter(TFRecordDataset(files, num_parallel_reads=3))
     for _ in range(10):
         next(it)
-    assert threading.active_count() > baseline
+    assert working() > baseline
     del it
     deadline = time.monotonic() + 10
-    while threading.active_count() > baseline and time.monotonic() < deadline:
+    while working() > baseline and time.monotonic() < deadline:
         gc.collect()
         time.sleep(0.02)
-    assert threading.active_count() == baseline
+    assert working() == baseline
 
 
 def test_interleave_of_tfrecord_datasets_over_file_names(tmp_path, fake_reader):

@@ -3,11 +3,11 @@
 import gc
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
+from data_helpers import working_threads
 from tfrx.data import Dataset
 
 
@@ -15,10 +15,10 @@ def _settle(baseline: int, timeout: float = 10.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         gc.collect()
-        if threading.active_count() <= baseline:
+        if working_threads() <= baseline:
             break
         time.sleep(0.02)
-    return threading.active_count()
+    return working_threads()
 
 
 def _threaded_pipeline():
@@ -32,17 +32,17 @@ def _threaded_pipeline():
 
 
 def test_abandoned_iterator_stops_threads():
-    baseline = threading.active_count()
+    baseline = working_threads()
     it = iter(_threaded_pipeline())
     for _ in range(20):
         next(it)
-    assert threading.active_count() > baseline
+    assert working_threads() > baseline
     del it
     assert _settle(baseline) == baseline
 
 
 def test_close_stops_threads_and_ends_iteration():
-    baseline = threading.active_count()
+    baseline = working_threads()
     it = iter(_threaded_pipeline())
     next(it)
     it.close()
@@ -52,7 +52,7 @@ def test_close_stops_threads_and_ends_iteration():
 
 
 def test_break_in_a_for_loop_with_context_manager():
-    baseline = threading.active_count()
+    baseline = working_threads()
     with iter(_threaded_pipeline()) as it:
         for i, _ in enumerate(it):
             if i == 5:
@@ -62,7 +62,7 @@ def test_break_in_a_for_loop_with_context_manager():
 
 @pytest.mark.parametrize("where", ["map", "prefetch"])
 def test_error_in_user_function_stops_threads(where):
-    baseline = threading.active_count()
+    baseline = working_threads()
 
     def boom(x):
         if x == 50:
@@ -78,7 +78,7 @@ def test_error_in_user_function_stops_threads(where):
 
 
 def test_full_iteration_leaves_no_threads():
-    baseline = threading.active_count()
+    baseline = working_threads()
     assert len(list(Dataset.range(200).map(lambda x: x, num_parallel_calls=3).prefetch(2))) == 200
     assert _settle(baseline) == baseline
 

@@ -11,12 +11,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import pytest
 
 import tfrx
+from data_helpers import working_threads
 import tfrx.io._writer as writer_mod
 
 RECORDS = [bytes([i % 251]) * (100 + i) for i in range(60)]
@@ -280,10 +280,10 @@ def test_writer_process_killed_mid_shard_leaves_no_complete_looking_shard(tmp_pa
 # ---------------------------------------------------------------- failing map functions under prefetch
 def _wait_threads(baseline: int, timeout: float = 10.0) -> int:
     deadline = time.monotonic() + timeout
-    while threading.active_count() > baseline and time.monotonic() < deadline:
+    while working_threads() > baseline and time.monotonic() < deadline:
         gc.collect()
         time.sleep(0.02)
-    return threading.active_count()
+    return working_threads()
 
 
 @pytest.fixture
@@ -301,7 +301,7 @@ class _Boom(Exception):
 @pytest.mark.parametrize("exc", [_Boom, KeyboardInterrupt])
 @pytest.mark.parametrize("parallel", [None, 4])
 def test_exception_in_map_under_prefetch_surfaces_without_hang(record_file, exc, parallel):
-    baseline = threading.active_count()
+    baseline = working_threads()
     seen = []
 
     def fn(r):
@@ -323,7 +323,7 @@ def test_exception_in_map_under_prefetch_surfaces_without_hang(record_file, exc,
 
 @pytest.mark.timeout(60)
 def test_abandoned_prefetching_iterators_leave_no_threads(record_file):
-    baseline = threading.active_count()
+    baseline = working_threads()
     for _ in range(20):
         it = iter(tfrx.TFRecordDataset(str(record_file)).map(len, num_parallel_calls=4).prefetch(4))
         next(it)
