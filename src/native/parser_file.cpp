@@ -206,26 +206,51 @@ nb::list ParserObject::file_result(FileColumns* columns, int64_t records) {
   return out;
 }
 
+namespace {
+
+// The limits of the next scan: the records left to the call, and the payload bytes (max_bytes > 0).
+ScanLimits limits_left(int64_t records, int64_t max_bytes, int64_t payload) {
+  ScanLimits limits;
+  limits.max_records = records;
+  if (max_bytes > 0) limits.max_bytes = max_bytes - payload;
+  return limits;
+}
+
+// After a scan of the buffered bytes, moves past its records; whether to read on. False ends the call,
+// with *damaged set when what stopped the scan was damage or a record the file cuts short.
+bool move_on(Pieces* pieces, const ScanResult& scan, bool* damaged) {
+  const bool whole = scan.status == ScanStatus::kEnd || scan.status == ScanStatus::kLimit;
+  pieces->consume(scan.consumed, whole);  // (kLimit: the bytes after the last record are read again next call)
+  if (scan.status == ScanStatus::kLimit || (whole && pieces->done())) return false;
+  if (whole) return true;
+  // kNeedMore: the record at pos() runs past the buffer.
+  *damaged = scan.status != ScanStatus::kNeedMore || !pieces->make_room(scan.need);
+  return !*damaged;
+}
+
+}  // namespace
+
 void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t max_bytes,
                              FileColumns* columns, FileParse* out) {
   Pieces pieces(&file_buffer_, fd, offset, end);
   std::vector<Span> records;
   Error error;
   int64_t payload = 0;  // bytes of the records parsed so far
-  while (out->records < max_records && (max_bytes <= 0 || payload < max_bytes)) {
+  bool more = true, damaged = false;
+  while (more && out->records < max_records && (max_bytes <= 0 || payload < max_bytes)) {
     if (!pieces.fill(&out->io_error)) {
       out->status = kFileReadError;
       break;
     }
     if (pieces.size() == 0) break;
-    ScanLimits limits;
-    limits.max_records = max_records - out->records;
-    if (max_bytes > 0) limits.max_bytes = max_bytes - payload;
     ScanResult scan;
-    scan_records(pieces.data(), pieces.size(), true, limits, &scan);
+    scan_records(pieces.data(), pieces.size(), true, limits_left(max_records - out->records, max_bytes, payload),
+                 &scan);
     records.resize(scan.starts.size());
-    for (size_t i = 0; i < records.size(); ++i)
+    for (size_t i = 0; i < records.size(); ++i) {
       records[i] = Span{pieces.data() + scan.starts[i], static_cast<size_t>(scan.lengths[i])};
+      payload += scan.lengths[i];
+    }
     if (!records.empty() && !parse_piece(records, columns, &error)) {
       error.record += out->records;
       out->result.error = error;
@@ -233,16 +258,9 @@ void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_re
       break;
     }
     out->records += static_cast<int64_t>(records.size());
-    for (const Span& r : records) payload += static_cast<int64_t>(r.size);
-    const bool whole = scan.status == ScanStatus::kEnd || scan.status == ScanStatus::kLimit;
-    pieces.consume(scan.consumed, whole);  // (kLimit: the bytes after the last record are read again next call)
-    if (scan.status == ScanStatus::kLimit || (whole && pieces.done())) break;
-    // kNeedMore: the record at pos() runs past the buffer. Anything else is damage, as is a record cut short.
-    if (!whole && (scan.status != ScanStatus::kNeedMore || !pieces.make_room(scan.need))) {
-      out->status = kFileDamaged;
-      break;
-    }
+    more = move_on(&pieces, scan, &damaged);
   }
+  if (damaged) out->status = kFileDamaged;
   out->next_offset = pieces.pos();
 }
 
