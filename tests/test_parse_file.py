@@ -266,3 +266,20 @@ def test_a_scan_of_large_records_keeps_its_batches_to_batch_bytes(tmp_path, monk
     batches = list(scan([path], spec=SPEC, columns=["name", "id"]))
     assert len(batches) >= 300 * 3000 // 20_000 and max(b.num_rows for b in batches) <= 8
     assert pa.Table.from_batches(batches).equals(tfrx.read_tfrecord([path], SPEC).select(["name", "id"]))
+
+
+def test_a_named_pipe_is_scanned_as_a_stream_not_by_offsets(tmp_path):
+    from tfrx.io.ranges import RecordRange, local_plain_file
+
+    records = _records(20)
+    path = _write(tmp_path / "a.tfrecord", records)
+    assert local_plain_file(RecordRange(path)) == path
+    assert local_plain_file(RecordRange(str(tmp_path))) is None  # a directory
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = str(tmp_path / "pipe")
+    os.mkfifo(fifo)
+    assert local_plain_file(RecordRange(fifo)) is None  # not opened: its bytes would be consumed
+    gz = str(tmp_path / "a.tfrecord.gz")
+    tfrx.write_records(gz, records, compression="gzip")
+    assert local_plain_file(RecordRange(gz)) is None and local_plain_file(RecordRange(gz), "") == gz

@@ -164,14 +164,14 @@ def record_bounds(piece: RecordRange) -> tuple[int, int | None] | None:
 
 
 def local_plain_file(piece: RecordRange, compression: str = "auto") -> str | None:
-    """The path of the file a range reads when it is a local, uncompressed one (else ``None``): such a range
+    """The path of the file a range reads when it is a local, regular, uncompressed one (else ``None``): such a range
     can be read by offsets of its own (:meth:`tfrx.ExampleParser` cores' ``parse_file``, ``read_range``'s
     ``resume``)."""
     source = piece.source
     if not isinstance(source, (str, os.PathLike)):
         return None
     path = os.fspath(source)
-    if not isinstance(path, str) or is_url(path) or local_size(path) is None:
+    if not isinstance(path, str) or is_url(path) or not os.path.isfile(path):  # (a pipe is read as a stream)
         return None
     return None if _compression_of(path, compression) else path
 
