@@ -118,8 +118,9 @@ void bind_parser(nb::module_& m) {
       .def("parse_file", &ParserObject::parse_file, "fd"_a, "offset"_a, "end"_a, "max_records"_a, "piece"_a,
            "max_bytes"_a = 0,
            "Reads the uncompressed TFRecord file `fd` from the header at byte `offset` up to byte `end`, at most\n"
-           "`max_records` records (max_bytes > 0: stopping once their payloads reach it), in pieces of `piece` bytes into one reused buffer, checks both CRCs and parses\n"
-           "each piece while it is in cache (Examples; bytes values as ByteSpans of their own). GIL released.");
+           "`max_records` records (max_bytes > 0: stopping once their payloads reach it), in pieces of `piece`\n"
+           "bytes into one reused buffer, checks both CRCs and parses each piece while it is in cache\n"
+           "(Examples; bytes values as ByteSpans of their own). GIL released.");
 
   nb::class_<OutputArena>(m, "OutputArena", nb::is_weak_referenceable(),
                           "A writable buffer that the parse calls on this thread take their numeric outputs from\n"

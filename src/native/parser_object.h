@@ -90,11 +90,11 @@ class ParserObject {
                           nb::ndarray<const int64_t, nb::ndim<1>, nb::c_contig> lengths, int threads, bool views);
 
   // The records of an uncompressed TFRecord file from the header at byte `offset` up to byte `end`, at
-  // most `max_records` of them (and, `max_bytes` > 0, no more once their payloads reach `max_bytes`): read with positioned reads of `fd` in pieces of `piece` bytes into one
-  // buffer that is reused, both CRCs checked, each piece parsed while it is in cache, bytes values
-  // copied out (as ByteSpans over buffers of their own) before the next piece is read. Examples only
-  // (GIL released). The buffer grows past `piece` only for a record longer than it, never beyond the
-  // bytes the file holds.
+  // most `max_records` of them (and, max_bytes > 0, none more once their payloads reach max_bytes):
+  // read with positioned reads of `fd` in pieces of `piece` bytes into one buffer that is reused, both
+  // CRCs checked, each piece parsed while it is in cache, bytes values copied out (as ByteSpans over
+  // buffers of their own) before the next piece is read. Examples only (GIL released). The buffer grows
+  // past `piece` only for a record longer than it, never beyond the bytes the file holds.
   FileParse parse_file(int fd, int64_t offset, int64_t end, int64_t max_records, int64_t piece, int64_t max_bytes);
 
  private:

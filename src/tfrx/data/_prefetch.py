@@ -10,6 +10,18 @@ thread holds no reference to the iterator: dropping or closing the iterator
 (or an exception upstream) stops it, and an exception raised upstream is
 re-raised to the consumer. ``tfrx.AUTOTUNE`` uses ``max(2, usable cores)``.
 
+The thread also frees what it made: it keeps the NumPy object arrays (the
+``bytes`` columns of parsed batches) of the elements it hands over and drops
+them once the consumer has dropped the element, so those objects are
+deallocated on the thread (and usually the core) that allocated them. A
+parsed Criteo-like batch holds 26 ``bytes`` objects per record; freeing them
+on the other core cost more than a third of the pipeline's CPU time
+(docs/benchmarks.md). The element's first object array reaches the consumer
+as a view of it, and a weak reference to that view says when the consumer
+dropped it; no reference count is read, so this holds on free-threaded
+builds too. At most ``2 * buffer_size + 64`` elements' arrays are kept: an
+element the consumer holds longer is left to it.
+
 The threads are reused: a new iterator (every epoch's, every evaluation's)
 runs on a thread an ended one left idle (:class:`_Threads`) instead of
 starting one. Starting and joining a thread costs about 0.13 ms of CPU, and a
@@ -226,19 +238,16 @@ class _Threads:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._idle: list[queue.SimpleQueue] = []
-        self.running = 0  # functions started and not yet returned
         if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads
             os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
         self._lock = threading.Lock()
         self._idle = []
-        self.running = 0
 
     def run(self, fn, args: tuple, name: str) -> _Job:
         job = _Job()
         with self._lock:
-            self.running += 1
             inbox = self._idle.pop() if self._idle else None
         if inbox is None:
             inbox = queue.SimpleQueue()
@@ -266,7 +275,6 @@ class _Threads:
             finally:
                 del fn, args
                 with self._lock:
-                    self.running -= 1
                     keep = len(self._idle) < _MAX_IDLE
                     if keep:
                         self._idle.append(inbox)

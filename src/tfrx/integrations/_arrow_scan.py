@@ -259,20 +259,28 @@ class _Plan:
         checked and parsed piece by piece in one native call (:data:`PIECE_BYTES` at a time), then filtered.
         ``(batch or None when no row is kept, records, next offset)``, or ``None`` when the records there are
         damaged or do not parse (the reader then reads them and says what is wrong and where)."""
-        role, spec = ("all", self.spec) if self.filter is None else ("both", _merged(self.filter_spec, self.rest_spec))
+        role, spec = self._one_pass_spec()
         done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES, BATCH_BYTES)
         if done is None:
             return None
         parsed, n, next_offset = done
+        return self._one_pass_batch(parsed, n, spec), n, next_offset
+
+    def _one_pass_spec(self) -> tuple[str, Any]:
+        """The parser role and spec of a one-pass parse: every projected feature and those the filter names."""
+        return ("all", self.spec) if self.filter is None else ("both", _merged(self.filter_spec, self.rest_spec))
+
+    def _one_pass_batch(self, parsed: Any, n: int, spec: Any) -> pa.RecordBatch | None:
+        """The batch of a one-pass parse of ``n`` records: the rows the filter keeps (None when none)."""
         self.stats._count(n, _names(spec), n)
         rows = None
         if self.filter is not None:
             rows = self._rows(parsed, n)
             self.kept = len(rows) / max(1, n)
             if not len(rows):
-                return None, n, next_offset
+                return None
         columns = _columns_of(parsed, self.columns, rows)
-        return pa.record_batch([columns[c] for c in self.columns], names=self.columns), n, next_offset
+        return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
 
     def _rows(self, parsed: Any, records: int) -> np.ndarray:
         """The indexes of the records the filter keeps, evaluated over the features it names."""
@@ -289,27 +297,22 @@ class _Plan:
         if self.spec is False:
             self.stats._count(len(records), (), 0)
             return pa.record_batch([pa.array(records.to_list(), pa.binary())], names=[RAW_COLUMN])
-        if self.filter is None:
-            out = to_record_batch(self._parse("all", self.spec, records))
-            self.stats._count(len(records), _names(self.spec), len(records))
-            return out.select(self.columns)  # the parser's order is not always the spec's
-        one_pass = self.one_pass()
-        first_spec = _merged(self.filter_spec, self.rest_spec) if one_pass else self.filter_spec
-        parsed = self._parse("both" if one_pass else "filter", first_spec, records)
-        self.stats._count(len(records), _names(first_spec), len(records))
+        if self.filter is None or self.one_pass():
+            role, spec = self._one_pass_spec()
+            return self._one_pass_batch(self._parse(role, spec, records), len(records), spec)
+        # Two passes: the filter's features, then the others for the kept records only.
+        parsed = self._parse("filter", self.filter_spec, records)
+        self.stats._count(len(records), _names(self.filter_spec), len(records))
         rows = self._rows(parsed, len(records))
         self.kept = len(rows) / max(1, len(records))
         if not len(rows):
             return None
-        if one_pass:
-            columns = _columns_of(parsed, self.columns, rows)
-        else:
-            needed = set(_names(self.filter_spec))
-            columns = _columns_of(parsed, [c for c in self.columns if c in needed], rows)
-            selected = RecordBatch(records.data, records.starts[rows], records.lengths[rows], path=records.path)
-            rest = self._parse("rest", self.rest_spec, selected)
-            self.stats._count(0, _names(self.rest_spec), len(rows))
-            columns.update(_columns_of(rest, _names(self.rest_spec)))
+        needed = set(_names(self.filter_spec))
+        columns = _columns_of(parsed, [c for c in self.columns if c in needed], rows)
+        selected = RecordBatch(records.data, records.starts[rows], records.lengths[rows], path=records.path)
+        rest = self._parse("rest", self.rest_spec, selected)
+        self.stats._count(0, _names(self.rest_spec), len(rows))
+        columns.update(_columns_of(rest, _names(self.rest_spec)))
         return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
 
 

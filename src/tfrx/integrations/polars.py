@@ -131,18 +131,15 @@ def _arrow_expression(node: Any) -> _Evaluator:
             return lambda table: pc.and_kleene(above(value(table), low(table)), below(value(table), high(table)))
     if kind == "Function" and len(body.get("input", ())) == 1:
         operand = _arrow_expression(body["input"][0])
-        unary = _UNARY.get(json.dumps(body.get("function"), sort_keys=True))
+        function = body.get("function")
+        unary = _UNARY.get(function["Boolean"]) if isinstance(function, dict) and set(function) == {"Boolean"} else None
         if unary is not None:
             return lambda table: unary(operand(table))
     raise _Untranslatable(kind)
 
 
 _LOGICAL = {"And": pc.and_kleene, "LogicalAnd": pc.and_kleene, "Or": pc.or_kleene, "LogicalOr": pc.or_kleene}
-_UNARY = {
-    json.dumps({"Boolean": "IsNull"}): pc.is_null,
-    json.dumps({"Boolean": "IsNotNull"}): pc.is_valid,
-    json.dumps({"Boolean": "Not"}): pc.invert,
-}
+_UNARY = {"IsNull": pc.is_null, "IsNotNull": pc.is_valid, "Not": pc.invert}  # functions {"Boolean": name}
 
 
 def _translate(predicate: pl.Expr, schema: pa.Schema, names: Sequence[str]) -> _Evaluator | None:

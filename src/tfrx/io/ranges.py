@@ -164,9 +164,8 @@ def record_bounds(piece: RecordRange) -> tuple[int, int | None] | None:
 
 
 def local_plain_file(piece: RecordRange, compression: str = "auto") -> str | None:
-    """The path of the file a range reads when it is a local, regular, uncompressed one (else ``None``): such a range
-    can be read by offsets of its own (:meth:`tfrx.ExampleParser` cores' ``parse_file``, ``read_range``'s
-    ``resume``)."""
+    """The path of the file a range reads when it is a local, regular, uncompressed one, else ``None``: such a
+    range can be read by byte offsets (``read_range(resume=...)``, the Arrow scan's native reads)."""
     source = piece.source
     if not isinstance(source, (str, os.PathLike)):
         return None
