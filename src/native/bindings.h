@@ -16,6 +16,7 @@ void bind_framing(nanobind::module_& m);    // scan / frame / split / gather rec
 void bind_shuffle(nanobind::module_& m);    // the window shuffle's draws
 void bind_codec(nanobind::module_& m);      // decode_example, encode_examples, ...
 void bind_parser(nanobind::module_& m);     // ParserCore and its specs, results, errors
+void bind_split_choice(nanobind::module_& m);  // SplitChoice: threads for memory-bound copies, measured
 void bind_index(nanobind::module_& m);      // gather_records through an index
 void bind_image(nanobind::module_& m);      // resize kernels
 void bind_inflate(nanobind::module_& m);    // checkpointed GZIP/ZLIB inflate

@@ -22,6 +22,7 @@ NB_MODULE(_native, m) {
   tfrx::py::bind_shuffle(m);
   tfrx::py::bind_codec(m);
   tfrx::py::bind_parser(m);
+  tfrx::py::bind_split_choice(m);
   tfrx::py::bind_index(m);
   tfrx::py::bind_image(m);
   tfrx::py::bind_inflate(m);

@@ -1,11 +1,13 @@
 #include "parser_object.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
 #include "buffer.h"
 #include "output_buffers.h"
+#include "split_choice.h"
 #include "workers.h"
 
 namespace tfrx {
@@ -17,7 +19,7 @@ using tfrx::parse::Kind;
 using tfrx::parse::Span;
 using tfrx::parse::VarColumn;
 
-// Bytes copied without the GIL, split over threads beyond this many per thread.
+// Bytes copied without the GIL, split over threads beyond this many per thread (where that pays off).
 constexpr size_t kFillBytesPerThread = size_t{4} << 20;
 
 // Concatenates the per-chunk `values` of one numeric column into one owned array.
@@ -55,11 +57,22 @@ nb::object merge_splits(const std::vector<std::vector<VarColumn>>& chunks, size_
   return nb::cast(owned_array<int64_t>(std::move(buffer), {total + 1}));
 }
 
-// Performs the filler's copies, on up to `threads` threads when there are many bytes.
+// Performs the filler's copies, on up to `threads` threads when there are
+// many bytes and splitting them has paid off on this machine (split_choice.h).
 void fill_bytes(BytesFiller* filler, int threads) {
   if (filler->empty()) return;
   nb::gil_scoped_release release;
-  filler->fill(std::max(1, std::min<int>(threads, static_cast<int>(filler->bytes() / kFillBytesPerThread))));
+  const size_t bytes = filler->bytes();
+  const int wanted = std::max(1, std::min<int>(threads, static_cast<int>(bytes / kFillBytesPerThread)));
+  if (wanted == 1) {
+    filler->fill(1);
+    return;
+  }
+  SplitChoice& choice = copy_split();
+  const int k = choice.threads(wanted);
+  const auto start = std::chrono::steady_clock::now();
+  filler->fill(k);
+  choice.record(k, bytes, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace
