@@ -8,7 +8,7 @@
 namespace tfrx {
 
 double SplitChoice::Samples::median() const {
-  const int n = std::min(count, kSamples);
+  const int n = static_cast<int>(std::min<int64_t>(count, kSamples));
   if (n == 0) return 0.0;
   std::array<double, kSamples> v{};
   for (int i = 0; i < n; ++i) {  // insertion sort of at most kSamples values

@@ -34,7 +34,7 @@ class SplitChoice {
   void record(int threads, size_t bytes, double seconds);
 
   struct State {
-    int one_samples, split_samples;
+    int64_t one_samples, split_samples;
     double one_ns_per_byte, split_ns_per_byte;  // medians; 0 without samples
     bool split;                                 // what a job gets outside exploration
   };
@@ -43,7 +43,7 @@ class SplitChoice {
  private:
   struct Samples {
     std::array<double, kSamples> ns_per_byte{};
-    int count = 0;  // samples recorded (the last kSamples kept)
+    int64_t count = 0;  // samples recorded (the last kSamples kept)
     void add(double v) { ns_per_byte[static_cast<size_t>(count++ % kSamples)] = v; }
     double median() const;
   };
