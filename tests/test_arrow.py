@@ -128,6 +128,54 @@ def test_read_tfrecord_empty_file(tmp_path):
     assert table.num_rows == 0 and table.schema.names == ["id"]
 
 
+def _shards(tmp_path, records: list[bytes], k: int) -> list[str]:
+    paths = []
+    for i in range(k):
+        paths.append(str(tmp_path / f"part-{i}.tfrecord"))
+        tfrx.write_records(paths[-1], records[i::k])
+    return paths
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_read_tfrecord_equals_the_parse_of_every_record_in_the_files_order(tmp_path, threads):
+    # The readers go through the parallel scan; the table is still the whole parse, files and records in order,
+    # columns in the parse's order (sorted, not the spec's), and batches of at most batch_size rows.
+    records = tfrx.encode_examples(_columns(500, seed=7))
+    paths = _shards(tmp_path, records, 4)
+    in_order = [r for p in paths for r in tfrx.read_records(p)]
+    expected = ta.to_table(tfrx.parse_example(in_order, FEATURES))
+    for spec in (FEATURES, dict(reversed(FEATURES.items()))):
+        table = tfrx.read_tfrecord(paths, spec, num_parallel_calls=threads, batch_size=37)
+        assert table.column_names == sorted(FEATURES)
+        assert table.equals(expected, check_metadata=True)
+    batches = list(ta.iter_record_batches(paths, FEATURES, num_parallel_calls=threads, batch_size=37))
+    assert max(b.num_rows for b in batches) <= 37
+    assert pa.Table.from_batches(batches).equals(expected)
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_read_tfrecord_of_sequence_examples_names_the_feature_lists(tmp_path, threads):
+    records, _, _ = _sequence_records(60, seed=11)
+    paths = _shards(tmp_path, records, 3)
+    in_order = [r for p in paths for r in tfrx.read_records(p)]
+    expected = ta.to_table(tfrx.parse_sequence_example(in_order, SEQ_CONTEXT, SEQ_LISTS))
+    table = tfrx.read_tfrecord(paths, (SEQ_CONTEXT, SEQ_LISTS), num_parallel_calls=threads, batch_size=7)
+    assert table.equals(expected, check_metadata=True)  # the schema names emb, tok and word as feature lists
+    assert ta.to_sequence_examples(table) == in_order
+    for batch in ta.iter_record_batches(paths, (SEQ_CONTEXT, SEQ_LISTS), batch_size=7):
+        assert batch.schema.metadata == expected.schema.metadata
+
+
+def test_read_tfrecord_with_nothing_to_infer_from_is_an_empty_table(tmp_path):
+    path = tmp_path / "cut.tfrecord"
+    tfrx.write_records(str(path), tfrx.encode_examples(_columns(1)))
+    path.write_bytes(path.read_bytes()[:-3])  # the one record cut short
+    with pytest.raises(tfrx.CorruptRecordError, match="cut.tfrecord"):
+        tfrx.read_tfrecord(str(path))
+    assert tfrx.read_tfrecord(str(path), on_error="skip").num_rows == 0
+    assert list(ta.iter_record_batches(str(path), on_error="skip")) == []
+
+
 def test_unsupported_inputs():
     with pytest.raises(TypeError, match="Table or RecordBatch"):
         ta.to_examples({"a": [1]})

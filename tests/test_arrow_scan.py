@@ -42,7 +42,9 @@ def files(tmp_path_factory):
 
 
 def _whole(paths, spec=SPEC):
-    return tfrx.read_tfrecord(paths, spec)
+    """The parse of every record, files in order, as a table: the reference each scan is checked against."""
+    paths = [paths] if isinstance(paths, str) else paths
+    return ta.to_table(tfrx.parse_example([r for p in paths for r in tfrx.read_records(p)], spec))
 
 
 def test_scan_equals_read_tfrecord(files):
@@ -120,6 +122,11 @@ def test_sequence_examples_and_raw_records(tmp_path):
     got = scan(path, spec=spec, filter=pc.field("id") > 1).read_all()
     assert got.column("id").to_pylist() == [2, 3, 4]
     assert [len(s) for s in got.column("steps").to_pylist()] == [3, 4, 0]
+    # The schema names the feature lists, as to_record_batch's does: the table writes back as SequenceExamples.
+    assert scan(path, spec=spec).read_all().schema.metadata == {ta.FEATURE_LISTS_KEY: b'["steps"]'}
+    assert ta.to_sequence_examples(scan(path, spec=spec).read_all()) == records
+    assert scan(path, spec=spec, columns=["id"]).read_all().schema.metadata == {ta.FEATURE_LISTS_KEY: b"[]"}
+    assert scan_schema(path, spec=spec).metadata == {ta.FEATURE_LISTS_KEY: b'["steps"]'}
     raw = scan(path, raw=True).read_all()
     assert raw.column_names == [RAW_COLUMN] and raw.column(RAW_COLUMN).to_pylist() == list(tfrx.read_records(path))
     with pytest.raises(ValueError, match="needs parsed features"):

@@ -1,4 +1,4 @@
-"""Apache Arrow interop: parsed batches to ``pyarrow`` and back, and ``read_tfrecord``.
+"""Apache Arrow interop: parsed batches to ``pyarrow`` and back (the readers: ``_arrow_read.py``).
 
 Numeric data is never copied on the way to Arrow: Arrow arrays are built
 over the NumPy buffers the parser returned (which own their memory), so the
@@ -44,7 +44,7 @@ pyarrow is imported when this module is: ``pip install 'tfrx[arrow]'``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -62,8 +62,6 @@ __all__ = [
     "to_table",
     "to_examples",
     "to_sequence_examples",
-    "read_tfrecord",
-    "iter_record_batches",
     "ExampleBatchBuilder",
     "FEATURE_LISTS_KEY",
     "RAW_COLUMN",
@@ -693,51 +691,7 @@ def _flatten_py(values):
             yield v
 
 
-# ---------------------------------------------------------------- reading
-def iter_record_batches(
-    paths,
-    features: Mapping | None = None,
-    *,
-    compression="auto",
-    on_error: str = "raise",
-    batch_size: int = 65536,
-    infer_records: int = 1000,
-    storage_options: dict | None = None,
-    raw: bool = False,
-) -> Iterator[pa.RecordBatch]:
-    """Lazily yields ``pyarrow.RecordBatch`` es of at most ``batch_size`` parsed Examples.
-
-    Arguments as :func:`read_tfrecord`, which is the eager form; they are
-    checked here, before the first batch is asked for.
-    """
-    from tfrx.io._reader import RecordReader
-
-    if raw and features is not None:
-        raise TypeError("pass raw=True (the records unparsed) or features= (a spec), not both")
-    reader = RecordReader(paths, compression=compression, on_error=on_error, storage_options=storage_options)
-    if raw:
-        return _raw_batches(reader, batch_size)
-    return _parsed_batches(reader, features, batch_size, infer_records)
-
-
-def _raw_batches(reader, batch_size: int) -> Iterator[pa.RecordBatch]:
-    with reader:
-        for batch in reader.iter_batches(max_records=batch_size):
-            yield _raw_record_batch(batch.to_list())
-
-
-def _raw_record_batch(records: list) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([pa.array(records, pa.binary())], names=[RAW_COLUMN])
-
-
-def _parsed_batches(reader, features, batch_size: int, infer_records: int) -> Iterator[pa.RecordBatch]:
-    with reader:
-        for batch in reader.iter_batches(max_records=batch_size):
-            if features is None:
-                features = _inferred(batch, infer_records)
-            yield to_record_batch(_parse(batch, features))
-
-
+# ---------------------------------------------------------------- reading: the spec inferred, a batch parsed
 def _inferred(batch, infer_records: int):
     """The inferred spec; a SequenceExample's VarLen feature lists become RaggedFeatures (every step kept).
 
@@ -774,52 +728,3 @@ def _parse(batch, features):
     if isinstance(features, tuple):
         return parse_sequence_example(batch, *features)
     return parse_example(batch, features)
-
-
-def read_tfrecord(
-    paths,
-    features: Mapping | None = None,
-    *,
-    compression="auto",
-    on_error: str = "raise",
-    batch_size: int = 65536,
-    infer_records: int = 1000,
-    storage_options: dict | None = None,
-    raw: bool = False,
-) -> pa.Table:
-    """Reads TFRecord files of ``tf.train.Example`` or ``SequenceExample`` into a ``pyarrow.Table`` (eager).
-
-    ``features`` is a spec as for :func:`tfrx.parse_example`, or a
-    ``(context_features, sequence_features)`` pair for SequenceExamples; when
-    ``None`` it is inferred from the first ``infer_records`` records (a
-    feature absent from those and present later is not read; pass
-    ``features`` then; inferred VarLen feature lists are read as
-    ``RaggedFeature`` so that empty steps are kept).
-    ``compression`` and ``on_error`` are :class:`tfrx.RecordReader`'s (CRCs
-    are checked; ``on_error="skip"`` leaves damaged records out).
-    ``storage_options`` go to fsspec for URLs. ``raw=True`` reads the
-    records unparsed, as one ``binary`` column ``"record"`` (``RAW_COLUMN``).
-    :func:`iter_record_batches` is the lazy form.
-    """
-    batches = list(
-        iter_record_batches(
-            paths,
-            features,
-            compression=compression,
-            on_error=on_error,
-            batch_size=batch_size,
-            infer_records=infer_records,
-            storage_options=storage_options,
-            raw=raw,
-        )
-    )
-    if batches:
-        return pa.Table.from_batches(batches)
-    if raw:
-        return pa.Table.from_batches([_raw_record_batch([])])
-    if features is None:
-        return pa.table({})
-    from tfrx.io._batch import RecordBatch
-
-    empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return pa.Table.from_batches([to_record_batch(_parse(empty, features))])

@@ -34,6 +34,7 @@ so that a caller (or a test) can see that projection and filters parse less.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
@@ -48,7 +49,7 @@ import pyarrow as pa
 import pyarrow.acero as acero
 import pyarrow.compute as pc
 
-from tfrx.integrations._arrow_convert import RAW_COLUMN, _column, _inferred, _record_batch
+from tfrx.integrations._arrow_convert import FEATURE_LISTS_KEY, RAW_COLUMN, _column, _inferred, _record_batch
 from tfrx.io._batch import RecordBatch
 from tfrx.io._buffer_pool import READ_BUFFERS
 from tfrx.io._data_files import expand_paths
@@ -230,6 +231,8 @@ class _Plan:
     filter_spec: Any  # the features the filter needs, parsed first
     rest_spec: Any  # the other projected features, parsed for the selected records only
     stats: ScanStats
+    #: the schema's metadata: the feature-list columns of a SequenceExample scan (FEATURE_LISTS_KEY)
+    metadata: dict[bytes, bytes] | None = None
     #: the share of records the filter kept in the latest batch (see ONE_PASS_ABOVE)
     kept: float = 0.0
     #: each scan thread's parsers, by role (a parser keeps sizes of its last batch: one per thread)
@@ -280,7 +283,7 @@ class _Plan:
             if not len(rows):
                 return None
         columns = _columns_of(parsed, self.columns, rows)
-        return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
+        return pa.record_batch([columns[c] for c in self.columns], names=self.columns, metadata=self.metadata)
 
     def _rows(self, parsed: Any, records: int) -> np.ndarray:
         """The indexes of the records the filter keeps, evaluated over the features it names."""
@@ -313,7 +316,7 @@ class _Plan:
         rest = self._parse("rest", self.rest_spec, selected)
         self.stats._count(0, _names(self.rest_spec), len(rows))
         columns.update(_columns_of(rest, _names(self.rest_spec)))
-        return pa.record_batch([columns[c] for c in self.columns], names=self.columns)
+        return pa.record_batch([columns[c] for c in self.columns], names=self.columns, metadata=self.metadata)
 
 
 # ------------------------------------------------------------------ the scan
@@ -363,8 +366,18 @@ def scan_schema(
         spec = _resolve_spec(sources, None, infer_records, normalize_compression(compression, allow_auto=True), "raise")
     schema = _schema_of(spec if spec is False or columns is None else _restrict(spec, _checked(columns, spec)))
     if spec is not False:  # the columns' order, or the spec's (the parser's is not always the spec's)
-        schema = pa.schema([schema.field(c) for c in (columns if columns is not None else _names(spec))])
+        names = columns if columns is not None else _names(spec)
+        schema = pa.schema([schema.field(c) for c in names], metadata=_feature_lists_metadata(spec, names))
     return schema
+
+
+def _feature_lists_metadata(spec, columns: Sequence[str]) -> dict[bytes, bytes] | None:
+    """A SequenceExample scan's schema metadata: its feature-list columns, sorted, under ``FEATURE_LISTS_KEY``
+    (as :func:`tfrx.integrations.arrow.to_record_batch` writes it), so that ``to_sequence_examples`` and
+    the writers know them."""
+    if not isinstance(spec, tuple):
+        return None
+    return {FEATURE_LISTS_KEY: json.dumps(sorted(c for c in columns if c in spec[1])).encode()}
 
 
 def _checked(columns: Sequence[str], spec) -> list[str]:
@@ -440,10 +453,11 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
             filter_spec=_restrict(spec, needed),
             rest_spec=_restrict(spec, [c for c in out_columns if c not in needed]),
             stats=stats,
+            metadata=_feature_lists_metadata(spec, out_columns),
         )
     schema = _schema_of(plan.spec)
     if plan.spec is not False:
-        schema = pa.schema([schema.field(c) for c in plan.columns])
+        schema = pa.schema([schema.field(c) for c in plan.columns], metadata=plan.metadata)
     if ranges is None:
         ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
     batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit, schema)
