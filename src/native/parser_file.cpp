@@ -86,6 +86,41 @@ struct ParserObject::FileColumns {
   std::vector<VarColumn> no_lists;
   std::vector<DenseTarget> dense;
   std::vector<Span> dense_bytes;  // one piece's dense bytes values, every such column's in turn
+
+  // Room for `factor` times the values held now, in every column: after the first piece, for the records
+  // the call is expected to parse. Growing by doubling instead copies each column about twice over and
+  // leaves up to twice its size reserved, past glibc's mmap threshold for large batches (a mapping of
+  // its own, a page fault per 4 KiB, unmapped when freed); release() gives back what goes unused.
+  // After the first piece (`first` records, `payload` bytes of them, `left` bytes of the range from its
+  // start on): room for the records the call is expected to parse, by the first piece's bytes per record
+  // and values per byte, up to the call's limits. An estimate from bytes present, never from a length
+  // field; under twice the first piece, the columns grow as they go.
+  void reserve_for_call(size_t first, int64_t payload, int64_t max_records, int64_t max_bytes, uint64_t left) {
+    if (payload <= 0 || first == 0) return;
+    double bytes = static_cast<double>(left);
+    if (max_bytes > 0) bytes = std::min(bytes, static_cast<double>(max_bytes));
+    const double records = std::min(static_cast<double>(max_records),
+                                    static_cast<double>(first) * bytes / static_cast<double>(payload));
+    const double factor = records / static_cast<double>(first);
+    if (factor >= 2.0) reserve_scaled(factor * 1.0625);  // a little over: the estimate is a mean
+  }
+
+  void reserve_scaled(double factor) {
+    auto scaled = [factor](auto& buffer) {
+      if (!buffer.empty()) buffer.reserve(static_cast<size_t>(static_cast<double>(buffer.size()) * factor));
+    };
+    for (auto& b : i64) scaled(b);
+    for (auto& b : f32) scaled(b);
+    for (auto& b : bytes) {
+      scaled(b.data);
+      scaled(b.lengths);
+    }
+    for (auto& v : var) {
+      scaled(v.int64_values);
+      scaled(v.float_values);
+      scaled(v.counts);
+    }
+  }
 };
 
 bool ParserObject::parse_piece(const std::vector<Span>& records, FileColumns* out, tfrx::parse::Error* error) {
@@ -149,6 +184,8 @@ class Pieces {
   size_t size() const { return have_; }
   int64_t pos() const { return pos_; }
   bool done() const { return pos_ >= end_; }
+  // The bytes of the range not yet consumed, buffered or not.
+  uint64_t left() const { return static_cast<uint64_t>(end_ - pos_); }
 
   // Reads what follows the buffered bytes, as much as the buffer holds; false when a read fails.
   bool fill(int* error) {
@@ -257,6 +294,7 @@ void ParserObject::read_file(int fd, int64_t offset, int64_t end, int64_t max_re
       out->status = kFileParseError;
       break;
     }
+    if (out->records == 0) columns->reserve_for_call(records.size(), payload, max_records, max_bytes, pieces.left());
     out->records += static_cast<int64_t>(records.size());
     more = move_on(&pieces, scan, &damaged);
   }

@@ -21,7 +21,11 @@ tfrx`` leaves the allocator alone; the settled values are set at once:
   (2 MiB or more of them, as 25 image records do), through
   :func:`tune_for_large_values`: without it each such batch cost four to
   seven times the parse's CPU time in page faults (parse-only of ~85 KB
-  image records, the same tree A/B with and without).
+  image records, the same tree A/B with and without); and when the Arrow
+  scan (``read_tfrecord``, the engines) first parses 2 MiB or more of a
+  local file's records in one call, whatever their features: its columns
+  grow piece by piece on the heap, whose top was handed back after every
+  batch (BERT-like records: three times the CPU time).
 
 Either way they are left alone where the process chose its own settings:
 ``TFRX_MALLOC_TUNING=0`` (or ``off``/``false``/``no``),
