@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -74,13 +75,18 @@ def test_filter_equals_filtering_afterwards_and_parses_the_rest_for_selected_row
     assert "f5" not in stats.parsed
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("limit", [0, 1, 2999, 3001, 10_000])
-def test_limit_stops_early_with_the_first_rows(files, limit):
+def test_limit_stops_early_with_the_first_rows(files, limit, threads):
     stats = ScanStats()
-    got = scan(files, spec=SPEC, columns=["f0"], limit=limit, num_parallel_calls=1, stats=stats).read_all()
+    got = scan(files, spec=SPEC, columns=["f0"], limit=limit, num_parallel_calls=threads, stats=stats).read_all()
     assert got.equals(_whole(files).select(["f0"]).slice(0, limit))
-    if limit <= N:  # one thread, ranges in flight = 2: the third file is never read
-        assert stats.records_read <= 2 * N
+    if limit <= N:
+        # One thread reads the ranges in turn, as they are asked for: the second and third files are never
+        # read. On two, ranges in flight = 3: each is read at most once.
+        assert stats.records_read <= (N if threads == 1 else 3 * N)
+    if threads == 1:  # no pool: nothing to start or wait for
+        assert not [t for t in threading.enumerate() if t.name.startswith("tfrx-scan")]
 
 
 def test_a_large_file_is_read_in_ranges_and_each_record_comes_once(tmp_path):

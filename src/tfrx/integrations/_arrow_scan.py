@@ -563,28 +563,58 @@ def _batches(
     limit: int | None,
     schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
-    remaining = limit
-    if remaining == 0:
+    if limit == 0:
         return
     stop = threading.Event()
+    try:
+        if threads <= 1 or len(ranges) <= 1:  # nothing to overlap: read here, no thread to start
+            done = (_read(piece, plan, compression, on_error, batch_size, stop) for piece in ranges)
+            yield from _limited(done, limit, plan.stats)
+        else:
+            yield from _limited(
+                _in_pool(ranges, plan, compression, on_error, batch_size, threads, stop), limit, plan.stats
+            )
+    finally:
+        stop.set()
+
+
+def _limited(
+    ranges_done: Iterator[list[pa.RecordBatch]], limit: int | None, stats: ScanStats
+) -> Iterator[pa.RecordBatch]:
+    """The batches of the ranges read, in order, up to ``limit`` rows."""
+    remaining = limit
+    for batches in ranges_done:
+        for batch in batches:
+            if remaining is not None and batch.num_rows >= remaining:
+                stats._rows(remaining)
+                yield batch.slice(0, remaining)
+                return
+            if remaining is not None:
+                remaining -= batch.num_rows
+            stats._rows(batch.num_rows)
+            yield batch
+
+
+def _in_pool(
+    ranges: Sequence[RecordRange],
+    plan: _Plan,
+    compression: str,
+    on_error: str,
+    batch_size: int,
+    threads: int,
+    stop: threading.Event,
+) -> Iterator[list[pa.RecordBatch]]:
+    """Each range's batches, read on ``threads`` threads, at most ``threads + 1`` ranges in flight."""
     pending: deque[Future] = deque()
     todo = iter(ranges)
-    with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="tfrx-scan") as pool:
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfrx-scan") as pool:
         try:
             for piece in todo:
                 pending.append(pool.submit(_read, piece, plan, compression, on_error, batch_size, stop))
                 if len(pending) > threads:
                     break
             while pending:
-                for batch in pending.popleft().result():
-                    if remaining is not None and batch.num_rows >= remaining:
-                        plan.stats._rows(remaining)
-                        yield batch.slice(0, remaining)
-                        return
-                    if remaining is not None:
-                        remaining -= batch.num_rows
-                    plan.stats._rows(batch.num_rows)
-                    yield batch
+                yield pending.popleft().result()
                 following = next(todo, None)
                 if following is not None:
                     pending.append(pool.submit(_read, following, plan, compression, on_error, batch_size, stop))
