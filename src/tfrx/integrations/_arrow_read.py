@@ -26,7 +26,7 @@ from tfrx.options import normalize_compression
 __all__ = ["read_tfrecord", "iter_record_batches"]
 
 
-def read_tfrecord(  # noqa: PLR0913  the reader's options, and the scan's threads
+def read_tfrecord(
     paths,
     features: Mapping | tuple | None = None,
     *,
@@ -60,7 +60,7 @@ def read_tfrecord(  # noqa: PLR0913  the reader's options, and the scan's thread
     return pa.table({}) if reader is None else reader.read_all()
 
 
-def iter_record_batches(  # noqa: PLR0913  as read_tfrecord
+def iter_record_batches(
     paths,
     features: Mapping | tuple | None = None,
     *,
@@ -83,7 +83,7 @@ def iter_record_batches(  # noqa: PLR0913  as read_tfrecord
     return iter(()) if reader is None else iter(reader)
 
 
-def _reader(  # noqa: PLR0913
+def _reader(
     paths, features, compression, on_error, batch_size, infer_records, storage_options, raw, num_parallel_calls
 ) -> pa.RecordBatchReader | None:
     """The scan of ``paths`` (None: no spec given and no records to infer one from)."""
