@@ -20,6 +20,7 @@ import tfrx
 pa = pytest.importorskip("pyarrow")
 pc = pytest.importorskip("pyarrow.compute")
 from tfrx.integrations._arrow_scan import scan  # noqa: E402
+from tfrx.integrations import arrow as ta  # noqa: E402
 
 SPEC = {
     "id": tfrx.FixedLenFeature([], tfrx.int64),
@@ -262,10 +263,34 @@ def test_a_scan_of_large_records_keeps_its_batches_to_batch_bytes(tmp_path, monk
 
     records = _records(300, seed=4, long_every=1)  # every record about 3 KB
     path = _write(tmp_path / "big.tfrecord", records)
-    monkeypatch.setattr(_arrow_scan, "BATCH_BYTES", 20_000)
+    monkeypatch.setattr(_arrow_scan, "MAX_BATCH_BYTES", 20_000)
     batches = list(scan([path], spec=SPEC, columns=["name", "id"]))
     assert len(batches) >= 300 * 3000 // 20_000 and max(b.num_rows for b in batches) <= 8
-    assert pa.Table.from_batches(batches).equals(tfrx.read_tfrecord([path], SPEC).select(["name", "id"]))
+    expected = ta.to_table(tfrx.parse_example(records, SPEC)).select(["name", "id"])
+    assert pa.Table.from_batches(batches).equals(expected)
+
+
+@pytest.mark.parametrize("values", [600, 4])
+def test_a_scans_batches_read_as_many_records_as_make_the_columns_size(tmp_path, monkeypatch, values):
+    # Small integers decode to 8 bytes from 1-2 (600 a record: columns ~5x the records' bytes); a record of 4
+    # of them and a 200-byte string makes fewer bytes of columns than of records. Batches after a range's
+    # first read as many records as make BATCH_OUTPUT_BYTES of columns, so their columns stay near it.
+    from tfrx.integrations import _arrow_scan
+
+    n = 3000
+    ids = np.random.default_rng(1).integers(0, 100, (n, values))
+    records = tfrx.encode_examples({"ids": ids, "text": [b"t" * 200] * n})
+    path = _write(tmp_path / "r.tfrecord", records)
+    spec = {"ids": tfrx.FixedLenFeature([values], tfrx.int64), "text": tfrx.FixedLenFeature([], tfrx.string)}
+    target = 200_000
+    for name, value in [("FIRST_BATCH_BYTES", 20_000), ("BATCH_OUTPUT_BYTES", target), ("MIN_BATCH_BYTES", 1000)]:
+        monkeypatch.setattr(_arrow_scan, name, value)
+    batches = list(scan([path], spec=spec, num_parallel_calls=1))
+    assert pa.Table.from_batches(batches).equals(ta.to_table(tfrx.parse_example(records, spec)))
+    first_records = sum(len(r) for r in records[: batches[0].num_rows])
+    assert abs(first_records - 20_000) <= len(records[0])  # the first: FIRST_BATCH_BYTES of records
+    for batch in batches[1:-1]:  # (the last holds what is left)
+        assert 0.7 * target < batch.nbytes < 1.3 * target
 
 
 def test_a_named_pipe_is_scanned_as_a_stream_not_by_offsets(tmp_path):

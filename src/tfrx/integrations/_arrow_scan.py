@@ -256,14 +256,15 @@ class _Plan:
         return isinstance(self.rest_spec, Mapping) and not any(_holds_bytes(f) for f in self.rest_spec.values())
 
     def parse_file(
-        self, fd: int, offset: int, end: int, max_records: int
+        self, fd: int, offset: int, end: int, max_records: int, max_bytes: int
     ) -> tuple[pa.RecordBatch | None, int, int] | None:
-        """One pass over up to ``max_records`` records of a local uncompressed file from byte ``offset``: read,
-        checked and parsed piece by piece in one native call (:data:`PIECE_BYTES` at a time), then filtered.
+        """One pass over up to ``max_records`` records of a local uncompressed file from byte ``offset``, no more
+        once their payloads reach ``max_bytes``: read, checked and parsed piece by piece in one native call
+        (:data:`PIECE_BYTES` at a time), then filtered.
         ``(batch or None when no row is kept, records, next offset)``, or ``None`` when the records there are
         damaged or do not parse (the reader then reads them and says what is wrong and where)."""
         role, spec = self._one_pass_spec()
-        done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES, BATCH_BYTES)
+        done = self._parser_for(role, spec)._parse_file(fd, offset, end, max_records, PIECE_BYTES, max_bytes)
         if done is None:
             return None
         parsed, n, next_offset = done
@@ -467,11 +468,33 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
 #: Bytes read, checked and parsed at a time when the scan reads a local uncompressed file itself
 #: (``_Plan.parse_file``): few enough that the CRC check and the parse find them in cache after the read.
 PIECE_BYTES = 512 << 10
-#: And at most this many bytes of records in one batch, as the reader's chunks: a batch of ``batch_size``
-#: images would be gigabytes, and numbers decode to up to four times their records' bytes (BERT-like
-#: records: 64 MiB of them made columns of 80 MB, each mapped and faulted in afresh, the scan 2.5 times
-#: the CPU of parsing the reader's 4 MiB batches; at 4 MiB it is below that).
-BATCH_BYTES = 4 << 20
+#: How many bytes of records one batch of a file parse reads (with at most ``batch_size`` records): the first
+#: of a range ``FIRST_BATCH_BYTES``, the next ones as many as make about ``BATCH_OUTPUT_BYTES`` of columns by
+#: the range's batches so far, from ``MIN_BATCH_BYTES`` to ``MAX_BATCH_BYTES``. Columns of a few tens of MB
+#: a batch stay under glibc's 32 MiB mmap threshold and are reused from the heap; past that each batch's are
+#: mapped and faulted in afresh: BERT-like records, whose numbers decode to five times their bytes, cost 3.5x
+#: the CPU from 12 MiB of records a batch (61 MB of columns) against 8 MiB (40 MB). A fixed 4 MiB of records
+#: instead cost Criteo-like scans (0.57 bytes of columns a byte) 20% more CPU than one batch a file, in
+#: per-batch work for 40 columns; and a batch of ``batch_size`` images would be gigabytes.
+FIRST_BATCH_BYTES = 4 << 20
+BATCH_OUTPUT_BYTES = 24 << 20
+MIN_BATCH_BYTES = 1 << 20
+MAX_BATCH_BYTES = 64 << 20
+
+
+class _BatchBytes:
+    """The bytes of records the next batch of a range's file parse reads (see ``BATCH_OUTPUT_BYTES``)."""
+
+    def __init__(self) -> None:
+        self.now = min(FIRST_BATCH_BYTES, MAX_BATCH_BYTES)
+
+    def update(self, batch: pa.RecordBatch | None, records: int, read: int) -> None:
+        """After a batch of ``records`` records, ``read`` bytes of them, of which ``batch`` kept some rows."""
+        if batch is None or not batch.num_rows or read <= 0:
+            return  # (a filter kept nothing: no measure of the columns; the size stays)
+        columns_per_byte = batch.nbytes * (records / batch.num_rows) / read
+        wanted = int(BATCH_OUTPUT_BYTES / max(columns_per_byte, 1e-6))
+        self.now = min(MAX_BATCH_BYTES, max(MIN_BATCH_BYTES, wanted))
 
 
 def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batch_size: int, stop: threading.Event):
@@ -494,6 +517,7 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
     index = 0  # of the range's records, those before offset
     out: list[pa.RecordBatch] = []
     chunks = None  # the reader of batches parsed in two passes, while there are such batches in a row
+    sizes = _BatchBytes()
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         while offset < end and not stop.is_set():
@@ -511,11 +535,12 @@ def _read(piece: RecordRange, plan: _Plan, compression: str, on_error: str, batc
                 if chunks is not None:
                     chunks.close()
                     chunks = None
-                done = plan.parse_file(fd, offset, end, batch_size)
+                done = plan.parse_file(fd, offset, end, batch_size, sizes.now)
                 if done is None:  # damage, a record that does not parse, or a failed read
                     out.extend(_read_batches(piece, plan, compression, on_error, batch_size, stop, (offset, index)))
                     break
                 batch, n, next_offset = done
+                sizes.update(batch, n, next_offset - offset)
             if batch is not None and batch.num_rows:
                 out.append(batch)
             offset, index = next_offset, index + n
