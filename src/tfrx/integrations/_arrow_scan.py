@@ -461,7 +461,7 @@ def scan(  # noqa: PLR0913  a scan's projection, filter and limit, and every rea
         schema = pa.schema([schema.field(c) for c in plan.columns], metadata=plan.metadata)
     if ranges is None:
         ranges = plan_ranges(sources, num_ranges=threads, compression=compression, min_split_bytes=min_split_bytes)
-    batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit, schema)
+    batches = _batches(ranges, plan, compression, on_error, batch_size, threads, limit)
     return pa.RecordBatchReader.from_batches(schema, batches)
 
 
@@ -586,7 +586,6 @@ def _batches(
     batch_size: int,
     threads: int,
     limit: int | None,
-    schema: pa.Schema,
 ) -> Iterator[pa.RecordBatch]:
     if limit == 0:
         return
