@@ -87,14 +87,13 @@ struct ParserObject::FileColumns {
   std::vector<DenseTarget> dense;
   std::vector<Span> dense_bytes;  // one piece's dense bytes values, every such column's in turn
 
-  // Room for `factor` times the values held now, in every column: after the first piece, for the records
-  // the call is expected to parse. Growing by doubling instead copies each column about twice over and
-  // leaves up to twice its size reserved, past glibc's mmap threshold for large batches (a mapping of
-  // its own, a page fault per 4 KiB, unmapped when freed); release() gives back what goes unused.
   // After the first piece (`first` records, `payload` bytes of them, `left` bytes of the range from its
-  // start on): room for the records the call is expected to parse, by the first piece's bytes per record
-  // and values per byte, up to the call's limits. An estimate from bytes present, never from a length
-  // field; under twice the first piece, the columns grow as they go.
+  // start on): room in every column for the records the call is expected to parse, by the first piece's
+  // bytes per record and values per byte, up to the call's limits. Growing by doubling instead copies
+  // each column about twice over and leaves up to twice its size reserved, past glibc's mmap threshold
+  // for large batches (a mapping of its own, a page fault per 4 KiB, unmapped when freed); release()
+  // gives back what goes unused. An estimate from bytes present, never from a length field; under twice
+  // the first piece, the columns grow as they go.
   void reserve_for_call(size_t first, int64_t payload, int64_t max_records, int64_t max_bytes, uint64_t left) {
     if (payload <= 0 || first == 0) return;
     double bytes = static_cast<double>(left);
@@ -105,6 +104,7 @@ struct ParserObject::FileColumns {
     if (factor >= 2.0) reserve_scaled(factor * 1.0625);  // a little over: the estimate is a mean
   }
 
+  // Room for `factor` times the values held now, in every column.
   void reserve_scaled(double factor) {
     auto scaled = [factor](auto& buffer) {
       if (!buffer.empty()) buffer.reserve(static_cast<size_t>(static_cast<double>(buffer.size()) * factor));

@@ -14,12 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-import numpy as np
 import pyarrow as pa
 
-from tfrx.integrations._arrow_convert import _parse, to_record_batch
-from tfrx.integrations._arrow_scan import _resolve_spec, scan
-from tfrx.io._batch import RecordBatch
+from tfrx.integrations._arrow_scan import _resolve_spec, _schema_of, scan
 from tfrx.io._data_files import expand_paths
 from tfrx.options import normalize_compression
 
@@ -97,7 +94,9 @@ def _reader(
             features = _resolve_spec(sources, None, infer_records, mode, on_error)
             if not features:
                 return None
-        columns = _parse_order(features)
+        # The parse's column order (sorted; a SequenceExample's contexts and feature lists together), as
+        # these readers have always returned them; the scan's own is the spec's.
+        columns = _schema_of(features).names
     return scan(
         sources,
         spec=features,
@@ -109,10 +108,3 @@ def _reader(
         num_parallel_calls=num_parallel_calls,
         storage_options=storage_options,
     )
-
-
-def _parse_order(features) -> list[str]:
-    """The columns in the order a parse of ``features`` gives them (a SequenceExample's sorted, contexts and
-    feature lists together), as these readers have always returned them; the scan's own is the spec's."""
-    empty = RecordBatch(np.zeros(0, np.uint8), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    return to_record_batch(_parse(empty, features)).schema.names

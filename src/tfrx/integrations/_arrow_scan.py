@@ -34,12 +34,13 @@ so that a caller (or a test) can see that projection and filters parse less.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -590,14 +591,14 @@ def _batches(
     if limit == 0:
         return
     stop = threading.Event()
+    read = functools.partial(
+        _read, plan=plan, compression=compression, on_error=on_error, batch_size=batch_size, stop=stop
+    )
     try:
         if threads <= 1 or len(ranges) <= 1:  # nothing to overlap: read here, no thread to start
-            done = (_read(piece, plan, compression, on_error, batch_size, stop) for piece in ranges)
-            yield from _limited(done, limit, plan.stats)
+            yield from _limited(map(read, ranges), limit, plan.stats)
         else:
-            yield from _limited(
-                _in_pool(ranges, plan, compression, on_error, batch_size, threads, stop), limit, plan.stats
-            )
+            yield from _limited(_in_pool(ranges, read, threads, stop), limit, plan.stats)
     finally:
         stop.set()
 
@@ -620,28 +621,22 @@ def _limited(
 
 
 def _in_pool(
-    ranges: Sequence[RecordRange],
-    plan: _Plan,
-    compression: str,
-    on_error: str,
-    batch_size: int,
-    threads: int,
-    stop: threading.Event,
+    ranges: Sequence[RecordRange], read: Callable[[RecordRange], list], threads: int, stop: threading.Event
 ) -> Iterator[list[pa.RecordBatch]]:
-    """Each range's batches, read on ``threads`` threads, at most ``threads + 1`` ranges in flight."""
+    """``read`` of each range, on ``threads`` threads, at most ``threads + 1`` ranges in flight, in order."""
     pending: deque[Future] = deque()
     todo = iter(ranges)
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="tfrx-scan") as pool:
         try:
             for piece in todo:
-                pending.append(pool.submit(_read, piece, plan, compression, on_error, batch_size, stop))
+                pending.append(pool.submit(read, piece))
                 if len(pending) > threads:
                     break
             while pending:
                 yield pending.popleft().result()
                 following = next(todo, None)
                 if following is not None:
-                    pending.append(pool.submit(_read, following, plan, compression, on_error, batch_size, stop))
+                    pending.append(pool.submit(read, following))
         finally:
             stop.set()
             for f in pending:

@@ -76,16 +76,14 @@ def _settle_malloc(serialized: Any) -> None:
     else:
         return
     if total >= _LARGE_VALUES_BYTES:
-        global _malloc_settled
-        _malloc_settled = True
-        _memory.tune_for_large_values()
+        _settle()
 
 
-def _settle_file_parse() -> None:
-    """Settles the thresholds after a file parse of 2 MiB of records or more, whatever its features: its
-    columns grow piece by piece on the heap, and with glibc's default thresholds the heap's top was handed
-    back and faulted in again for every batch (BERT-like records: 60 times the page faults of parsing the
-    reader's batches, three times the CPU)."""
+def _settle() -> None:
+    """Settles the thresholds, once: after a batch of large bytes values (above), or a file parse of 2 MiB of
+    records or more whatever its features, whose columns grow piece by piece on the heap (with glibc's
+    default thresholds the heap's top was handed back and faulted in again for every batch: BERT-like
+    records, 60 times the page faults of parsing the reader's batches, three times the CPU)."""
     global _malloc_settled
     _malloc_settled = True
     _memory.tune_for_large_values()
@@ -731,7 +729,7 @@ class ExampleParser:
         if out.status:
             return None
         if not _malloc_settled and out.next_offset - offset >= _LARGE_VALUES_BYTES:
-            _settle_file_parse()
+            _settle()
         return self._plan.build(out.result.columns, out.records), out.records, out.next_offset
 
     def parse_single(self, serialized: Any) -> dict:
